@@ -1,0 +1,50 @@
+// Command plexus is the Plexus MCP host: the daemon, its CLI, and the
+// built-in example server, in one binary.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/plexus-mcp/plexus/internal/cli"
+	"github.com/plexus-mcp/plexus/internal/client"
+	"github.com/plexus-mcp/plexus/internal/daemon"
+	"github.com/plexus-mcp/plexus/internal/exampleserver"
+	"github.com/plexus-mcp/plexus/internal/upstream"
+)
+
+// shimCommand is the hidden subcommand the daemon runs in front of every
+// stdio server (see upstream.ShimMain).
+const shimCommand = "__plexus-shim"
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == shimCommand {
+		os.Exit(upstream.ShimMain(os.Args[2:]))
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(cli.Run(ctx, os.Args[1:], cli.Env{
+		Stdin:  os.Stdin,
+		Stdout: os.Stdout,
+		Stderr: os.Stderr,
+		RunDaemon: func(ctx context.Context) error {
+			home, err := client.Home()
+			if err != nil {
+				return err
+			}
+			exe, err := os.Executable()
+			if err != nil {
+				return fmt.Errorf("finding the plexus binary for the process shim: %w", err)
+			}
+			return daemon.Run(ctx, daemon.Options{Home: home, Shim: []string{exe, shimCommand}, Stderr: os.Stderr})
+		},
+		RunExampleServer: func(ctx context.Context) error {
+			return exampleserver.Run(ctx, &mcp.StdioTransport{})
+		},
+	}))
+}

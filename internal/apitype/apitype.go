@@ -1,0 +1,267 @@
+// Package apitype holds the wire structs of the daemon's settings API:
+// requests, responses, errors and events. It has no logic and imports nothing
+// of Plexus, so that every front end can depend on it alone.
+package apitype
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// APIVersion is the path prefix of every route.
+const APIVersion = "/v1"
+
+// Headers used by the API.
+const (
+	// HeaderIfMatch carries the revision a write is based on; a write based
+	// on a stale revision is refused with 409 and CodeStale.
+	HeaderIfMatch = "If-Match"
+	// HeaderETag carries the revision a response was read at.
+	HeaderETag = "ETag"
+)
+
+// Error is the one error shape of the API: every non-2xx response has it.
+type Error struct {
+	Err ErrorBody `json:"error"`
+}
+
+// ErrorBody describes what went wrong and what to do next.
+type ErrorBody struct {
+	// Code is a stable machine-readable word, one of the Code* constants.
+	Code string `json:"code"`
+	// Message says what went wrong, for people.
+	Message string `json:"message"`
+	// Hint says what to do next, when there is something to do.
+	Hint string `json:"hint,omitempty"`
+	// Problems lists every validation problem, each with its key path.
+	Problems []Problem `json:"problems,omitempty"`
+	// Revision is the current revision, on a conflict.
+	Revision int64 `json:"revision,omitempty"`
+}
+
+// Problem is one validation problem at a key path such as
+// "mcp.servers.docs.url".
+type Problem struct {
+	Path    string `json:"path"`
+	Message string `json:"message"`
+}
+
+// Error codes.
+const (
+	CodeBadRequest   = "bad_request"    // 400: malformed request or invalid config
+	CodeUnauthorized = "unauthorized"   // 401/403: identity check failed
+	CodeNotFound     = "not_found"      // 404
+	CodeConflict     = "conflict"       // 409: the server could not be started, or already exists
+	CodeStale        = "stale_revision" // 409: the edit is based on a stale revision
+	CodeUnavailable  = "unavailable"    // 503: server not ready
+	CodeTimeout      = "timeout"        // 504: upstream call timed out
+	CodeUpstream     = "upstream"       // 502: upstream protocol error
+	CodeInternal     = "internal"       // 500
+	CodeTooLarge     = "too_large"      // 413
+)
+
+// Server states.
+const (
+	StateDisabled = "disabled"
+	StateStarting = "starting"
+	StateReady    = "ready"
+	StateFailed   = "failed"
+	StateBackoff  = "backoff"
+	StateStopped  = "stopped"
+)
+
+// Status is GET /v1/status.
+type Status struct {
+	Version        string         `json:"version"`
+	PID            int            `json:"pid"`
+	Home           string         `json:"home"`
+	StartedAt      time.Time      `json:"startedAt"`
+	Revision       int64          `json:"revision"`
+	SecretRevision int64          `json:"secretRevision"`
+	Servers        []ServerStatus `json:"servers"`
+}
+
+// ServerList is GET /v1/servers.
+type ServerList struct {
+	Revision int64          `json:"revision"`
+	Servers  []ServerStatus `json:"servers"`
+}
+
+// ServerStatus is one server's state, sanitized: no secret value ever
+// appears in it.
+type ServerStatus struct {
+	Name    string `json:"name"`
+	Type    string `json:"type"`
+	Enabled bool   `json:"enabled"`
+	State   string `json:"state"`
+	// Tools counts the tools the server contributes after filtering.
+	Tools     int `json:"tools"`
+	Resources int `json:"resources"`
+	Prompts   int `json:"prompts"`
+	// URL is the sanitized URL: query values redacted.
+	URL string `json:"url,omitempty"`
+	// Command is the argv of a stdio server.
+	Command []string `json:"command,omitempty"`
+	// HeaderNames lists header names only, never values.
+	HeaderNames     []string   `json:"headerNames,omitempty"`
+	EnvNames        []string   `json:"envNames,omitempty"`
+	ProtocolVersion string     `json:"protocolVersion,omitempty"`
+	ServerInfo      string     `json:"serverInfo,omitempty"`
+	PID             int        `json:"pid,omitempty"`
+	Since           time.Time  `json:"since"`
+	LastError       string     `json:"lastError,omitempty"`
+	LastErrorAt     *time.Time `json:"lastErrorAt,omitempty"`
+	ExitCode        *int       `json:"exitCode,omitempty"`
+	Stderr          []string   `json:"stderr,omitempty"`
+	Warnings        []string   `json:"warnings,omitempty"`
+}
+
+// ServerConfig is GET /v1/servers/{name}: the server's stored configuration,
+// exactly as in extensions.json (references, never resolved values).
+type ServerConfig struct {
+	Revision int64           `json:"revision"`
+	Name     string          `json:"name"`
+	Config   json.RawMessage `json:"config"`
+	Status   ServerStatus    `json:"status"`
+}
+
+// PutServerRequest is POST /v1/servers (add) and PUT /v1/servers/{name}
+// (replace). Config is the server's JSON as it appears in extensions.json,
+// decoded strictly by the daemon.
+type PutServerRequest struct {
+	Name   string          `json:"name"`
+	Config json.RawMessage `json:"config"`
+	// NoVerify saves without starting the server first.
+	NoVerify bool `json:"noVerify,omitempty"`
+}
+
+// WriteResult answers a successful write.
+type WriteResult struct {
+	Revision int64         `json:"revision"`
+	Server   *ServerStatus `json:"server,omitempty"`
+}
+
+// Tool is one catalog entry.
+type Tool struct {
+	// Name is the Plexus name, mcp_<server>_<tool>_<hash>.
+	Name   string `json:"name"`
+	Server string `json:"server"`
+	// Tool is the upstream's own name.
+	Tool         string          `json:"tool"`
+	Title        string          `json:"title,omitempty"`
+	Description  string          `json:"description"`
+	InputSchema  json.RawMessage `json:"inputSchema"`
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+	Annotations  json.RawMessage `json:"annotations,omitempty"`
+	// Kind is "tool", or "read_resource" / "get_prompt" for the per-server
+	// operations.
+	Kind string `json:"kind"`
+}
+
+// Tool kinds.
+const (
+	KindTool         = "tool"
+	KindReadResource = "read_resource"
+	KindGetPrompt    = "get_prompt"
+)
+
+// ToolList is GET /v1/tools.
+type ToolList struct {
+	Tools []Tool `json:"tools"`
+	// Warnings names servers left out and why.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// CallRequest is POST /v1/call.
+type CallRequest struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+}
+
+// CallResult is the answer to POST /v1/call: the upstream CallToolResult,
+// unchanged but for Plexus's _meta markers.
+type CallResult struct {
+	Result json.RawMessage `json:"result"`
+}
+
+// Meta keys Plexus sets in a CallToolResult's _meta.
+const (
+	// MetaOutcome is "unknown" when the transport was lost mid-call: the
+	// call may or may not have taken effect.
+	MetaOutcome = "plexus/outcome"
+	// MetaError classifies a Plexus-made error result: "timeout",
+	// "unavailable", "transport_lost".
+	MetaError = "plexus/error"
+)
+
+// Resource is one resource of a server.
+type Resource struct {
+	Server      string `json:"server"`
+	URI         string `json:"uri"`
+	Name        string `json:"name"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	MIMEType    string `json:"mimeType,omitempty"`
+	// Template is set for resource templates (uriTemplate).
+	Template bool `json:"template,omitempty"`
+}
+
+// ResourceList is GET /v1/resources.
+type ResourceList struct {
+	Resources []Resource `json:"resources"`
+}
+
+// ReadResourceRequest is POST /v1/resources/read.
+type ReadResourceRequest struct {
+	Server string `json:"server"`
+	URI    string `json:"uri"`
+}
+
+// ReadResourceResult carries the upstream ReadResourceResult unchanged.
+type ReadResourceResult struct {
+	Result json.RawMessage `json:"result"`
+}
+
+// Prompt is one prompt of a server.
+type Prompt struct {
+	Server      string           `json:"server"`
+	Name        string           `json:"name"`
+	Title       string           `json:"title,omitempty"`
+	Description string           `json:"description,omitempty"`
+	Arguments   []PromptArgument `json:"arguments,omitempty"`
+}
+
+// PromptArgument describes one argument of a prompt.
+type PromptArgument struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	Required    bool   `json:"required,omitempty"`
+}
+
+// PromptList is GET /v1/prompts.
+type PromptList struct {
+	Prompts []Prompt `json:"prompts"`
+}
+
+// GetPromptRequest is POST /v1/prompts/get.
+type GetPromptRequest struct {
+	Server    string            `json:"server"`
+	Name      string            `json:"name"`
+	Arguments map[string]string `json:"arguments,omitempty"`
+}
+
+// GetPromptResult carries the upstream GetPromptResult unchanged.
+type GetPromptResult struct {
+	Result json.RawMessage `json:"result"`
+}
+
+// SecretList is GET /v1/secrets: names only, never values.
+type SecretList struct {
+	Revision int64    `json:"revision"`
+	Names    []string `json:"names"`
+}
+
+// SetSecretRequest is PUT /v1/secrets/{name}.
+type SetSecretRequest struct {
+	Value string `json:"value"`
+}

@@ -1,0 +1,287 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/plexus-mcp/plexus/internal/apitype"
+	"github.com/plexus-mcp/plexus/internal/cmdline"
+)
+
+// serverFlags are the flags add and edit share.
+type serverFlags struct {
+	command        string
+	transport      string
+	headers        []string
+	envs           []string
+	cwd            string
+	bearerEnv      string
+	callTimeout    int
+	startupTimeout int
+	enabledTools   []string
+	disabledTools  []string
+	noVerify       bool
+}
+
+func (f *serverFlags) register(fs *pflag.FlagSet, edit bool) {
+	// Backquoted words name the flag's value in help (pflag.UnquoteUsage).
+	fs.StringVar(&f.command, "command", "", "run the command `LINE` over stdio, quoted as in a shell (split here; no shell runs it)")
+	fs.StringVar(&f.transport, "transport", "", "the `TRANSPORT` of a URL server: http (streamable HTTP, the default) or sse (legacy)")
+	// StringArray, not StringSlice: a header value may contain commas.
+	fs.StringArrayVar(&f.headers, "header", nil, "send header NAME with the value of secret VAR (`NAME=VAR`), or with text holding ${VAR}; repeatable")
+	fs.StringArrayVar(&f.envs, "env", nil, "set variable NAME of a stdio server to the value of secret VAR (`NAME=VAR`); repeatable")
+	fs.StringVar(&f.cwd, "cwd", "", "run a stdio server in `DIR` (default $PLEXUS_HOME)")
+	bearer := "send Authorization: Bearer with the value of secret `VAR`"
+	if edit {
+		bearer += "; - removes it"
+	}
+	fs.StringVar(&f.bearerEnv, "bearer-env", "", bearer)
+	zero := ""
+	if edit {
+		zero = "; 0 restores the default"
+	}
+	fs.IntVar(&f.callTimeout, "call-timeout", 0, "allow a tool call `MS` milliseconds"+zero)
+	fs.IntVar(&f.startupTimeout, "startup-timeout", 0, "allow the server `MS` milliseconds to start and list its tools"+zero)
+	empty := ""
+	if edit {
+		empty = "; '' removes the list"
+	}
+	fs.StringSliceVar(&f.enabledTools, "enabled-tools", nil, "offer only the tools `a,b`"+empty)
+	fs.StringSliceVar(&f.disabledTools, "disabled-tools", nil, "hide the tools `a,b`"+empty)
+	fs.BoolVar(&f.noVerify, "no-verify", false, "save without starting the server first")
+	fs.SortFlags = false
+}
+
+func (a *app) addCommand() *cobra.Command {
+	var f serverFlags
+	var disabled bool
+	cmd := &cobra.Command{
+		Use:   "add NAME (URL | -- COMMAND [ARGS...] | --command LINE)",
+		Short: "Add a server",
+		Long: `Add a server: a remote one by its URL, or a local one by the command that runs
+it over stdio. The daemon starts the server to check that it works before
+saving it, unless --no-verify.
+
+A command after -- is taken as is, one argument per word; --command takes a
+command line as typed in a shell and splits it, honouring quotes. Plexus runs
+it without a shell.
+
+Secrets are never written in the settings: store them with
+` + "`plexus secret set VAR`" + ` and refer to them by name with --header, --env
+and --bearer-env.`,
+		Example: `  plexus add search https://mcp.example.com/mcp --header X-Api-Key=SEARCH_KEY
+  plexus add legacy https://old.example.com/sse --transport sse --bearer-env LEGACY_TOKEN
+  plexus add fs -- npx -y @modelcontextprotocol/server-filesystem /srv/docs
+  plexus add fs --command 'npx -y @modelcontextprotocol/server-filesystem "/srv/my docs"'
+  plexus add gh --env GITHUB_TOKEN=MY_GITHUB_TOKEN -- github-mcp-server stdio`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			req, err := buildAdd(args, cmd.ArgsLenAtDash(), &f, disabled)
+			if err != nil {
+				return err
+			}
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			stop := func() {}
+			if !f.noVerify && !disabled {
+				stop = a.progressAfter("starting %s to check that it works…", req.Name)
+			}
+			wr, err := c.AddServer(cmd.Context(), req, 0)
+			stop()
+			if err != nil {
+				return withRemedy(fmt.Errorf("adding %s: %w", req.Name, err), apitype.CodeConflict,
+					"`plexus edit NAME` changes an existing server; --no-verify saves one that cannot start yet")
+			}
+			if wr.Server != nil {
+				a.warnAll(wr.Server.Warnings)
+			}
+			fmt.Fprintf(a.stdout(), "added %s (%s)\n", req.Name, summary(wr.Server))
+			return nil
+		},
+	}
+	f.register(cmd.Flags(), false)
+	cmd.Flags().BoolVar(&disabled, "disabled", false, "save the server switched off")
+	return cmd
+}
+
+// buildAdd turns add's arguments into the request. dash is the number of
+// arguments before `--`, or -1.
+func buildAdd(args []string, dash int, f *serverFlags, disabled bool) (apitype.PutServerRequest, error) {
+	var req apitype.PutServerRequest
+	if len(args) == 0 || dash == 0 {
+		return req, usagef("give the server's name first: plexus add NAME URL, or plexus add NAME -- COMMAND [ARGS...]")
+	}
+	req.Name, req.NoVerify = args[0], f.noVerify
+	rest, argv := args[1:], []string(nil)
+	if dash > 0 {
+		rest, argv = args[1:dash], args[dash:]
+		if len(argv) == 0 {
+			return req, usagef("give the command after --")
+		}
+	}
+	if len(rest) > 1 {
+		return req, usagef("unexpected argument %q: a command goes after --: plexus add NAME -- COMMAND [ARGS...]", rest[1])
+	}
+	url := ""
+	if len(rest) == 1 {
+		url = rest[0]
+	}
+	if argv != nil && f.command != "" {
+		return req, usagef("give the command either after -- or with --command, not both")
+	}
+	if f.command != "" {
+		var err error
+		if argv, err = splitCommand(f.command); err != nil {
+			return req, err
+		}
+	}
+	switch {
+	case url != "" && argv != nil:
+		return req, usagef("give either a URL or a command, not both")
+	case url == "" && argv == nil:
+		return req, usagef("give a URL (plexus add NAME URL) or a command (plexus add NAME -- COMMAND [ARGS...])")
+	}
+
+	cfg := map[string]any{}
+	if argv != nil {
+		if f.transport != "" {
+			return req, usagef("--transport is for URL servers: a command makes a stdio server")
+		}
+		if err := checkRemoteFlagsUnused(f); err != nil {
+			return req, err
+		}
+		cfg[keyType] = typeStdio
+		setArgv(cfg, argv)
+	} else {
+		if err := checkURL(url); err != nil {
+			return req, err
+		}
+		if len(f.envs) > 0 || f.cwd != "" {
+			return req, usagef("--env and --cwd are for stdio servers; a URL server takes --header and --bearer-env")
+		}
+		cfg[keyType] = typeHTTP
+		if f.transport != "" {
+			if err := checkTransport(f.transport); err != nil {
+				return req, err
+			}
+			cfg[keyType] = f.transport
+		}
+		cfg[keyURL] = url
+	}
+	if err := applyCommon(cfg, f, nil); err != nil {
+		return req, err
+	}
+	if disabled {
+		cfg[keyEnabled] = false
+	}
+	raw, err := json.Marshal(cfg)
+	if err != nil {
+		return req, fmt.Errorf("encoding the server's settings: %w", err)
+	}
+	req.Config = raw
+	return req, nil
+}
+
+// applyCommon applies the flags add and edit share, other than the command,
+// URL and transport. For add, changed is nil and every non-zero flag counts;
+// for edit, only the flags given count, so that a zero value can remove.
+func applyCommon(cfg map[string]any, f *serverFlags, changed func(string) bool) error {
+	given := func(name string, nonZero bool) bool {
+		if changed == nil {
+			return nonZero
+		}
+		return changed(name)
+	}
+	for _, h := range f.headers {
+		name, v, err := parseHeader(h)
+		if err != nil {
+			return err
+		}
+		headers := subMap(cfg, keyHeaders)
+		// Header names are case-insensitive: replace, never duplicate.
+		if old, ok := findFold(headers, name); ok {
+			delete(headers, old)
+		}
+		headers[name] = v
+	}
+	for _, e := range f.envs {
+		name, v, err := parseEnv(e)
+		if err != nil {
+			return err
+		}
+		subMap(cfg, keyEnv)[name] = v
+	}
+	if given("cwd", f.cwd != "") {
+		setOrDelete(cfg, keyCwd, f.cwd, f.cwd == "")
+	}
+	if given("bearer-env", f.bearerEnv != "") {
+		if f.bearerEnv == "-" && changed != nil {
+			delete(cfg, keyBearer)
+		} else {
+			if err := checkVar("--bearer-env", f.bearerEnv); err != nil {
+				return err
+			}
+			cfg[keyBearer] = f.bearerEnv
+		}
+	}
+	if given("call-timeout", f.callTimeout != 0) {
+		if err := checkTimeout("call-timeout", f.callTimeout); err != nil {
+			return err
+		}
+		setOrDelete(cfg, keyCallTimeout, f.callTimeout, f.callTimeout == 0)
+	}
+	if given("startup-timeout", f.startupTimeout != 0) {
+		if err := checkTimeout("startup-timeout", f.startupTimeout); err != nil {
+			return err
+		}
+		setOrDelete(cfg, keyStartupTimeout, f.startupTimeout, f.startupTimeout == 0)
+	}
+	if given("enabled-tools", len(f.enabledTools) > 0) {
+		setOrDelete(cfg, keyEnabledTools, f.enabledTools, len(f.enabledTools) == 0)
+	}
+	if given("disabled-tools", len(f.disabledTools) > 0) {
+		setOrDelete(cfg, keyDisabledTools, f.disabledTools, len(f.disabledTools) == 0)
+	}
+	return nil
+}
+
+// checkRemoteFlagsUnused refuses URL-server flags on a stdio server.
+func checkRemoteFlagsUnused(f *serverFlags) error {
+	if len(f.headers) > 0 || f.bearerEnv != "" {
+		return usagef("--header and --bearer-env are for URL servers; a stdio server takes --env NAME=VAR")
+	}
+	return nil
+}
+
+// splitCommand splits --command as a shell would, without running one.
+func splitCommand(line string) ([]string, error) {
+	argv, err := cmdline.Split(line)
+	if err != nil {
+		return nil, usagef("--command: %v", err)
+	}
+	if len(argv) == 0 {
+		return nil, usagef("--command is empty")
+	}
+	return argv, nil
+}
+
+// setArgv stores an exact argument vector as command and args.
+func setArgv(cfg map[string]any, argv []string) {
+	cfg[keyCommand] = argv[0]
+	setOrDelete(cfg, keyArgs, argv[1:], len(argv) == 1)
+}
+
+// findFold finds key in m ignoring case.
+func findFold(m map[string]any, key string) (string, bool) {
+	for k := range m {
+		if strings.EqualFold(k, key) {
+			return k, true
+		}
+	}
+	return "", false
+}

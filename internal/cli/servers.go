@@ -1,0 +1,177 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/plexus-mcp/plexus/internal/apitype"
+)
+
+func (a *app) daemonCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "daemon",
+		Short: "Run the daemon in the foreground",
+		Long: `Run the Plexus daemon in the foreground until interrupted. The daemon owns
+$PLEXUS_HOME (default ~/.plexus): the settings, the secrets and the servers.`,
+		Args: exactArgs(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if a.env.RunDaemon == nil {
+				return fmt.Errorf("the daemon: %w", errNoRunner)
+			}
+			return stoppedIsSuccess(cmd, a.env.RunDaemon(cmd.Context()))
+		},
+	}
+}
+
+// stoppedIsSuccess treats the end of a foreground service by a signal (the
+// context canceled by main) as the normal way for it to stop.
+func stoppedIsSuccess(cmd *cobra.Command, err error) error {
+	if err != nil && cmd.Context().Err() != nil && errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+
+func (a *app) exampleServerCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "example-server",
+		Short: "Run the bundled example MCP server on stdio",
+		Long: `Run a small example MCP server on stdin/stdout, to try Plexus with:
+  plexus add example -- plexus example-server`,
+		Args: exactArgs(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if a.env.RunExampleServer == nil {
+				return fmt.Errorf("the example server: %w", errNoRunner)
+			}
+			return stoppedIsSuccess(cmd, a.env.RunExampleServer(cmd.Context()))
+		},
+	}
+}
+
+func (a *app) statusCommand() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Show the daemon and its servers",
+		Args:  exactArgs(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			st, err := c.Status(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				if st.Servers == nil {
+					st.Servers = []apitype.ServerStatus{}
+				}
+				return printJSON(a.stdout(), st)
+			}
+			uptime := "unknown"
+			if !st.StartedAt.IsZero() {
+				uptime = time.Since(st.StartedAt).Truncate(time.Second).String()
+			}
+			fmt.Fprintf(a.stdout(), "daemon    running, pid %d, version %s\nhome      %s\nuptime    %s\nrevision  %d\n",
+				st.PID, sanitize(st.Version), sanitize(st.Home), uptime, st.Revision)
+			if len(st.Servers) == 0 {
+				fmt.Fprintln(a.stdout(), "\nno servers: add one with `plexus add`")
+				return nil
+			}
+			fmt.Fprintln(a.stdout())
+			return serverTable(st.Servers).write(a.stdout(), a.outputWidth())
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the status as JSON")
+	return cmd
+}
+
+func (a *app) lsCommand() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "ls",
+		Short: "List the servers with their state",
+		Long: `List the configured servers: state, type, number of tools and the last error.
+--json prints an array of server statuses (name, type, enabled, state, tools,
+lastError, ...).`,
+		Args: exactArgs(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			sl, err := c.Servers(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				if sl.Servers == nil {
+					sl.Servers = []apitype.ServerStatus{}
+				}
+				return printJSON(a.stdout(), sl.Servers)
+			}
+			if len(sl.Servers) == 0 {
+				a.progressf("no servers: add one with `plexus add NAME URL` or `plexus add NAME -- COMMAND [ARGS...]`")
+				return nil
+			}
+			return serverTable(sl.Servers).write(a.stdout(), a.outputWidth())
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the servers as a JSON array")
+	return cmd
+}
+
+func (a *app) rmCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "rm NAME",
+		Short: "Remove a server and its stored credentials",
+		Args:  exactArgs("NAME"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			if _, err := c.DeleteServer(cmd.Context(), args[0], 0); err != nil {
+				return serverNotFound(fmt.Errorf("removing %s: %w", args[0], err))
+			}
+			fmt.Fprintf(a.stdout(), "removed %s\n", args[0])
+			return nil
+		},
+	}
+}
+
+// enableCommand makes `enable` (on) or `disable`.
+func (a *app) enableCommand(on bool) *cobra.Command {
+	verb, short := "disable", "Switch a server off: stop it and hide its tools"
+	if on {
+		verb, short = "enable", "Switch a server on: start it and offer its tools"
+	}
+	return &cobra.Command{
+		Use:   verb + " NAME",
+		Short: short,
+		Args:  exactArgs("NAME"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			wr, err := c.SetEnabled(cmd.Context(), args[0], on)
+			if err != nil {
+				return serverNotFound(fmt.Errorf("%s %s: %w", verb, args[0], err))
+			}
+			word := verb + "d"
+			if wr.Server != nil {
+				a.warnAll(wr.Server.Warnings)
+				fmt.Fprintf(a.stdout(), "%s %s (%s)\n", word, args[0], summary(wr.Server))
+				return nil
+			}
+			fmt.Fprintf(a.stdout(), "%s %s\n", word, args[0])
+			return nil
+		},
+	}
+}

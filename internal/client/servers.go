@@ -1,0 +1,76 @@
+package client
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+
+	"github.com/plexus-mcp/plexus/internal/apitype"
+)
+
+// Status returns the daemon's state and every server's status.
+func (c *Client) Status(ctx context.Context) (*apitype.Status, error) {
+	var out apitype.Status
+	if err := c.do(ctx, request{method: http.MethodGet, path: "/status"}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Servers lists the configured servers with their status.
+func (c *Client) Servers(ctx context.Context) (*apitype.ServerList, error) {
+	var out apitype.ServerList
+	if err := c.do(ctx, request{method: http.MethodGet, path: "/servers"}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Server returns one server's stored configuration and the revision it was
+// read at, the base of a later PutServer.
+func (c *Client) Server(ctx context.Context, name string) (*apitype.ServerConfig, error) {
+	var out apitype.ServerConfig
+	if err := c.do(ctx, request{method: http.MethodGet, path: serverPath(name)}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// AddServer adds a new server. The daemon starts it first unless
+// req.NoVerify, so this can take as long as the server's startup timeout.
+// ifMatch, when > 0, is the revision the addition is based on.
+func (c *Client) AddServer(ctx context.Context, req apitype.PutServerRequest, ifMatch int64) (*apitype.WriteResult, error) {
+	return c.write(ctx, request{method: http.MethodPost, path: "/servers", body: req, ifMatch: ifMatch})
+}
+
+// PutServer replaces the configuration of server name. ifMatch, when > 0, is
+// the revision the new configuration was derived from; the daemon refuses the
+// write if the settings changed since (R-OWN-3).
+func (c *Client) PutServer(ctx context.Context, name string, req apitype.PutServerRequest, ifMatch int64) (*apitype.WriteResult, error) {
+	return c.write(ctx, request{method: http.MethodPut, path: serverPath(name), body: req, ifMatch: ifMatch})
+}
+
+// DeleteServer removes server name together with its credentials.
+func (c *Client) DeleteServer(ctx context.Context, name string, ifMatch int64) (*apitype.WriteResult, error) {
+	return c.write(ctx, request{method: http.MethodDelete, path: serverPath(name), ifMatch: ifMatch})
+}
+
+// SetEnabled switches server name on or off.
+func (c *Client) SetEnabled(ctx context.Context, name string, on bool) (*apitype.WriteResult, error) {
+	action := "/disable"
+	if on {
+		action = "/enable"
+	}
+	return c.write(ctx, request{method: http.MethodPost, path: serverPath(name) + action})
+}
+
+func (c *Client) write(ctx context.Context, r request) (*apitype.WriteResult, error) {
+	var out apitype.WriteResult
+	if err := c.do(ctx, r, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// serverPath escapes name so that no name can address another route.
+func serverPath(name string) string { return "/servers/" + url.PathEscape(name) }

@@ -1,0 +1,252 @@
+package config
+
+import (
+	"bytes"
+	"fmt"
+)
+
+// Decode parses extensions.json strictly and validates it. Unknown keys,
+// duplicate keys, wrong types, trailing data and every rule of Validate are
+// errors; all of them are reported together as an *Error. Empty input is an
+// empty configuration.
+//
+// Empty objects and arrays decode as nil maps and slices, so an empty
+// "enabledTools" means the same as none: Encode omits them, and the decoded
+// File must survive Encode unchanged.
+func Decode(data []byte) (*File, error) {
+	// Editors on Windows like to start files with a byte order mark.
+	data = bytes.TrimPrefix(data, []byte("\uFEFF"))
+	if len(skipSpace(data)) == 0 {
+		return &File{}, nil
+	}
+	root, prob := parse(data)
+	if prob != nil {
+		return nil, &Error{Problems: []Problem{*prob}}
+	}
+	var d decoder
+	f := d.file(root)
+
+	// A value that failed to decode is left zero, and validating the zero
+	// would report it a second time ("type is required" after "want a
+	// string"): only validation problems outside bad values are kept.
+	var v problems
+	validateFile(&v, f)
+	for _, p := range v.list {
+		if !d.covers(p.Path) {
+			d.list = append(d.list, p)
+		}
+	}
+	if err := d.err(); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+type decoder struct {
+	problems
+	bad map[string]bool // paths in problems, built by covers
+}
+
+// covers reports whether path is at or under a path with a decode problem.
+// It must be called only once decoding is complete.
+func (d *decoder) covers(path string) bool {
+	if d.bad == nil {
+		d.bad = make(map[string]bool, len(d.list))
+		for _, p := range d.list {
+			d.bad[p.Path] = true
+		}
+	}
+	for i := range len(path) {
+		if (path[i] == '.' || path[i] == '[') && d.bad[path[:i]] {
+			return true
+		}
+	}
+	return d.bad[path]
+}
+
+func (d *decoder) file(n *node) *File {
+	f := &File{}
+	d.object("", n, fileKeys, func(key, p string, v *node) bool {
+		switch key {
+		case "revision":
+			f.Revision = d.integer(p, v, 64)
+		case "mcp":
+			f.MCP = d.mcp(p, v)
+		default:
+			return false
+		}
+		return true
+	})
+	return f
+}
+
+func (d *decoder) mcp(path string, n *node) MCP {
+	var m MCP
+	d.object(path, n, mcpKeys, func(key, p string, v *node) bool {
+		switch key {
+		case "enabled":
+			m.Enabled = d.boolPtr(p, v)
+		case "retryMs":
+			m.RetryMs = d.int(p, v)
+		case "callTimeoutMs":
+			m.CallTimeoutMs = d.int(p, v)
+		case "servers":
+			m.Servers = decodeMap(d, p, v, d.server)
+		case "face":
+			m.Face = d.face(p, v)
+		case "profiles":
+			m.Profiles = decodeMap(d, p, v, d.profile)
+		default:
+			return false
+		}
+		return true
+	})
+	return m
+}
+
+func (d *decoder) server(path string, n *node) Server {
+	var s Server
+	d.object(path, n, serverKeys, func(key, p string, v *node) bool {
+		switch key {
+		case "type":
+			s.Type = d.str(p, v)
+		case "command":
+			s.Command = d.str(p, v)
+		case "args":
+			s.Args = d.strs(p, v)
+		case "cwd":
+			s.Cwd = d.str(p, v)
+		case "env":
+			s.Env = decodeMap(d, p, v, d.ref)
+		case "url":
+			s.URL = d.str(p, v)
+		case "headers":
+			s.Headers = decodeMap(d, p, v, d.value)
+		case "bearerTokenEnvVar":
+			s.BearerTokenEnvVar = d.str(p, v)
+		case "enabled":
+			s.Enabled = d.boolPtr(p, v)
+		case "enabledTools":
+			s.EnabledTools = d.strs(p, v)
+		case "disabledTools":
+			s.DisabledTools = d.strs(p, v)
+		case "startupTimeoutMs":
+			s.StartupTimeoutMs = d.int(p, v)
+		case "callTimeoutMs":
+			s.CallTimeoutMs = d.int(p, v)
+		case "instance":
+			s.Instance = d.str(p, v)
+		case "maxResultBytes":
+			s.MaxResultBytes = d.integer(p, v, 64)
+		case "maxRestartAttempts":
+			n := d.int(p, v)
+			s.MaxRestartAttempts = &n
+		case "oauth":
+			s.OAuth = d.oauth(p, v)
+		default:
+			return false
+		}
+		return true
+	})
+	return s
+}
+
+func (d *decoder) oauth(path string, n *node) *OAuth {
+	var o OAuth
+	d.object(path, n, oauthKeys, func(key, p string, v *node) bool {
+		switch key {
+		case "clientId":
+			o.ClientID = d.str(p, v)
+		case "clientSecret":
+			r := d.ref(p, v)
+			o.ClientSecret = &r
+		case "authUrl":
+			o.AuthURL = d.str(p, v)
+		case "tokenUrl":
+			o.TokenURL = d.str(p, v)
+		case "scopes":
+			o.Scopes = d.strs(p, v)
+		default:
+			return false
+		}
+		return true
+	})
+	return &o
+}
+
+func (d *decoder) face(path string, n *node) *Face {
+	var f Face
+	d.object(path, n, faceKeys, func(key, p string, v *node) bool {
+		switch key {
+		case "allowWrite":
+			f.AllowWrite = d.boolean(p, v)
+		case "allowExternalCall":
+			f.AllowExternalCall = d.boolean(p, v)
+		default:
+			return false
+		}
+		return true
+	})
+	return &f
+}
+
+func (d *decoder) profile(path string, n *node) Profile {
+	var pr Profile
+	d.object(path, n, profileKeys, func(key, p string, v *node) bool {
+		switch key {
+		case "servers":
+			pr.Servers = d.strs(p, v)
+		case "naming":
+			pr.Naming = d.str(p, v)
+		case "metaTools":
+			pr.MetaTools = d.boolean(p, v)
+		default:
+			return false
+		}
+		return true
+	})
+	return pr
+}
+
+const refForm = `{"env": "VAR"}`
+
+// ref decodes { "env": "VAR" }. A plain string is refused without being
+// echoed: it is most likely the secret itself.
+func (d *decoder) ref(path string, n *node) Ref {
+	var r Ref
+	switch n.kind {
+	case objectKind:
+	case stringKind:
+		d.add(path, "want "+refForm+", got string: secrets are named, never written into the configuration")
+		return r
+	default:
+		d.wrongType(path, refForm, n)
+		return r
+	}
+	reported := false
+	d.object(path, n, refKeys, func(key, p string, v *node) bool {
+		if key != "env" {
+			return false
+		}
+		r.Env = d.str(p, v)
+		reported = v.kind != stringKind
+		return true
+	})
+	if r.Env == "" && !reported {
+		// Reported here as well as by Validate: in a header Value an empty
+		// reference would otherwise pass for an empty string.
+		d.add(keyPath(path, "env"), msgVarRequired)
+	}
+	return r
+}
+
+func (d *decoder) value(path string, n *node) Value {
+	switch n.kind {
+	case stringKind:
+		return Value{Text: n.text}
+	case objectKind:
+		return Value{Env: d.ref(path, n).Env}
+	}
+	d.add(path, fmt.Sprintf("want a string or %s, got %s", refForm, n.kind))
+	return Value{}
+}

@@ -1,0 +1,278 @@
+package config
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Validate checks the rules of SPEC §2 that the JSON types cannot express,
+// and reports every broken one as an *Error. Decode calls it; the daemon calls
+// it again on every edited copy before committing it.
+func Validate(f *File) error {
+	var ps problems
+	validateFile(&ps, f)
+	return ps.err()
+}
+
+// maxMs keeps millisecond settings convertible to a time.Duration.
+const maxMs = math.MaxInt64 / int64(time.Millisecond)
+
+const (
+	msgVarRequired = "is required: the name of an environment variable"
+	msgVarName     = "is not a valid environment variable name (letters, digits and '_', not starting with a digit)"
+	msgName        = "is not a valid name: use 1 to 32 letters, digits, '_' or '-', starting with a letter or digit"
+)
+
+func validateFile(ps *problems, f *File) {
+	if f == nil {
+		ps.add("", "no configuration")
+		return
+	}
+	if f.Revision < 0 {
+		ps.add("revision", "must not be negative")
+	}
+	m := f.MCP
+	checkMs(ps, "mcp.retryMs", int64(m.RetryMs))
+	checkMs(ps, "mcp.callTimeoutMs", int64(m.CallTimeoutMs))
+	for _, name := range slices.Sorted(maps.Keys(m.Servers)) {
+		p := keyPath("mcp.servers", name)
+		if !validName(name) {
+			ps.add(p, msgName)
+		}
+		validateServer(ps, p, m.Servers[name])
+	}
+	for _, name := range slices.Sorted(maps.Keys(m.Profiles)) {
+		p := keyPath("mcp.profiles", name)
+		if !validName(name) {
+			ps.add(p, msgName)
+		}
+		validateProfile(ps, p, m.Profiles[name], m.Servers)
+	}
+}
+
+func validateServer(ps *problems, p string, s Server) {
+	at := func(key string) string { return keyPath(p, key) }
+	switch s.Type {
+	case "":
+		ps.add(at("type"), "is required: stdio, http or sse")
+	case TypeStdio:
+		if s.Command == "" {
+			ps.add(at("command"), "is required for a stdio server")
+		}
+		notFor(ps, p, s.Type, map[string]bool{
+			"url": s.URL != "", "headers": len(s.Headers) > 0,
+			"bearerTokenEnvVar": s.BearerTokenEnvVar != "", "oauth": s.OAuth != nil,
+		})
+	case TypeHTTP, TypeSSE:
+		if s.URL == "" {
+			ps.add(at("url"), "is required for "+article(s.Type)+" "+s.Type+" server")
+		}
+		notFor(ps, p, s.Type, map[string]bool{
+			"command": s.Command != "", "args": len(s.Args) > 0,
+			"cwd": s.Cwd != "", "env": len(s.Env) > 0,
+		})
+	default:
+		ps.add(at("type"), fmt.Sprintf("unknown type %q: want stdio, http or sse", shorten(s.Type)))
+	}
+
+	// The remaining checks do not depend on the type, so that a server of the
+	// wrong type still gets all its problems reported.
+	checkNoNUL(ps, at("command"), s.Command)
+	checkNoNUL(ps, at("cwd"), s.Cwd)
+	for i, a := range s.Args {
+		checkNoNUL(ps, indexPath(at("args"), i), a)
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.Env)) {
+		kp := keyPath(at("env"), k)
+		if !validVarName(k) {
+			ps.add(kp, msgVarName)
+		}
+		checkVar(ps, keyPath(kp, "env"), s.Env[k].Env)
+	}
+	if s.URL != "" {
+		if err := checkURLTemplate(s.URL); err != nil {
+			ps.add(at("url"), err.Error())
+		}
+	}
+	validateHeaders(ps, at("headers"), s)
+	if s.BearerTokenEnvVar != "" && !validVarName(s.BearerTokenEnvVar) {
+		ps.add(at("bearerTokenEnvVar"), msgVarName)
+	}
+	checkTools(ps, at("enabledTools"), s.EnabledTools)
+	checkTools(ps, at("disabledTools"), s.DisabledTools)
+	if len(s.EnabledTools) > 0 && len(s.DisabledTools) > 0 {
+		ps.add(at("disabledTools"), "cannot be combined with enabledTools: list the tools to keep or the tools to drop, not both")
+	}
+	checkMs(ps, at("startupTimeoutMs"), int64(s.StartupTimeoutMs))
+	checkMs(ps, at("callTimeoutMs"), int64(s.CallTimeoutMs))
+	switch s.Instance {
+	case "", InstanceShared, InstancePerSession:
+	default:
+		ps.add(at("instance"), fmt.Sprintf("unknown instance mode %q: want shared or per-session", shorten(s.Instance)))
+	}
+	if s.MaxResultBytes < 0 {
+		ps.add(at("maxResultBytes"), "must not be negative")
+	}
+	if s.MaxRestartAttempts != nil && *s.MaxRestartAttempts < 0 {
+		ps.add(at("maxRestartAttempts"), "must not be negative")
+	}
+	if s.OAuth != nil {
+		validateOAuth(ps, at("oauth"), *s.OAuth)
+	}
+}
+
+// notFor reports the keys that are set but belong to another server type.
+func notFor(ps *problems, p, typ string, set map[string]bool) {
+	for _, key := range slices.Sorted(maps.Keys(set)) {
+		if set[key] {
+			ps.add(keyPath(p, key), "is not allowed for "+article(typ)+" "+typ+" server")
+		}
+	}
+}
+
+func validateHeaders(ps *problems, p string, s Server) {
+	first := make(map[string]string) // by lower-case name
+	for _, name := range slices.Sorted(maps.Keys(s.Headers)) {
+		hp := keyPath(p, name)
+		if !validHeaderName(name) {
+			ps.add(hp, "is not a valid HTTP header name")
+		}
+		// HTTP ignores case, so two spellings would silently become one.
+		lower := strings.ToLower(name)
+		if prev, ok := first[lower]; ok {
+			ps.add(hp, fmt.Sprintf("repeats header %q (header names ignore case)", shorten(prev)))
+		} else {
+			first[lower] = name
+		}
+		if s.BearerTokenEnvVar != "" && strings.EqualFold(name, "Authorization") {
+			ps.add(hp, "cannot be combined with bearerTokenEnvVar, which sets Authorization")
+		}
+		v := s.Headers[name]
+		switch {
+		case v.Env != "" && v.Text != "":
+			ps.add(hp, "set either a string or "+refForm+", not both")
+		case v.Env != "":
+			checkVar(ps, keyPath(hp, "env"), v.Env)
+		default:
+			if err := checkPlaceholders(v.Text); err != nil {
+				ps.add(hp, err.Error())
+			}
+			if strings.ContainsFunc(v.Text, func(r rune) bool { return r < ' ' && r != '\t' || r == 0x7f }) {
+				ps.add(hp, "contains a line break or control character")
+			}
+		}
+	}
+}
+
+func validateOAuth(ps *problems, p string, o OAuth) {
+	at := func(key string) string { return keyPath(p, key) }
+	if o.ClientSecret != nil {
+		checkVar(ps, keyPath(at("clientSecret"), "env"), o.ClientSecret.Env)
+		if o.ClientID == "" {
+			ps.add(at("clientSecret"), "needs clientId")
+		}
+	}
+	for key, u := range map[string]string{"authUrl": o.AuthURL, "tokenUrl": o.TokenURL} {
+		if u == "" {
+			continue
+		}
+		if err := checkOAuthURL(u); err != nil {
+			ps.add(at(key), err.Error())
+		}
+	}
+	// Without discovery both endpoints are needed; with it, neither.
+	if (o.AuthURL == "") != (o.TokenURL == "") {
+		ps.add(p, "set both authUrl and tokenUrl, or neither to use discovery")
+	}
+	for i, s := range o.Scopes {
+		// RFC 6749 §3.3: a scope is a non-empty run of printable ASCII
+		// other than space, '"' and '\'.
+		if s == "" || strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' || r > '~' || r == '"' || r == '\\' }) {
+			ps.add(indexPath(at("scopes"), i), "is not a valid OAuth scope")
+		}
+	}
+}
+
+func validateProfile(ps *problems, p string, pr Profile, servers map[string]Server) {
+	for i, name := range pr.Servers {
+		if _, ok := servers[name]; !ok {
+			ps.add(indexPath(keyPath(p, "servers"), i), fmt.Sprintf("unknown server %q", shorten(name)))
+		}
+	}
+	switch pr.Naming {
+	case "", NamingPlexus:
+	case NamingBare:
+		// A bare profile passes names through unchanged, which is only
+		// collision-free with one server (SPEC R-SES-1a).
+		if len(pr.Servers) != 1 {
+			ps.add(keyPath(p, "naming"), fmt.Sprintf(`"bare" needs exactly one server, got %d`, len(pr.Servers)))
+		}
+	default:
+		ps.add(keyPath(p, "naming"), fmt.Sprintf("unknown naming %q: want plexus or bare", shorten(pr.Naming)))
+	}
+}
+
+func checkVar(ps *problems, p, name string) {
+	switch {
+	case name == "":
+		ps.add(p, msgVarRequired)
+	case !validVarName(name):
+		// Not quoted: people paste the secret where its name belongs.
+		ps.add(p, msgVarName)
+	}
+}
+
+func checkMs(ps *problems, p string, v int64) {
+	switch {
+	case v < 0:
+		ps.add(p, "must not be negative")
+	case v > maxMs:
+		ps.add(p, "is too large (at most "+strconv.FormatInt(maxMs, 10)+")")
+	}
+}
+
+func checkTools(ps *problems, p string, tools []string) {
+	for i, t := range tools {
+		if t == "" {
+			ps.add(indexPath(p, i), "is empty: want a tool name")
+		}
+	}
+}
+
+// checkNoNUL refuses what exec would refuse later, with a worse message.
+func checkNoNUL(ps *problems, p, s string) {
+	if strings.IndexByte(s, 0) >= 0 {
+		ps.add(p, "contains a NUL byte")
+	}
+}
+
+func article(typ string) string {
+	if typ == TypeStdio {
+		return "a"
+	}
+	return "an" // http, sse
+}
+
+// validName is the rule for server and profile names (SPEC R-CFG-2):
+// ^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$.
+func validName(s string) bool {
+	return len(s) >= 1 && len(s) <= 32 && isAlnum(s[0]) && plainKey(s)
+}
+
+// validHeaderName is RFC 9110's token: the characters a field name may hold.
+func validHeaderName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !isAlnum(c) && !strings.ContainsRune("!#$%&'*+-.^_`|~", rune(c)) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,165 @@
+package config
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestValidateRules(t *testing.T) {
+	const x = "mcp.servers.x"
+	tests := []struct {
+		in, path, msg string
+	}{
+		// R-CFG-2 names.
+		{`{"mcp": {"servers": {"-x": {"type": "stdio", "command": "c"}}}}`, "mcp.servers.-x", "is not a valid name"},
+		{`{"mcp": {"servers": {"_x": {"type": "stdio", "command": "c"}}}}`, "mcp.servers._x", "is not a valid name"},
+		{`{"mcp": {"servers": {"` + strings.Repeat("a", 33) + `": {"type": "stdio", "command": "c"}}}}`, "mcp.servers." + strings.Repeat("a", 33), "is not a valid name"},
+		{`{"mcp": {"servers": {"": {"type": "stdio", "command": "c"}}}}`, `mcp.servers[""]`, "is not a valid name"},
+		{`{"mcp": {"servers": {"dökü": {"type": "stdio", "command": "c"}}}}`, `mcp.servers["dökü"]`, "is not a valid name"},
+		{`{"mcp": {"profiles": {"a b": {}}}}`, `mcp.profiles["a b"]`, "is not a valid name"},
+
+		// Types and the keys each allows.
+		{server(`{}`), x + ".type", "is required: stdio, http or sse"},
+		{server(`{"type": "websocket"}`), x + ".type", `unknown type "websocket"`},
+		{server(`{"type": "stdio"}`), x + ".command", "is required for a stdio server"},
+		{server(`{"type": "stdio", "command": "c", "url": "https://h"}`), x + ".url", "is not allowed for a stdio server"},
+		{server(`{"type": "stdio", "command": "c", "headers": {"A": "b"}}`), x + ".headers", "is not allowed for a stdio server"},
+		{server(`{"type": "stdio", "command": "c", "bearerTokenEnvVar": "T"}`), x + ".bearerTokenEnvVar", "is not allowed for a stdio server"},
+		{server(`{"type": "stdio", "command": "c", "oauth": {}}`), x + ".oauth", "is not allowed for a stdio server"},
+		{server(`{"type": "http"}`), x + ".url", "is required for an http server"},
+		{server(`{"type": "sse"}`), x + ".url", "is required for an sse server"},
+		{server(`{"type": "http", "url": "https://h", "command": "c"}`), x + ".command", "is not allowed for an http server"},
+		{server(`{"type": "sse", "url": "https://h", "args": ["a"]}`), x + ".args", "is not allowed for an sse server"},
+		{server(`{"type": "http", "url": "https://h", "cwd": "/"}`), x + ".cwd", "is not allowed for an http server"},
+		{server(`{"type": "http", "url": "https://h", "env": {"A": {"env": "B"}}}`), x + ".env", "is not allowed for an http server"},
+		{server(`{"type": "stdio", "command": "c\u0000"}`), x + ".command", "contains a NUL byte"},
+		{server(`{"type": "stdio", "command": "c", "args": ["a", "b\u0000"]}`), x + ".args[1]", "contains a NUL byte"},
+
+		// R-CFG-4 URLs.
+		{server(`{"type": "http", "url": "ftp://h/x"}`), x + ".url", "must start with https:// or http://"},
+		{server(`{"type": "http", "url": "file:///etc/passwd"}`), x + ".url", "must start with https:// or http://"},
+		{server(`{"type": "http", "url": "h.example/mcp"}`), x + ".url", "must start with https:// or http://"},
+		{server(`{"type": "http", "url": "https:///mcp"}`), x + ".url", "a host is required"},
+		{server(`{"type": "http", "url": "https://:443/mcp"}`), x + ".url", "a host is required"},
+		{server(`{"type": "http", "url": "https:opaque"}`), x + ".url", "a host is required"},
+		{server(`{"type": "http", "url": "https://user:pass@h/mcp"}`), x + ".url", "userinfo is not allowed: "},
+		{server(`{"type": "http", "url": "https://user@h/mcp"}`), x + ".url", "userinfo is not allowed: "},
+		{server(`{"type": "http", "url": "https://h/mcp#top"}`), x + ".url", "a fragment (#...) is not allowed"},
+		{server(`{"type": "http", "url": "https://h/mcp#"}`), x + ".url", "a fragment (#...) is not allowed"},
+		{server(`{"type": "http", "url": "https://h/a b"}`), x + ".url", "contains a space or control character"},
+		{server(`{"type": "http", "url": "https://h:port/"}`), x + ".url", "is not a valid URL"},
+		{server(`{"type": "http", "url": "${SCHEME}://h/"}`), x + ".url", "the scheme must be written out"},
+		{server(`{"type": "http", "url": "https://${USER}:${PW}@h/"}`), x + ".url", "userinfo is not allowed"},
+		{server(`{"type": "http", "url": "https://h/?k=${KEY"}`), x + ".url", "malformed placeholder at character 14"},
+		{server(`{"type": "http", "url": "https://h/$"}`), x + ".url", "malformed placeholder"},
+
+		// Variable and header names.
+		{server(`{"type": "stdio", "command": "c", "env": {"1A": {"env": "B"}}}`), x + ".env.1A", "is not a valid environment variable name"},
+		{server(`{"type": "stdio", "command": "c", "env": {"A": {"env": "my-token"}}}`), x + ".env.A.env", "is not a valid environment variable name"},
+		{server(`{"type": "http", "url": "https://h", "bearerTokenEnvVar": "ghp_abc-123"}`), x + ".bearerTokenEnvVar", "is not a valid environment variable name"},
+		{server(`{"type": "http", "url": "https://h", "headers": {"A": {"env": "a.b"}}}`), x + ".headers.A.env", "is not a valid environment variable name"},
+		{server(`{"type": "http", "url": "https://h", "headers": {"X Key": "v"}}`), x + `.headers["X Key"]`, "is not a valid HTTP header name"},
+		{server(`{"type": "http", "url": "https://h", "headers": {"X:Key": "v"}}`), x + `.headers["X:Key"]`, "is not a valid HTTP header name"},
+		{server(`{"type": "http", "url": "https://h", "headers": {"X-Key": "a", "x-key": "b"}}`), x + ".headers.x-key", `repeats header "X-Key"`},
+		{server(`{"type": "http", "url": "https://h", "headers": {"A": "v\r\nEvil: 1"}}`), x + ".headers.A", "contains a line break or control character"},
+		{server(`{"type": "http", "url": "https://h", "headers": {"A": "Bearer ${T"}}`), x + ".headers.A", "malformed placeholder"},
+		{server(`{"type": "http", "url": "https://h", "bearerTokenEnvVar": "T", "headers": {"authorization": "x"}}`), x + ".headers.authorization", "cannot be combined with bearerTokenEnvVar"},
+
+		// Other server settings.
+		{server(`{"type": "stdio", "command": "c", "enabledTools": ["a"], "disabledTools": ["b"]}`), x + ".disabledTools", "cannot be combined with enabledTools"},
+		{server(`{"type": "stdio", "command": "c", "enabledTools": [""]}`), x + ".enabledTools[0]", "is empty"},
+		{server(`{"type": "stdio", "command": "c", "instance": "global"}`), x + ".instance", `unknown instance mode "global"`},
+		{server(`{"type": "stdio", "command": "c", "startupTimeoutMs": -1}`), x + ".startupTimeoutMs", "must not be negative"},
+		{server(`{"type": "stdio", "command": "c", "callTimeoutMs": 9223372036854775807}`), x + ".callTimeoutMs", "is too large"},
+		{server(`{"type": "stdio", "command": "c", "maxResultBytes": -1}`), x + ".maxResultBytes", "must not be negative"},
+		{server(`{"type": "stdio", "command": "c", "maxRestartAttempts": -1}`), x + ".maxRestartAttempts", "must not be negative"},
+		{`{"mcp": {"retryMs": -1}}`, "mcp.retryMs", "must not be negative"},
+		{`{"mcp": {"callTimeoutMs": -1}}`, "mcp.callTimeoutMs", "must not be negative"},
+		{`{"revision": -1}`, "revision", "must not be negative"},
+
+		// OAuth.
+		{server(`{"type": "http", "url": "https://h", "oauth": {"clientId": "c", "clientSecret": {"env": "x-y"}}}`), x + ".oauth.clientSecret.env", "is not a valid environment variable name"},
+		{server(`{"type": "http", "url": "https://h", "oauth": {"clientSecret": {"env": "S"}}}`), x + ".oauth.clientSecret", "needs clientId"},
+		{server(`{"type": "http", "url": "https://h", "oauth": {"authUrl": "https://a/auth"}}`), x + ".oauth", "set both authUrl and tokenUrl"},
+		{server(`{"type": "http", "url": "https://h", "oauth": {"authUrl": "http://a/x", "tokenUrl": "https://a/t"}}`), x + ".oauth.authUrl", "must use https"},
+		{server(`{"type": "http", "url": "https://h", "oauth": {"authUrl": "https://a/x", "tokenUrl": "https://u:p@a/t"}}`), x + ".oauth.tokenUrl", "userinfo is not allowed"},
+		{server(`{"type": "http", "url": "https://h", "oauth": {"scopes": ["read", "a b", ""]}}`), x + ".oauth.scopes[1]", "is not a valid OAuth scope"},
+		{server(`{"type": "http", "url": "https://h", "oauth": {"scopes": [""]}}`), x + ".oauth.scopes[0]", "is not a valid OAuth scope"},
+
+		// Profiles.
+		{`{"mcp": {"profiles": {"p": {"servers": ["ghost"]}}}}`, "mcp.profiles.p.servers[0]", `unknown server "ghost"`},
+		{`{"mcp": {"profiles": {"p": {"naming": "short"}}}}`, "mcp.profiles.p.naming", `unknown naming "short"`},
+		{`{"mcp": {"profiles": {"p": {"naming": "bare"}}}}`, "mcp.profiles.p.naming", `"bare" needs exactly one server, got 0`},
+		{`{"mcp": {"servers": {"a": {"type": "stdio", "command": "c"}, "b": {"type": "stdio", "command": "c"}},
+		   "profiles": {"p": {"naming": "bare", "servers": ["a", "b"]}}}}`, "mcp.profiles.p.naming", `"bare" needs exactly one server, got 2`},
+	}
+	for _, tt := range tests {
+		wantProblem(t, tt.in, problemsOf(t, tt.in), tt.path, tt.msg)
+	}
+}
+
+func TestValidateAccepts(t *testing.T) {
+	for _, in := range []string{
+		specExample,
+		server(`{"type": "stdio", "command": "c", "args": ["", "$(not a shell)"], "instance": "per-session", "maxRestartAttempts": 0}`),
+		server(`{"type": "sse", "url": "http://127.0.0.1:8080/sse", "instance": "shared"}`),
+		server(`{"type": "http", "url": "http://[::1]:9000/mcp?a=b&c"}`),
+		server(`{"type": "http", "url": "https://${HOST}/mcp/$PATH_PART?k=${KEY}&cost=$$5"}`),
+		server(`{"type": "http", "url": "https://h", "headers": {"Authorization": "Bearer ${TOKEN}", "X-Tab": "a\tb", "X-Ref": {"env": "_R1"}, "X-Empty": ""}}`),
+		server(`{"type": "http", "url": "https://h", "enabled": false, "disabledTools": ["rm"], "enabledTools": []}`),
+		server(`{"type": "http", "url": "https://h", "oauth": {"clientId": "c", "clientSecret": {"env": "S"}, "authUrl": "http://localhost:9/a", "tokenUrl": "http://127.0.0.1:9/t", "scopes": ["read:all", "write"]}}`),
+		`{"mcp": {"servers": {"A-b_9": {"type": "stdio", "command": "c"}}, "profiles": {"solo": {"servers": ["A-b_9"], "naming": "bare", "metaTools": true}, "all": {"naming": "plexus"}}}}`,
+		`{"mcp": {"face": {"allowWrite": true, "allowExternalCall": false}}}`,
+	} {
+		if _, err := Decode([]byte(in)); err != nil {
+			t.Errorf("Decode(%s) = %v, want success", in, err)
+		}
+	}
+}
+
+// TestValidateStructs covers what JSON cannot express but Go code can.
+func TestValidateStructs(t *testing.T) {
+	f := &File{MCP: MCP{Servers: map[string]Server{"x": {
+		Type: TypeHTTP, URL: "https://h",
+		Headers: map[string]Value{"A": {Env: "E", Text: "t"}},
+	}}}}
+	err := Validate(f)
+	var e *Error
+	if !errors.As(err, &e) || len(e.Problems) != 1 || e.Problems[0].Path != "mcp.servers.x.headers.A" {
+		t.Errorf("Validate(both env and text) = %v", err)
+	}
+	if err := Validate(nil); err == nil {
+		t.Error("Validate(nil) succeeded")
+	}
+	if err := Validate(&File{}); err != nil {
+		t.Errorf("Validate(empty) = %v", err)
+	}
+}
+
+// TestNoSecretsInErrors plants canaries where secrets end up by mistake and
+// checks that no message repeats them (SPEC R-Q-4).
+func TestNoSecretsInErrors(t *testing.T) {
+	const canary = "CANARY7f3a"
+	for _, in := range []string{
+		server(`{"type": "http", "url": "https://u:CANARY7f3a@h/mcp"}`),
+		server(`{"type": "http", "url": "https://h/mcp?key=CANARY7f3a#frag"}`),
+		server(`{"type": "http", "url": "https://h/mcp?key=CANARY7f3a x"}`),
+		server(`{"type": "http", "url": "https://h:CANARY7f3a/"}`),
+		server(`{"type": "http", "url": "CANARY7f3a://h/"}`),
+		server(`{"type": "http", "url": "https://h/?k=CANARY7f3a${"}`),
+		server(`{"type": "http", "url": "https://h", "headers": {"A": "CANARY7f3a\n"}}`),
+		server(`{"type": "http", "url": "https://h", "headers": {"A": "CANARY7f3a$"}}`),
+		server(`{"type": "http", "url": "https://h", "bearerTokenEnvVar": "sk-CANARY7f3a"}`),
+		server(`{"type": "stdio", "command": "c", "env": {"A": "CANARY7f3a"}}`),
+		server(`{"type": "stdio", "command": "c", "env": {"A": {"env": "CANARY7f3a!"}}}`),
+		server(`{"type": "http", "url": "https://h", "oauth": {"authUrl": "https://h/?s=CANARY7f3a#", "tokenUrl": "http://h/?s=CANARY7f3a"}}`),
+	} {
+		_, err := Decode([]byte(in))
+		if err == nil {
+			t.Errorf("Decode(%s) succeeded", in)
+		} else if strings.Contains(err.Error(), canary) {
+			t.Errorf("Decode(%s) leaks the canary:\n%v", in, err)
+		}
+	}
+}

@@ -1,0 +1,122 @@
+// Package creds holds secrets: the Secret type, which redacts itself wherever
+// it is printed, logged or marshalled, and the codec of creds.json, the
+// managed environment the daemon resolves { "env": "VAR" } references from.
+//
+// creds.json is mode 0600 in a 0700 directory and written only by the daemon.
+package creds
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"sort"
+)
+
+// Secret is a secret value. Its String, GoString, LogValue and MarshalJSON
+// all print "[redacted]", so that a secret that reaches a log line, an error
+// or an API response by mistake is not revealed. Reveal returns the value.
+type Secret struct{ v string }
+
+// NewSecret wraps a value.
+func NewSecret(v string) Secret { return Secret{v} }
+
+// Reveal returns the secret value, for the one place that must send it.
+func (s Secret) Reveal() string { return s.v }
+
+// IsZero reports whether the secret is empty.
+func (s Secret) IsZero() bool { return s.v == "" }
+
+const redacted = "[redacted]"
+
+func (Secret) String() string               { return redacted }
+func (Secret) GoString() string             { return redacted }
+func (Secret) LogValue() slog.Value         { return slog.StringValue(redacted) }
+func (Secret) MarshalJSON() ([]byte, error) { return json.Marshal(redacted) }
+
+// File is the content of creds.json.
+type File struct {
+	Revision int64 `json:"revision"`
+	// Env is the managed environment: variable name → value.
+	Env map[string]string `json:"env"`
+}
+
+var varName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// ValidName reports whether name is a valid variable name.
+func ValidName(name string) bool { return varName.MatchString(name) }
+
+// Decode reads creds.json strictly: unknown keys and trailing data are
+// errors. Errors never quote the file's content, since it holds secrets.
+func Decode(data []byte) (*File, error) {
+	f := &File{Env: map[string]string{}}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return f, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(f); err != nil {
+		return nil, fmt.Errorf("creds.json is not valid: %s", describeJSONError(err))
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("creds.json is not valid: trailing data after the top-level object")
+	}
+	if f.Env == nil {
+		f.Env = map[string]string{}
+	}
+	for name := range f.Env {
+		if !ValidName(name) {
+			return nil, fmt.Errorf("creds.json is not valid: env: %q is not a valid variable name", name)
+		}
+	}
+	return f, nil
+}
+
+// describeJSONError keeps the position and kind of a JSON error but drops
+// any quoted input, which could be part of a secret.
+func describeJSONError(err error) string {
+	switch e := err.(type) {
+	case *json.SyntaxError:
+		return fmt.Sprintf("syntax error at byte %d", e.Offset)
+	case *json.UnmarshalTypeError:
+		return fmt.Sprintf("wrong type for %s at byte %d", e.Field, e.Offset)
+	}
+	// Unknown-field errors name the field, which is a key, not a value.
+	return err.Error()
+}
+
+// Encode writes the file deterministically.
+func Encode(f *File) ([]byte, error) {
+	out := struct {
+		Revision int64             `json:"revision"`
+		Env      map[string]string `json:"env"`
+	}{f.Revision, f.Env}
+	if out.Env == nil {
+		out.Env = map[string]string{}
+	}
+	b, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// Names returns the variable names, sorted.
+func (f *File) Names() []string {
+	names := make([]string, 0, len(f.Env))
+	for n := range f.Env {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Clone returns a deep copy.
+func (f *File) Clone() *File {
+	c := &File{Revision: f.Revision, Env: make(map[string]string, len(f.Env))}
+	for k, v := range f.Env {
+		c.Env[k] = v
+	}
+	return c
+}

@@ -1,0 +1,116 @@
+package exampleserver
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"time"
+	// Embedded zone data: the example must answer "now" for any IANA zone
+	// even on systems without /usr/share/zoneinfo (Windows, minimal
+	// containers), since the quickstart promises to work offline anywhere.
+	_ "time/tzdata"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// maxSleepMS bounds sleep at ten minutes: long enough to outlast any sensible
+// call timeout, short enough that a forgotten call ends by itself.
+const maxSleepMS = 600_000
+
+type textInput struct {
+	Text string `json:"text" jsonschema:"the text"`
+}
+
+type nowInput struct {
+	Timezone string `json:"timezone,omitempty" jsonschema:"IANA time zone name such as Europe/Paris; default UTC"`
+}
+
+type sleepInput struct {
+	MS int `json:"ms"`
+}
+
+// sleepSchema is written out because the SDK infers types from Go structs but
+// not bounds, and the bounds belong in the schema where a client can see
+// them; the SDK validates arguments against it before the handler runs.
+var sleepSchema = json.RawMessage(`{
+	"type": "object",
+	"properties": {
+		"ms": {"type": "integer", "minimum": 0, "maximum": 600000, "description": "how long to sleep, in milliseconds"}
+	},
+	"required": ["ms"],
+	"additionalProperties": false
+}`)
+
+func addTools(s *mcp.Server, o options) {
+	mcp.AddTool(s, &mcp.Tool{
+		Name:        "echo",
+		Description: "Return the given text unchanged.",
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)},
+	}, echo)
+	mcp.AddTool(s, &mcp.Tool{
+		Name:        "sha256",
+		Description: "Return the SHA-256 digest of the given text (UTF-8), in lowercase hex.",
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)},
+	}, hashText)
+	mcp.AddTool(s, &mcp.Tool{
+		Name:        "now",
+		Description: "Return the current time in RFC 3339 format, in the given IANA time zone (UTC by default).",
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)},
+	}, now)
+	mcp.AddTool(s, &mcp.Tool{
+		Name:        "sleep",
+		Description: "Wait the given number of milliseconds (at most 600000), then say so. Returns early if the call is cancelled; useful to try timeouts and cancellation.",
+		InputSchema: sleepSchema,
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)},
+	}, sleeper(o.sleepReturned))
+}
+
+func text(s string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+}
+
+func echo(_ context.Context, _ *mcp.CallToolRequest, in textInput) (*mcp.CallToolResult, any, error) {
+	return text(in.Text), nil, nil
+}
+
+func hashText(_ context.Context, _ *mcp.CallToolRequest, in textInput) (*mcp.CallToolResult, any, error) {
+	sum := sha256.Sum256([]byte(in.Text))
+	return text(hex.EncodeToString(sum[:])), nil, nil
+}
+
+// now returns a tool error (IsError), not a protocol error, for an unknown
+// zone: the input was the model's mistake, and the model should see it and
+// retry.
+func now(_ context.Context, _ *mcp.CallToolRequest, in nowInput) (*mcp.CallToolResult, any, error) {
+	loc := time.UTC
+	if in.Timezone != "" {
+		var err error
+		if loc, err = time.LoadLocation(in.Timezone); err != nil {
+			return nil, nil, fmt.Errorf("unknown time zone %q: use an IANA name such as Europe/Paris or America/New_York", in.Timezone)
+		}
+	}
+	return text(time.Now().In(loc).Format(time.RFC3339)), nil, nil
+}
+
+func sleeper(returned func(error)) mcp.ToolHandlerFor[sleepInput, any] {
+	return func(ctx context.Context, _ *mcp.CallToolRequest, in sleepInput) (_ *mcp.CallToolResult, _ any, err error) {
+		if returned != nil {
+			defer func() { returned(ctx.Err()) }()
+		}
+		// The schema already bounds ms; this guards the handler should it
+		// ever be reached another way.
+		if in.MS < 0 || in.MS > maxSleepMS {
+			return nil, nil, fmt.Errorf("ms must be between 0 and %d, not %d", maxSleepMS, in.MS)
+		}
+		t := time.NewTimer(time.Duration(in.MS) * time.Millisecond)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			return text(fmt.Sprintf("slept %d ms", in.MS)), nil, nil
+		case <-ctx.Done():
+			return nil, nil, fmt.Errorf("sleep cancelled: %w", ctx.Err())
+		}
+	}
+}

@@ -1,0 +1,210 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+
+	"github.com/plexus-mcp/plexus/internal/config"
+	"github.com/plexus-mcp/plexus/internal/creds"
+	"github.com/plexus-mcp/plexus/internal/store"
+	"github.com/plexus-mcp/plexus/internal/supervisor"
+)
+
+// PutRequest is an add or a replace of one server.
+type PutRequest struct {
+	Name string
+	// Config is the server's JSON as in extensions.json.
+	Config json.RawMessage
+	// Based is the revision the edit is based on; 0 skips the check.
+	Based int64
+	// Create refuses to replace an existing server; otherwise the server
+	// must exist.
+	Create bool
+	// NoVerify saves without starting the server first.
+	NoVerify bool
+}
+
+// DecodeServer decodes one server's JSON strictly, reporting problems with
+// their full key path (mcp.servers.NAME.…), exactly as in the file.
+func DecodeServer(name string, raw json.RawMessage) (config.Server, error) {
+	key, _ := json.Marshal(name)
+	doc := fmt.Sprintf(`{"mcp":{"servers":{%s:%s}}}`, key, raw)
+	if len(raw) == 0 {
+		doc = fmt.Sprintf(`{"mcp":{"servers":{%s:null}}}`, key)
+	}
+	f, err := config.Decode([]byte(doc))
+	if err != nil {
+		return config.Server{}, err
+	}
+	return f.MCP.Servers[name], nil
+}
+
+// PutServer adds or replaces a server as one transaction: the new server is
+// started beside the running set; only if it starts, initializes and is
+// discovered is the configuration saved and the new server swapped in, and
+// the one it replaces stopped. Otherwise nothing changed and the error says
+// why (a *StartError). It returns the new revision.
+func (h *Host) PutServer(ctx context.Context, req PutRequest) (int64, error) {
+	sc, err := DecodeServer(req.Name, req.Config)
+	if err != nil {
+		return 0, err
+	}
+	h.applyMu.Lock()
+	defer h.applyMu.Unlock()
+
+	cur := h.opts.Store.Config()
+	if err := checkBased(cur, req.Based); err != nil {
+		return 0, err
+	}
+	old, exists := cur.MCP.Servers[req.Name]
+	switch {
+	case req.Create && exists:
+		return 0, &ExistsError{Name: req.Name}
+	case !req.Create && !exists:
+		return 0, &NotFoundError{What: "server", Name: req.Name}
+	case exists && reflect.DeepEqual(old, sc):
+		return cur.Revision, nil // unchanged servers are kept, not restarted
+	}
+	next := cur.Clone()
+	if next.MCP.Servers == nil {
+		next.MCP.Servers = map[string]config.Server{}
+	}
+	next.MCP.Servers[req.Name] = sc
+	return h.commitServer(ctx, req.Name, next, req.NoVerify)
+}
+
+// SetEnabled switches a server on (verifying that it starts) or off.
+func (h *Host) SetEnabled(ctx context.Context, name string, on bool, based int64) (int64, error) {
+	h.applyMu.Lock()
+	defer h.applyMu.Unlock()
+	cur := h.opts.Store.Config()
+	if err := checkBased(cur, based); err != nil {
+		return 0, err
+	}
+	sc, ok := cur.MCP.Servers[name]
+	if !ok {
+		return 0, &NotFoundError{What: "server", Name: name}
+	}
+	if sc.IsEnabled() == on {
+		return cur.Revision, nil
+	}
+	next := cur.Clone()
+	sc.Enabled = nil // enabled is the default; keep the file minimal
+	if !on {
+		off := false
+		sc.Enabled = &off
+	}
+	next.MCP.Servers[name] = sc
+	return h.commitServer(ctx, name, next, false)
+}
+
+// commitServer prepares the server as configured in next, saves next, and
+// swaps the server in. The caller holds applyMu.
+func (h *Host) commitServer(ctx context.Context, name string, next *config.File, noVerify bool) (int64, error) {
+	if err := config.Validate(next); err != nil {
+		return 0, err
+	}
+	sc := next.MCP.Servers[name]
+	run := sc.IsEnabled() && mcpEnabled(next)
+	srv, err := h.newServer(name, sc, next)
+	if err != nil && run && !noVerify {
+		return 0, err // a missing variable: nothing saved
+	}
+	if run && err == nil && !noVerify {
+		if err := srv.Start(ctx); err != nil {
+			srv.Stop()
+			return 0, &StartError{Server: name, Err: err, Stderr: srv.Status().Stderr}
+		}
+	}
+	rev, err := h.opts.Store.CommitConfig(next.Revision, next)
+	if err != nil {
+		srv.Stop()
+		return 0, err
+	}
+	next.Revision = rev
+	old := h.swap(name, srv, next)
+	if old != nil {
+		old.Stop()
+	}
+	if run && noVerify {
+		h.startInBackground(context.WithoutCancel(ctx), srv)
+	}
+	return rev, nil
+}
+
+// DeleteServer removes a server and stops it; it returns once the server's
+// processes are reaped.
+func (h *Host) DeleteServer(name string, based int64) (int64, error) {
+	h.applyMu.Lock()
+	defer h.applyMu.Unlock()
+	cur := h.opts.Store.Config()
+	if err := checkBased(cur, based); err != nil {
+		return 0, err
+	}
+	if _, ok := cur.MCP.Servers[name]; !ok {
+		return 0, &NotFoundError{What: "server", Name: name}
+	}
+	next := cur.Clone()
+	delete(next.MCP.Servers, name)
+	rev, err := h.opts.Store.CommitConfig(cur.Revision, next)
+	if err != nil {
+		return 0, err
+	}
+	next.Revision = rev
+	if old := h.swap(name, nil, next); old != nil {
+		old.Stop()
+	}
+	return rev, nil
+}
+
+// swap installs srv under name (nil removes it) and publishes; it returns
+// the server it replaced.
+func (h *Host) swap(name string, srv *supervisor.Server, cfg *config.File) *supervisor.Server {
+	h.serversMu.Lock()
+	old := h.servers[name]
+	if srv == nil {
+		delete(h.servers, name)
+	} else {
+		h.servers[name] = srv
+	}
+	h.cfg = cfg
+	h.serversMu.Unlock()
+	h.publish()
+	return old
+}
+
+func checkBased(cur *config.File, based int64) error {
+	if based != 0 && based != cur.Revision {
+		return &store.ConflictError{File: store.ConfigFile, Based: based, Current: cur.Revision}
+	}
+	return nil
+}
+
+// SetSecret sets a managed variable. The value is never logged or returned.
+func (h *Host) SetSecret(name, value string, based int64) (int64, error) {
+	if !creds.ValidName(name) {
+		return 0, fmt.Errorf("%q is not a valid variable name: use letters, digits and _, not starting with a digit", name)
+	}
+	if value == "" {
+		return 0, fmt.Errorf("the value of %s is empty: to remove it, use `plexus secret rm %s`", name, name)
+	}
+	h.applyMu.Lock()
+	defer h.applyMu.Unlock()
+	next := h.opts.Store.Creds()
+	next.Env[name] = value
+	return h.opts.Store.CommitCreds(based, next)
+}
+
+// DeleteSecret removes a managed variable.
+func (h *Host) DeleteSecret(name string, based int64) (int64, error) {
+	h.applyMu.Lock()
+	defer h.applyMu.Unlock()
+	next := h.opts.Store.Creds()
+	if _, ok := next.Env[name]; !ok {
+		return 0, &NotFoundError{What: "secret", Name: name}
+	}
+	delete(next.Env, name)
+	return h.opts.Store.CommitCreds(based, next)
+}

@@ -1,0 +1,33 @@
+package host
+
+import "fmt"
+
+// NotFoundError says a named thing does not exist.
+type NotFoundError struct {
+	What string // "server", "tool", "secret"
+	Name string
+}
+
+func (e *NotFoundError) Error() string { return fmt.Sprintf("no %s named %q", e.What, e.Name) }
+
+// ExistsError says a server to add already exists.
+type ExistsError struct{ Name string }
+
+func (e *ExistsError) Error() string { return fmt.Sprintf("a server named %q already exists", e.Name) }
+
+// StartError says a server could not be started, so the save that needed it
+// was refused and the previous settings kept (R-API-2).
+type StartError struct {
+	Server string
+	Err    error
+	// Stderr holds the server's last stderr lines, secrets redacted.
+	Stderr []string
+}
+
+// Error says why; the upstream error already carries the last few stderr
+// lines, and Stderr has more for status views.
+func (e *StartError) Error() string {
+	return fmt.Sprintf("server %s could not be started, so nothing was saved: %v", e.Server, e.Err)
+}
+
+func (e *StartError) Unwrap() error { return e.Err }

@@ -1,0 +1,163 @@
+// Package host is the engine of the daemon: it holds the set of supervised
+// servers and the catalog built from them, published as one immutable
+// snapshot, and applies settings changes as transactions — validate on a
+// copy, start what is new beside what runs, save, swap, then stop what was
+// replaced (R-SES-2, R-API-2).
+//
+// Reads (status, catalog, calls) never take the write lock: they load the
+// current snapshot.
+package host
+
+import (
+	"context"
+	"log/slog"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/plexus-mcp/plexus/internal/catalog"
+	"github.com/plexus-mcp/plexus/internal/config"
+	"github.com/plexus-mcp/plexus/internal/store"
+	"github.com/plexus-mcp/plexus/internal/supervisor"
+)
+
+// Options configure a Host.
+type Options struct {
+	Store  *store.Store
+	Logger *slog.Logger
+	// Shim is the argv prefix that runs the lifeline shim in front of every
+	// stdio server (see upstream.ShimMain); nil runs servers directly.
+	Shim []string
+	// Limits bound each server's catalog.
+	Limits catalog.Limits
+}
+
+// Host is the engine. Create it with New, then Start; Close stops every server.
+type Host struct {
+	opts Options
+	log  *slog.Logger
+
+	// applyMu serialises settings writes: each is a transaction over the
+	// store and the server set.
+	applyMu sync.Mutex
+
+	// serversMu guards servers, the authoritative set; readers use snap.
+	serversMu sync.Mutex
+	servers   map[string]*supervisor.Server
+	cfg       *config.File // the configuration the servers were built from
+
+	snap atomic.Pointer[snapshot]
+
+	bg      sync.WaitGroup // background starts
+	started time.Time
+}
+
+// snapshot is an immutable view of the servers and the catalog.
+type snapshot struct {
+	cfg     *config.File // never mutated
+	servers map[string]*supervisor.Server
+	names   []string // sorted server names
+	// index maps a Plexus tool name to its entry and server.
+	index map[string]indexed
+	tools []catalog.Entry // sorted by name
+}
+
+type indexed struct {
+	entry  catalog.Entry
+	server *supervisor.Server
+}
+
+// New returns a Host over the store's settings. No server runs yet.
+func New(opts Options) *Host {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Limits == (catalog.Limits{}) {
+		opts.Limits = catalog.DefaultLimits()
+	}
+	h := &Host{opts: opts, log: opts.Logger, servers: map[string]*supervisor.Server{}, cfg: &config.File{}, started: time.Now()}
+	h.snap.Store(&snapshot{cfg: h.cfg, servers: map[string]*supervisor.Server{}, index: map[string]indexed{}})
+	return h
+}
+
+// StartedAt returns when the host was created.
+func (h *Host) StartedAt() time.Time { return h.started }
+
+// Store returns the settings store.
+func (h *Host) Store() *store.Store { return h.opts.Store }
+
+// Start builds a server for every configured server and starts the enabled
+// ones in the background, in parallel; it does not wait for them. A server
+// that cannot be prepared (a missing variable, say) is left failed with the
+// reason, and the others load as usual (R-SES-3).
+func (h *Host) Start(ctx context.Context) {
+	cfg := h.opts.Store.Config()
+	built := map[string]*supervisor.Server{}
+	var toStart []*supervisor.Server
+	for name, sc := range cfg.MCP.Servers {
+		srv, err := h.newServer(name, sc, cfg)
+		if err != nil {
+			h.log.Warn("server not prepared", "server", name, "err", err)
+		}
+		built[name] = srv
+		if err == nil && sc.IsEnabled() && mcpEnabled(cfg) {
+			toStart = append(toStart, srv)
+		}
+	}
+	h.serversMu.Lock()
+	h.servers = built
+	h.cfg = cfg
+	h.serversMu.Unlock()
+	h.publish()
+	for _, srv := range toStart {
+		h.startInBackground(ctx, srv)
+	}
+}
+
+func (h *Host) startInBackground(ctx context.Context, srv *supervisor.Server) {
+	h.bg.Add(1)
+	go func() {
+		defer h.bg.Done()
+		if err := srv.Start(ctx); err != nil {
+			h.log.Warn("server failed to start", "server", srv.Name(), "err", err)
+		}
+	}()
+}
+
+// Close stops every server and waits until their processes are reaped.
+func (h *Host) Close() {
+	h.applyMu.Lock()
+	defer h.applyMu.Unlock()
+	h.serversMu.Lock()
+	servers := h.servers
+	h.servers = map[string]*supervisor.Server{}
+	h.serversMu.Unlock()
+	var wg sync.WaitGroup
+	for _, s := range servers {
+		wg.Add(1)
+		go func() { defer wg.Done(); s.Stop() }()
+	}
+	wg.Wait()
+	h.bg.Wait()
+	h.publish()
+}
+
+// publish rebuilds the snapshot from the current server set. It is the
+// OnChange callback of every server, so it must not hold applyMu.
+func (h *Host) publish() {
+	h.serversMu.Lock()
+	defer h.serversMu.Unlock()
+	s := &snapshot{cfg: h.cfg, servers: make(map[string]*supervisor.Server, len(h.servers)), index: map[string]indexed{}}
+	for name, srv := range h.servers {
+		s.servers[name] = srv
+		s.names = append(s.names, name)
+		for _, e := range srv.Entries() {
+			s.index[e.Name] = indexed{entry: e, server: srv}
+			s.tools = append(s.tools, e)
+		}
+	}
+	sort.Strings(s.names)
+	sort.Slice(s.tools, func(i, j int) bool { return s.tools[i].Name < s.tools[j].Name })
+	h.snap.Store(s)
+}

@@ -1,0 +1,138 @@
+package host
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/plexus-mcp/plexus/internal/config"
+	"github.com/plexus-mcp/plexus/internal/supervisor"
+	"github.com/plexus-mcp/plexus/internal/upstream"
+)
+
+// lookup resolves a variable: the managed environment first, then the
+// daemon's own environment (R-CFG-3).
+func (h *Host) lookup(name string) (string, bool) {
+	if v, ok := h.opts.Store.LookupSecret(name); ok {
+		return v, true
+	}
+	return os.LookupEnv(name)
+}
+
+// resolve turns a server's configuration into a connection spec, resolving
+// every reference. A missing variable is an error naming it; Plexus never
+// connects without it. The returned spec's Secrets lists every resolved
+// value, so that the upstream layer can redact them from stderr and errors.
+func (h *Host) resolve(name string, sc config.Server, cfg *config.File) (upstream.Spec, error) {
+	spec := upstream.Spec{
+		Name:           name,
+		Type:           sc.Type,
+		StartupTimeout: ms(sc.StartupTimeoutMs, config.DefaultStartupTimeoutMs),
+		Logger:         h.log.With("server", name),
+	}
+	var secrets []string
+	get := func(v string) (string, error) {
+		val, ok := h.lookup(v)
+		if !ok {
+			return "", &config.MissingVarError{Name: v}
+		}
+		if val != "" {
+			secrets = append(secrets, val)
+		}
+		return val, nil
+	}
+	expand := func(s string) (string, error) {
+		return config.Expand(s, func(n string) (string, bool) {
+			v, err := get(n)
+			return v, err == nil
+		})
+	}
+	wrap := func(field string, err error) error {
+		return fmt.Errorf("server %s: %s: %w", name, field, err)
+	}
+
+	switch sc.Type {
+	case config.TypeStdio:
+		spec.Argv = append([]string{sc.Command}, sc.Args...)
+		spec.Dir = sc.Cwd
+		if spec.Dir == "" {
+			spec.Dir = h.opts.Store.Home()
+		}
+		spec.Shim = h.opts.Shim
+		spec.Env = map[string]string{}
+		for k, ref := range sc.Env {
+			v, err := get(ref.Env)
+			if err != nil {
+				return spec, wrap("env."+k, err)
+			}
+			spec.Env[k] = v
+		}
+	default:
+		u, err := expand(sc.URL)
+		if err != nil {
+			return spec, wrap("url", err)
+		}
+		spec.URL = u
+		spec.Headers = http.Header{}
+		for k, v := range sc.Headers {
+			var val string
+			if v.Env != "" {
+				val, err = get(v.Env)
+			} else {
+				val, err = expand(v.Text)
+			}
+			if err != nil {
+				return spec, wrap("headers."+k, err)
+			}
+			spec.Headers.Set(k, val)
+		}
+		if sc.BearerTokenEnvVar != "" {
+			tok, err := get(sc.BearerTokenEnvVar)
+			if err != nil {
+				return spec, wrap("bearerTokenEnvVar", err)
+			}
+			spec.Headers.Set("Authorization", "Bearer "+tok)
+		}
+	}
+	spec.Secrets = secrets
+	return spec, nil
+}
+
+// newServer builds the supervised server for a configuration. If the
+// configuration cannot be resolved the server is returned marked failed,
+// with the error, so that its status says why.
+func (h *Host) newServer(name string, sc config.Server, cfg *config.File) (*supervisor.Server, error) {
+	spec, err := h.resolve(name, sc, cfg)
+	srv := supervisor.New(supervisor.Params{
+		Name:     name,
+		Config:   sc,
+		Spec:     spec,
+		Limits:   h.opts.Limits,
+		Logger:   h.log,
+		OnChange: h.publish,
+	})
+	if err != nil && sc.IsEnabled() {
+		srv.MarkFailed(err)
+	}
+	return srv, err
+}
+
+func ms(v, def int) time.Duration {
+	if v <= 0 {
+		v = def
+	}
+	return time.Duration(v) * time.Millisecond
+}
+
+func mcpEnabled(cfg *config.File) bool {
+	return cfg.MCP.Enabled == nil || *cfg.MCP.Enabled
+}
+
+// callTimeout is the server's callTimeoutMs, then the section's, then 60 s.
+func callTimeout(sc config.Server, cfg *config.File) time.Duration {
+	if sc.CallTimeoutMs > 0 {
+		return ms(sc.CallTimeoutMs, 0)
+	}
+	return ms(cfg.MCP.CallTimeoutMs, config.DefaultCallTimeoutMs)
+}

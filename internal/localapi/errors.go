@@ -1,0 +1,85 @@
+package localapi
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/plexus-mcp/plexus/internal/apitype"
+	"github.com/plexus-mcp/plexus/internal/config"
+	"github.com/plexus-mcp/plexus/internal/host"
+	"github.com/plexus-mcp/plexus/internal/store"
+	"github.com/plexus-mcp/plexus/internal/supervisor"
+	"github.com/plexus-mcp/plexus/internal/upstream"
+)
+
+// renderError turns an error from the host into the API's one error shape,
+// with the status code and a hint of what to do next.
+func (a *Handler) renderError(w http.ResponseWriter, r *http.Request, err error) {
+	status, body := classify(err)
+	if status >= 500 {
+		a.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	writeError(w, status, body)
+}
+
+func classify(err error) (int, apitype.ErrorBody) {
+	var (
+		cfgErr   *config.Error
+		missing  *config.MissingVarError
+		conflict *store.ConflictError
+		notFound *host.NotFoundError
+		exists   *host.ExistsError
+		startErr *host.StartError
+	)
+	switch {
+	case errors.As(err, &cfgErr):
+		body := apitype.ErrorBody{Code: apitype.CodeBadRequest, Message: "the settings are not valid; nothing was saved"}
+		for _, p := range cfgErr.Problems {
+			body.Problems = append(body.Problems, apitype.Problem{Path: p.Path, Message: p.Message})
+		}
+		return http.StatusBadRequest, body
+	case errors.As(err, &missing):
+		return http.StatusBadRequest, apitype.ErrorBody{Code: apitype.CodeBadRequest,
+			Message: err.Error() + "; nothing was saved",
+			Hint:    "set it with `plexus secret set " + missing.Name + "` (or in the daemon's environment), then try again"}
+	case errors.As(err, &conflict):
+		return http.StatusConflict, apitype.ErrorBody{Code: apitype.CodeStale, Message: err.Error(),
+			Hint: "the settings changed meanwhile: read them again and redo the edit", Revision: conflict.Current}
+	case errors.As(err, &notFound):
+		hint := "see `plexus ls`"
+		switch notFound.What {
+		case "tool":
+			hint = "see `plexus tools`"
+		case "secret":
+			hint = "see `plexus secret ls`"
+		}
+		return http.StatusNotFound, apitype.ErrorBody{Code: apitype.CodeNotFound, Message: err.Error(), Hint: hint}
+	case errors.As(err, &exists):
+		return http.StatusConflict, apitype.ErrorBody{Code: apitype.CodeConflict, Message: err.Error(),
+			Hint: "change it with `plexus edit " + exists.Name + "`, or remove it first with `plexus rm " + exists.Name + "`"}
+	case errors.As(err, &startErr):
+		return http.StatusConflict, apitype.ErrorBody{Code: apitype.CodeConflict, Message: err.Error(),
+			Hint: "fix the command, URL or credentials; or save it anyway with --no-verify"}
+	case errors.Is(err, context.DeadlineExceeded):
+		return http.StatusGatewayTimeout, apitype.ErrorBody{Code: apitype.CodeTimeout, Message: err.Error()}
+	}
+	return http.StatusInternalServerError, apitype.ErrorBody{Code: apitype.CodeInternal, Message: err.Error()}
+}
+
+// renderUpstreamError renders a failed resource read or prompt get: an
+// unavailable server is 503, anything the server said is 502.
+func (a *Handler) renderUpstreamError(w http.ResponseWriter, r *http.Request, err error) {
+	var notFound *host.NotFoundError
+	switch {
+	case errors.As(err, &notFound):
+		a.renderError(w, r, err)
+	case errors.Is(err, supervisor.ErrUnavailable), errors.Is(err, upstream.ErrNotConnected):
+		writeError(w, http.StatusServiceUnavailable, apitype.ErrorBody{Code: apitype.CodeUnavailable, Message: err.Error(),
+			Hint: "see `plexus status` for why the server is not ready"})
+	case errors.Is(err, context.DeadlineExceeded):
+		a.renderError(w, r, err)
+	default:
+		writeError(w, http.StatusBadGateway, apitype.ErrorBody{Code: apitype.CodeUpstream, Message: err.Error()})
+	}
+}

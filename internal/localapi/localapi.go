@@ -1,0 +1,190 @@
+// Package localapi serves the daemon's settings API: HTTP/JSON under /v1,
+// one route table, one error shape (apitype.Error) for every failure, and an
+// identity check on every request.
+//
+// Over the unix socket the peer's uid is read from the kernel
+// (SO_PEERCRED) and must be the daemon's own (or root's); if the check
+// cannot be made the request is refused — the API fails closed.
+package localapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"syscall"
+
+	"github.com/plexus-mcp/plexus/internal/apitype"
+	"github.com/plexus-mcp/plexus/internal/host"
+)
+
+// Version is reported by GET /v1/status.
+var Version = "dev"
+
+// Limits on request bodies.
+const (
+	maxSettingsBody = 1 << 20  // a server's config, a secret
+	maxCallBody     = 16 << 20 // tool arguments
+)
+
+// Handler is the API's http.Handler.
+type Handler struct {
+	host *host.Host
+	log  *slog.Logger
+	mux  *http.ServeMux
+}
+
+// New returns the API handler over h.
+func New(h *host.Host, log *slog.Logger) *Handler {
+	a := &Handler{host: h, log: log, mux: http.NewServeMux()}
+	a.routes()
+	return a
+}
+
+func (a *Handler) routes() {
+	m := a.mux
+	m.HandleFunc("GET /v1/status", a.status)
+	m.HandleFunc("GET /v1/servers", a.listServers)
+	m.HandleFunc("POST /v1/servers", a.addServer)
+	m.HandleFunc("GET /v1/servers/{name}", a.getServer)
+	m.HandleFunc("PUT /v1/servers/{name}", a.putServer)
+	m.HandleFunc("DELETE /v1/servers/{name}", a.deleteServer)
+	m.HandleFunc("POST /v1/servers/{name}/enable", a.setEnabled(true))
+	m.HandleFunc("POST /v1/servers/{name}/disable", a.setEnabled(false))
+	m.HandleFunc("GET /v1/tools", a.tools)
+	m.HandleFunc("POST /v1/call", a.call)
+	m.HandleFunc("GET /v1/resources", a.resources)
+	m.HandleFunc("POST /v1/resources/read", a.readResource)
+	m.HandleFunc("GET /v1/prompts", a.prompts)
+	m.HandleFunc("POST /v1/prompts/get", a.getPrompt)
+	m.HandleFunc("GET /v1/secrets", a.listSecrets)
+	m.HandleFunc("PUT /v1/secrets/{name}", a.setSecret)
+	m.HandleFunc("DELETE /v1/secrets/{name}", a.deleteSecret)
+	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, apitype.ErrorBody{Code: apitype.CodeNotFound,
+			Message: "no such API route: " + r.Method + " " + r.URL.Path,
+			Hint:    "the CLI and the daemon may be different versions: restart the daemon"})
+	})
+}
+
+// ServeHTTP checks the caller's identity, then routes.
+func (a *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if err := checkPeer(r.Context()); err != nil {
+		a.log.Warn("request refused", "reason", err.Error())
+		writeError(w, http.StatusForbidden, apitype.ErrorBody{Code: apitype.CodeUnauthorized,
+			Message: "refused: " + err.Error()})
+		return
+	}
+	a.mux.ServeHTTP(w, r)
+}
+
+type connKey struct{}
+
+// ConnContext records the accepted connection so that ServeHTTP can check
+// the peer's credentials. Install it as http.Server.ConnContext.
+func ConnContext(ctx context.Context, c net.Conn) context.Context {
+	return context.WithValue(ctx, connKey{}, c)
+}
+
+// checkPeer allows only the daemon's own uid, or root, over a unix socket.
+// Anything it cannot verify is refused.
+func checkPeer(ctx context.Context) error {
+	c, _ := ctx.Value(connKey{}).(net.Conn)
+	uc, ok := c.(*net.UnixConn)
+	if !ok {
+		return errors.New("the caller's identity cannot be checked on this connection")
+	}
+	raw, err := uc.SyscallConn()
+	if err != nil {
+		return errors.New("the caller's identity cannot be checked")
+	}
+	var cred *syscall.Ucred
+	var credErr error
+	if err := raw.Control(func(fd uintptr) {
+		cred, credErr = syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
+	}); err != nil || credErr != nil || cred == nil {
+		return errors.New("the caller's identity cannot be checked")
+	}
+	if int(cred.Uid) != os.Getuid() && cred.Uid != 0 {
+		return errors.New("uid " + strconv.Itoa(int(cred.Uid)) + " is not the daemon's user")
+	}
+	return nil
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.Encode(v)
+}
+
+func writeError(w http.ResponseWriter, status int, body apitype.ErrorBody) {
+	writeJSON(w, status, apitype.Error{Err: body})
+}
+
+func setRevision(w http.ResponseWriter, rev int64) {
+	w.Header().Set(apitype.HeaderETag, strconv.Quote(strconv.FormatInt(rev, 10)))
+}
+
+// ifMatch reads the revision a write is based on; 0 when absent.
+func ifMatch(r *http.Request) (int64, error) {
+	v := r.Header.Get(apitype.HeaderIfMatch)
+	if v == "" {
+		return 0, nil
+	}
+	if uq, err := strconv.Unquote(v); err == nil {
+		v = uq
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, errors.New("If-Match must be a revision number")
+	}
+	return n, nil
+}
+
+// decodeBody decodes a JSON request body strictly.
+func decodeBody(w http.ResponseWriter, r *http.Request, limit int64, v any) bool {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			writeError(w, http.StatusRequestEntityTooLarge, apitype.ErrorBody{Code: apitype.CodeTooLarge,
+				Message: "request body is larger than " + strconv.FormatInt(limit, 10) + " bytes"})
+			return false
+		}
+		writeError(w, http.StatusBadRequest, apitype.ErrorBody{Code: apitype.CodeBadRequest,
+			Message: "malformed request body: " + describeJSONError(err)})
+		return false
+	}
+	if dec.More() {
+		writeError(w, http.StatusBadRequest, apitype.ErrorBody{Code: apitype.CodeBadRequest,
+			Message: "malformed request body: trailing data"})
+		return false
+	}
+	return true
+}
+
+// describeJSONError says where a body is malformed without quoting it: the
+// body may carry a secret.
+func describeJSONError(err error) string {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		return "invalid JSON at byte " + strconv.FormatInt(se.Offset, 10)
+	case errors.As(err, &te):
+		return "wrong type for field " + strconv.Quote(te.Field)
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "empty or truncated body"
+	}
+	// json: unknown field "x" names a key, never a value.
+	return err.Error()
+}

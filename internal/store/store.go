@@ -1,0 +1,199 @@
+// Package store persists the daemon's settings: extensions.json (the
+// configuration) and creds.json (the managed environment) under
+// $PLEXUS_HOME. The daemon is the only writer (R-OWN-1, R-OWN-2).
+//
+// Every save is atomic and carries a revision; a save based on a stale
+// revision is refused with a *ConflictError (R-OWN-3). Memory and disk never
+// diverge: the in-memory copy changes only after the file is durably written,
+// so a failed save (a full disk, say) leaves both at the old state and the
+// caller gets the error.
+package store
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+
+	"github.com/plexus-mcp/plexus/internal/atomicfile"
+	"github.com/plexus-mcp/plexus/internal/config"
+	"github.com/plexus-mcp/plexus/internal/creds"
+)
+
+// File names under the home directory.
+const (
+	ConfigFile = "extensions.json"
+	CredsFile  = "creds.json"
+)
+
+// ConflictError is returned when a save is based on a stale revision.
+type ConflictError struct {
+	File    string // ConfigFile or CredsFile
+	Based   int64
+	Current int64
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("%s changed meanwhile: the edit is based on revision %d, the current one is %d", e.File, e.Based, e.Current)
+}
+
+// Store holds the current settings in memory and on disk.
+type Store struct {
+	home string
+
+	mu    sync.Mutex // guards cfg and creds
+	cfg   *config.File
+	creds *creds.File
+}
+
+// EnsureHome creates the home directory 0700, or tightens an existing one
+// that is more open, and refuses one owned by another user.
+func EnsureHome(home string) error {
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return fmt.Errorf("creating %s: %w", home, err)
+	}
+	fi, err := os.Stat(home)
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s is not a directory", home)
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
+		return fmt.Errorf("%s belongs to uid %d, not to this user (uid %d): choose another PLEXUS_HOME", home, st.Uid, os.Getuid())
+	}
+	if fi.Mode().Perm() != 0o700 {
+		if err := os.Chmod(home, 0o700); err != nil {
+			return fmt.Errorf("making %s private: %w", home, err)
+		}
+	}
+	return nil
+}
+
+// Open loads the settings from home, creating the directory and an empty
+// creds.json (0600) if they are missing. A settings file that does not
+// decode is an error naming every problem: the daemon does not start on a
+// configuration it would misread.
+func Open(home string) (*Store, error) {
+	if err := EnsureHome(home); err != nil {
+		return nil, err
+	}
+	s := &Store{home: home}
+
+	data, err := os.ReadFile(s.path(ConfigFile))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		s.cfg = &config.File{}
+	case err != nil:
+		return nil, err
+	default:
+		cfg, err := config.Decode(data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", s.path(ConfigFile), err)
+		}
+		s.cfg = cfg
+	}
+
+	data, err = os.ReadFile(s.path(CredsFile))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		s.creds = &creds.File{Env: map[string]string{}}
+		if err := s.writeCreds(s.creds); err != nil {
+			return nil, err
+		}
+	case err != nil:
+		return nil, err
+	default:
+		c, err := creds.Decode(data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", s.path(CredsFile), err)
+		}
+		s.creds = c
+		if err := os.Chmod(s.path(CredsFile), 0o600); err != nil {
+			return nil, fmt.Errorf("making %s private: %w", s.path(CredsFile), err)
+		}
+	}
+	return s, nil
+}
+
+// Home returns the home directory.
+func (s *Store) Home() string { return s.home }
+
+func (s *Store) path(name string) string { return filepath.Join(s.home, name) }
+
+// Config returns a copy of the current configuration.
+func (s *Store) Config() *config.File {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cfg.Clone()
+}
+
+// Creds returns a copy of the current managed environment.
+func (s *Store) Creds() *creds.File {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.creds.Clone()
+}
+
+// LookupSecret resolves a managed variable.
+func (s *Store) LookupSecret(name string) (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, ok := s.creds.Env[name]
+	return v, ok
+}
+
+// CommitConfig validates next and saves it as the new configuration, if the
+// current revision is still based (based == 0 skips the check). It returns
+// the new revision. On any error nothing changed, in memory or on disk.
+func (s *Store) CommitConfig(based int64, next *config.File) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if based != 0 && based != s.cfg.Revision {
+		return 0, &ConflictError{File: ConfigFile, Based: based, Current: s.cfg.Revision}
+	}
+	next = next.Clone()
+	next.Revision = s.cfg.Revision + 1
+	if err := config.Validate(next); err != nil {
+		return 0, err
+	}
+	data, err := config.Encode(next)
+	if err != nil {
+		return 0, err
+	}
+	if err := atomicfile.WriteFile(s.path(ConfigFile), data, 0o600); err != nil {
+		return 0, fmt.Errorf("saving settings: %w", err)
+	}
+	s.cfg = next
+	return next.Revision, nil
+}
+
+// CommitCreds saves next as the managed environment, like CommitConfig.
+func (s *Store) CommitCreds(based int64, next *creds.File) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if based != 0 && based != s.creds.Revision {
+		return 0, &ConflictError{File: CredsFile, Based: based, Current: s.creds.Revision}
+	}
+	next = next.Clone()
+	next.Revision = s.creds.Revision + 1
+	if err := s.writeCreds(next); err != nil {
+		return 0, err
+	}
+	s.creds = next
+	return next.Revision, nil
+}
+
+func (s *Store) writeCreds(c *creds.File) error {
+	data, err := creds.Encode(c)
+	if err != nil {
+		return err
+	}
+	if err := atomicfile.WriteFile(s.path(CredsFile), data, 0o600); err != nil {
+		return fmt.Errorf("saving secrets: %w", err)
+	}
+	return nil
+}

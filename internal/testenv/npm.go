@@ -1,0 +1,83 @@
+package testenv
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+)
+
+var npmOnce sync.Once
+var npmErr error
+
+// NPMBin returns the path of an executable installed by the npm packages in
+// testenv/npm (package.json and package-lock.json pin their versions), and
+// installs them first with `npm ci` if needed. Tests of every package share
+// one install under .cache/npm, guarded by a file lock.
+func NPMBin(t testing.TB, name string) string {
+	t.Helper()
+	if _, err := exec.LookPath("npm"); err != nil {
+		t.Fatalf("npm is needed for the tests against real MCP servers: install Node.js (≥ 20) and npm")
+	}
+	root := RepoRoot()
+	prefix := filepath.Join(root, ".cache", "npm")
+	npmOnce.Do(func() { npmErr = npmInstall(root, prefix) })
+	if npmErr != nil {
+		t.Fatal(npmErr)
+	}
+	p := filepath.Join(prefix, "node_modules", ".bin", name)
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("%s is not installed under %s: %v", name, prefix, err)
+	}
+	return p
+}
+
+func npmInstall(root, prefix string) error {
+	if err := os.MkdirAll(prefix, 0o755); err != nil {
+		return err
+	}
+	lock, err := os.OpenFile(filepath.Join(prefix, ".lock"), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return err
+	}
+	src := filepath.Join(root, "internal", "testenv", "npm")
+	want, err := os.ReadFile(filepath.Join(src, "package-lock.json"))
+	if err != nil {
+		return err
+	}
+	// Reinstall only when the pinned versions changed.
+	if have, err := os.ReadFile(filepath.Join(prefix, "package-lock.json")); err == nil && string(have) == string(want) {
+		if _, err := os.Stat(filepath.Join(prefix, "node_modules")); err == nil {
+			return nil
+		}
+	}
+	for _, f := range []string{"package.json", "package-lock.json"} {
+		b, err := os.ReadFile(filepath.Join(src, f))
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(prefix, f), b, 0o644); err != nil {
+			return err
+		}
+	}
+	cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund", "--loglevel=error")
+	cmd.Dir = prefix
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return &installError{string(out), err}
+	}
+	return nil
+}
+
+type installError struct {
+	out string
+	err error
+}
+
+func (e *installError) Error() string { return "npm ci in .cache/npm: " + e.err.Error() + "\n" + e.out }

@@ -1,0 +1,192 @@
+// Package testenv is the harness of the end-to-end tests: it builds the real
+// plexus binary once per test process, runs a daemon on a temporary home,
+// runs CLI commands against it, and provides real MCP servers installed
+// from the npm registry.
+package testenv
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/plexus-mcp/plexus/internal/client"
+)
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// RepoRoot returns the module's root directory.
+func RepoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}
+
+// Binary builds cmd/plexus once per test process and returns its path.
+func Binary(t testing.TB) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "plexus-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "plexus")
+		cmd := exec.Command("go", "build", "-o", binPath, "./cmd/plexus")
+		cmd.Dir = RepoRoot()
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			buildErr = errors.New("go build: " + err.Error() + "\n" + string(out))
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binPath
+}
+
+// Env is one temporary Plexus home with, optionally, a daemon running on it.
+type Env struct {
+	t      testing.TB
+	Home   string
+	Bin    string
+	// ExtraEnv is added to the environment of the daemon and every command.
+	ExtraEnv []string
+
+	daemon    *exec.Cmd
+	daemonOut *bytes.Buffer
+	waitErr   chan error
+}
+
+// New returns an Env with a fresh home. The home's parent is private, so the
+// daemon creates the home itself, as on a fresh machine.
+func New(t testing.TB) *Env {
+	t.Helper()
+	return &Env{t: t, Home: filepath.Join(t.TempDir(), "plexus-home"), Bin: Binary(t)}
+}
+
+func (e *Env) environ() []string {
+	env := append(os.Environ(), "PLEXUS_HOME="+e.Home)
+	return append(env, e.ExtraEnv...)
+}
+
+// StartDaemon starts `plexus daemon` and waits until its API answers. The
+// daemon is stopped (SIGTERM, then waited for) when the test ends.
+func (e *Env) StartDaemon() {
+	e.t.Helper()
+	cmd := exec.Command(e.Bin, "daemon")
+	cmd.Env = e.environ()
+	e.daemonOut = &bytes.Buffer{}
+	cmd.Stdout = e.daemonOut
+	cmd.Stderr = e.daemonOut
+	if err := cmd.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	e.daemon = cmd
+	e.waitErr = make(chan error, 1)
+	go func() { e.waitErr <- cmd.Wait() }()
+	e.t.Cleanup(e.StopDaemon)
+	e.WaitReady(15 * time.Second)
+}
+
+// WaitReady polls the API until it answers.
+func (e *Env) WaitReady(d time.Duration) {
+	e.t.Helper()
+	c := client.New(e.Home)
+	deadline := time.Now().Add(d)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		_, err := c.Status(ctx)
+		cancel()
+		if err == nil {
+			return
+		}
+		select {
+		case werr := <-e.waitErr:
+			e.t.Fatalf("daemon exited: %v\n%s", werr, e.daemonOut)
+		default:
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("daemon not ready after %s: %v\n%s", d, err, e.daemonOut)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// DaemonPID returns the running daemon's pid.
+func (e *Env) DaemonPID() int { return e.daemon.Process.Pid }
+
+// DaemonOutput returns what the daemon printed so far.
+func (e *Env) DaemonOutput() string { return e.daemonOut.String() }
+
+// StopDaemon sends SIGTERM and waits for the daemon to exit.
+func (e *Env) StopDaemon() {
+	if e.daemon == nil {
+		return
+	}
+	e.daemon.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-e.waitErr:
+	case <-time.After(20 * time.Second):
+		e.daemon.Process.Kill()
+		<-e.waitErr
+		e.t.Errorf("daemon did not stop within 20s of SIGTERM\n%s", e.daemonOut)
+	}
+	e.daemon = nil
+}
+
+// KillDaemon sends SIGKILL and waits for the daemon to be gone.
+func (e *Env) KillDaemon() {
+	e.daemon.Process.Kill()
+	<-e.waitErr
+	e.daemon = nil
+}
+
+// Result is what a CLI command did.
+type Result struct {
+	Stdout, Stderr string
+	Code           int
+}
+
+// Run runs `plexus args...` with stdin and returns its output and exit code.
+func (e *Env) Run(stdin string, args ...string) Result {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, e.Bin, args...)
+	cmd.Env = e.environ()
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	res := Result{Stdout: out.String(), Stderr: errb.String()}
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		res.Code = ee.ExitCode()
+	case err != nil:
+		e.t.Fatalf("running plexus %v: %v", args, err)
+	}
+	return res
+}
+
+// MustRun runs a command and fails the test unless it exits 0.
+func (e *Env) MustRun(args ...string) string {
+	e.t.Helper()
+	r := e.Run("", args...)
+	if r.Code != 0 {
+		e.t.Fatalf("plexus %s: exit %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), r.Code, r.Stdout, r.Stderr)
+	}
+	return r.Stdout
+}

@@ -1,0 +1,190 @@
+package upstream
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// CallTool calls a tool once. args is the JSON object of arguments (empty
+// means {}). ctx bounds the call; when it is cancelled the SDK sends
+// notifications/cancelled upstream and the error stays errors.Is
+// context.Canceled / DeadlineExceeded. A connection lost meanwhile gives an
+// error wrapping ErrTransportLost. Never retried.
+func (c *Conn) CallTool(ctx context.Context, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
+	if err := c.usable(); err != nil {
+		return nil, err
+	}
+	params := &mcp.CallToolParams{Name: name}
+	if t := bytes.TrimSpace(args); len(t) > 0 {
+		if t[0] != '{' || !json.Valid(t) {
+			return nil, fmt.Errorf("server %q: calling tool %q: arguments are not a JSON object", c.name, name)
+		}
+		params.Arguments = json.RawMessage(t)
+	}
+	res, err := c.session.CallTool(ctx, params)
+	if err != nil {
+		return nil, fmt.Errorf("server %q: calling tool %q: %w", c.name, name, c.callError(ctx, err))
+	}
+	return res, nil
+}
+
+// ReadResource reads one resource.
+func (c *Conn) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceResult, error) {
+	if err := c.usable(); err != nil {
+		return nil, err
+	}
+	res, err := c.session.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+	if err != nil {
+		return nil, fmt.Errorf("server %q: reading resource %q: %w", c.name, clip(uri, 200), c.callError(ctx, err))
+	}
+	return res, nil
+}
+
+// GetPrompt renders one prompt.
+func (c *Conn) GetPrompt(ctx context.Context, name string, args map[string]string) (*mcp.GetPromptResult, error) {
+	if err := c.usable(); err != nil {
+		return nil, err
+	}
+	res, err := c.session.GetPrompt(ctx, &mcp.GetPromptParams{Name: name, Arguments: args})
+	if err != nil {
+		return nil, fmt.Errorf("server %q: getting prompt %q: %w", c.name, name, c.callError(ctx, err))
+	}
+	return res, nil
+}
+
+// Ping checks that the server answers, for health probes.
+func (c *Conn) Ping(ctx context.Context) error {
+	if err := c.usable(); err != nil {
+		return err
+	}
+	if err := c.session.Ping(ctx, nil); err != nil {
+		return fmt.Errorf("server %q: ping: %w", c.name, c.callError(ctx, err))
+	}
+	return nil
+}
+
+// callError sorts a failed request into one of three outcomes:
+//   - the caller's ctx ended: returned as is (errors.Is context.Canceled or
+//     DeadlineExceeded still holds);
+//   - the server answered with a JSON-RPC error: a known outcome;
+//   - anything else means no answer will come: the request may or may not
+//     have been acted on, so it wraps ErrTransportLost (R-SES-5).
+//
+// The message is redacted; the chain is kept.
+func (c *Conn) callError(ctx context.Context, err error) error {
+	if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
+		return err
+	}
+	err = c.redact.Error(err)
+	if serverAnswered(err) {
+		return err
+	}
+	return &lostError{err: err}
+}
+
+// sdkLocalCodes are the codes of the SDK's own jsonrpc.Error sentinels, which
+// wrap transport failures (a POST whose response was cut off is "rejected by
+// transport") rather than carry an answer from the server.
+var sdkLocalCodes = map[int64]bool{
+	-32003: true, // client is closing
+	-32004: true, // server is closing
+	-32005: true, // rejected by transport
+}
+
+// serverAnswered reports whether err carries a JSON-RPC error that the server
+// sent, which means the request was answered: a known outcome.
+func serverAnswered(err error) bool {
+	switch e := err.(type) {
+	case nil:
+		return false
+	case *jsonrpc.Error:
+		if !sdkLocalCodes[e.Code] {
+			return true
+		}
+	}
+	switch u := err.(type) {
+	case interface{ Unwrap() error }:
+		return serverAnswered(u.Unwrap())
+	case interface{ Unwrap() []error }:
+		return slices.ContainsFunc(u.Unwrap(), serverAnswered)
+	}
+	return false
+}
+
+// lostError is a request whose answer will never come.
+type lostError struct{ err error }
+
+func (e *lostError) Error() string   { return ErrTransportLost.Error() + ": " + e.err.Error() }
+func (e *lostError) Unwrap() []error { return []error{ErrTransportLost, e.err} }
+
+// notifier passes list_changed notifications to the host without blocking
+// the SDK's message handling: posts are coalesced per kind and delivered on
+// one goroutine, in order.
+type notifier struct {
+	fn   func(kind string)
+	wake chan struct{}
+	quit chan struct{}
+	done chan struct{}
+
+	mu      sync.Mutex
+	pending []string // guarded by mu; kinds posted and not yet delivered
+}
+
+func newNotifier(fn func(string)) *notifier {
+	n := &notifier{fn: fn, wake: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
+	if fn == nil {
+		close(n.done)
+		return n
+	}
+	go n.run()
+	return n
+}
+
+func (n *notifier) post(kind string) {
+	if n.fn == nil {
+		return
+	}
+	n.mu.Lock()
+	if !slices.Contains(n.pending, kind) {
+		n.pending = append(n.pending, kind)
+	}
+	n.mu.Unlock()
+	select {
+	case n.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (n *notifier) run() {
+	defer close(n.done)
+	for {
+		select {
+		case <-n.quit:
+			return
+		case <-n.wake:
+		}
+		n.mu.Lock()
+		kinds := n.pending
+		n.pending = nil
+		n.mu.Unlock()
+		for _, k := range kinds {
+			n.fn(k)
+		}
+	}
+}
+
+// stop ends delivery and waits for a callback in progress.
+func (n *notifier) stop() {
+	if n.fn != nil {
+		close(n.quit)
+	}
+	<-n.done
+}

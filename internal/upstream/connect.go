@@ -1,0 +1,229 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Phases of Connect, as named in a ConnectError.
+const (
+	PhaseStart     = "start"
+	PhaseHandshake = "handshake"
+)
+
+// ConnectError is why Connect failed: the phase ("start", "handshake",
+// "listing tools", ...), the cause, and for stdio the last stderr lines.
+type ConnectError struct {
+	Server string
+	Phase  string
+	Err    error
+	Stderr []string // last few stderr lines, redacted; nil for remote servers
+}
+
+func (e *ConnectError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "server %q: %s: %v", e.Server, e.Phase, e.Err)
+	if len(e.Stderr) > 0 {
+		fmt.Fprintf(&b, " (stderr: %q)", strings.Join(e.Stderr, " | "))
+	}
+	return b.String()
+}
+
+func (e *ConnectError) Unwrap() error { return e.Err }
+
+// stderrTail is how many stderr lines a ConnectError carries.
+const stderrTail = 5
+
+// Connect starts or reaches the server, negotiates the protocol and lists what
+// it offers. All of it is bounded by s.StartupTimeout (R-RUN-4); on failure
+// everything started is torn down and the error is a *ConnectError.
+func Connect(ctx context.Context, s Spec) (*Conn, error) {
+	s = withDefaults(s)
+	ctx, cancel := context.WithTimeout(ctx, s.StartupTimeout)
+	defer cancel()
+
+	c := &Conn{
+		name:    s.Name,
+		log:     s.Logger,
+		grace:   s.StopGrace,
+		notify:  newNotifier(s.OnListChanged),
+		done:    make(chan struct{}),
+		stopped: make(chan struct{}),
+	}
+	var err error
+	switch s.Type {
+	case "stdio":
+		err = c.startStdio(ctx, s)
+	case "http", "sse":
+		err = c.startRemote(ctx, s)
+	default:
+		err = &ConnectError{Server: s.Name, Phase: PhaseStart, Err: fmt.Errorf("unknown server type %q", s.Type)}
+	}
+	if err == nil {
+		var phase string
+		phase, err = c.refresh(ctx)
+		if err != nil {
+			err = c.connectError(ctx, phase, err, s.StartupTimeout)
+		}
+	}
+	if err != nil {
+		c.end(err)
+		<-c.stopped
+		if ce := (*ConnectError)(nil); errors.As(err, &ce) && c.stderr != nil {
+			ce.Stderr = c.stderr.last(stderrTail)
+		}
+		return nil, err
+	}
+	d := c.Discovery()
+	c.log.Info("server connected", "protocol", c.ProtocolVersion(), "pid", c.PID(), "tools", len(d.Tools),
+		"resources", len(d.Resources), "templates", len(d.ResourceTemplates), "prompts", len(d.Prompts))
+	return c, nil
+}
+
+func withDefaults(s Spec) Spec {
+	if s.StartupTimeout <= 0 {
+		s.StartupTimeout = DefaultStartupTimeout
+	}
+	if s.DiscoverTimeout <= 0 {
+		s.DiscoverTimeout = DefaultDiscoverTimeout
+	}
+	if s.StopGrace <= 0 {
+		s.StopGrace = DefaultStopGrace
+	}
+	if s.Logger == nil {
+		s.Logger = slog.New(slog.DiscardHandler)
+	}
+	s.Logger = s.Logger.With("server", s.Name)
+	if s.ClientInfo == nil {
+		s.ClientInfo = &mcp.Implementation{Name: "plexus"}
+	}
+	return s
+}
+
+// startStdio starts the process and shakes hands over its pipes.
+func (c *Conn) startStdio(ctx context.Context, s Spec) error {
+	c.redact = newRedactor(s.Secrets)
+	c.stderr = &lineRing{}
+	proc, p, err := startProcess(s, c.stderr, c.redact, c.log)
+	if err != nil {
+		return &ConnectError{Server: s.Name, Phase: PhaseStart, Err: c.redact.Error(err)}
+	}
+	c.proc = proc
+	c.stdio = newStdioConn(p, s.DiscoverTimeout, func(line []byte) {
+		l := cutLine(c.redact.String(strings.TrimSpace(string(line))))
+		c.stderr.add("stdout: " + l)
+		c.log.Warn("server wrote a non-JSON-RPC line to stdout", "line", l)
+	})
+	c.raw = c.stdio
+	// Only now that the Conn is whole may an exit start its teardown.
+	proc.watch(func(e *ExitError) {
+		c.log.Info("server process exited", "code", e.Code, "signal", e.Signal)
+		c.end(e)
+	})
+	return c.handshake(ctx, s, connTransport{c.stdio})
+}
+
+// startRemote reaches an http or sse server.
+func (c *Conn) startRemote(ctx context.Context, s Spec) error {
+	sanitized := SanitizeURL(s.URL)
+	u, err := url.Parse(s.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return &ConnectError{Server: s.Name, Phase: PhaseStart, Err: fmt.Errorf("invalid URL %s", sanitized)}
+	}
+	secrets := append([]string(nil), s.Secrets...)
+	for _, vs := range s.Headers {
+		for _, v := range vs {
+			secrets = append(secrets, v)
+			if _, token, ok := strings.Cut(v, " "); ok {
+				secrets = append(secrets, token) // the token of "Bearer <token>"
+			}
+		}
+	}
+	if pw, ok := u.User.Password(); ok {
+		secrets = append(secrets, pw)
+	}
+	// Error texts quote the URL (net/http does); swap in the sanitized one.
+	c.redact = newRedactor(secrets, s.URL, sanitized, u.String(), sanitized, u.Redacted(), sanitized)
+
+	hc, ht, release := remoteHTTPClient(s, u)
+	life, cancelLife := context.WithCancel(context.WithoutCancel(ctx))
+	c.release = func() { cancelLife(); release() }
+	kt := &keepTransport{inner: remoteTransport(s, hc), life: life, cancel: cancelLife}
+	c.explain = func(err error) error { return ht.connectError(err, sanitized) }
+	err = c.handshake(ctx, s, kt)
+	c.raw = kt.conn
+	return err
+}
+
+// connTransport hands an existing connection to the SDK.
+type connTransport struct{ conn mcp.Connection }
+
+func (t connTransport) Connect(context.Context) (mcp.Connection, error) { return t.conn, nil }
+
+// handshake runs the SDK's connect: server/discover, else initialize.
+func (c *Conn) handshake(ctx context.Context, s Spec, t mcp.Transport) error {
+	client := mcp.NewClient(s.ClientInfo, &mcp.ClientOptions{
+		Logger: s.Logger,
+		// Plexus offers no roots, sampling or elicitation of its own here.
+		Capabilities:               &mcp.ClientCapabilities{},
+		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { c.notify.post("tools") },
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { c.notify.post("resources") },
+		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { c.notify.post("prompts") },
+	})
+	cs, err := client.Connect(ctx, t, nil)
+	if err != nil {
+		if c.explain != nil {
+			err = c.explain(err)
+		}
+		return c.connectError(ctx, PhaseHandshake, err, s.StartupTimeout)
+	}
+	c.mu.Lock()
+	c.session = cs
+	c.mu.Unlock()
+	c.watchers.Add(1)
+	go c.watchSession(cs)
+	return nil
+}
+
+// watchSession ends the Conn when the session's stream ends.
+func (c *Conn) watchSession(cs *mcp.ClientSession) {
+	defer c.watchers.Done()
+	err := cs.Wait()
+	if c.proc != nil {
+		// Stdout usually closes a moment before the exit is seen; prefer
+		// the exit status as the reason.
+		if c.proc.waitExited(500 * time.Millisecond) {
+			c.end(c.proc.exitErr)
+			return
+		}
+	}
+	if err == nil {
+		err = errors.New("server closed the connection")
+	}
+	if c.explain != nil {
+		err = c.explain(err) // e.g. a 401 once a token has expired
+	}
+	c.end(c.redact.Error(err))
+}
+
+// connectError wraps err as a ConnectError for phase, naming a timeout as
+// such and a process exit as the cause.
+func (c *Conn) connectError(ctx context.Context, phase string, err error, timeout time.Duration) error {
+	if ce := (*ConnectError)(nil); errors.As(err, &ce) {
+		return err
+	}
+	err = c.redact.Error(err)
+	if c.proc != nil && c.proc.waitExited(200*time.Millisecond) {
+		err = fmt.Errorf("%w: %w", c.proc.exitErr, err)
+	} else if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		err = fmt.Errorf("startup timeout (%s) exceeded: %w", timeout, err)
+	}
+	return &ConnectError{Server: c.name, Phase: phase, Err: err}
+}

@@ -1,0 +1,118 @@
+package upstream
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// maxPages bounds one listing: a server that pages forever is broken.
+const maxPages = 1000
+
+// Refresh lists everything the server offers again, following pagination to
+// the end, and makes it the new Discovery. Only the kinds whose capability the
+// server advertises are listed.
+func (c *Conn) Refresh(ctx context.Context) (Discovery, error) {
+	if err := c.usable(); err != nil {
+		return Discovery{}, err
+	}
+	if phase, err := c.refresh(ctx); err != nil {
+		return Discovery{}, fmt.Errorf("server %q: %s: %w", c.name, phase, c.callError(ctx, err))
+	}
+	return c.Discovery(), nil
+}
+
+// refresh does the listing; on failure it says which phase failed.
+func (c *Conn) refresh(ctx context.Context) (phase string, err error) {
+	c.refreshMu.Lock()
+	defer c.refreshMu.Unlock()
+	cs, caps := c.session, c.Capabilities()
+	var d Discovery
+	if caps.Tools != nil {
+		d.Tools, err = listAll(ctx, func(cursor string) ([]*mcp.Tool, string, error) {
+			r, err := cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
+			if err != nil {
+				return nil, "", err
+			}
+			return r.Tools, r.NextCursor, nil
+		})
+		if err != nil {
+			return "listing tools", err
+		}
+	}
+	if caps.Resources != nil {
+		d.Resources, err = listAll(ctx, func(cursor string) ([]*mcp.Resource, string, error) {
+			r, err := cs.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cursor})
+			if err != nil {
+				return nil, "", err
+			}
+			return r.Resources, r.NextCursor, nil
+		})
+		if err != nil {
+			return "listing resources", err
+		}
+		d.ResourceTemplates, err = listAll(ctx, func(cursor string) ([]*mcp.ResourceTemplate, string, error) {
+			r, err := cs.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Cursor: cursor})
+			if err != nil {
+				return nil, "", err
+			}
+			return r.ResourceTemplates, r.NextCursor, nil
+		})
+		if err != nil {
+			return "listing resource templates", err
+		}
+	}
+	if caps.Prompts != nil {
+		d.Prompts, err = listAll(ctx, func(cursor string) ([]*mcp.Prompt, string, error) {
+			r, err := cs.ListPrompts(ctx, &mcp.ListPromptsParams{Cursor: cursor})
+			if err != nil {
+				return nil, "", err
+			}
+			return r.Prompts, r.NextCursor, nil
+		})
+		if err != nil {
+			return "listing prompts", err
+		}
+	}
+	c.mu.Lock()
+	c.disc = d
+	c.mu.Unlock()
+	return "", nil
+}
+
+// listAll fetches pages until the server returns no cursor. It is our own loop
+// rather than the SDK's iterators so that a server repeating a cursor (which
+// would loop forever) or paging without end is an error.
+func listAll[T any](ctx context.Context, page func(cursor string) ([]T, string, error)) ([]T, error) {
+	var all []T
+	seen := map[string]bool{}
+	cursor := ""
+	for range maxPages {
+		items, next, err := page(cursor)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, items...)
+		if next == "" {
+			return all, nil
+		}
+		if seen[next] {
+			return nil, fmt.Errorf("server repeated pagination cursor %q", clip(next, 64))
+		}
+		seen[next] = true
+		cursor = next
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return nil, fmt.Errorf("server returned more than %d pages", maxPages)
+}
+
+// clip bounds a string from the server before it goes into an error.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}

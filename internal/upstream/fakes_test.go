@@ -1,0 +1,230 @@
+package upstream
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/goleak"
+	"golang.org/x/sys/unix"
+)
+
+// The test binary doubles as every process the tests need: re-executed with
+// shimArg it is the lifeline shim, with fakeEnv it is a fake server, with
+// daemonEnv it is a daemon that the test kills.
+const (
+	shimArg   = "-plexus-upstream-shim"
+	fakeEnv   = "PLEXUS_UPSTREAM_FAKE"
+	daemonEnv = "PLEXUS_UPSTREAM_DAEMON"
+)
+
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == shimArg {
+		os.Exit(ShimMain(os.Args[2:]))
+	}
+	switch mode := os.Getenv(fakeEnv); mode {
+	case "":
+	case "sdk":
+		os.Exit(runSDKFake())
+	case "raw":
+		os.Exit(runRawFake())
+	case "exit-early":
+		fmt.Fprintf(os.Stderr, "fatal: cannot use token %s\n", os.Getenv("FAKE_SECRET"))
+		os.Exit(2)
+	case "hang":
+		signal.Ignore(syscall.SIGTERM)
+		select {}
+	default:
+		fmt.Fprintf(os.Stderr, "unknown fake mode %q\n", mode)
+		os.Exit(1)
+	}
+	if os.Getenv(daemonEnv) != "" {
+		os.Exit(runDaemon())
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// serverInfo is what the fake's "info" tool returns.
+type serverInfo struct {
+	PID        int `json:"pid"`
+	PGID       int `json:"pgid"`
+	Grandchild int `json:"grandchild"`
+}
+
+// runSDKFake is an SDK server on stdio with small pages. FAKE_* variables add
+// misbehaviour: a stdout banner, a grandchild holding stdout, deafness to
+// SIGTERM and to the end of stdin.
+func runSDKFake() int {
+	if os.Getenv("FAKE_GARBAGE") != "" {
+		fmt.Println("Welcome to fake server! (not JSON-RPC)")
+	}
+	fmt.Fprintf(os.Stderr, "starting with token %s\n", os.Getenv("FAKE_SECRET"))
+	fmt.Fprintf(os.Stderr, "long line %s\n", strings.Repeat("x", 10000))
+	info := serverInfo{PID: os.Getpid(), PGID: unix.Getpgrp()}
+	if os.Getenv("FAKE_GRANDCHILD") != "" {
+		gc := exec.Command("sleep", "1000")
+		gc.Stdout = os.Stdout // holds the MCP stream open
+		if err := gc.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		info.Grandchild = gc.Process.Pid
+	}
+	stubborn := os.Getenv("FAKE_STUBBORN") != ""
+	if stubborn {
+		signal.Ignore(syscall.SIGTERM)
+	}
+
+	s := mcp.NewServer(&mcp.Implementation{Name: "fake", Version: "1.0"}, &mcp.ServerOptions{PageSize: 2})
+	obj := map[string]any{"type": "object"}
+	text := func(s string) *mcp.CallToolResult {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+	}
+	s.AddTool(&mcp.Tool{Name: "echo", InputSchema: obj}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return text(string(req.Params.Arguments)), nil
+	})
+	s.AddTool(&mcp.Tool{Name: "info", InputSchema: obj}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		b, _ := json.Marshal(info)
+		return text(string(b)), nil
+	})
+	s.AddTool(&mcp.Tool{Name: "env", InputSchema: obj}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return text(strings.Join(os.Environ(), "\n")), nil
+	})
+	s.AddTool(&mcp.Tool{Name: "crash", InputSchema: obj}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		os.Exit(3)
+		return nil, nil
+	})
+	s.AddTool(&mcp.Tool{Name: "slow", InputSchema: obj}, func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		fmt.Fprintln(os.Stderr, "slow started")
+		<-ctx.Done()
+		fmt.Fprintln(os.Stderr, "slow cancelled")
+		return nil, ctx.Err()
+	})
+	s.AddTool(&mcp.Tool{Name: "add_tool", InputSchema: obj}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		s.AddTool(&mcp.Tool{Name: "added", InputSchema: obj}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return text("added"), nil
+		})
+		return text("ok"), nil
+	})
+	for i := range 3 {
+		s.AddTool(&mcp.Tool{Name: fmt.Sprintf("filler%d", i), InputSchema: obj}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return text("filler"), nil
+		})
+	}
+	for i := range 3 {
+		uri := fmt.Sprintf("fake://doc/%d", i)
+		s.AddResource(&mcp.Resource{URI: uri, Name: fmt.Sprintf("doc%d", i)}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, Text: "content of " + uri}}}, nil
+		})
+	}
+	s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "fake://item/{id}", Name: "item"}, func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: "item"}}}, nil
+	})
+	s.AddPrompt(&mcp.Prompt{Name: "greet", Arguments: []*mcp.PromptArgument{{Name: "who"}}}, func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "hello " + req.Params.Arguments["who"]}}}}, nil
+	})
+	err := s.Run(context.Background(), &mcp.StdioTransport{})
+	fmt.Fprintf(os.Stderr, "server stopped: %v\n", err)
+	if stubborn {
+		select {}
+	}
+	return 0
+}
+
+// runRawFake speaks NDJSON by hand, as a server of protocol 2025-06-18 that
+// ignores methods it does not know (server/discover among them) instead of
+// answering with an error. FAKE_REPEAT_CURSOR makes tools/list page forever.
+func runRawFake() int {
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(make([]byte, 1<<20), 1<<20)
+	out := json.NewEncoder(os.Stdout)
+	reply := func(id json.RawMessage, result any) {
+		out.Encode(map[string]any{"jsonrpc": "2.0", "id": id, "result": result})
+	}
+	tool := func(name string) map[string]any {
+		return map[string]any{"name": name, "inputSchema": map[string]any{"type": "object"}}
+	}
+	for in.Scan() {
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Name      string          `json:"name"`
+				Cursor    string          `json:"cursor"`
+				Arguments json.RawMessage `json:"arguments"`
+			} `json:"params"`
+		}
+		if err := json.Unmarshal(in.Bytes(), &msg); err != nil {
+			fmt.Fprintf(os.Stderr, "bad message: %v\n", err)
+			continue
+		}
+		fmt.Fprintf(os.Stderr, "got %s\n", msg.Method)
+		if msg.ID == nil {
+			continue
+		}
+		switch msg.Method {
+		case "initialize":
+			reply(msg.ID, map[string]any{
+				"protocolVersion": "2025-06-18",
+				"capabilities":    map[string]any{"tools": map[string]any{}},
+				"serverInfo":      map[string]any{"name": "raw", "version": "0.1"},
+			})
+		case "tools/list":
+			switch {
+			case os.Getenv("FAKE_REPEAT_CURSOR") != "":
+				reply(msg.ID, map[string]any{"tools": []any{tool("loop")}, "nextCursor": "again"})
+			case msg.Params.Cursor == "":
+				reply(msg.ID, map[string]any{"tools": []any{tool("a"), tool("b")}, "nextCursor": "page2"})
+			default:
+				reply(msg.ID, map[string]any{"tools": []any{tool("c")}})
+			}
+		case "tools/call":
+			reply(msg.ID, map[string]any{"content": []any{map[string]any{"type": "text", "text": string(msg.Params.Arguments)}}})
+			if msg.Params.Name == "deaf" {
+				select {} // stop reading stdin, so that the pipe fills up
+			}
+		case "ping":
+			reply(msg.ID, map[string]any{})
+		}
+		// Anything else, server/discover included, gets no answer at all.
+	}
+	return 0
+}
+
+// runDaemon connects to a fake server through the shim, prints the server's
+// info, and waits to be killed.
+func runDaemon() int {
+	exe, err := os.Executable()
+	if err != nil {
+		return 1
+	}
+	ctx := context.Background()
+	c, err := Connect(ctx, Spec{
+		Name: "victim",
+		Type: "stdio",
+		Argv: []string{exe},
+		Env:  map[string]string{fakeEnv: "sdk", "FAKE_GRANDCHILD": "1"},
+		Shim: []string{exe, shimArg},
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	res, err := c.CallTool(ctx, "info", nil)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Println(res.Content[0].(*mcp.TextContent).Text)
+	time.Sleep(time.Hour)
+	return 0
+}

@@ -1,0 +1,131 @@
+package upstream
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// CommandNotFoundError says that argv[0] was found in none of the PATH
+// directories (R-RUN-5).
+type CommandNotFoundError struct {
+	Command  string
+	Searched []string // the directories, in search order
+}
+
+func (e *CommandNotFoundError) Error() string {
+	return fmt.Sprintf("command %q not found in PATH (searched %s)", e.Command, strings.Join(e.Searched, ":"))
+}
+
+// searchDirs is where commands are looked up, and the PATH the server gets:
+// the daemon's PATH, then the user's login-shell PATH. A daemon started by a
+// service manager has a thin PATH, while `npx` and friends live where the
+// user's shell profile put them (and need that PATH to find `node` in turn).
+// Relative entries are dropped: they would depend on the working directory.
+func searchDirs() []string {
+	return absDirs(os.Getenv("PATH") + string(filepath.ListSeparator) + loginShellPATH())
+}
+
+// absDirs splits a PATH list into its absolute directories, without repeats.
+func absDirs(list string) []string {
+	var dirs []string
+	for _, d := range filepath.SplitList(list) {
+		if d = filepath.Clean(d); filepath.IsAbs(d) && !slices.Contains(dirs, d) {
+			dirs = append(dirs, d)
+		}
+	}
+	return dirs
+}
+
+// resolveCommand finds the executable for argv[0]. A name with a slash is
+// used as is (relative to dir); a bare name is searched in dirs.
+func resolveCommand(name, dir string, dirs []string) (string, error) {
+	if strings.Contains(name, "/") {
+		path := name
+		if !filepath.IsAbs(path) && dir != "" {
+			path = filepath.Join(dir, path)
+		}
+		if err := checkExecutable(path); err != nil {
+			return "", fmt.Errorf("command %q: %w", name, err)
+		}
+		return path, nil
+	}
+	for _, d := range dirs {
+		path := filepath.Join(d, name)
+		if checkExecutable(path) == nil {
+			return path, nil
+		}
+	}
+	return "", &CommandNotFoundError{Command: name, Searched: dirs}
+}
+
+func checkExecutable(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if fi.IsDir() {
+		return fmt.Errorf("%s is a directory", path)
+	}
+	if err := unix.Access(path, unix.X_OK); err != nil {
+		return fmt.Errorf("%s is not executable", path)
+	}
+	return nil
+}
+
+// childEnv is the server's whole environment: HOME and TMPDIR from the
+// daemon, PATH as searched, and the configured values on top (R-RUN-1).
+func childEnv(extra map[string]string, dirs []string) []string {
+	env := map[string]string{"PATH": strings.Join(dirs, string(filepath.ListSeparator))}
+	for _, k := range []string{"HOME", "TMPDIR"} {
+		if v, ok := os.LookupEnv(k); ok {
+			env[k] = v
+		}
+	}
+	maps.Copy(env, extra)
+	out := make([]string, 0, len(env))
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		out = append(out, k+"="+env[k])
+	}
+	return out
+}
+
+// loginShellPATH is the PATH of the user's login shell, asked once per daemon
+// (it is slow, and it does not change under a running daemon), or "" if that
+// fails within 2 seconds.
+var loginShellPATH = sync.OnceValue(func() string {
+	shell := os.Getenv("SHELL")
+	if shell == "" || !filepath.IsAbs(shell) {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	// A marker, because profile scripts may print their own chatter.
+	const marker = "__PLEXUS_PATH__="
+	cmd := exec.CommandContext(ctx, shell, "-lc", `printf '\n`+marker+`%s\n' "$PATH"`)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Whatever the profile started goes down with the shell.
+	cmd.Cancel = func() error { return unix.Kill(-cmd.Process.Pid, unix.SIGKILL) }
+	cmd.WaitDelay = 500 * time.Millisecond
+	out, err := cmd.Output()
+	if err != nil {
+		return ""
+	}
+	i := bytes.LastIndex(out, []byte(marker))
+	if i < 0 {
+		return ""
+	}
+	line, _, _ := bytes.Cut(out[i+len(marker):], []byte("\n"))
+	return string(line)
+})

@@ -1,0 +1,170 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// SanitizeURL returns raw fit for logs and status: no userinfo, no fragment,
+// and every query value replaced by "REDACTED" (keys stay, they help people
+// recognise the URL). An unparsable URL yields "<invalid URL>".
+func SanitizeURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Opaque != "" {
+		return "<invalid URL>"
+	}
+	u.User = nil
+	u.Fragment, u.RawFragment = "", ""
+	if u.RawQuery != "" || u.ForceQuery {
+		parts := strings.Split(u.RawQuery, "&")
+		for i, p := range parts {
+			if k, _, ok := strings.Cut(p, "="); ok {
+				parts[i] = k + "=REDACTED"
+			}
+		}
+		u.RawQuery = strings.Join(parts, "&")
+	}
+	return u.String()
+}
+
+// StatusError is a connect failure caused by an HTTP error status, such as 401
+// (the daemon then starts the OAuth flow) or 404 (a wrong URL).
+type StatusError struct {
+	StatusCode      int
+	URL             string // sanitized
+	WWWAuthenticate string // the server's challenge, if any (not a secret)
+}
+
+func (e *StatusError) Error() string {
+	return fmt.Sprintf("HTTP %d %s from %s", e.StatusCode, http.StatusText(e.StatusCode), e.URL)
+}
+
+// headerTransport adds the configured headers to each request to the server's
+// own origin, and remembers the last HTTP failure so that a failed connect
+// can say what went wrong.
+type headerTransport struct {
+	base    http.RoundTripper
+	headers http.Header
+	origin  *url.URL
+	// recordGET: whether a failed GET counts. For streamable HTTP it does not:
+	// the optional standalone event stream may be refused (405, or another
+	// 4xx from lenient servers) without harm.
+	recordGET bool
+
+	mu   sync.Mutex
+	last *StatusError // guarded by mu; last error status, reset by a success
+}
+
+func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	// Only to the configured origin: a redirect or an SSE message endpoint
+	// elsewhere must not receive the credentials.
+	if len(t.headers) > 0 && req.URL.Scheme == t.origin.Scheme && req.URL.Host == t.origin.Host {
+		req = req.Clone(req.Context())
+		for k, vs := range t.headers {
+			if _, set := req.Header[http.CanonicalHeaderKey(k)]; !set {
+				req.Header[http.CanonicalHeaderKey(k)] = vs
+			}
+		}
+	}
+	resp, err := t.base.RoundTrip(req)
+	if err != nil {
+		return resp, err
+	}
+	if req.Method == http.MethodGet && !t.recordGET {
+		return resp, nil
+	}
+	t.mu.Lock()
+	if resp.StatusCode >= 400 {
+		t.last = &StatusError{
+			StatusCode:      resp.StatusCode,
+			URL:             SanitizeURL(req.URL.String()),
+			WWWAuthenticate: resp.Header.Get("WWW-Authenticate"),
+		}
+	} else {
+		t.last = nil
+	}
+	t.mu.Unlock()
+	return resp, nil
+}
+
+// connectError turns a failed handshake into a clear error: the HTTP status,
+// or a refused connection, with the sanitized URL.
+func (t *headerTransport) connectError(err error, sanitized string) error {
+	t.mu.Lock()
+	last := t.last
+	t.mu.Unlock()
+	switch {
+	case last != nil && last.StatusCode >= 400 && last.StatusCode < 500:
+		return last
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return fmt.Errorf("connection refused by %s: %w", sanitized, err)
+	case last != nil:
+		return fmt.Errorf("%w: %w", last, err)
+	}
+	return err
+}
+
+// remoteHTTPClient returns a client for the server: a copy of s.HTTPClient
+// (never modified) or a fresh one, with headerTransport in front. release
+// frees the idle connections of a transport made here.
+func remoteHTTPClient(s Spec, origin *url.URL) (hc *http.Client, ht *headerTransport, release func()) {
+	release = func() {}
+	var c http.Client
+	if s.HTTPClient != nil {
+		c = *s.HTTPClient
+	}
+	base := c.Transport
+	if base == nil {
+		if s.HTTPClient == nil {
+			owned := http.DefaultTransport.(*http.Transport).Clone()
+			base, release = owned, owned.CloseIdleConnections
+		} else {
+			base = http.DefaultTransport
+		}
+	}
+	ht = &headerTransport{base: base, headers: s.Headers.Clone(), origin: origin, recordGET: s.Type == "sse"}
+	c.Transport = ht
+	return &c, ht, release
+}
+
+// remoteTransport builds the SDK transport for s.Type.
+func remoteTransport(s Spec, hc *http.Client) mcp.Transport {
+	if s.Type == "sse" {
+		return &mcp.SSEClientTransport{Endpoint: s.URL, HTTPClient: hc}
+	}
+	return &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: hc}
+}
+
+// keepTransport remembers the Connection the SDK gets, so that Close can break
+// it (failing calls in flight) before the session's graceful close, which
+// would otherwise wait for them. It also keeps the connection alive past the
+// startup context: the SSE transport ties its event stream to the context
+// given to Connect.
+type keepTransport struct {
+	inner  mcp.Transport
+	life   context.Context    // lives as long as the Conn
+	cancel context.CancelFunc // ends life
+	conn   mcp.Connection
+}
+
+func (t *keepTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	// Bound the connect itself by ctx, the stream after it by life.
+	stop := context.AfterFunc(ctx, t.cancel)
+	conn, err := t.inner.Connect(t.life)
+	if !stop() {
+		if conn != nil {
+			conn.Close()
+		}
+		return nil, ctx.Err()
+	}
+	t.conn = conn
+	return conn, err
+}

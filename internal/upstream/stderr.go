@@ -1,0 +1,157 @@
+package upstream
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"unicode/utf8"
+)
+
+// Bounds of the stderr ring (R-RUN-2).
+const (
+	ringLines   = 200
+	maxLineSize = 4 << 10
+)
+
+// lineRing keeps the last ringLines lines.
+type lineRing struct {
+	mu    sync.Mutex
+	lines [ringLines]string // guarded by mu
+	next  int               // guarded by mu; where the next line goes
+	count int               // guarded by mu
+}
+
+func (r *lineRing) add(line string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.lines[r.next] = line
+	r.next = (r.next + 1) % ringLines
+	r.count = min(r.count+1, ringLines)
+}
+
+// snapshot returns the lines, oldest first.
+func (r *lineRing) snapshot() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]string, 0, r.count)
+	for i := range r.count {
+		out = append(out, r.lines[(r.next-r.count+i+ringLines)%ringLines])
+	}
+	return out
+}
+
+// last returns at most n of the newest lines, oldest first.
+func (r *lineRing) last(n int) []string {
+	all := r.snapshot()
+	return all[max(0, len(all)-n):]
+}
+
+// readStderr copies the server's stderr into the ring and the log, line by
+// line, until EOF. It never lets stderr reach the MCP stream: it is a pipe of
+// its own.
+func readStderr(rd io.Reader, ring *lineRing, red *redactor, log *slog.Logger) {
+	// Room for a whole secret past the cut, so that redaction sees it before
+	// the line is cut (a cut secret would otherwise leak its prefix).
+	br := bufio.NewReaderSize(rd, maxLineSize+red.longest+1)
+	for {
+		frag, err := br.ReadSlice('\n')
+		if len(frag) > 0 {
+			line := red.String(strings.TrimRight(string(frag), "\r\n"))
+			if errors.Is(err, bufio.ErrBufferFull) {
+				discardLine(br)
+				err = nil
+			}
+			line = cutLine(line)
+			ring.add(line)
+			log.Info("server stderr", "line", line)
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// discardLine skips the rest of an over-long line.
+func discardLine(br *bufio.Reader) {
+	for {
+		_, err := br.ReadSlice('\n')
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return
+		}
+	}
+}
+
+// cutLine bounds a line to maxLineSize bytes of valid UTF-8.
+func cutLine(s string) string {
+	if len(s) > maxLineSize {
+		i := maxLineSize
+		for i > 0 && !utf8.RuneStart(s[i]) {
+			i--
+		}
+		s = s[:i] + " [cut]"
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
+}
+
+// redactor replaces secrets in text, and in remote mode the raw URL by its
+// sanitized form.
+type redactor struct {
+	r       *strings.Replacer
+	longest int // length of the longest secret
+}
+
+// redactedText is what a secret is replaced with.
+const redactedText = "[redacted]"
+
+// newRedactor builds a redactor for secrets and for extra old→new pairs.
+func newRedactor(secrets []string, extra ...string) *redactor {
+	type pair struct{ old, new string }
+	var pairs []pair
+	for i := 0; i+1 < len(extra); i += 2 {
+		if extra[i] != "" && extra[i] != extra[i+1] {
+			pairs = append(pairs, pair{extra[i], extra[i+1]})
+		}
+	}
+	longest := 0
+	for _, s := range secrets {
+		if s != "" {
+			pairs = append(pairs, pair{s, redactedText})
+			longest = max(longest, len(s))
+		}
+	}
+	// The Replacer tries olds in argument order at each position: the longest
+	// first, so a secret that contains another is replaced whole.
+	slices.SortStableFunc(pairs, func(a, b pair) int { return len(b.old) - len(a.old) })
+	var args []string
+	for _, p := range pairs {
+		args = append(args, p.old, p.new)
+	}
+	return &redactor{r: strings.NewReplacer(args...), longest: longest}
+}
+
+func (r *redactor) String(s string) string { return r.r.Replace(s) }
+
+// Error returns err with a redacted message; errors.Is and errors.As still see
+// the original chain (whose own messages are not redacted).
+func (r *redactor) Error(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	if red := r.String(msg); red != msg {
+		return &redactedError{msg: red, err: err}
+	}
+	return err
+}
+
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }

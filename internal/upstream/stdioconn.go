@@ -1,0 +1,290 @@
+package upstream
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// maxFrameSize bounds one message from a server, as the SDK's own stdio
+// transport does (mcp.DefaultMaxLineLength).
+const maxFrameSize = mcp.DefaultMaxLineLength
+
+// methodDiscover is the stateless probe of MCP 2026-07-28.
+const methodDiscover = "server/discover"
+
+// errStdoutClosed is the read error when the server closes its stdout.
+var errStdoutClosed = errors.New("server closed its stdout")
+
+// stdioConn is an mcp.Connection over a server's stdin and stdout:
+// newline-delimited JSON-RPC, as mcp.IOTransport speaks it, with two changes
+// that the SDK does not offer:
+//
+//   - A server/discover request that gets no answer within discoverTimeout is
+//     answered here with "method not found", so that the SDK falls back to
+//     initialize on the same connection. The SDK waits forever, and a server
+//     of an older protocol version may well ignore a method it does not know.
+//   - A stdout line that is not JSON-RPC (a banner, a stray log line) is
+//     reported through onGarbage and skipped instead of breaking the session.
+type stdioConn struct {
+	w  *os.File // server's stdin
+	r  *os.File // server's stdout
+	br *bufio.Reader
+
+	discoverTimeout time.Duration
+	onGarbage       func(line []byte)
+
+	writeMu sync.Mutex // serialises frames on w
+
+	incoming chan jsonrpc.Message // from the read loop
+	injected chan jsonrpc.Message // synthesized answers to expired probes
+	readDone chan struct{}        // closed when the read loop ends; readErr is set before
+	readErr  error
+
+	mu      sync.Mutex
+	probes  map[jsonrpc.ID]*time.Timer // guarded by mu; unanswered server/discover calls
+	expired map[jsonrpc.ID]bool        // guarded by mu; probes answered here, whose late answer is dropped
+
+	closeOnce sync.Once
+	closed    chan struct{}
+}
+
+func newStdioConn(p pipes, discoverTimeout time.Duration, onGarbage func([]byte)) *stdioConn {
+	c := &stdioConn{
+		w:               p.stdin,
+		r:               p.stdout,
+		br:              bufio.NewReaderSize(p.stdout, 64<<10),
+		discoverTimeout: discoverTimeout,
+		onGarbage:       onGarbage,
+		incoming:        make(chan jsonrpc.Message),
+		injected:        make(chan jsonrpc.Message, 4),
+		readDone:        make(chan struct{}),
+		probes:          map[jsonrpc.ID]*time.Timer{},
+		expired:         map[jsonrpc.ID]bool{},
+		closed:          make(chan struct{}),
+	}
+	go c.readLoop()
+	return c
+}
+
+func (c *stdioConn) SessionID() string { return "" }
+
+// Read implements mcp.Connection. The SDK reads from a single goroutine.
+func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case m := <-c.injected:
+		return m, nil
+	case m := <-c.incoming:
+		return m, nil
+	case <-c.readDone:
+		return nil, c.readErr
+	case <-c.closed:
+		return nil, mcp.ErrConnectionClosed
+	}
+}
+
+func (c *stdioConn) readLoop() {
+	var err error
+	defer func() {
+		c.readErr = err
+		close(c.readDone)
+	}()
+	for {
+		var line []byte
+		line, err = readFrame(c.br)
+		if msgs, ok := decodeFrame(line); ok {
+			for _, m := range msgs {
+				if !c.deliver(m) {
+					err = mcp.ErrConnectionClosed
+					return
+				}
+			}
+		} else if len(bytes.TrimSpace(line)) > 0 {
+			c.onGarbage(line)
+		}
+		if err != nil {
+			if errors.Is(err, os.ErrClosed) {
+				err = mcp.ErrConnectionClosed
+			} else if errors.Is(err, io.EOF) {
+				err = errStdoutClosed
+			}
+			return
+		}
+	}
+}
+
+// deliver hands m to Read, settling probes on the way.
+func (c *stdioConn) deliver(m jsonrpc.Message) bool {
+	if resp, ok := m.(*jsonrpc.Response); ok && resp.ID.IsValid() {
+		c.mu.Lock()
+		if c.expired[resp.ID] {
+			// Answered already (by us, after the timeout); the SDK has moved on.
+			delete(c.expired, resp.ID)
+			c.mu.Unlock()
+			return true
+		}
+		if t, ok := c.probes[resp.ID]; ok {
+			t.Stop()
+			delete(c.probes, resp.ID)
+		}
+		c.mu.Unlock()
+	}
+	select {
+	case c.incoming <- m:
+		return true
+	case <-c.closed:
+		return false
+	}
+}
+
+// readFrame reads one line of at most maxFrameSize bytes.
+func readFrame(br *bufio.Reader) ([]byte, error) {
+	var line []byte
+	for {
+		frag, err := br.ReadSlice('\n')
+		if len(line)+len(frag) > maxFrameSize {
+			return nil, fmt.Errorf("server sent a message larger than %d bytes", maxFrameSize)
+		}
+		line = append(line, frag...)
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return line, err
+		}
+	}
+}
+
+// decodeFrame decodes one line: a message, or a batch (an array) of them.
+func decodeFrame(line []byte) ([]jsonrpc.Message, bool) {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 {
+		return nil, false
+	}
+	if line[0] != '[' {
+		m, err := jsonrpc.DecodeMessage(line)
+		return []jsonrpc.Message{m}, err == nil
+	}
+	var raws []json.RawMessage
+	if err := json.Unmarshal(line, &raws); err != nil || len(raws) == 0 {
+		return nil, false
+	}
+	msgs := make([]jsonrpc.Message, 0, len(raws))
+	for _, raw := range raws {
+		m, err := jsonrpc.DecodeMessage(raw)
+		if err != nil {
+			return nil, false
+		}
+		msgs = append(msgs, m)
+	}
+	return msgs, true
+}
+
+// Write implements mcp.Connection. It honours ctx even when the server has
+// stopped reading its stdin and the pipe is full.
+func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	data, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return fmt.Errorf("encoding message: %w", err)
+	}
+	data = append(data, '\n')
+	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == methodDiscover && req.IsCall() {
+		c.armProbe(req.ID)
+	}
+
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	var (
+		deadlineMu sync.Mutex
+		finished   bool
+	)
+	stop := func() bool { return true }
+	if ctx.Done() != nil {
+		stop = context.AfterFunc(ctx, func() {
+			deadlineMu.Lock()
+			defer deadlineMu.Unlock()
+			if !finished {
+				c.w.SetWriteDeadline(time.Now())
+			}
+		})
+	}
+	n, err := c.w.Write(data)
+	if !stop() {
+		deadlineMu.Lock()
+		finished = true
+		c.w.SetWriteDeadline(time.Time{})
+		deadlineMu.Unlock()
+	}
+	if err == nil {
+		return nil
+	}
+	if n > 0 {
+		// Half a frame is on the wire: the stream cannot be trusted again.
+		c.Close()
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) && ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return fmt.Errorf("writing to server stdin: %w", err)
+}
+
+// armProbe starts the timer that answers an unanswered server/discover.
+func (c *stdioConn) armProbe(id jsonrpc.ID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.probes[id] = time.AfterFunc(c.discoverTimeout, func() {
+		c.mu.Lock()
+		_, pending := c.probes[id]
+		delete(c.probes, id)
+		if pending {
+			c.expired[id] = true
+		}
+		c.mu.Unlock()
+		if !pending {
+			return
+		}
+		// R-PROTO-1: "Over stdio it probes with server/discover and falls back
+		// to initialize on any other answer or timeout."
+		resp := &jsonrpc.Response{ID: id, Error: &jsonrpc.Error{
+			Code:    jsonrpc.CodeMethodNotFound,
+			Message: fmt.Sprintf("%s: no answer within %s", methodDiscover, c.discoverTimeout),
+		}}
+		select {
+		case c.injected <- resp:
+		case <-c.closed:
+		}
+	})
+}
+
+// closeInput closes the server's stdin: the polite way to ask it to exit.
+// It does not wait for writeMu: closing also unblocks a write stuck on a full
+// pipe.
+func (c *stdioConn) closeInput() {
+	c.w.Close()
+}
+
+// Close implements mcp.Connection: both pipes are closed and the read loop is
+// waited for.
+func (c *stdioConn) Close() error {
+	c.closeOnce.Do(func() {
+		close(c.closed)
+		c.w.Close()
+		c.r.Close()
+		c.mu.Lock()
+		for _, t := range c.probes {
+			t.Stop()
+		}
+		c.mu.Unlock()
+		<-c.readDone
+	})
+	return nil
+}
