@@ -1,6 +1,12 @@
 package host
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/plexus-mcp/plexus/internal/upstream"
+)
 
 // NotFoundError says a named thing does not exist.
 type NotFoundError struct {
@@ -27,6 +33,15 @@ type StartError struct {
 // Error says why; the upstream error already carries the last few stderr
 // lines, and Stderr has more for status views.
 func (e *StartError) Error() string {
+	var ce *upstream.ConnectError
+	if errors.As(e.Err, &ce) {
+		// ConnectError names the server too; say it once.
+		msg := fmt.Sprintf("server %s could not be started, so nothing was saved: %s: %v", e.Server, ce.Phase, ce.Err)
+		if len(ce.Stderr) > 0 {
+			msg += fmt.Sprintf(" (stderr: %q)", strings.Join(ce.Stderr, " | "))
+		}
+		return msg
+	}
 	return fmt.Sprintf("server %s could not be started, so nothing was saved: %v", e.Server, e.Err)
 }
 

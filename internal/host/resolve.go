@@ -29,7 +29,7 @@ func (h *Host) resolve(name string, sc config.Server, cfg *config.File) (upstrea
 		Name:           name,
 		Type:           sc.Type,
 		StartupTimeout: ms(sc.StartupTimeoutMs, config.DefaultStartupTimeoutMs),
-		Logger:         h.log.With("server", name),
+		Logger:         h.log,
 	}
 	var secrets []string
 	get := func(v string) (string, error) {

@@ -107,7 +107,7 @@ func (s *Server) Start(ctx context.Context) error {
 	spec := s.p.Spec
 	spec.OnListChanged = s.onListChanged
 	if spec.Logger == nil {
-		spec.Logger = s.log
+		spec.Logger = s.p.Logger // upstream adds the server's name itself
 	}
 	conn, err := upstream.Connect(ctx, spec)
 	if err != nil {
