@@ -58,9 +58,9 @@ func Binary(t testing.TB) string {
 
 // Env is one temporary Plexus home with, optionally, a daemon running on it.
 type Env struct {
-	t      testing.TB
-	Home   string
-	Bin    string
+	t    testing.TB
+	Home string
+	Bin  string
 	// ExtraEnv is added to the environment of the daemon and every command.
 	ExtraEnv []string
 
