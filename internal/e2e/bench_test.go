@@ -25,8 +25,8 @@ func BenchmarkCallEcho(b *testing.B) {
 	b.Run("direct", func(b *testing.B) {
 		ctx := context.Background()
 		c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
-		cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: exec.Command(bin, "example-server")},
-			&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		// The same protocol version the daemon negotiates with this server.
+		cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: exec.Command(bin, "example-server")}, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

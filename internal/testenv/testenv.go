@@ -120,7 +120,7 @@ func (e *Env) WaitReady(d time.Duration) {
 		if time.Now().After(deadline) {
 			e.t.Fatalf("daemon not ready after %s: %v\n%s", d, err, e.daemonOut)
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(2 * time.Millisecond)
 	}
 }
 

@@ -52,6 +52,7 @@ func Connect(ctx context.Context, s Spec) (*Conn, error) {
 	c := &Conn{
 		name:    s.Name,
 		log:     s.Logger,
+		redact:  newRedactor(s.Secrets),
 		grace:   s.StopGrace,
 		notify:  newNotifier(s.OnListChanged),
 		done:    make(chan struct{}),
@@ -109,7 +110,6 @@ func withDefaults(s Spec) Spec {
 
 // startStdio starts the process and shakes hands over its pipes.
 func (c *Conn) startStdio(ctx context.Context, s Spec) error {
-	c.redact = newRedactor(s.Secrets)
 	c.stderr = &lineRing{}
 	proc, p, err := startProcess(s, c.stderr, c.redact, c.log)
 	if err != nil {

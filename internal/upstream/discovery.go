@@ -83,7 +83,9 @@ func (c *Conn) refresh(ctx context.Context) (phase string, err error) {
 
 // listAll fetches pages until the server returns no cursor. It is our own loop
 // rather than the SDK's iterators so that a server repeating a cursor (which
-// would loop forever) or paging without end is an error.
+// would loop forever) or paging without end is an error. Cursors are only
+// compared, never parsed (MCP pagination: "Clients MUST treat cursors as
+// opaque tokens").
 func listAll[T any](ctx context.Context, page func(cursor string) ([]T, string, error)) ([]T, error) {
 	var all []T
 	seen := map[string]bool{}

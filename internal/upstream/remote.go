@@ -95,8 +95,9 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// connectError turns a failed handshake into a clear error: the HTTP status,
-// or a refused connection, with the sanitized URL.
+// connectError turns a failed handshake (or a lost connection) into a clear
+// error: the HTTP status, or a refused connection, always with the sanitized
+// URL.
 func (t *headerTransport) connectError(err error, sanitized string) error {
 	t.mu.Lock()
 	last := t.last
@@ -109,7 +110,7 @@ func (t *headerTransport) connectError(err error, sanitized string) error {
 	case last != nil:
 		return fmt.Errorf("%w: %w", last, err)
 	}
-	return err
+	return fmt.Errorf("%s: %w", sanitized, err)
 }
 
 // remoteHTTPClient returns a client for the server: a copy of s.HTTPClient

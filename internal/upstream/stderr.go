@@ -52,7 +52,9 @@ func (r *lineRing) last(n int) []string {
 
 // readStderr copies the server's stderr into the ring and the log, line by
 // line, until EOF. It never lets stderr reach the MCP stream: it is a pipe of
-// its own.
+// its own. (MCP stdio transport: "The server MAY write UTF-8 strings to its
+// standard error (stderr) for logging purposes. Clients MAY capture, forward,
+// or ignore this logging.")
 func readStderr(rd io.Reader, ring *lineRing, red *redactor, log *slog.Logger) {
 	// Room for a whole secret past the cut, so that redaction sees it before
 	// the line is cut (a cut secret would otherwise leak its prefix).

@@ -343,26 +343,32 @@ func TestStdioThroughShim(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := fakeSpec(t, "sdk", "FAKE_GRANDCHILD", "1")
-	s.Shim = []string{exe, shimArg}
-	c := mustConnect(t, s)
-	info := callInfo(t, c)
-	if info.PGID != c.PID() || info.PID == c.PID() {
-		t.Fatalf("info = %+v, shim pid %d: the server should run in the shim's group", info, c.PID())
+	for _, crash := range []bool{false, true} {
+		t.Run(map[bool]string{false: "close", true: "crash"}[crash], func(t *testing.T) {
+			s := fakeSpec(t, "sdk", "FAKE_GRANDCHILD", "1")
+			s.Shim = []string{exe, shimArg}
+			c := mustConnect(t, s)
+			info := callInfo(t, c)
+			if info.PGID != c.PID() || info.PID == c.PID() {
+				t.Fatalf("info = %+v, shim pid %d: the server should run in the shim's group", info, c.PID())
+			}
+			if crash {
+				if _, err := c.CallTool(context.Background(), "crash", nil); !errors.Is(err, ErrTransportLost) {
+					t.Fatalf("err = %v", err)
+				}
+				<-c.Done()
+				var exit *ExitError
+				if !errors.As(c.Err(), &exit) || exit.Code != 3 {
+					t.Fatalf("Err = %v, want the server's exit code 3 passed on by the shim", c.Err())
+				}
+			}
+			c.Close()
+			if processAlive(info.Grandchild) || processAlive(info.PID) {
+				t.Fatal("server or grandchild alive after Close")
+			}
+			requireGroupDead(t, info.PGID, 10*time.Second)
+		})
 	}
-	if _, err := c.CallTool(context.Background(), "crash", nil); !errors.Is(err, ErrTransportLost) {
-		t.Fatalf("err = %v", err)
-	}
-	<-c.Done()
-	var exit *ExitError
-	if !errors.As(c.Err(), &exit) || exit.Code != 3 {
-		t.Fatalf("Err = %v, want the server's exit code 3 passed on by the shim", c.Err())
-	}
-	c.Close()
-	if processAlive(info.Grandchild) {
-		t.Fatal("grandchild alive")
-	}
-	requireGroupDead(t, info.PGID, 10*time.Second)
 }
 
 func TestStdioCloseFailsCallInFlight(t *testing.T) {

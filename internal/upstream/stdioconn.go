@@ -36,6 +36,9 @@ var errStdoutClosed = errors.New("server closed its stdout")
 //     of an older protocol version may well ignore a method it does not know.
 //   - A stdout line that is not JSON-RPC (a banner, a stray log line) is
 //     reported through onGarbage and skipped instead of breaking the session.
+//     The MCP stdio transport says "The server MUST NOT write anything to its
+//     stdout that is not a valid MCP message", but servers do, and a session
+//     need not die of a banner.
 type stdioConn struct {
 	w  *os.File // server's stdin
 	r  *os.File // server's stdout
