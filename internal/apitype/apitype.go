@@ -109,7 +109,7 @@ type ServerStatus struct {
 	ServerInfo      string     `json:"serverInfo,omitempty"`
 	PID             int        `json:"pid,omitempty"`
 	Since           time.Time  `json:"since"`
-	LastError       string     `json:"lastError,omitempty"`
+	LastError       string     `json:"lastError"`
 	LastErrorAt     *time.Time `json:"lastErrorAt,omitempty"`
 	ExitCode        *int       `json:"exitCode,omitempty"`
 	Stderr          []string   `json:"stderr,omitempty"`

@@ -100,8 +100,7 @@ func Open(home string) (*Store, error) {
 	data, err = os.ReadFile(s.path(CredsFile))
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		s.creds = &creds.File{Env: map[string]string{}}
-		if err := s.writeCreds(s.creds); err != nil {
+		if s.creds, err = s.writeCreds(&creds.File{Env: map[string]string{}}); err != nil {
 			return nil, err
 		}
 	case err != nil:
@@ -164,11 +163,17 @@ func (s *Store) CommitConfig(based int64, next *config.File) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
+	// Keep in memory exactly what the next Open will read (Decode turns
+	// empty lists into none), and never write a file that would not load.
+	saved, err := config.Decode(data)
+	if err != nil {
+		return 0, err
+	}
 	if err := atomicfile.WriteFile(s.path(ConfigFile), data, 0o600); err != nil {
 		return 0, fmt.Errorf("saving settings: %w", err)
 	}
-	s.cfg = next
-	return next.Revision, nil
+	s.cfg = saved
+	return saved.Revision, nil
 }
 
 // CommitCreds saves next as the managed environment, like CommitConfig.
@@ -180,20 +185,49 @@ func (s *Store) CommitCreds(based int64, next *creds.File) (int64, error) {
 	}
 	next = next.Clone()
 	next.Revision = s.creds.Revision + 1
-	if err := s.writeCreds(next); err != nil {
+	// A name creds.json may not hold would stop the next Open, hence the
+	// daemon: refuse it like an invalid configuration.
+	if err := validateCreds(next); err != nil {
 		return 0, err
 	}
-	s.creds = next
-	return next.Revision, nil
+	saved, err := s.writeCreds(next)
+	if err != nil {
+		return 0, err
+	}
+	s.creds = saved
+	return saved.Revision, nil
 }
 
-func (s *Store) writeCreds(c *creds.File) error {
-	data, err := creds.Encode(c)
-	if err != nil {
-		return err
+// validateCreds reports every variable name that creds.json may not hold.
+func validateCreds(c *creds.File) error {
+	var ps []config.Problem
+	for _, name := range c.Names() {
+		if !creds.ValidName(name) {
+			ps = append(ps, config.Problem{
+				Path:    fmt.Sprintf("env[%q]", name),
+				Message: "is not a valid variable name: use letters, digits and _, not starting with a digit",
+			})
+		}
 	}
-	if err := atomicfile.WriteFile(s.path(CredsFile), data, 0o600); err != nil {
-		return fmt.Errorf("saving secrets: %w", err)
+	if len(ps) > 0 {
+		return &config.Error{Problems: ps}
 	}
 	return nil
+}
+
+// writeCreds saves c and returns what the next Open will read back (JSON
+// cannot hold invalid UTF-8, say), so that memory and disk agree.
+func (s *Store) writeCreds(c *creds.File) (*creds.File, error) {
+	data, err := creds.Encode(c)
+	if err != nil {
+		return nil, err
+	}
+	saved, err := creds.Decode(data)
+	if err != nil {
+		return nil, err
+	}
+	if err := atomicfile.WriteFile(s.path(CredsFile), data, 0o600); err != nil {
+		return nil, fmt.Errorf("saving secrets: %w", err)
+	}
+	return saved, nil
 }
