@@ -108,11 +108,11 @@ func (h *Host) commitServer(ctx context.Context, name string, next *config.File,
 	}
 	sc := next.MCP.Servers[name]
 	run := sc.IsEnabled() && mcpEnabled(next)
-	srv, err := h.newServer(name, sc, next)
-	if err != nil && run && !noVerify {
-		return 0, err // a missing variable: nothing saved
+	srv, prepErr := h.newServer(name, sc, next)
+	if prepErr != nil && run && !noVerify {
+		return 0, prepErr // a missing variable: nothing saved
 	}
-	if run && err == nil && !noVerify {
+	if run && prepErr == nil && !noVerify {
 		if err := srv.Start(ctx); err != nil {
 			srv.Stop()
 			return 0, &StartError{Server: name, Err: err, Stderr: srv.Status().Stderr}
@@ -128,7 +128,9 @@ func (h *Host) commitServer(ctx context.Context, name string, next *config.File,
 	if old != nil {
 		old.Stop()
 	}
-	if run && noVerify {
+	// A server that could not be prepared stays failed with the reason:
+	// it is never started without its variables.
+	if run && noVerify && prepErr == nil {
 		h.startInBackground(context.WithoutCancel(ctx), srv)
 	}
 	return rev, nil

@@ -148,6 +148,9 @@ func (s *Store) LookupSecret(name string) (string, bool) {
 // CommitConfig validates next and saves it as the new configuration, if the
 // current revision is still based (based == 0 skips the check). It returns
 // the new revision. On any error nothing changed, in memory or on disk.
+//
+// A fresh home is at revision 0, so an edit based on it cannot be told from
+// one that asks for no check: such edits are not protected from each other.
 func (s *Store) CommitConfig(based int64, next *config.File) (int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -1,0 +1,182 @@
+package host
+
+import (
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/plexus-mcp/plexus/internal/apitype"
+	"github.com/plexus-mcp/plexus/internal/catalog"
+)
+
+func metaOf(res *mcp.CallToolResult) (kind, outcome any) {
+	if res == nil || res.Meta == nil {
+		return nil, nil
+	}
+	return res.Meta[apitype.MetaError], res.Meta[apitype.MetaOutcome]
+}
+
+func TestCallEcho(t *testing.T) {
+	th := newTestHost(t)
+	th.create("ex", th.example(nil))
+	res, err := th.Call(t.Context(), catalog.ToolName("ex", "echo"), json.RawMessage(`{"text": "hello"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.IsError || resultText(res) != "hello" {
+		t.Errorf("echo = %+v, want hello", res)
+	}
+	if kind, _ := metaOf(res); kind != nil {
+		t.Errorf("a successful call carries %s = %v", apitype.MetaError, kind)
+	}
+
+	// A tool's own refusal is the server's answer, not a Plexus failure.
+	res, err = th.Call(t.Context(), catalog.ToolName("ex", "now"), json.RawMessage(`{"timezone": "Nowhere/Atlantis"}`))
+	if err != nil || !res.IsError || !strings.Contains(resultText(res), "unknown time zone") {
+		t.Errorf("now(bad zone) = %+v, %v; want the tool's error result", res, err)
+	}
+	if kind, _ := metaOf(res); kind != nil {
+		t.Errorf("a tool's own error result carries %s = %v", apitype.MetaError, kind)
+	}
+}
+
+func TestCallUnknownTool(t *testing.T) {
+	th := newTestHost(t)
+	th.create("ex", th.example(nil))
+	for _, name := range []string{"nope", catalog.ToolName("ex", "nope"), catalog.ToolName("other", "echo")} {
+		res, err := th.Call(t.Context(), name, nil)
+		var nf *NotFoundError
+		if !errors.As(err, &nf) || nf.What != "tool" || nf.Name != name || res != nil {
+			t.Errorf("Call(%s) = %+v, %v; want *NotFoundError for the tool", name, res, err)
+		}
+	}
+}
+
+func TestCallTimeout(t *testing.T) {
+	th := newTestHost(t)
+	th.create("ex", th.example(map[string]any{"callTimeoutMs": 50}))
+	start := time.Now()
+	res, err := th.Call(t.Context(), catalog.ToolName("ex", "sleep"), json.RawMessage(`{"ms": 60000}`))
+	took := time.Since(start)
+	if err != nil {
+		t.Fatalf("Call = %v, want an error result", err)
+	}
+	if kind, _ := metaOf(res); !res.IsError || kind != "timeout" {
+		t.Errorf("sleep with a 50 ms timeout = %+v, want an error result with %s = timeout", res, apitype.MetaError)
+	}
+	if !strings.Contains(resultText(res), "timed out after 50ms") {
+		t.Errorf("message %q does not say how long it waited", resultText(res))
+	}
+	if took > 3*time.Second {
+		t.Errorf("the call took %s with a 50 ms timeout", took)
+	}
+	// The server is still fine.
+	res, err = th.Call(t.Context(), catalog.ToolName("ex", "echo"), json.RawMessage(`{"text": "still here"}`))
+	if err != nil || res.IsError || resultText(res) != "still here" {
+		t.Errorf("echo after a timeout = %+v, %v", res, err)
+	}
+}
+
+// TestCallTransportLost kills the server while a call is in flight: the
+// call's outcome is unknown, the server is failed, keeps its tools, and
+// further calls fail at once.
+func TestCallTransportLost(t *testing.T) {
+	th := newTestHost(t)
+	th.create("ex", th.tracedExample(nil))
+	pgid := th.readyPID("ex")
+	sleep := catalog.ToolName("ex", "sleep")
+	entries, _, _ := th.Tools("ex")
+
+	type result struct {
+		res *mcp.CallToolResult
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		res, err := th.Call(t.Context(), sleep, json.RawMessage(`{"ms": 600000}`))
+		done <- result{res, err}
+	}()
+	// The server traces each message it reads: kill it once the call is in.
+	waitFor(t, "the sleep call to reach the server", func() bool {
+		return slices.ContainsFunc(th.status("ex").Stderr, func(l string) bool {
+			return strings.HasPrefix(l, "read: ") && strings.Contains(l, `"tools/call"`) && strings.Contains(l, `"sleep"`)
+		})
+	})
+	if err := syscall.Kill(-pgid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+
+	var r result
+	select {
+	case r = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the call did not return after the server was killed")
+	}
+	if r.err != nil {
+		t.Fatalf("Call = %v, want an error result", r.err)
+	}
+	kind, outcome := metaOf(r.res)
+	if !r.res.IsError || kind != "transport_lost" || outcome != "unknown" {
+		t.Errorf("call during a kill = %+v (meta %v), want transport_lost with outcome unknown", r.res, r.res.Meta)
+	}
+	if text := resultText(r.res); !strings.Contains(text, "outcome is unknown") {
+		t.Errorf("message %q does not say the outcome is unknown", text)
+	}
+
+	waitFor(t, "the server to be failed", func() bool { return th.status("ex").State == "failed" })
+	st := th.status("ex")
+	if st.PID != 0 || !strings.Contains(st.LastError, "connection lost") {
+		t.Errorf("status = %+v, want no process and a lost connection", st)
+	}
+	// The leader is reaped by the host; the killed server itself is an
+	// orphan now, whose zombie is init's to reap.
+	waitFor(t, "the killed server's processes to be gone", func() bool { return !liveInGroup(t, pgid) })
+
+	tools, warnings, _ := th.Tools("ex")
+	if !slices.ContainsFunc(tools, func(e catalog.Entry) bool { return e.Name == sleep }) || !slices.EqualFunc(tools, entries, func(a, b catalog.Entry) bool { return a.Name == b.Name }) {
+		t.Errorf("catalog after the crash = %d entries, want the server's %d kept", len(tools), len(entries))
+	}
+	if len(warnings) != 1 || !strings.HasPrefix(warnings[0], "ex is failed") {
+		t.Errorf("warnings = %q, want one saying ex is failed", warnings)
+	}
+
+	start := time.Now()
+	res, err := th.Call(t.Context(), catalog.ToolName("ex", "echo"), json.RawMessage(`{"text": "x"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kind, _ := metaOf(res); !res.IsError || kind != "unavailable" || !strings.Contains(resultText(res), "unavailable") {
+		t.Errorf("call to the failed server = %+v, want an unavailable error result", res)
+	}
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("the call to a failed server took %s, want it to fail at once", took)
+	}
+}
+
+// TestCloseStopsEverything checks that Close ends and reaps every server's
+// process group; TestMain checks that no goroutine is left.
+func TestCloseStopsEverything(t *testing.T) {
+	th := newTestHost(t)
+	th.create("a", th.example(nil))
+	th.create("b", th.example(nil))
+	if _, err := th.PutServer(t.Context(), PutRequest{Name: "c", Config: failing(), Create: true, NoVerify: true}); err != nil {
+		t.Fatal(err)
+	}
+	pids := []int{th.readyPID("a"), th.readyPID("b")}
+	th.Close()
+	for _, pid := range pids {
+		assertGroupGone(t, "after Close", pid)
+	}
+	if _, all := th.Servers(); len(all) != 0 {
+		t.Errorf("Servers() after Close = %+v, want none", all)
+	}
+	if tools, _, _ := th.Tools(""); len(tools) != 0 {
+		t.Errorf("%d tools after Close, want none", len(tools))
+	}
+}
