@@ -112,8 +112,18 @@ type ServerStatus struct {
 	LastError       string     `json:"lastError"`
 	LastErrorAt     *time.Time `json:"lastErrorAt,omitempty"`
 	ExitCode        *int       `json:"exitCode,omitempty"`
-	Stderr          []string   `json:"stderr,omitempty"`
-	Warnings        []string   `json:"warnings,omitempty"`
+	// HTTPStatus is the HTTP status behind the last error of a remote server.
+	HTTPStatus int `json:"httpStatus,omitempty"`
+	// Restarts counts automatic restarts since the server was configured.
+	Restarts int `json:"restarts,omitempty"`
+	// NextTryAt is when the next restart or probe is due, in state backoff
+	// or failed.
+	NextTryAt *time.Time `json:"nextTryAt,omitempty"`
+	// CrashLooping is set while the server is parked after too many failed
+	// restarts in a row; it is tried again at NextTryAt.
+	CrashLooping bool     `json:"crashLooping,omitempty"`
+	Stderr       []string `json:"stderr,omitempty"`
+	Warnings     []string `json:"warnings,omitempty"`
 }
 
 // ServerConfig is GET /v1/servers/{name}: the server's stored configuration,
@@ -264,4 +274,41 @@ type SecretList struct {
 // SetSecretRequest is PUT /v1/secrets/{name}.
 type SetSecretRequest struct {
 	Value string `json:"value"`
+}
+
+// Event is one message of GET /v1/events, a server-sent event stream: the
+// SSE event name is Type and the data is this struct as JSON.
+type Event struct {
+	// Seq increases by one for every event the daemon emits.
+	Seq  int64     `json:"seq"`
+	Type string    `json:"type"`
+	Time time.Time `json:"time"`
+	// Server names the server the event is about, if any.
+	Server string `json:"server,omitempty"`
+	// Status is the server's new status, for EventServer.
+	Status *ServerStatus `json:"status,omitempty"`
+	// Line is one stderr line (secrets redacted), for EventStderr.
+	Line string `json:"line,omitempty"`
+}
+
+// Event types.
+const (
+	// EventServer: a server's state changed, or it was added or changed.
+	EventServer = "server"
+	// EventServerRemoved: a server was removed from the settings.
+	EventServerRemoved = "server_removed"
+	// EventCatalog: the catalog changed ("capabilities changed"): tools,
+	// resources or prompts were added, removed or altered.
+	EventCatalog = "catalog"
+	// EventStderr: a server wrote a line to stderr.
+	EventStderr = "stderr"
+)
+
+// LogLines is GET /v1/servers/{name}/logs: the server's last stderr lines
+// (at most 200, kept across restarts, secrets redacted).
+type LogLines struct {
+	Server string `json:"server"`
+	// Lines are oldest first; Seq of the last line is NextSeq-1.
+	Lines   []string `json:"lines"`
+	NextSeq int64    `json:"nextSeq"`
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/plexus-mcp/plexus/internal/host"
 	"github.com/plexus-mcp/plexus/internal/localapi"
 	"github.com/plexus-mcp/plexus/internal/store"
+	"github.com/plexus-mcp/plexus/internal/upstream"
 )
 
 // SocketName is the API socket's file name under the home directory.
@@ -78,6 +79,7 @@ func Run(ctx context.Context, opts Options) error {
 		return fmt.Errorf("making the socket private: %w", err)
 	}
 
+	upstream.WarmLoginPATH()
 	h := host.New(host.Options{Store: st, Logger: log, Shim: opts.Shim})
 	srv := &http.Server{
 		Handler:           localapi.New(h, log.With("component", "localapi")),
@@ -102,6 +104,7 @@ func Run(ctx context.Context, opts Options) error {
 	log.Info("daemon stopping")
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	h.EndSubscriptions() // event streams would otherwise hold Shutdown
 	srv.Shutdown(shutdownCtx)
 	h.Close()
 	log.Info("daemon stopped")

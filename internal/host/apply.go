@@ -130,8 +130,11 @@ func (h *Host) commitServer(ctx context.Context, name string, next *config.File,
 	}
 	// A server that could not be prepared stays failed with the reason:
 	// it is never started without its variables.
+	if run && noVerify && prepErr != nil {
+		h.leftOut(srv, next) // probed again on activity, e.g. once the secret is set
+	}
 	if run && noVerify && prepErr == nil {
-		h.startInBackground(context.WithoutCancel(ctx), srv)
+		h.startInBackground(context.WithoutCancel(ctx), srv, next)
 	}
 	return rev, nil
 }

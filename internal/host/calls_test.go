@@ -129,10 +129,11 @@ func TestCallTransportLost(t *testing.T) {
 		t.Errorf("message %q does not say the outcome is unknown", text)
 	}
 
-	waitFor(t, "the server to be failed", func() bool { return th.status("ex").State == "failed" })
+	// A server lost after running is restarted with backoff (R-SUP-2).
+	waitFor(t, "the server to be in backoff", func() bool { return th.status("ex").State == "backoff" })
 	st := th.status("ex")
-	if st.PID != 0 || !strings.Contains(st.LastError, "connection lost") {
-		t.Errorf("status = %+v, want no process and a lost connection", st)
+	if st.PID != 0 || !strings.Contains(st.LastError, "connection lost") || st.NextTryAt == nil {
+		t.Errorf("status = %+v, want no process, a lost connection and the next try", st)
 	}
 	// The leader is reaped by the host; the killed server itself is an
 	// orphan now, whose zombie is init's to reap.
@@ -142,8 +143,8 @@ func TestCallTransportLost(t *testing.T) {
 	if !slices.ContainsFunc(tools, func(e catalog.Entry) bool { return e.Name == sleep }) || !slices.EqualFunc(tools, entries, func(a, b catalog.Entry) bool { return a.Name == b.Name }) {
 		t.Errorf("catalog after the crash = %d entries, want the server's %d kept", len(tools), len(entries))
 	}
-	if len(warnings) != 1 || !strings.HasPrefix(warnings[0], "ex is failed") {
-		t.Errorf("warnings = %q, want one saying ex is failed", warnings)
+	if len(warnings) != 1 || !strings.HasPrefix(warnings[0], "ex is backoff") {
+		t.Errorf("warnings = %q, want one saying ex is in backoff", warnings)
 	}
 
 	start := time.Now()
@@ -151,11 +152,21 @@ func TestCallTransportLost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if kind, _ := metaOf(res); !res.IsError || kind != "unavailable" || !strings.Contains(resultText(res), "unavailable") {
-		t.Errorf("call to the failed server = %+v, want an unavailable error result", res)
+	if kind, _ := metaOf(res); !res.IsError || kind != "unavailable" || !strings.Contains(resultText(res), "restarting, next try in") {
+		t.Errorf("call to the restarting server = %+v, want an unavailable error result saying when it is retried", res)
 	}
-	if took := time.Since(start); took > time.Second {
-		t.Errorf("the call to a failed server took %s, want it to fail at once", took)
+	if took := time.Since(start); took > 500*time.Millisecond {
+		t.Errorf("the call to a restarting server took %s, want it to fail at once", took)
+	}
+
+	// It comes back by itself, with the same tool names, and serves again.
+	waitFor(t, "the server to be ready again", func() bool { return th.status("ex").State == "ready" })
+	if st := th.status("ex"); st.Restarts != 1 || st.PID == 0 || st.PID == pgid {
+		t.Errorf("after the restart: %+v", st)
+	}
+	res, err = th.Call(t.Context(), catalog.ToolName("ex", "echo"), json.RawMessage(`{"text": "back"}`))
+	if err != nil || res.IsError || resultText(res) != "back" {
+		t.Errorf("echo after the restart = %+v, %v", res, err)
 	}
 }
 

@@ -49,6 +49,12 @@ type Host struct {
 
 	snap atomic.Pointer[snapshot]
 
+	events    bus
+	announced map[string]string // guarded by serversMu: last announced state per server
+	catalogFP string            // guarded by serversMu: fingerprint of the announced catalog
+
+	probes probes
+
 	bg      sync.WaitGroup // background starts
 	started time.Time
 }
@@ -99,6 +105,9 @@ func (h *Host) Start(ctx context.Context) {
 		srv, err := h.newServer(name, sc, cfg)
 		if err != nil {
 			h.log.Warn("server not prepared", "server", name, "err", err)
+			if sc.IsEnabled() && mcpEnabled(cfg) {
+				h.leftOut(srv, cfg)
+			}
 		}
 		built[name] = srv
 		if err == nil && sc.IsEnabled() && mcpEnabled(cfg) {
@@ -111,16 +120,17 @@ func (h *Host) Start(ctx context.Context) {
 	h.serversMu.Unlock()
 	h.publish()
 	for _, srv := range toStart {
-		h.startInBackground(ctx, srv)
+		h.startInBackground(ctx, srv, cfg)
 	}
 }
 
-func (h *Host) startInBackground(ctx context.Context, srv *supervisor.Server) {
+func (h *Host) startInBackground(ctx context.Context, srv *supervisor.Server, cfg *config.File) {
 	h.bg.Add(1)
 	go func() {
 		defer h.bg.Done()
 		if err := srv.Start(ctx); err != nil {
 			h.log.Warn("server failed to start", "server", srv.Name(), "err", err)
+			h.leftOut(srv, cfg)
 		}
 	}()
 }
@@ -160,4 +170,5 @@ func (h *Host) publish() {
 	sort.Strings(s.names)
 	sort.Slice(s.tools, func(i, j int) bool { return s.tools[i].Name < s.tools[j].Name })
 	h.snap.Store(s)
+	h.emitChangesLocked(s)
 }

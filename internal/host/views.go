@@ -49,6 +49,9 @@ func serverStatus(srv *supervisor.Server) apitype.ServerStatus {
 		Since:           st.Since,
 		LastError:       st.LastError,
 		ExitCode:        st.ExitCode,
+		HTTPStatus:      st.HTTPStatus,
+		Restarts:        st.Restarts,
+		CrashLooping:    st.CrashLooping,
 		Stderr:          st.Stderr,
 		Warnings:        st.Warnings,
 		ProtocolVersion: st.ProtocolVersion,
@@ -58,6 +61,10 @@ func serverStatus(srv *supervisor.Server) apitype.ServerStatus {
 	if !st.LastErrorAt.IsZero() {
 		t := st.LastErrorAt
 		out.LastErrorAt = &t
+	}
+	if !st.NextTry.IsZero() {
+		t := st.NextTry
+		out.NextTryAt = &t
 	}
 	for _, e := range srv.Entries() {
 		switch e.Kind {
@@ -182,4 +189,14 @@ func (h *Host) Prompts(server string) ([]apitype.Prompt, error) {
 		}
 	}
 	return out, nil
+}
+
+// Logs returns a server's kept stderr lines and the next sequence number.
+func (h *Host) Logs(name string) ([]string, int64, error) {
+	srv, ok := h.snap.Load().servers[name]
+	if !ok {
+		return nil, 0, &NotFoundError{What: "server", Name: name}
+	}
+	lines, next := srv.Logs()
+	return lines, next, nil
 }

@@ -118,6 +118,7 @@ func (a *Handler) setEnabled(on bool) http.HandlerFunc {
 }
 
 func (a *Handler) tools(w http.ResponseWriter, r *http.Request) {
+	a.host.Activity()
 	entries, warnings, err := a.host.Tools(r.URL.Query().Get("server"))
 	if err != nil {
 		a.renderError(w, r, err)
@@ -140,6 +141,7 @@ func (a *Handler) tools(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *Handler) call(w http.ResponseWriter, r *http.Request) {
+	a.host.Activity()
 	var req apitype.CallRequest
 	if !decodeBody(w, r, maxCallBody, &req) {
 		return
@@ -166,6 +168,7 @@ func (a *Handler) call(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *Handler) resources(w http.ResponseWriter, r *http.Request) {
+	a.host.Activity()
 	res, err := a.host.Resources(r.URL.Query().Get("server"))
 	if err != nil {
 		a.renderError(w, r, err)
@@ -187,6 +190,7 @@ func (a *Handler) readResource(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *Handler) prompts(w http.ResponseWriter, r *http.Request) {
+	a.host.Activity()
 	res, err := a.host.Prompts(r.URL.Query().Get("server"))
 	if err != nil {
 		a.renderError(w, r, err)

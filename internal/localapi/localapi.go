@@ -65,6 +65,10 @@ func (a *Handler) routes() {
 	m.HandleFunc("GET /v1/secrets", a.listSecrets)
 	m.HandleFunc("PUT /v1/secrets/{name}", a.setSecret)
 	m.HandleFunc("DELETE /v1/secrets/{name}", a.deleteSecret)
+	m.HandleFunc("GET /v1/events", a.events)
+	m.HandleFunc("GET /v1/servers/{name}/logs", a.logs)
+	m.HandleFunc("POST /v1/servers/{name}/restart", a.restart)
+	m.HandleFunc("POST /v1/reload", a.reload)
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, apitype.ErrorBody{Code: apitype.CodeNotFound,
 			Message: "no such API route: " + r.Method + " " + r.URL.Path,

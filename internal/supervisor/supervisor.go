@@ -1,18 +1,23 @@
 // Package supervisor owns the lifecycle of one configured MCP server: it
-// starts the upstream connection, records a visible state (R-SUP-1), keeps
-// the server's part of the catalog, notices when the connection dies, and
-// stops it.
+// starts the upstream connection, keeps a visible state (R-SUP-1), keeps the
+// server's part of the catalog, notices at once when the connection dies,
+// restarts it with backoff, and stops it.
+//
+// States: "disabled" (switched off), "starting", "ready", "failed" (could not
+// be started or prepared; the host probes it again on activity), "backoff"
+// (lost after running; restarting at NextTry — after too many failures in a
+// row it is parked for a cooldown and flagged crash-looping), "stopped".
 //
 // A server that drops after connecting keeps its catalog entries (R-SES-5):
-// its tools stay advertised and calls fail at once with a clear error.
-// Automatic restarts with backoff are the next layer of this package.
+// its tools stay advertised and calls fail at once with a clear error. No
+// call is ever retried.
 package supervisor
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -39,9 +44,16 @@ type Params struct {
 	Spec   upstream.Spec
 	Limits catalog.Limits
 	Logger *slog.Logger
+	// Policy is the restart schedule; zero means PolicyFor(Config).
+	Policy Policy
 	// OnChange is called (without locks held) after the state or the
 	// catalog changed.
 	OnChange func()
+	// OnStderr receives each stderr line; it must not block.
+	OnStderr func(line string)
+
+	// connect replaces upstream.Connect in tests of the schedule.
+	connect func(context.Context, upstream.Spec) (*upstream.Conn, error)
 }
 
 // Status is a snapshot of a server's visible state.
@@ -51,11 +63,16 @@ type Status struct {
 	LastError       string
 	LastErrorAt     time.Time
 	ExitCode        *int
+	HTTPStatus      int
 	Stderr          []string
 	Warnings        []string
 	ProtocolVersion string
 	ServerInfo      string
 	PID             int
+	Restarts        int
+	// NextTry is when the next restart is due (state backoff).
+	NextTry      time.Time
+	CrashLooping bool
 }
 
 // ErrUnavailable is wrapped by Conn when the server is not connected.
@@ -63,17 +80,24 @@ var ErrUnavailable = errors.New("server unavailable")
 
 // Server is one supervised server.
 type Server struct {
-	p   Params
-	log *slog.Logger
+	p      Params
+	log    *slog.Logger
+	stderr ring
 
-	mu      sync.Mutex // guards the fields below
-	conn    *upstream.Conn
-	status  Status
-	entries []catalog.Entry
-	disc    upstream.Discovery
-	stopped bool
+	quit     chan struct{} // closed by Stop
+	quitOnce sync.Once
+	kick     chan struct{} // Restart: try now
 
-	wg sync.WaitGroup // watcher and refresh goroutines
+	mu       sync.Mutex // guards the fields below
+	conn     *upstream.Conn
+	status   Status
+	entries  []catalog.Entry
+	disc     upstream.Discovery
+	running  bool // a Start or the supervise loop owns the server
+	stopped  bool
+	failures int // consecutive failures, for the backoff
+
+	wg sync.WaitGroup // supervise and refresh goroutines
 }
 
 // New returns a server in state "stopped", or "disabled" if the config says so.
@@ -84,7 +108,13 @@ func New(p Params) *Server {
 	if p.OnChange == nil {
 		p.OnChange = func() {}
 	}
-	s := &Server{p: p, log: p.Logger.With("server", p.Name)}
+	if p.Policy == (Policy{}) {
+		p.Policy = PolicyFor(p.Config)
+	}
+	if p.connect == nil {
+		p.connect = upstream.Connect
+	}
+	s := &Server{p: p, log: p.Logger.With("server", p.Name), quit: make(chan struct{}), kick: make(chan struct{}, 1)}
 	s.status = Status{State: StateStopped, Since: time.Now()}
 	if !p.Config.IsEnabled() {
 		s.status.State = StateDisabled
@@ -99,60 +129,86 @@ func (s *Server) Name() string { return s.p.Name }
 func (s *Server) Config() config.Server { return s.p.Config }
 
 // Start connects to the server (start, handshake and discovery, bounded by
-// the spec's startup timeout) and builds its catalog entries. On failure the
-// server is in state "failed", everything started is torn down, and the
-// error says why.
+// the spec's startup timeout) and, once it is up, supervises it: a lost
+// connection is restarted with backoff until Stop. If the first connection
+// fails the server is left "failed" with the reason, everything started is
+// torn down, and Start returns the error; calling Start again tries again.
 func (s *Server) Start(ctx context.Context) error {
+	s.mu.Lock()
+	if s.stopped || s.running {
+		s.mu.Unlock()
+		return errors.New("server " + s.p.Name + " is already running or stopped")
+	}
+	s.running = true
+	s.mu.Unlock()
+
 	s.setState(StateStarting, nil)
+	conn, cat, err := s.connectOnce(ctx)
+	if err != nil {
+		s.mu.Lock()
+		s.running = false
+		s.mu.Unlock()
+		s.fail(StateFailed, err)
+		return err
+	}
+	if !s.install(conn, cat) {
+		return errors.New("server " + s.p.Name + " was stopped while starting")
+	}
+	s.wg.Add(1)
+	go s.supervise(conn)
+	return nil
+}
+
+// built is a server's catalog as built from one discovery.
+type built struct {
+	disc     upstream.Discovery
+	entries  []catalog.Entry
+	warnings []string
+}
+
+// connectOnce connects and builds the catalog entries; on failure nothing
+// is left running.
+func (s *Server) connectOnce(ctx context.Context) (*upstream.Conn, built, error) {
 	spec := s.p.Spec
 	spec.OnListChanged = s.onListChanged
+	spec.OnStderr = s.onStderr
 	if spec.Logger == nil {
 		spec.Logger = s.p.Logger // upstream adds the server's name itself
 	}
-	conn, err := upstream.Connect(ctx, spec)
+	conn, err := s.p.connect(ctx, spec)
 	if err != nil {
-		s.mu.Lock()
-		var stderr []string
-		var se *upstream.ConnectError
-		if errors.As(err, &se) {
-			stderr = se.Stderr
-		}
-		s.status.Stderr = stderr
-		s.mu.Unlock()
-		s.setState(StateFailed, err)
-		return err
+		return nil, built{}, err
 	}
-	disc := conn.Discovery()
-	entries, warnings, err := s.build(disc)
-	if err != nil {
+	b := built{disc: conn.Discovery()}
+	if b.entries, b.warnings, err = s.build(b.disc); err != nil {
 		conn.Close()
-		s.setState(StateFailed, err)
-		return err
+		return nil, built{}, err
 	}
+	return conn, b, nil
+}
 
+// install makes conn the live connection; false if the server was stopped
+// meanwhile (conn is then closed).
+func (s *Server) install(conn *upstream.Conn, b built) bool {
 	s.mu.Lock()
 	if s.stopped {
 		s.mu.Unlock()
 		conn.Close()
-		return fmt.Errorf("server %s was stopped while starting", s.p.Name)
+		return false
 	}
-	s.conn = conn
-	s.disc = disc
-	s.entries = entries
-	s.status.Warnings = warnings
+	s.conn, s.disc, s.entries = conn, b.disc, b.entries
+	s.status.Warnings = b.warnings
 	s.status.ProtocolVersion = conn.ProtocolVersion()
 	if info := conn.ServerInfo(); info != nil {
 		s.status.ServerInfo = info.Name + " " + info.Version
 	}
 	s.status.PID = conn.PID()
-	s.status.ExitCode = nil
+	s.status.ExitCode, s.status.HTTPStatus = nil, 0
+	s.status.NextTry, s.status.CrashLooping = time.Time{}, false
 	s.mu.Unlock()
 	s.setState(StateReady, nil)
-	s.log.Info("server ready", "protocol", conn.ProtocolVersion(), "tools", len(disc.Tools))
-
-	s.wg.Add(1)
-	go s.watch(conn)
-	return nil
+	s.log.Info("server ready", "protocol", conn.ProtocolVersion(), "tools", len(b.disc.Tools))
+	return true
 }
 
 func (s *Server) build(d upstream.Discovery) ([]catalog.Entry, []string, error) {
@@ -160,38 +216,87 @@ func (s *Server) build(d upstream.Discovery) ([]catalog.Entry, []string, error) 
 	return catalog.Build(s.p.Name, d.Tools, d.Resources, d.ResourceTemplates, d.Prompts, f, s.p.Limits)
 }
 
-// watch notices the end of a connection that was not stopped on purpose.
-func (s *Server) watch(conn *upstream.Conn) {
-	defer s.wg.Done()
-	<-conn.Done()
+// Stop closes the connection, ends the supervision and waits until the
+// server's processes are reaped. It is safe after a failed Start and
+// idempotent.
+func (s *Server) Stop() {
+	s.quitOnce.Do(func() { close(s.quit) })
 	s.mu.Lock()
-	if s.stopped || s.conn != conn {
-		s.mu.Unlock()
-		return
-	}
+	s.stopped = true
+	conn := s.conn
 	s.conn = nil
-	s.status.PID = 0
-	s.status.Stderr = conn.Stderr()
-	var ee *upstream.ExitError
-	if errors.As(conn.Err(), &ee) {
-		code := ee.Code
-		s.status.ExitCode = &code
+	s.mu.Unlock()
+	if conn != nil {
+		conn.Close()
+	}
+	s.wg.Wait()
+	s.mu.Lock()
+	if s.status.State != StateDisabled {
+		s.status.State = StateStopped
+		s.status.Since = time.Now()
+		s.status.PID = 0
+		s.status.NextTry = time.Time{}
 	}
 	s.mu.Unlock()
-	err := conn.Err()
-	if err == nil {
-		err = errors.New("connection closed")
-	}
-	s.log.Warn("server connection lost", "err", err)
-	s.setState(StateFailed, fmt.Errorf("connection lost: %w", err))
-	conn.Close() // reap what is left of the process group
 }
 
+// Restart asks a server in backoff to try again now, with its failure count
+// reset. It does nothing to a server that is not restarting.
+func (s *Server) Restart() {
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Conn returns the live connection, or an error wrapping ErrUnavailable
+// that says why there is none and when the next try is.
+func (s *Server) Conn() (*upstream.Conn, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.conn != nil {
+		return s.conn, nil
+	}
+	return nil, s.unavailableLocked()
+}
+
+// Status returns a snapshot of the visible state.
+func (s *Server) Status() Status {
+	s.mu.Lock()
+	st := s.status
+	s.mu.Unlock()
+	st.Stderr, _ = s.stderr.snapshot()
+	st.Warnings = append([]string(nil), st.Warnings...)
+	return st
+}
+
+// Logs returns the kept stderr lines and the sequence number of the next.
+func (s *Server) Logs() ([]string, int64) { return s.stderr.snapshot() }
+
+// Entries returns the server's catalog entries (kept after a crash).
+func (s *Server) Entries() []catalog.Entry {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.entries
+}
+
+// Discovery returns what the server offered when last listed.
+func (s *Server) Discovery() upstream.Discovery {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.disc
+}
+
+// MarkFailed records that the server could not even be prepared (a missing
+// variable, say), so that its status says why.
+func (s *Server) MarkFailed(err error) { s.fail(StateFailed, err) }
+
+// onListChanged refreshes the server's part of the catalog after an
+// upstream list_changed notification (R-SUP-3).
 func (s *Server) onListChanged(kind string) {
 	s.mu.Lock()
 	conn := s.conn
-	stopped := s.stopped
-	if conn == nil || stopped {
+	if conn == nil || s.stopped {
 		s.mu.Unlock()
 		return
 	}
@@ -208,8 +313,12 @@ func (s *Server) onListChanged(kind string) {
 		}
 		entries, warnings, err := s.build(disc)
 		if err != nil {
+			// Keep serving the catalog we had; say why it was not updated.
 			s.log.Warn("refreshed catalog refused", "err", err)
-			s.recordError(err)
+			s.mu.Lock()
+			s.status.LastError, s.status.LastErrorAt = err.Error(), time.Now()
+			s.mu.Unlock()
+			s.p.OnChange()
 			return
 		}
 		s.mu.Lock()
@@ -229,80 +338,11 @@ func (s *Server) startupTimeout() time.Duration {
 	return time.Duration(config.DefaultStartupTimeoutMs) * time.Millisecond
 }
 
-// Stop closes the connection and waits until the server's processes are
-// reaped. It is safe after a failed Start and idempotent.
-func (s *Server) Stop() {
-	s.mu.Lock()
-	s.stopped = true
-	conn := s.conn
-	s.conn = nil
-	s.mu.Unlock()
-	if conn != nil {
-		conn.Close()
+func (s *Server) onStderr(line string) {
+	s.stderr.add(line)
+	if s.p.OnStderr != nil {
+		s.p.OnStderr(line)
 	}
-	s.wg.Wait()
-	s.mu.Lock()
-	if s.status.State != StateDisabled {
-		s.status.State = StateStopped
-		s.status.Since = time.Now()
-		s.status.PID = 0
-	}
-	s.mu.Unlock()
-}
-
-// Conn returns the live connection, or an error wrapping ErrUnavailable
-// that says why there is none.
-func (s *Server) Conn() (*upstream.Conn, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.conn != nil {
-		return s.conn, nil
-	}
-	switch s.status.State {
-	case StateDisabled:
-		return nil, fmt.Errorf("%w: %s is disabled (enable it with `plexus enable %s`)", ErrUnavailable, s.p.Name, s.p.Name)
-	case StateStarting:
-		return nil, fmt.Errorf("%w: %s is starting", ErrUnavailable, s.p.Name)
-	}
-	if s.status.LastError != "" {
-		return nil, fmt.Errorf("%w: %s is %s: %s", ErrUnavailable, s.p.Name, s.status.State, s.status.LastError)
-	}
-	return nil, fmt.Errorf("%w: %s is %s", ErrUnavailable, s.p.Name, s.status.State)
-}
-
-// Status returns a snapshot of the visible state.
-func (s *Server) Status() Status {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	st := s.status
-	if s.conn != nil {
-		st.Stderr = s.conn.Stderr()
-	}
-	st.Stderr = append([]string(nil), st.Stderr...)
-	st.Warnings = append([]string(nil), st.Warnings...)
-	return st
-}
-
-// Entries returns the server's catalog entries (kept after a crash).
-func (s *Server) Entries() []catalog.Entry {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.entries
-}
-
-// Discovery returns what the server offered when last listed.
-func (s *Server) Discovery() upstream.Discovery {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.disc
-}
-
-func (s *Server) recordError(err error) {
-	s.mu.Lock()
-	s.status.LastError = err.Error()
-	s.status.LastErrorAt = time.Now()
-	s.mu.Unlock()
-	s.p.OnChange()
 }
 
 func (s *Server) setState(state string, err error) {
@@ -317,6 +357,20 @@ func (s *Server) setState(state string, err error) {
 	s.p.OnChange()
 }
 
-// MarkFailed records that the server could not even be prepared (a missing
-// variable, say), so that its status says why.
-func (s *Server) MarkFailed(err error) { s.setState(StateFailed, err) }
+// fail records err with its exit code or HTTP status and enters state.
+func (s *Server) fail(state string, err error) {
+	s.mu.Lock()
+	var ee *upstream.ExitError
+	if errors.As(err, &ee) {
+		code := ee.Code
+		s.status.ExitCode = &code
+	}
+	var se *upstream.StatusError
+	if errors.As(err, &se) {
+		s.status.HTTPStatus = se.StatusCode
+	}
+	s.mu.Unlock()
+	s.setState(state, err)
+}
+
+func jitter() float64 { return rand.Float64() }

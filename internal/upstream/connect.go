@@ -110,7 +110,7 @@ func withDefaults(s Spec) Spec {
 
 // startStdio starts the process and shakes hands over its pipes.
 func (c *Conn) startStdio(ctx context.Context, s Spec) error {
-	c.stderr = &lineRing{}
+	c.stderr = &lineRing{onAdd: s.OnStderr}
 	proc, p, err := startProcess(s, c.stderr, c.redact, c.log)
 	if err != nil {
 		return &ConnectError{Server: s.Name, Phase: PhaseStart, Err: c.redact.Error(err)}

@@ -29,12 +29,13 @@ func (e *CommandNotFoundError) Error() string {
 }
 
 // searchDirs is where commands are looked up, and the PATH the server gets:
-// the daemon's PATH, then the user's login-shell PATH. A daemon started by a
-// service manager has a thin PATH, while `npx` and friends live where the
-// user's shell profile put them (and need that PATH to find `node` in turn).
-// Relative entries are dropped: they would depend on the working directory.
-func searchDirs() []string {
-	return absDirs(os.Getenv("PATH") + string(filepath.ListSeparator) + loginShellPATH())
+// the daemon's PATH, then the user's login-shell PATH if it is known within
+// wait. A daemon started by a service manager has a thin PATH, while `npx`
+// and friends live where the user's shell profile put them (and need that
+// PATH to find `node` in turn). Relative entries are dropped: they would
+// depend on the working directory.
+func searchDirs(wait time.Duration) []string {
+	return absDirs(os.Getenv("PATH") + string(filepath.ListSeparator) + loginShellPATH(wait))
 }
 
 // absDirs splits a PATH list into its absolute directories, without repeats.
@@ -101,15 +102,56 @@ func childEnv(extra map[string]string, dirs []string) []string {
 	return out
 }
 
-// loginShellPATH is the PATH of the user's login shell, asked once per daemon
-// (it is slow, and it does not change under a running daemon), or "" if that
-// fails within 2 seconds.
-var loginShellPATH = sync.OnceValue(func() string {
+// loginPATHWait bounds how long a start waits for the login shell's PATH
+// when the command is not on the daemon's own PATH.
+const loginPATHWait = 5 * time.Second
+
+// WarmLoginPATH starts asking the user's login shell for its PATH, in the
+// background, so that the answer is there when the first server starts.
+// The daemon calls it once at start.
+func WarmLoginPATH() { loginPATH.start() }
+
+// loginShellPATH is the PATH of the user's login shell, or "" if it is not
+// known within wait. It is asked once per daemon: profiles are slow, and
+// the answer does not change under a running daemon.
+func loginShellPATH(wait time.Duration) string {
+	loginPATH.start()
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-loginPATH.done:
+		return loginPATH.path
+	case <-t.C:
+		return ""
+	}
+}
+
+var loginPATH = &shellPATH{done: make(chan struct{})}
+
+type shellPATH struct {
+	once sync.Once
+	done chan struct{} // closed when path is set
+	path string
+}
+
+func (l *shellPATH) start() {
+	l.once.Do(func() {
+		go func() {
+			defer close(l.done)
+			l.path = askLoginShell()
+		}()
+	})
+}
+
+// askLoginShell runs `$SHELL -lc` to print PATH. It is never cut short
+// while the profile runs (a killed profile can leave locks behind, as
+// pyenv's rehash does), only after a generous two minutes.
+func askLoginShell() string {
 	shell := os.Getenv("SHELL")
 	if shell == "" || !filepath.IsAbs(shell) {
 		return ""
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	// A marker, because profile scripts may print their own chatter.
 	const marker = "__PLEXUS_PATH__="
@@ -128,4 +170,4 @@ var loginShellPATH = sync.OnceValue(func() string {
 	}
 	line, _, _ := bytes.Cut(out[i+len(marker):], []byte("\n"))
 	return string(line)
-})
+}

@@ -59,13 +59,22 @@ func startProcess(s Spec, ring *lineRing, red *redactor, log *slog.Logger) (*pro
 			return nil, pipes{}, fmt.Errorf("working directory %q is not a directory", s.Dir)
 		}
 	}
-	dirs := searchDirs()
-	lookup := dirs
-	if p, ok := s.Env["PATH"]; ok {
-		// A configured PATH is the server's; look there first.
-		lookup = slices.Concat(absDirs(p), dirs)
+	dirs := searchDirs(0)
+	lookupIn := func(dirs []string) []string {
+		if p, ok := s.Env["PATH"]; ok {
+			// A configured PATH is the server's; look there first.
+			return slices.Concat(absDirs(p), dirs)
+		}
+		return dirs
 	}
-	path, err := resolveCommand(s.Argv[0], s.Dir, lookup)
+	path, err := resolveCommand(s.Argv[0], s.Dir, lookupIn(dirs))
+	var nf *CommandNotFoundError
+	if errors.As(err, &nf) {
+		// Not on the daemon's PATH: it may be where the user's login shell
+		// would find it, once that lookup has answered.
+		dirs = searchDirs(loginPATHWait)
+		path, err = resolveCommand(s.Argv[0], s.Dir, lookupIn(dirs))
+	}
 	if err != nil {
 		return nil, pipes{}, err
 	}

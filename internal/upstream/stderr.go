@@ -19,6 +19,8 @@ const (
 
 // lineRing keeps the last ringLines lines.
 type lineRing struct {
+	onAdd func(string) // optional; called after each line is kept
+
 	mu    sync.Mutex
 	lines [ringLines]string // guarded by mu
 	next  int               // guarded by mu; where the next line goes
@@ -27,10 +29,13 @@ type lineRing struct {
 
 func (r *lineRing) add(line string) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	r.lines[r.next] = line
 	r.next = (r.next + 1) % ringLines
 	r.count = min(r.count+1, ringLines)
+	r.mu.Unlock()
+	if r.onAdd != nil {
+		r.onAdd(line)
+	}
 }
 
 // snapshot returns the lines, oldest first.

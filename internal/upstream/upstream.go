@@ -80,6 +80,9 @@ type Spec struct {
 	Logger        *slog.Logger        // default: discard
 	ClientInfo    *mcp.Implementation // default: {Name: "plexus"}
 	OnListChanged func(kind string)   // "tools", "resources" or "prompts"; called on its own goroutine, must not call Close
+	// OnStderr, if set, receives every stderr line (redacted, cut) as it is
+	// read, on the reading goroutine: it must not block.
+	OnStderr func(line string)
 }
 
 // Discovery is what a server offered at the last listing. Its slices are

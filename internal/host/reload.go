@@ -1,0 +1,157 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sync"
+
+	"github.com/plexus-mcp/plexus/internal/config"
+	"github.com/plexus-mcp/plexus/internal/store"
+	"github.com/plexus-mcp/plexus/internal/supervisor"
+)
+
+// Reload re-reads extensions.json and applies it as one transaction
+// (R-SES-2): a file that does not decode changes nothing; otherwise every
+// new or changed server is prepared and started beside the running set, in
+// parallel; unchanged servers are kept, not restarted; then one swap, and
+// only after it the replaced and removed servers are stopped. A server that
+// cannot start is left out with its reason, and the others load (R-SES-3).
+func (h *Host) Reload(ctx context.Context) (int64, error) {
+	h.applyMu.Lock()
+	defer h.applyMu.Unlock()
+
+	path := filepath.Join(h.opts.Store.Home(), store.ConfigFile)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		data = []byte("{}")
+	} else if err != nil {
+		return 0, fmt.Errorf("reading %s: %w", path, err)
+	}
+	next, err := config.Decode(data)
+	if err != nil {
+		return 0, err
+	}
+	cur := h.opts.Store.Config()
+	next.Revision = cur.Revision
+	if reflect.DeepEqual(normalized(cur), normalized(next)) {
+		return cur.Revision, nil
+	}
+
+	h.serversMu.Lock()
+	running := make(map[string]*supervisor.Server, len(h.servers))
+	for k, v := range h.servers {
+		running[k] = v
+	}
+	h.serversMu.Unlock()
+
+	servers := map[string]*supervisor.Server{}
+	var fresh []*supervisor.Server
+	var wg sync.WaitGroup
+	var failedMu sync.Mutex
+	var failed []*supervisor.Server
+	for name, sc := range next.MCP.Servers {
+		run := sc.IsEnabled() && mcpEnabled(next)
+		if old, ok := running[name]; ok && reflect.DeepEqual(old.Config(), sc) && run == (mcpEnabled(cur) && old.Config().IsEnabled()) {
+			servers[name] = old
+			continue
+		}
+		srv, err := h.newServer(name, sc, next)
+		servers[name] = srv
+		fresh = append(fresh, srv)
+		switch {
+		case !run:
+		case err != nil:
+			failedMu.Lock()
+			failed = append(failed, srv)
+			failedMu.Unlock()
+		default:
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := srv.Start(ctx); err != nil {
+					h.log.Warn("reload: server left out", "server", name, "err", err)
+					failedMu.Lock()
+					failed = append(failed, srv)
+					failedMu.Unlock()
+				}
+			}()
+		}
+	}
+	wg.Wait()
+
+	rev, err := h.opts.Store.CommitConfig(cur.Revision, next)
+	if err != nil {
+		for _, srv := range fresh {
+			srv.Stop()
+		}
+		return 0, err
+	}
+	committed := h.opts.Store.Config()
+
+	h.serversMu.Lock()
+	old := h.servers
+	h.servers = servers
+	h.cfg = committed
+	h.serversMu.Unlock()
+	h.publish()
+	for _, srv := range failed {
+		h.leftOut(srv, committed)
+	}
+	for name, srv := range old {
+		if servers[name] != srv {
+			srv.Stop()
+		}
+	}
+	h.log.Info("settings reloaded", "revision", rev, "started", len(fresh), "left_out", len(failed))
+	return rev, nil
+}
+
+// normalized returns f as the decoder would read it back, without its
+// revision, for comparison.
+func normalized(f *config.File) *config.File {
+	c := f.Clone()
+	c.Revision = 0
+	if b, err := config.Encode(c); err == nil {
+		if d, err := config.Decode(b); err == nil {
+			d.Revision = 0
+			return d
+		}
+	}
+	return c
+}
+
+// Restart restarts a server now. A server in backoff is tried at once with
+// its failure count reset; a running or failed one is started afresh beside
+// the current one and swapped in only if it comes up.
+func (h *Host) Restart(ctx context.Context, name string) error {
+	h.applyMu.Lock()
+	defer h.applyMu.Unlock()
+	snap := h.snap.Load()
+	srv, ok := snap.servers[name]
+	if !ok {
+		return &NotFoundError{What: "server", Name: name}
+	}
+	sc := srv.Config()
+	if !sc.IsEnabled() || !mcpEnabled(snap.cfg) {
+		return fmt.Errorf("%s is switched off: switch it on with `plexus enable %s`", name, name)
+	}
+	if srv.Status().State == supervisor.StateBackoff {
+		srv.Restart()
+		return nil
+	}
+	fresh, err := h.newServer(name, sc, snap.cfg)
+	if err != nil {
+		return err
+	}
+	if err := fresh.Start(ctx); err != nil {
+		fresh.Stop()
+		return &StartError{Server: name, Err: err}
+	}
+	h.swap(name, fresh, h.cfgLocked())
+	srv.Stop()
+	return nil
+}

@@ -1,0 +1,154 @@
+package supervisor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/plexus-mcp/plexus/internal/upstream"
+)
+
+// supervise watches a live connection and, when it is lost, restarts the
+// server with backoff until Stop (R-SUP-2). It owns the server while it runs.
+func (s *Server) supervise(conn *upstream.Conn) {
+	defer s.wg.Done()
+	for {
+		up := time.Now()
+		select {
+		case <-conn.Done():
+		case <-s.quit:
+			return
+		}
+		err := s.lost(conn, time.Since(up))
+		conn.Close() // reap what is left of the process group
+		if conn = s.restart(err); conn == nil {
+			return
+		}
+	}
+}
+
+// lost records the end of a connection and returns its cause.
+func (s *Server) lost(conn *upstream.Conn, uptime time.Duration) error {
+	err := conn.Err()
+	if err == nil {
+		err = errors.New("connection closed")
+	}
+	s.mu.Lock()
+	if s.conn == conn {
+		s.conn = nil
+		s.status.PID = 0
+	}
+	s.mu.Unlock()
+	s.noteUptime(uptime)
+	s.log.Warn("server connection lost", "err", err, "uptime", uptime.Round(time.Millisecond).String())
+	return fmt.Errorf("connection lost: %w", err)
+}
+
+// noteUptime resets the failure count after a connection that ran long
+// enough to count as healthy.
+func (s *Server) noteUptime(uptime time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if uptime >= s.p.Policy.ResetAfter {
+		s.failures = 0
+	}
+}
+
+// restart waits out the backoff and connects again, until it succeeds
+// (returning the new connection) or the server is stopped (nil).
+func (s *Server) restart(cause error) *upstream.Conn {
+	for {
+		delay, parked := s.nextDelay(cause)
+		s.mu.Lock()
+		s.status.NextTry = time.Now().Add(delay)
+		s.status.CrashLooping = parked
+		s.mu.Unlock()
+		s.fail(StateBackoff, cause)
+		if parked {
+			s.log.Warn("server crash-looping: parked", "cooldown", delay.String(), "err", cause)
+		}
+
+		t := time.NewTimer(delay)
+		select {
+		case <-t.C:
+		case <-s.kick:
+			t.Stop()
+			s.mu.Lock()
+			s.failures = 0
+			s.mu.Unlock()
+		case <-s.quit:
+			t.Stop()
+			return nil
+		}
+
+		s.setState(StateStarting, nil)
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() {
+			select {
+			case <-s.quit:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		conn, b, err := s.connectOnce(ctx)
+		cancel()
+		if err != nil {
+			s.log.Warn("server restart failed", "err", err)
+			cause = err
+			continue
+		}
+		if !s.install(conn, b) {
+			return nil
+		}
+		s.mu.Lock()
+		s.status.Restarts++
+		s.mu.Unlock()
+		s.p.OnChange()
+		return conn
+	}
+}
+
+// nextDelay counts one more failure and returns the wait before the next
+// try, and whether the server is parked for the cooldown.
+func (s *Server) nextDelay(cause error) (time.Duration, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failures++
+	p := s.p.Policy
+	if p.MaxAttempts > 0 && s.failures > p.MaxAttempts {
+		// Parked; after the cooldown the count starts over.
+		s.failures = 0
+		return p.Cooldown, true
+	}
+	// A remote session that expired (HTTP 404 on its session id) is
+	// re-initialized at once, the first time (R-SUP-4).
+	var se *upstream.StatusError
+	if s.failures == 1 && errors.As(cause, &se) && se.StatusCode == 404 {
+		return 0, false
+	}
+	return p.Delay(s.failures, jitter()), false
+}
+
+// unavailableLocked says why there is no connection. s.mu is held.
+func (s *Server) unavailableLocked() error {
+	st := s.status
+	name := s.p.Name
+	switch st.State {
+	case StateDisabled:
+		return fmt.Errorf("%w: %s is disabled (enable it with `plexus enable %s`)", ErrUnavailable, name, name)
+	case StateStarting:
+		return fmt.Errorf("%w: %s is starting", ErrUnavailable, name)
+	case StateBackoff:
+		wait := time.Until(st.NextTry).Round(time.Second)
+		what := "restarting"
+		if st.CrashLooping {
+			what = "crash-looping"
+		}
+		return fmt.Errorf("%w: %s is %s, next try in %s; last error: %s", ErrUnavailable, name, what, max(wait, 0), st.LastError)
+	}
+	if st.LastError != "" {
+		return fmt.Errorf("%w: %s is %s: %s", ErrUnavailable, name, st.State, st.LastError)
+	}
+	return fmt.Errorf("%w: %s is %s", ErrUnavailable, name, st.State)
+}
