@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 )
 
@@ -64,6 +65,8 @@ func readStderr(rd io.Reader, ring *lineRing, red *redactor, log *slog.Logger) {
 	// Room for a whole secret past the cut, so that redaction sees it before
 	// the line is cut (a cut secret would otherwise leak its prefix).
 	br := bufio.NewReaderSize(rd, maxLineSize+red.longest+1)
+	var lim logLimiter
+	defer lim.flush(log)
 	for {
 		frag, err := br.ReadSlice('\n')
 		if len(frag) > 0 {
@@ -74,11 +77,46 @@ func readStderr(rd io.Reader, ring *lineRing, red *redactor, log *slog.Logger) {
 			}
 			line = cutLine(line)
 			ring.add(line)
-			log.Info("server stderr", "line", line)
+			if lim.allow(time.Now(), log) {
+				log.Info("server stderr", "line", line)
+			}
 		}
 		if err != nil {
 			return
 		}
+	}
+}
+
+// stderrLogRate bounds how many stderr lines per second of one server go to
+// the log file: a server flooding stderr must not fill the disk. The ring
+// and the event stream still see every line.
+const stderrLogRate = 50
+
+// logLimiter admits stderrLogRate lines per one-second window and counts
+// the rest.
+type logLimiter struct {
+	window     time.Time
+	n          int
+	suppressed int
+}
+
+func (l *logLimiter) allow(now time.Time, log *slog.Logger) bool {
+	if now.Sub(l.window) >= time.Second {
+		l.flush(log)
+		l.window, l.n = now, 0
+	}
+	l.n++
+	if l.n > stderrLogRate {
+		l.suppressed++
+		return false
+	}
+	return true
+}
+
+func (l *logLimiter) flush(log *slog.Logger) {
+	if l.suppressed > 0 {
+		log.Warn("server stderr lines not logged", "suppressed", l.suppressed, "reason", "more than 50 lines per second")
+		l.suppressed = 0
 	}
 }
 

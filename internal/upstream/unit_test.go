@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
@@ -149,5 +150,27 @@ func TestCallErrorClassification(t *testing.T) {
 	answered := fmt.Errorf("sending: %w: %w", &jsonrpc.Error{Code: -32000, Message: "quota"}, &jsonrpc.Error{Code: -32005})
 	if err := c.callError(bg, answered); errors.Is(err, ErrTransportLost) {
 		t.Errorf("error body of an HTTP error status classified as lost: %v", err)
+	}
+}
+
+func TestStderrLogLimit(t *testing.T) {
+	var buf logBuffer
+	log := buf.logger()
+	var l logLimiter
+	t0 := time.Unix(1000, 0)
+	logged := 0
+	for i := range 500 {
+		if l.allow(t0.Add(time.Duration(i)*time.Millisecond), log) {
+			logged++
+		}
+	}
+	if logged != stderrLogRate {
+		t.Fatalf("%d lines logged in half a second, want %d", logged, stderrLogRate)
+	}
+	if !l.allow(t0.Add(1500*time.Millisecond), log) {
+		t.Fatal("a line in the next second was refused")
+	}
+	if !strings.Contains(buf.String(), `"suppressed":450`) {
+		t.Fatalf("no summary of the suppressed lines in the log: %s", buf.String())
 	}
 }
