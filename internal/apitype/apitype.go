@@ -289,6 +289,10 @@ type Event struct {
 	Status *ServerStatus `json:"status,omitempty"`
 	// Line is one stderr line (secrets redacted), for EventStderr.
 	Line string `json:"line,omitempty"`
+	// LineSeq is the line's sequence number in the server's stderr ring,
+	// for EventStderr: comparable with LogLines.NextSeq, so that a follower
+	// that read the logs skips the lines it already has.
+	LineSeq int64 `json:"lineSeq,omitempty"`
 }
 
 // Event types.

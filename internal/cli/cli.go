@@ -56,6 +56,12 @@ func Run(ctx context.Context, args []string, env Env) int {
 		env.Stderr = io.Discard
 	}
 	a := &app{env: env}
+	return a.run(ctx, args)
+}
+
+// run runs args in a (set up by Run, or by a test with its own clock).
+func (a *app) run(ctx context.Context, args []string) int {
+	env := a.env
 	root := a.rootCommand()
 	if len(args) == 0 {
 		// A bare `plexus` is a usage error, like any missing argument.
@@ -84,6 +90,17 @@ type app struct {
 	// of arguments) are told apart from failures.
 	started bool
 	cl      *client.Client
+	// clock, when set, stands in for time.Now in relative times
+	// ("backoff 4s", uptime), so that tests can stop it.
+	clock func() time.Time
+}
+
+// now is the time relative times are measured from.
+func (a *app) now() time.Time {
+	if a.clock != nil {
+		return a.clock()
+	}
+	return time.Now()
 }
 
 // client returns the daemon's client, created on first use so that commands

@@ -19,6 +19,9 @@ func TestHelpGolden(t *testing.T) {
 		{"help-root.golden", []string{"--help"}},
 		{"help-add.golden", []string{"add", "--help"}},
 		{"help-edit.golden", []string{"edit", "--help"}},
+		{"help-logs.golden", []string{"logs", "--help"}},
+		{"help-events.golden", []string{"events", "--help"}},
+		{"help-status.golden", []string{"status", "--help"}},
 	} {
 		t.Run(tc.golden, func(t *testing.T) {
 			r := run(t, "", tc.args...)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // result is one run of the command line.
@@ -25,6 +26,15 @@ func run(t *testing.T, stdin string, args ...string) result {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	code := Run(t.Context(), args, Env{Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errOut})
+	return result{code, out.String(), errOut.String()}
+}
+
+// runAt runs the CLI with args as run does, with its clock stopped at now.
+func runAt(t *testing.T, now time.Time, args ...string) result {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	a := &app{env: Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut}, clock: func() time.Time { return now }}
+	code := a.run(t.Context(), args)
 	return result{code, out.String(), errOut.String()}
 }
 
@@ -49,12 +59,26 @@ type fakeDaemon struct {
 
 func startFake(t *testing.T, routes map[string]reply) *fakeDaemon {
 	t.Helper()
+	return startFakeStreams(t, routes, nil)
+}
+
+// startFakeStreams is startFake with handlers for the routes that stream,
+// keyed like routes.
+func startFakeStreams(t *testing.T, routes map[string]reply, streams map[string]http.HandlerFunc) *fakeDaemon {
+	t.Helper()
 	home := shortTempDir(t)
 	t.Setenv("PLEXUS_HOME", home)
 	f := &fakeDaemon{}
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
 		key := r.Method + " " + r.URL.RequestURI()
+		if h, ok := streams[key]; ok {
+			f.mu.Lock()
+			f.reqs = append(f.reqs, seen{r.Method, r.URL.RequestURI(), "", ""})
+			f.mu.Unlock()
+			h(w, r)
+			return
+		}
+		b, _ := io.ReadAll(r.Body)
 		f.mu.Lock()
 		f.reqs = append(f.reqs, seen{r.Method, r.URL.RequestURI(), r.Header.Get("If-Match"), string(b)})
 		f.mu.Unlock()

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -173,13 +174,137 @@ func plural(n int, word string) string {
 	return fmt.Sprintf("%d %ss", n, word)
 }
 
+// stateCrashLooping stands for the state of a server the daemon has parked
+// after too many failed restarts in a row (ServerStatus.CrashLooping).
+const stateCrashLooping = "crash-looping"
+
+// stateColumn is the STATE of ls and status: the daemon's word, with the
+// time left before the next try of a server in backoff ("backoff 4s"), and
+// "crash-looping 9m" for a parked one, so that people can tell a server
+// that will be back in a moment from one that needs them.
+func stateColumn(s apitype.ServerStatus, now time.Time) string {
+	word := stateWord(s)
+	if s.CrashLooping {
+		word = stateCrashLooping
+	} else if word != apitype.StateBackoff {
+		return word
+	}
+	if s.NextTryAt == nil {
+		return word
+	}
+	return word + " " + shortDuration(s.NextTryAt.Sub(now))
+}
+
+// stateDetail describes a server's state as of at, for a line of its own:
+// "ready, 4 tools", "backoff (next try in 4s): connection lost".
+func stateDetail(s apitype.ServerStatus, at time.Time) string {
+	word := stateWord(s)
+	if !troubled(s) {
+		if word == apitype.StateReady {
+			return fmt.Sprintf("%s, %s", word, plural(s.Tools, "tool"))
+		}
+		return word
+	}
+	if s.CrashLooping {
+		word = stateCrashLooping
+	}
+	if s.NextTryAt != nil {
+		word += " (next try in " + shortDuration(s.NextTryAt.Sub(at)) + ")"
+	}
+	if e := oneLine(s.LastError); e != "" {
+		word += ": " + e
+	}
+	return word
+}
+
+// shortDuration shows d rounded to its largest unit: "4s", "9m", "2h",
+// "1h30m". A time already past shows as "0s": the try is due.
+func shortDuration(d time.Duration) string {
+	d = max(d, 0)
+	if s := d.Round(time.Second); s < time.Minute {
+		return fmt.Sprintf("%ds", s/time.Second)
+	}
+	m := d.Round(time.Minute)
+	switch {
+	case m < time.Hour:
+		return fmt.Sprintf("%dm", m/time.Minute)
+	case m%time.Hour == 0:
+		return fmt.Sprintf("%dh", m/time.Hour)
+	}
+	return fmt.Sprintf("%dh%dm", m/time.Hour, m%time.Hour/time.Minute)
+}
+
 // serverTable renders the NAME STATE TYPE TOOLS ERROR table of ls and status.
-func serverTable(servers []apitype.ServerStatus) *table {
+func serverTable(servers []apitype.ServerStatus, now time.Time) *table {
 	t := &table{header: []string{"NAME", "STATE", "TYPE", "TOOLS", "ERROR"}}
 	for _, s := range servers {
-		t.add(s.Name, stateWord(s), s.Type, fmt.Sprint(s.Tools), s.LastError)
+		t.add(s.Name, stateColumn(s, now), s.Type, fmt.Sprint(s.Tools), s.LastError)
 	}
 	return t
+}
+
+// troubled reports whether a server needs attention: it failed, waits to
+// be restarted, or is parked in a crash loop.
+func troubled(s apitype.ServerStatus) bool {
+	return s.CrashLooping || s.State == apitype.StateFailed || s.State == apitype.StateBackoff
+}
+
+// stderrShown is how many of its last stderr lines status shows for a
+// troubled server; `plexus logs` shows them all.
+const stderrShown = 3
+
+// writeTroubles details, below the table of status, each server that needs
+// attention: its whole last error, the exit code or HTTP status behind it,
+// how often it was restarted and its last words on stderr.
+func writeTroubles(w io.Writer, servers []apitype.ServerStatus, now time.Time) error {
+	var b strings.Builder
+	for _, s := range servers {
+		if !troubled(s) {
+			continue
+		}
+		name := oneLine(s.Name)
+		fmt.Fprintf(&b, "\n%s: %s\n", name, stateColumn(s, now))
+		item := func(key, value string) { fmt.Fprintf(&b, "  %-12s %s\n", key, value) }
+		for i, line := range nonBlankLines(s.LastError) {
+			if i == 0 {
+				item("error", line)
+			} else {
+				item("", line)
+			}
+		}
+		if s.ExitCode != nil {
+			item("exit code", fmt.Sprint(*s.ExitCode))
+		}
+		if s.HTTPStatus != 0 {
+			item("HTTP status", fmt.Sprint(s.HTTPStatus))
+		}
+		item("restarts", fmt.Sprint(s.Restarts))
+		if len(s.Stderr) > 0 {
+			fmt.Fprintf(&b, "  last stderr (all of it: plexus logs %s)\n", name)
+			for _, line := range s.Stderr[max(0, len(s.Stderr)-stderrShown):] {
+				b.WriteString("    " + logLine(line) + "\n")
+			}
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// nonBlankLines splits s into its non-blank lines, cleaned for the terminal.
+func nonBlankLines(s string) []string {
+	var out []string
+	for line := range strings.Lines(s) {
+		if line = strings.TrimSpace(sanitize(line)); line != "" {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+// logLine cleans one stderr line of a server for the terminal: sanitized,
+// and kept on one line, so that one line cannot pose as several.
+func logLine(s string) string {
+	return strings.ReplaceAll(sanitize(s), "\n", " ")
 }
 
 // warnAll prints the daemon's warnings about a result to stderr.

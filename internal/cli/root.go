@@ -57,9 +57,9 @@ warnings and progress to stderr; --json prints stable JSON for scripts.`,
 			root.AddCommand(c)
 		}
 	}
-	add(groupDaemon, a.daemonCommand(), a.statusCommand())
+	add(groupDaemon, a.daemonCommand(), a.statusCommand(), a.reloadCommand(), a.eventsCommand())
 	add(groupServers, a.lsCommand(), a.addCommand(), a.editCommand(), a.rmCommand(),
-		a.enableCommand(true), a.enableCommand(false))
+		a.enableCommand(true), a.enableCommand(false), a.restartCommand(), a.logsCommand())
 	add(groupCatalog, a.toolsCommand(), a.callCommand(), a.resourcesCommand(), a.promptsCommand())
 	add(groupSecrets, a.secretCommand())
 	add(groupOther, a.exampleServerCommand())

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -57,7 +58,11 @@ func (a *app) statusCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Show the daemon and its servers",
-		Args:  exactArgs(),
+		Long: `Show the daemon and the state of its servers. Each server that failed, waits
+to be restarted or is crash-looping is detailed below the table: its last
+error, the exit code or HTTP status behind it, how often it was restarted and
+its last lines on stderr.`,
+		Args: exactArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := a.client()
 			if err != nil {
@@ -73,9 +78,10 @@ func (a *app) statusCommand() *cobra.Command {
 				}
 				return printJSON(a.stdout(), st)
 			}
+			now := a.now()
 			uptime := "unknown"
 			if !st.StartedAt.IsZero() {
-				uptime = time.Since(st.StartedAt).Truncate(time.Second).String()
+				uptime = now.Sub(st.StartedAt).Truncate(time.Second).String()
 			}
 			fmt.Fprintf(a.stdout(), "daemon    running, pid %d, version %s\nhome      %s\nuptime    %s\nrevision  %d\n",
 				st.PID, sanitize(st.Version), sanitize(st.Home), uptime, st.Revision)
@@ -84,7 +90,10 @@ func (a *app) statusCommand() *cobra.Command {
 				return nil
 			}
 			fmt.Fprintln(a.stdout())
-			return serverTable(st.Servers).write(a.stdout(), a.outputWidth())
+			if err := serverTable(st.Servers, now).write(a.stdout(), a.outputWidth()); err != nil {
+				return err
+			}
+			return writeTroubles(a.stdout(), st.Servers, now)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the status as JSON")
@@ -97,8 +106,13 @@ func (a *app) lsCommand() *cobra.Command {
 		Use:   "ls",
 		Short: "List the servers with their state",
 		Long: `List the configured servers: state, type, number of tools and the last error.
+A server waiting to be restarted shows the time left, as in "backoff 4s"; one
+parked after failing again and again shows "crash-looping 9m" until its next
+try. ` + "`plexus restart NAME`" + ` tries at once; ` + "`plexus status`" + ` and
+` + "`plexus logs NAME`" + ` tell why it failed.
+
 --json prints an array of server statuses (name, type, enabled, state, tools,
-lastError, ...).`,
+lastError, restarts, nextTryAt, crashLooping, ...).`,
 		Args: exactArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := a.client()
@@ -119,7 +133,7 @@ lastError, ...).`,
 				a.progressf("no servers: add one with `plexus add NAME URL` or `plexus add NAME -- COMMAND [ARGS...]`")
 				return nil
 			}
-			return serverTable(sl.Servers).write(a.stdout(), a.outputWidth())
+			return serverTable(sl.Servers, a.now()).write(a.stdout(), a.outputWidth())
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the servers as a JSON array")
@@ -171,6 +185,64 @@ func (a *app) enableCommand(on bool) *cobra.Command {
 				return nil
 			}
 			fmt.Fprintf(a.stdout(), "%s %s\n", word, args[0])
+			return nil
+		},
+	}
+}
+
+func (a *app) restartCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "restart NAME",
+		Short: "Restart a server now",
+		Long: `Stop a server and start it again now, without waiting for its next automatic
+try: the way out of a crash loop once its cause is fixed. Prints the state the
+server reached.`,
+		Args: exactArgs("NAME"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			stop := a.progressAfter("restarting %s…", args[0])
+			wr, err := c.Restart(cmd.Context(), args[0])
+			stop()
+			if err != nil {
+				return serverNotFound(fmt.Errorf("restarting %s: %w", args[0], err))
+			}
+			if wr.Server != nil {
+				a.warnAll(wr.Server.Warnings)
+				fmt.Fprintf(a.stdout(), "restarted %s (%s)\n", args[0], summary(wr.Server))
+				return nil
+			}
+			fmt.Fprintf(a.stdout(), "restarted %s\n", args[0])
+			return nil
+		},
+	}
+}
+
+func (a *app) reloadCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "reload",
+		Short: "Apply the settings file after editing it by hand",
+		Long: `Make the daemon read $PLEXUS_HOME/extensions.json again and apply it in one
+step: added and changed servers are started, removed ones stopped, unchanged
+ones kept running. If the file is invalid, every problem is listed and nothing
+changes: the servers keep running with the settings they had.`,
+		Args: exactArgs(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			stop := a.progressAfter("applying the settings…")
+			wr, err := c.Reload(cmd.Context())
+			stop()
+			if err != nil {
+				return withRemedy(fmt.Errorf("reloading the settings: %w", err), apitype.CodeBadRequest,
+					"correct "+filepath.Join(c.Home(), "extensions.json")+
+						" and run `plexus reload` again; until then the servers keep the settings they had")
+			}
+			fmt.Fprintf(a.stdout(), "reloaded (revision %d)\n", wr.Revision)
 			return nil
 		},
 	}

@@ -66,6 +66,10 @@ type Client struct {
 	// started under another PLEXUS_HOME is a common cause.
 	homeFromEnv bool
 	hc          *http.Client
+	// streams serves long-lived answers (the event stream). It shares hc's
+	// transport but must never get an overall Timeout: a stream is open for
+	// as long as its reader wants it.
+	streams *http.Client
 }
 
 // New returns a client of the daemon whose home is home.
@@ -90,6 +94,7 @@ func New(home string) *Client {
 		IdleConnTimeout: 30 * time.Second,
 	}
 	c.hc = &http.Client{Transport: tr}
+	c.streams = &http.Client{Transport: tr}
 	return c
 }
 

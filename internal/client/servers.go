@@ -64,6 +64,34 @@ func (c *Client) SetEnabled(ctx context.Context, name string, on bool) (*apitype
 	return c.write(ctx, request{method: http.MethodPost, path: serverPath(name) + action})
 }
 
+// Restart stops server name and starts it again now, resetting its backoff:
+// the way out of a crash loop once its cause is fixed. Like AddServer it
+// can take as long as the server's startup timeout; the result holds the
+// state it reached.
+func (c *Client) Restart(ctx context.Context, name string) (*apitype.WriteResult, error) {
+	return c.write(ctx, request{method: http.MethodPost, path: serverPath(name) + "/restart"})
+}
+
+// Reload makes the daemon read extensions.json again and apply it as one
+// transaction, for edits made to the file by hand. An invalid file is
+// refused with an *APIError listing every problem, and the running servers
+// are kept as they were.
+func (c *Client) Reload(ctx context.Context) (*apitype.WriteResult, error) {
+	return c.write(ctx, request{method: http.MethodPost, path: "/reload"})
+}
+
+// Logs returns the last stderr lines of server name (at most 200, kept
+// across restarts, secrets redacted). To follow them, open Events first,
+// then call Logs, and skip the EventStderr events whose Seq is below
+// LogLines.NextSeq: those lines are in the answer already.
+func (c *Client) Logs(ctx context.Context, name string) (*apitype.LogLines, error) {
+	var out apitype.LogLines
+	if err := c.do(ctx, request{method: http.MethodGet, path: serverPath(name) + "/logs"}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 func (c *Client) write(ctx context.Context, r request) (*apitype.WriteResult, error) {
 	var out apitype.WriteResult
 	if err := c.do(ctx, r, &out); err != nil {

@@ -103,8 +103,8 @@ func (h *Host) emitChangesLocked(s *snapshot) {
 }
 
 // emitStderr announces one stderr line of a server.
-func (h *Host) emitStderr(server, line string) {
-	h.events.emit(apitype.Event{Type: apitype.EventStderr, Server: server, Line: line})
+func (h *Host) emitStderr(server, line string, seq int64) {
+	h.events.emit(apitype.Event{Type: apitype.EventStderr, Server: server, Line: line, LineSeq: seq})
 }
 
 // EndSubscriptions closes every event subscription, so that streaming

@@ -111,7 +111,7 @@ func (h *Host) newServer(name string, sc config.Server, cfg *config.File) (*supe
 		Limits:   h.opts.Limits,
 		Logger:   h.log,
 		OnChange: h.publish,
-		OnStderr: func(line string) { h.emitStderr(name, line) },
+		OnStderr: func(line string, seq int64) { h.emitStderr(name, line, seq) },
 	})
 	if err != nil && sc.IsEnabled() {
 		srv.MarkFailed(err)

@@ -49,8 +49,9 @@ type Params struct {
 	// OnChange is called (without locks held) after the state or the
 	// catalog changed.
 	OnChange func()
-	// OnStderr receives each stderr line; it must not block.
-	OnStderr func(line string)
+	// OnStderr receives each stderr line with its sequence number in the
+	// server's ring; it must not block.
+	OnStderr func(line string, seq int64)
 
 	// connect replaces upstream.Connect in tests of the schedule.
 	connect func(context.Context, upstream.Spec) (*upstream.Conn, error)
@@ -339,9 +340,9 @@ func (s *Server) startupTimeout() time.Duration {
 }
 
 func (s *Server) onStderr(line string) {
-	s.stderr.add(line)
+	seq := s.stderr.add(line)
 	if s.p.OnStderr != nil {
-		s.p.OnStderr(line)
+		s.p.OnStderr(line, seq)
 	}
 }
 
