@@ -238,7 +238,16 @@ func shortDuration(d time.Duration) string {
 func serverTable(servers []apitype.ServerStatus, now time.Time) *table {
 	t := &table{header: []string{"NAME", "STATE", "TYPE", "TOOLS", "ERROR"}}
 	for _, s := range servers {
-		t.add(s.Name, stateColumn(s, now), s.Type, fmt.Sprint(s.Tools), s.LastError)
+		// A server that recovered keeps its last error in --json and status
+		// detail; the table shows only what needs attention now.
+		errText := s.LastError
+		if s.State == apitype.StateReady {
+			errText = ""
+			if len(s.Warnings) > 0 {
+				errText = "warning: " + s.Warnings[0]
+			}
+		}
+		t.add(s.Name, stateColumn(s, now), s.Type, fmt.Sprint(s.Tools), errText)
 	}
 	return t
 }

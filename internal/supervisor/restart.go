@@ -98,13 +98,12 @@ func (s *Server) restart(cause error) *upstream.Conn {
 			cause = err
 			continue
 		}
+		s.mu.Lock()
+		s.status.Restarts++ // counted before install announces "ready"
+		s.mu.Unlock()
 		if !s.install(conn, b) {
 			return nil
 		}
-		s.mu.Lock()
-		s.status.Restarts++
-		s.mu.Unlock()
-		s.p.OnChange()
 		return conn
 	}
 }
