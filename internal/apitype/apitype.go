@@ -143,6 +143,11 @@ type PutServerRequest struct {
 	Config json.RawMessage `json:"config"`
 	// NoVerify saves without starting the server first.
 	NoVerify bool `json:"noVerify,omitempty"`
+	// Secrets are values typed into the server's form, by the variable the
+	// config references: "" keeps the stored value, "-" removes it, any
+	// other value replaces it. They are saved with the server, owned by it,
+	// and deleted with it; they are never sent back.
+	Secrets map[string]string `json:"secrets,omitempty"`
 }
 
 // WriteResult answers a successful write.

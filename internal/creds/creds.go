@@ -40,6 +40,10 @@ type File struct {
 	Revision int64 `json:"revision"`
 	// Env is the managed environment: variable name → value.
 	Env map[string]string `json:"env"`
+	// Owners maps a variable to the server whose form set it (a secret
+	// typed into a server's settings); deleting that server deletes it.
+	// Variables set with `plexus secret set` have no owner.
+	Owners map[string]string `json:"owners,omitempty"`
 }
 
 var varName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -91,7 +95,8 @@ func Encode(f *File) ([]byte, error) {
 	out := struct {
 		Revision int64             `json:"revision"`
 		Env      map[string]string `json:"env"`
-	}{f.Revision, f.Env}
+		Owners   map[string]string `json:"owners,omitempty"`
+	}{f.Revision, f.Env, f.Owners}
 	if out.Env == nil {
 		out.Env = map[string]string{}
 	}
@@ -117,6 +122,12 @@ func (f *File) Clone() *File {
 	c := &File{Revision: f.Revision, Env: make(map[string]string, len(f.Env))}
 	for k, v := range f.Env {
 		c.Env[k] = v
+	}
+	if len(f.Owners) > 0 {
+		c.Owners = make(map[string]string, len(f.Owners))
+		for k, v := range f.Owners {
+			c.Owners[k] = v
+		}
 	}
 	return c
 }

@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"reflect"
 
+	"os"
+	"slices"
+
 	"github.com/plexus-mcp/plexus/internal/config"
 	"github.com/plexus-mcp/plexus/internal/creds"
 	"github.com/plexus-mcp/plexus/internal/store"
@@ -24,6 +27,9 @@ type PutRequest struct {
 	Create bool
 	// NoVerify saves without starting the server first.
 	NoVerify bool
+	// Secrets are form values by variable name: "" keeps the stored value,
+	// "-" removes it, anything else replaces it (see apitype).
+	Secrets map[string]string
 }
 
 // DecodeServer decodes one server's JSON strictly, reporting problems with
@@ -64,7 +70,7 @@ func (h *Host) PutServer(ctx context.Context, req PutRequest) (int64, error) {
 		return 0, &ExistsError{Name: req.Name}
 	case !req.Create && !exists:
 		return 0, &NotFoundError{What: "server", Name: req.Name}
-	case exists && reflect.DeepEqual(old, sc):
+	case exists && reflect.DeepEqual(old, sc) && !changesSecrets(req.Secrets):
 		return cur.Revision, nil // unchanged servers are kept, not restarted
 	}
 	next := cur.Clone()
@@ -72,7 +78,49 @@ func (h *Host) PutServer(ctx context.Context, req PutRequest) (int64, error) {
 		next.MCP.Servers = map[string]config.Server{}
 	}
 	next.MCP.Servers[req.Name] = sc
-	return h.commitServer(ctx, req.Name, next, req.NoVerify)
+	secrets, err := h.formSecrets(req.Name, sc, req.Secrets)
+	if err != nil {
+		return 0, err
+	}
+	return h.commitServer(ctx, req.Name, next, req.NoVerify, secrets)
+}
+
+func changesSecrets(m map[string]string) bool {
+	for _, v := range m {
+		if v != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// formSecrets applies a form's secret fields to a copy of the managed
+// environment; nil if they change nothing (R-API-3).
+func (h *Host) formSecrets(server string, sc config.Server, form map[string]string) (*creds.File, error) {
+	if !changesSecrets(form) {
+		return nil, nil
+	}
+	refs := sc.VarNames()
+	next := h.opts.Store.Creds()
+	for name, v := range form {
+		if !slices.Contains(refs, name) {
+			return nil, fmt.Errorf("the secret %s is not referenced by server %s: reference it in the settings ({\"env\": \"%s\"}) or leave it out", name, server, name)
+		}
+		switch v {
+		case "":
+			// blank: keep what is stored
+		case "-":
+			delete(next.Env, name)
+			delete(next.Owners, name)
+		default:
+			next.Env[name] = v
+			if next.Owners == nil {
+				next.Owners = map[string]string{}
+			}
+			next.Owners[name] = server
+		}
+	}
+	return next, nil
 }
 
 // SetEnabled switches a server on (verifying that it starts) or off.
@@ -97,18 +145,32 @@ func (h *Host) SetEnabled(ctx context.Context, name string, on bool, based int64
 		sc.Enabled = &off
 	}
 	next.MCP.Servers[name] = sc
-	return h.commitServer(ctx, name, next, false)
+	return h.commitServer(ctx, name, next, false, nil)
 }
 
-// commitServer prepares the server as configured in next, saves next, and
-// swaps the server in. The caller holds applyMu.
-func (h *Host) commitServer(ctx context.Context, name string, next *config.File, noVerify bool) (int64, error) {
+// commitServer prepares the server as configured in next (resolving
+// through secrets, if the save carries any), saves secrets and then next,
+// and swaps the server in. The caller holds applyMu.
+//
+// The secrets are saved first: a crash between the two saves leaves the new
+// values stored and the old settings in place, never settings that
+// reference a secret that was not saved.
+func (h *Host) commitServer(ctx context.Context, name string, next *config.File, noVerify bool, secrets *creds.File) (int64, error) {
 	if err := config.Validate(next); err != nil {
 		return 0, err
 	}
 	sc := next.MCP.Servers[name]
 	run := sc.IsEnabled() && mcpEnabled(next)
-	srv, prepErr := h.newServer(name, sc, next)
+	lookup := h.lookup
+	if secrets != nil {
+		lookup = func(v string) (string, bool) {
+			if val, ok := secrets.Env[v]; ok {
+				return val, true
+			}
+			return os.LookupEnv(v)
+		}
+	}
+	srv, prepErr := h.newServerWith(name, sc, next, lookup)
 	if prepErr != nil && run && !noVerify {
 		return 0, prepErr // a missing variable: nothing saved
 	}
@@ -118,9 +180,23 @@ func (h *Host) commitServer(ctx context.Context, name string, next *config.File,
 			return 0, &StartError{Server: name, Err: err, Stderr: srv.Status().Stderr}
 		}
 	}
+	var oldSecrets *creds.File
+	if secrets != nil {
+		oldSecrets = h.opts.Store.Creds()
+		if _, err := h.opts.Store.CommitCreds(secrets.Revision, secrets); err != nil {
+			srv.Stop()
+			return 0, err
+		}
+	}
 	rev, err := h.opts.Store.CommitConfig(next.Revision, next)
 	if err != nil {
 		srv.Stop()
+		if oldSecrets != nil {
+			// Put the secrets back as they were, so that nothing changed.
+			if _, rerr := h.opts.Store.CommitCreds(0, oldSecrets); rerr != nil {
+				h.log.Error("restoring secrets after a failed save failed", "server", name, "err", rerr)
+			}
+		}
 		return 0, err
 	}
 	next.Revision = rev
@@ -161,7 +237,38 @@ func (h *Host) DeleteServer(name string, based int64) (int64, error) {
 	if old := h.swap(name, nil, next); old != nil {
 		old.Stop()
 	}
+	// Its own secrets go with it (R-API-3) — after the settings stopped
+	// referencing them, so that a crash in between leaves unused secrets,
+	// never a server without its secret.
+	if err := h.dropOwnedSecrets(name, next); err != nil {
+		return rev, fmt.Errorf("server %s was removed, but its secrets were not: %w", name, err)
+	}
 	return rev, nil
+}
+
+// dropOwnedSecrets deletes the secrets owned by server that no remaining
+// server references.
+func (h *Host) dropOwnedSecrets(server string, cfg *config.File) error {
+	c := h.opts.Store.Creds()
+	used := map[string]bool{}
+	for _, sc := range cfg.MCP.Servers {
+		for _, v := range sc.VarNames() {
+			used[v] = true
+		}
+	}
+	changed := false
+	for v, owner := range c.Owners {
+		if owner == server && !used[v] {
+			delete(c.Env, v)
+			delete(c.Owners, v)
+			changed = true
+		}
+	}
+	if !changed {
+		return nil
+	}
+	_, err := h.opts.Store.CommitCreds(c.Revision, c)
+	return err
 }
 
 // swap installs srv under name (nil removes it) and publishes; it returns

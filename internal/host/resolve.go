@@ -24,7 +24,7 @@ func (h *Host) lookup(name string) (string, bool) {
 // every reference. A missing variable is an error naming it; Plexus never
 // connects without it. The returned spec's Secrets lists every resolved
 // value, so that the upstream layer can redact them from stderr and errors.
-func (h *Host) resolve(name string, sc config.Server, cfg *config.File) (upstream.Spec, error) {
+func (h *Host) resolve(name string, sc config.Server, cfg *config.File, lookup func(string) (string, bool)) (upstream.Spec, error) {
 	spec := upstream.Spec{
 		Name:           name,
 		Type:           sc.Type,
@@ -33,7 +33,7 @@ func (h *Host) resolve(name string, sc config.Server, cfg *config.File) (upstrea
 	}
 	var secrets []string
 	get := func(v string) (string, error) {
-		val, ok := h.lookup(v)
+		val, ok := lookup(v)
 		if !ok {
 			return "", &config.MissingVarError{Name: v}
 		}
@@ -103,7 +103,13 @@ func (h *Host) resolve(name string, sc config.Server, cfg *config.File) (upstrea
 // configuration cannot be resolved the server is returned marked failed,
 // with the error, so that its status says why.
 func (h *Host) newServer(name string, sc config.Server, cfg *config.File) (*supervisor.Server, error) {
-	spec, err := h.resolve(name, sc, cfg)
+	return h.newServerWith(name, sc, cfg, h.lookup)
+}
+
+// newServerWith is newServer resolving through lookup: a save that carries
+// new secrets resolves against them before they are stored.
+func (h *Host) newServerWith(name string, sc config.Server, cfg *config.File, lookup func(string) (string, bool)) (*supervisor.Server, error) {
+	spec, err := h.resolve(name, sc, cfg, lookup)
 	srv := supervisor.New(supervisor.Params{
 		Name:     name,
 		Config:   sc,

@@ -67,7 +67,7 @@ func (a *Handler) put(w http.ResponseWriter, r *http.Request, name string, creat
 		return
 	}
 	rev, err := a.host.PutServer(r.Context(), host.PutRequest{
-		Name: name, Config: req.Config, Based: based, Create: create, NoVerify: req.NoVerify,
+		Name: name, Config: req.Config, Based: based, Create: create, NoVerify: req.NoVerify, Secrets: req.Secrets,
 	})
 	if err != nil {
 		a.renderError(w, r, err)
