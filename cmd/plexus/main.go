@@ -32,7 +32,7 @@ func main() {
 		Stdin:  os.Stdin,
 		Stdout: os.Stdout,
 		Stderr: os.Stderr,
-		RunDaemon: func(ctx context.Context) error {
+		RunDaemon: func(ctx context.Context, o cli.DaemonOptions) error {
 			home, err := client.Home()
 			if err != nil {
 				return err
@@ -41,7 +41,7 @@ func main() {
 			if err != nil {
 				return fmt.Errorf("finding the plexus binary for the process shim: %w", err)
 			}
-			return daemon.Run(ctx, daemon.Options{Home: home, Shim: []string{exe, shimCommand}, Stderr: os.Stderr})
+			return daemon.Run(ctx, daemon.Options{Home: home, Shim: []string{exe, shimCommand}, Stderr: os.Stderr, Listen: o.Listen})
 		},
 		RunExampleServer: func(ctx context.Context) error {
 			return exampleserver.Run(ctx, &mcp.StdioTransport{})

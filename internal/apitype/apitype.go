@@ -72,13 +72,16 @@ const (
 
 // Status is GET /v1/status.
 type Status struct {
-	Version        string         `json:"version"`
-	PID            int            `json:"pid"`
-	Home           string         `json:"home"`
-	StartedAt      time.Time      `json:"startedAt"`
-	Revision       int64          `json:"revision"`
-	SecretRevision int64          `json:"secretRevision"`
-	Servers        []ServerStatus `json:"servers"`
+	Version        string    `json:"version"`
+	PID            int       `json:"pid"`
+	Home           string    `json:"home"`
+	StartedAt      time.Time `json:"startedAt"`
+	Revision       int64     `json:"revision"`
+	SecretRevision int64     `json:"secretRevision"`
+	// HTTPAddr is the loopback address of the token-guarded endpoints
+	// (metrics at /metrics), "" if the daemon listens on none.
+	HTTPAddr string         `json:"httpAddr,omitempty"`
+	Servers  []ServerStatus `json:"servers"`
 }
 
 // ServerList is GET /v1/servers.

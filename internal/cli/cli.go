@@ -33,12 +33,18 @@ const (
 	ExitUsage = 2
 )
 
+// DaemonOptions are the flags of `plexus daemon`.
+type DaemonOptions struct {
+	// Listen is the loopback TCP address; "" for the default, "off" for none.
+	Listen string
+}
+
 // Env is what the command line gets from its process.
 type Env struct {
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
 	// RunDaemon runs the daemon in the foreground until ctx ends.
-	RunDaemon func(ctx context.Context) error
+	RunDaemon func(ctx context.Context, opts DaemonOptions) error
 	// RunExampleServer runs the bundled example MCP server on stdio.
 	RunExampleServer func(ctx context.Context) error
 }

@@ -233,7 +233,7 @@ func TestForegroundCommands(t *testing.T) {
 	env := func(out *strings.Builder) Env {
 		return Env{
 			Stdout: out, Stderr: out,
-			RunDaemon: func(ctx context.Context) error {
+			RunDaemon: func(ctx context.Context, _ DaemonOptions) error {
 				ran = append(ran, "daemon")
 				return nil
 			},
@@ -259,7 +259,7 @@ func TestForegroundCommands(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	out.Reset()
-	code := Run(ctx, []string{"daemon"}, Env{Stdout: &out, Stderr: &out, RunDaemon: func(ctx context.Context) error { return ctx.Err() }})
+	code := Run(ctx, []string{"daemon"}, Env{Stdout: &out, Stderr: &out, RunDaemon: func(ctx context.Context, _ DaemonOptions) error { return ctx.Err() }})
 	if code != 0 {
 		t.Errorf("daemon stopped by a signal: exit %d: %s", code, out.String())
 	}

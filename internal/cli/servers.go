@@ -13,19 +13,24 @@ import (
 )
 
 func (a *app) daemonCommand() *cobra.Command {
-	return &cobra.Command{
+	var listen string
+	cmd := &cobra.Command{
 		Use:   "daemon",
 		Short: "Run the daemon in the foreground",
 		Long: `Run the Plexus daemon in the foreground until interrupted. The daemon owns
-$PLEXUS_HOME (default ~/.plexus): the settings, the secrets and the servers.`,
+$PLEXUS_HOME (default ~/.plexus): the settings, the secrets and the servers.
+It answers on the unix socket $PLEXUS_HOME/plexus.sock, and on a loopback TCP
+address (default 127.0.0.1:7780) for the token-guarded endpoints: /metrics.`,
 		Args: exactArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if a.env.RunDaemon == nil {
 				return fmt.Errorf("the daemon: %w", errNoRunner)
 			}
-			return stoppedIsSuccess(cmd, a.env.RunDaemon(cmd.Context()))
+			return stoppedIsSuccess(cmd, a.env.RunDaemon(cmd.Context(), DaemonOptions{Listen: listen}))
 		},
 	}
+	cmd.Flags().StringVar(&listen, "listen", "", "loopback `ADDRESS` for the token-guarded HTTP endpoints (default 127.0.0.1:7780; off for none)")
+	return cmd
 }
 
 // stoppedIsSuccess treats the end of a foreground service by a signal (the

@@ -18,8 +18,10 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/plexus-mcp/plexus/internal/apitype"
 	"github.com/plexus-mcp/plexus/internal/host"
 	"github.com/plexus-mcp/plexus/internal/localapi"
+	"github.com/plexus-mcp/plexus/internal/metrics"
 	"github.com/plexus-mcp/plexus/internal/store"
 	"github.com/plexus-mcp/plexus/internal/upstream"
 )
@@ -34,6 +36,9 @@ type Options struct {
 	Shim []string
 	// Stderr receives human-readable progress lines; nil discards them.
 	Stderr *os.File
+	// Listen is the loopback TCP address of the token-guarded endpoints
+	// (metrics); "" means DefaultListen, "off" none.
+	Listen string
 }
 
 // Run runs the daemon until ctx is done.
@@ -80,9 +85,39 @@ func Run(ctx context.Context, opts Options) error {
 	}
 
 	upstream.WarmLoginPATH()
-	h := host.New(host.Options{Store: st, Logger: log, Shim: opts.Shim})
+	var h *host.Host
+	mtr := metrics.New(hostSource{&h})
+	h = host.New(host.Options{Store: st, Logger: log, Shim: opts.Shim, Observer: mtr})
+
+	var tcp *http.Server
+	var httpAddr string
+	if opts.Listen != "off" {
+		addr := opts.Listen
+		if addr == "" {
+			addr = DefaultListen
+		}
+		token, err := loadToken(opts.Home)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		tln, err := listenLoopback(addr)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		lb := localapi.NewLoopback(token, log.With("component", "loopback"))
+		lb.Handle("GET /metrics", mtr.Handler())
+		tcp = &http.Server{Handler: lb, ReadHeaderTimeout: 10 * time.Second,
+			ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+		httpAddr = tln.Addr().String()
+		go tcp.Serve(tln)
+	}
+
+	api := localapi.New(h, log.With("component", "localapi"))
+	api.HTTPAddr = httpAddr
 	srv := &http.Server{
-		Handler:           localapi.New(h, log.With("component", "localapi")),
+		Handler:           api,
 		ConnContext:       localapi.ConnContext,
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
@@ -93,7 +128,7 @@ func Run(ctx context.Context, opts Options) error {
 	// Servers start in the background; the API answers at once and shows
 	// each server as "starting" until it is ready.
 	h.Start(context.WithoutCancel(ctx))
-	log.Info("daemon ready", "home", opts.Home, "socket", sock, "pid", os.Getpid(),
+	log.Info("daemon ready", "home", opts.Home, "socket", sock, "http", httpAddr, "pid", os.Getpid(),
 		"servers", len(st.Config().MCP.Servers), "startup_ms", time.Since(start).Milliseconds())
 
 	var runErr error
@@ -106,6 +141,9 @@ func Run(ctx context.Context, opts Options) error {
 	defer cancel()
 	h.EndSubscriptions() // event streams would otherwise hold Shutdown
 	srv.Shutdown(shutdownCtx)
+	if tcp != nil {
+		tcp.Shutdown(shutdownCtx)
+	}
 	h.Close()
 	log.Info("daemon stopped")
 	if errors.Is(runErr, http.ErrServerClosed) {
@@ -113,3 +151,8 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	return runErr
 }
+
+// hostSource lets the metrics read the host, which is built after them.
+type hostSource struct{ h **host.Host }
+
+func (s hostSource) Servers() (int64, []apitype.ServerStatus) { return (*s.h).Servers() }

@@ -29,6 +29,30 @@ func (h *Host) Call(ctx context.Context, name string, args json.RawMessage) (*mc
 	if !ok {
 		return nil, &NotFoundError{What: "tool", Name: name}
 	}
+	if h.opts.Observer == nil {
+		return h.call(ctx, snap, ix, name, args)
+	}
+	start := time.Now()
+	res, err := h.call(ctx, snap, ix, name, args)
+	h.opts.Observer.ObserveCall(ix.entry.Server, outcomeOf(res, err), time.Since(start))
+	return res, err
+}
+
+// outcomeOf names a call's outcome for the metrics.
+func outcomeOf(res *mcp.CallToolResult, err error) string {
+	switch {
+	case err != nil:
+		return "abandoned"
+	case !res.IsError:
+		return "ok"
+	}
+	if kind, ok := res.Meta[apitype.MetaError].(string); ok {
+		return kind
+	}
+	return "tool_error"
+}
+
+func (h *Host) call(ctx context.Context, snap *snapshot, ix indexed, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
 	conn, err := ix.server.Conn()
 	if err != nil {
 		return errorResult(err.Error(), "unavailable", ""), nil

@@ -31,6 +31,14 @@ type Options struct {
 	Shim []string
 	// Limits bound each server's catalog.
 	Limits catalog.Limits
+	// Observer, if set, is told of every call (the metrics).
+	Observer CallObserver
+}
+
+// CallObserver is told the outcome and duration of every tool call:
+// "ok", "tool_error", or the plexus/error marker of a failed call.
+type CallObserver interface {
+	ObserveCall(server, outcome string, d time.Duration)
 }
 
 // Host is the engine. Create it with New, then Start; Close stops every server.

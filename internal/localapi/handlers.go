@@ -19,6 +19,7 @@ func (a *Handler) status(w http.ResponseWriter, r *http.Request) {
 		StartedAt:      a.host.StartedAt(),
 		Revision:       rev,
 		SecretRevision: a.host.Store().Creds().Revision,
+		HTTPAddr:       a.HTTPAddr,
 		Servers:        servers,
 	}
 	setRevision(w, rev)

@@ -26,6 +26,7 @@ import (
 // Version is reported by GET /v1/status.
 var Version = "dev"
 
+
 // Limits on request bodies.
 const (
 	maxSettingsBody = 1 << 20  // a server's config, a secret
@@ -34,6 +35,10 @@ const (
 
 // Handler is the API's http.Handler.
 type Handler struct {
+	// HTTPAddr is the daemon's loopback TCP address, reported by
+	// GET /v1/status ("" when it listens on none); set before serving.
+	HTTPAddr string
+
 	host *host.Host
 	log  *slog.Logger
 	mux  *http.ServeMux

@@ -85,7 +85,8 @@ func (e *Env) environ() []string {
 // daemon is stopped (SIGTERM, then waited for) when the test ends.
 func (e *Env) StartDaemon() {
 	e.t.Helper()
-	cmd := exec.Command(e.Bin, "daemon")
+	// A free port of its own: tests run many daemons at once.
+	cmd := exec.Command(e.Bin, "daemon", "--listen", "127.0.0.1:0")
 	cmd.Env = e.environ()
 	e.daemonOut = &bytes.Buffer{}
 	cmd.Stdout = e.daemonOut

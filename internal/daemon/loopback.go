@@ -1,0 +1,68 @@
+package daemon
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/plexus-mcp/plexus/internal/atomicfile"
+)
+
+// DefaultListen is the loopback address of the web page, the metrics and
+// (later) the MCP face.
+const DefaultListen = "127.0.0.1:7780"
+
+// TokenName is the file under the home that holds the loopback token.
+const TokenName = "token"
+
+// loadToken reads $PLEXUS_HOME/token, creating it (0600, 256 random bits)
+// on first start.
+func loadToken(home string) (string, error) {
+	p := filepath.Join(home, TokenName)
+	b, err := os.ReadFile(p)
+	if err == nil {
+		tok := strings.TrimSpace(string(b))
+		if len(tok) < 32 {
+			return "", fmt.Errorf("%s is too short to be a token: delete it and restart the daemon to make a new one", p)
+		}
+		if err := os.Chmod(p, 0o600); err != nil {
+			return "", err
+		}
+		return tok, nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return "", err
+	}
+	raw := make([]byte, 32)
+	if _, err := rand.Read(raw); err != nil {
+		return "", err
+	}
+	tok := hex.EncodeToString(raw)
+	if err := atomicfile.WriteFile(p, []byte(tok+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("creating the token: %w", err)
+	}
+	return tok, nil
+}
+
+// listenLoopback listens on addr, which must be a loopback address: the
+// daemon never serves anything beyond this machine.
+func listenLoopback(addr string) (net.Listener, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("--listen %q: %w", addr, err)
+	}
+	ip := net.ParseIP(host)
+	if host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return nil, fmt.Errorf("--listen %q: only a loopback address (127.0.0.1, ::1, localhost) is allowed", addr)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listening on %s: %w (another daemon may use it: pass --listen 127.0.0.1:PORT, or --listen off)", addr, err)
+	}
+	return ln, nil
+}

@@ -1,0 +1,87 @@
+package localapi
+
+import (
+	"crypto/subtle"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/plexus-mcp/plexus/internal/apitype"
+)
+
+// Loopback guards the daemon's loopback TCP address (R-OWN-4): every
+// request needs the token from $PLEXUS_HOME/token, and a request whose Host
+// is not a loopback name, or whose Origin is present but not the daemon's
+// own, is refused with 403 — the defence against DNS rebinding and
+// cross-site requests from a browser. Anything that cannot be verified is
+// refused.
+type Loopback struct {
+	token []byte
+	mux   *http.ServeMux
+	log   *slog.Logger
+}
+
+// NewLoopback returns the guarded handler; routes are added with Handle.
+func NewLoopback(token string, log *slog.Logger) *Loopback {
+	return &Loopback{token: []byte(token), mux: http.NewServeMux(), log: log}
+}
+
+// Handle adds a route behind the guard.
+func (l *Loopback) Handle(pattern string, h http.Handler) { l.mux.Handle(pattern, h) }
+
+func (l *Loopback) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !loopbackHost(r.Host) {
+		l.refuse(w, http.StatusForbidden, "the Host header is not a loopback address")
+		return
+	}
+	if o := r.Header.Get("Origin"); o != "" && !sameOrigin(o, r.Host) {
+		l.refuse(w, http.StatusForbidden, "cross-origin requests are refused")
+		return
+	}
+	if !l.authorized(r) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="plexus"`)
+		l.refuse(w, http.StatusUnauthorized, "a token is required: send Authorization: Bearer <the content of $PLEXUS_HOME/token>")
+		return
+	}
+	l.mux.ServeHTTP(w, r)
+}
+
+func (l *Loopback) authorized(r *http.Request) bool {
+	auth := r.Header.Get("Authorization")
+	tok, ok := strings.CutPrefix(auth, "Bearer ")
+	if !ok || len(l.token) == 0 {
+		return false
+	}
+	return subtle.ConstantTimeCompare([]byte(tok), l.token) == 1
+}
+
+func (l *Loopback) refuse(w http.ResponseWriter, status int, msg string) {
+	l.log.Warn("loopback request refused", "status", status, "reason", msg)
+	writeError(w, status, apitype.ErrorBody{Code: apitype.CodeUnauthorized, Message: "refused: " + msg})
+}
+
+// loopbackHost reports whether a Host header names this machine's loopback
+// interface: 127.0.0.0/8, ::1 or localhost, with any port.
+func loopbackHost(hostport string) bool {
+	host, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		host = hostport
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// sameOrigin reports whether an Origin is the daemon's own address.
+func sameOrigin(origin, host string) bool {
+	u, err := url.Parse(origin)
+	if err != nil || u.Scheme != "http" || u.Host == "" {
+		return false
+	}
+	return strings.EqualFold(u.Host, host) && loopbackHost(u.Host)
+}

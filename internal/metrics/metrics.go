@@ -1,0 +1,106 @@
+// Package metrics exposes the daemon's Prometheus metrics (R-OBS-2): calls,
+// errors, unknown outcomes and latency per server, server states, restarts
+// and catalog size. Label values are server names and fixed words only,
+// never anything a secret could be in.
+package metrics
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/plexus-mcp/plexus/internal/apitype"
+)
+
+// States are the server states a gauge is exported for.
+var States = []string{
+	apitype.StateDisabled, apitype.StateStarting, apitype.StateReady,
+	apitype.StateFailed, apitype.StateBackoff, apitype.StateStopped,
+}
+
+// Source is what the metrics read at scrape time: the servers' status.
+type Source interface {
+	Servers() (int64, []apitype.ServerStatus)
+}
+
+// Metrics holds the registry and the call instruments.
+type Metrics struct {
+	reg      *prometheus.Registry
+	calls    *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+}
+
+// New returns the metrics of a daemon whose servers src reports.
+func New(src Source) *Metrics {
+	m := &Metrics{
+		reg: prometheus.NewRegistry(),
+		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "plexus_calls_total",
+			Help: "Tool calls through Plexus, by server and outcome (ok, tool_error, timeout, unavailable, transport_lost, upstream, invalid_arguments, held).",
+		}, []string{"server", "outcome"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "plexus_call_duration_seconds",
+			Help:    "Latency of tool calls through Plexus, by server.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
+		}, []string{"server"}),
+	}
+	m.reg.MustRegister(m.calls, m.duration, &serverCollector{src: src},
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// ObserveCall records one call: its outcome ("ok", "tool_error", or the
+// plexus/error marker of a failed call) and how long it took.
+func (m *Metrics) ObserveCall(server, outcome string, d time.Duration) {
+	m.calls.WithLabelValues(server, outcome).Inc()
+	m.duration.WithLabelValues(server).Observe(d.Seconds())
+}
+
+// Handler serves the metrics in the Prometheus text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+}
+
+var (
+	stateDesc    = prometheus.NewDesc("plexus_server_state", "1 for the state each server is in, 0 for the others.", []string{"server", "state"}, nil)
+	restartsDesc = prometheus.NewDesc("plexus_server_restarts", "Automatic restarts of each server since it was configured.", []string{"server"}, nil)
+	crashDesc    = prometheus.NewDesc("plexus_server_crash_looping", "1 while a server is parked after too many failed restarts.", []string{"server"}, nil)
+	toolsDesc    = prometheus.NewDesc("plexus_server_tools", "Tools each server contributes to the catalog.", []string{"server"}, nil)
+	catalogDesc  = prometheus.NewDesc("plexus_catalog_tools", "Tools in the whole catalog.", nil, nil)
+)
+
+// serverCollector reads the servers' state at scrape time, so that the
+// gauges are never stale.
+type serverCollector struct{ src Source }
+
+func (c *serverCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{stateDesc, restartsDesc, crashDesc, toolsDesc, catalogDesc} {
+		ch <- d
+	}
+}
+
+func (c *serverCollector) Collect(ch chan<- prometheus.Metric) {
+	_, servers := c.src.Servers()
+	total := 0
+	for _, s := range servers {
+		for _, st := range States {
+			v := 0.0
+			if s.State == st {
+				v = 1
+			}
+			ch <- prometheus.MustNewConstMetric(stateDesc, prometheus.GaugeValue, v, s.Name, st)
+		}
+		crash := 0.0
+		if s.CrashLooping {
+			crash = 1
+		}
+		ch <- prometheus.MustNewConstMetric(restartsDesc, prometheus.CounterValue, float64(s.Restarts), s.Name)
+		ch <- prometheus.MustNewConstMetric(crashDesc, prometheus.GaugeValue, crash, s.Name)
+		ch <- prometheus.MustNewConstMetric(toolsDesc, prometheus.GaugeValue, float64(s.Tools), s.Name)
+		total += s.Tools
+	}
+	ch <- prometheus.MustNewConstMetric(catalogDesc, prometheus.GaugeValue, float64(total))
+}
