@@ -26,7 +26,6 @@ import (
 // Version is reported by GET /v1/status.
 var Version = "dev"
 
-
 // Limits on request bodies.
 const (
 	maxSettingsBody = 1 << 20  // a server's config, a secret
