@@ -82,6 +82,13 @@ func Open(home string) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{home: home}
+	// A crash in the middle of a save may have left a temporary file; the
+	// files themselves are whole (old or new), so the strays can go.
+	for _, name := range []string{ConfigFile, CredsFile} {
+		if err := atomicfile.RemoveStrays(home, name); err != nil {
+			return nil, fmt.Errorf("removing temporary files of an interrupted save: %w", err)
+		}
+	}
 
 	data, err := os.ReadFile(s.path(ConfigFile))
 	switch {
