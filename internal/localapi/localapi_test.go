@@ -57,7 +57,7 @@ func serveIn(t *testing.T, dir string) (sock string, c *http.Client) {
 	}
 	h := host.New(host.Options{Store: st})
 	t.Cleanup(h.Close)
-	sock = filepath.Join(dir, "api.sock")
+	sock = filepath.Join(dir, "plexus.sock") // where client.New(dir) looks
 	ln, err := net.Listen("unix", sock)
 	if err != nil {
 		t.Fatal(err)
