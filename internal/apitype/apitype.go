@@ -324,3 +324,27 @@ type LogLines struct {
 	Lines   []string `json:"lines"`
 	NextSeq int64    `json:"nextSeq"`
 }
+
+// Session describes a session of the session API: one client's view of
+// the catalog, with its own composition and turns.
+type Session struct {
+	ID      string    `json:"id"`
+	Created time.Time `json:"created"`
+	// Off lists the servers switched off for this session only.
+	Off []string `json:"off,omitempty"`
+	// Instances lists the per-session servers running for this session.
+	Instances []string `json:"instances,omitempty"`
+	InTurn    bool     `json:"inTurn"`
+}
+
+// NewSessionRequest is POST /v1/sessions.
+type NewSessionRequest struct {
+	// Off switches servers off for this session only.
+	Off []string `json:"off,omitempty"`
+}
+
+// TurnRequest is POST /v1/sessions/{id}/turn: "submit" when a user turn
+// starts, "end" when it ended.
+type TurnRequest struct {
+	Event string `json:"event"`
+}

@@ -29,6 +29,11 @@ func (h *Host) Call(ctx context.Context, name string, args json.RawMessage) (*mc
 	if !ok {
 		return nil, &NotFoundError{What: "tool", Name: name}
 	}
+	return h.observed(ctx, snap, ix, name, args)
+}
+
+// observed makes a call and tells the observer about it.
+func (h *Host) observed(ctx context.Context, snap *snapshot, ix indexed, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
 	if h.opts.Observer == nil {
 		return h.call(ctx, snap, ix, name, args)
 	}

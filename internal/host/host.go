@@ -61,7 +61,8 @@ type Host struct {
 	announced map[string]string // guarded by serversMu: last announced state per server
 	catalogFP string            // guarded by serversMu: fingerprint of the announced catalog
 
-	probes probes
+	probes   probes
+	sessions sessions
 
 	bg      sync.WaitGroup // background starts
 	started time.Time
@@ -147,6 +148,7 @@ func (h *Host) startInBackground(ctx context.Context, srv *supervisor.Server, cf
 func (h *Host) Close() {
 	h.applyMu.Lock()
 	defer h.applyMu.Unlock()
+	h.endSessions()
 	h.serversMu.Lock()
 	servers := h.servers
 	h.servers = map[string]*supervisor.Server{}

@@ -45,6 +45,7 @@ func (h *Host) retry() time.Duration {
 // announces "capabilities changed".
 func (h *Host) Activity() {
 	now := time.Now()
+	h.reapIdleSessions(now)
 	snap := h.snap.Load()
 	h.probes.mu.Lock()
 	var due []*supervisor.Server

@@ -53,6 +53,8 @@ func classify(err error) (int, apitype.ErrorBody) {
 			hint = "see `plexus tools`"
 		case "secret":
 			hint = "see `plexus secret ls`"
+		case "session":
+			hint = "the session ended (or the daemon restarted): create a new one"
 		}
 		return http.StatusNotFound, apitype.ErrorBody{Code: apitype.CodeNotFound, Message: err.Error(), Hint: hint}
 	case errors.As(err, &exists):

@@ -73,6 +73,13 @@ func (a *Handler) routes() {
 	m.HandleFunc("GET /v1/servers/{name}/logs", a.logs)
 	m.HandleFunc("POST /v1/servers/{name}/restart", a.restart)
 	m.HandleFunc("POST /v1/reload", a.reload)
+	m.HandleFunc("POST /v1/sessions", a.newSession)
+	m.HandleFunc("GET /v1/sessions/{id}", a.getSession)
+	m.HandleFunc("DELETE /v1/sessions/{id}", a.endSession)
+	m.HandleFunc("GET /v1/sessions/{id}/tools", a.sessionTools)
+	m.HandleFunc("POST /v1/sessions/{id}/call", a.sessionCall)
+	m.HandleFunc("POST /v1/sessions/{id}/turn", a.sessionTurn)
+	m.HandleFunc("GET /v1/sessions/{id}/events", a.sessionEvents)
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, apitype.ErrorBody{Code: apitype.CodeNotFound,
 			Message: "no such API route: " + r.Method + " " + r.URL.Path,
