@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
+	"github.com/plexus-mcp/plexus/internal/host"
 )
 
 // keepAlive is how often an idle event stream gets a comment line, so that
@@ -17,12 +18,20 @@ const keepAlive = 15 * time.Second
 // away or falls too far behind (the stream then ends; the client reconnects
 // and reads the state afresh).
 func (a *Handler) events(w http.ResponseWriter, r *http.Request) {
+	streamEvents(w, r, a.host, nil, func(apitype.Event) bool { return true })
+}
+
+// streamEvents is the one SSE writer: it subscribes before the headers go
+// out (so a client that saw them misses nothing), then sends every event
+// keep passes, plus one EventCatalog each time extra fires, with keep-alive
+// comments while idle.
+func streamEvents(w http.ResponseWriter, r *http.Request, h *host.Host, extra <-chan struct{}, keep func(apitype.Event) bool) {
 	fl, ok := w.(http.Flusher)
 	if !ok {
 		writeError(w, http.StatusInternalServerError, apitype.ErrorBody{Code: apitype.CodeInternal, Message: "streaming is not supported"})
 		return
 	}
-	ch, cancel := a.host.Subscribe()
+	ch, cancel := h.Subscribe()
 	defer cancel()
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
@@ -30,6 +39,17 @@ func (a *Handler) events(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 	fmt.Fprint(w, ": plexus events\n\n")
 	fl.Flush()
+	send := func(ev apitype.Event) bool {
+		data, err := json.Marshal(ev)
+		if err != nil {
+			return true
+		}
+		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", ev.Type, data); err != nil {
+			return false
+		}
+		fl.Flush()
+		return true
+	}
 	tick := time.NewTicker(keepAlive)
 	defer tick.Stop()
 	for {
@@ -41,18 +61,17 @@ func (a *Handler) events(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			fl.Flush()
+		case <-extra:
+			if !send(apitype.Event{Type: apitype.EventCatalog, Time: time.Now()}) {
+				return
+			}
 		case ev, ok := <-ch:
 			if !ok {
 				return
 			}
-			data, err := json.Marshal(ev)
-			if err != nil {
-				continue
-			}
-			if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", ev.Type, data); err != nil {
+			if keep(ev) && !send(ev) {
 				return
 			}
-			fl.Flush()
 		}
 	}
 }

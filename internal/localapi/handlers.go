@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"os"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/plexus-mcp/plexus/internal/apitype"
 	"github.com/plexus-mcp/plexus/internal/catalog"
 	"github.com/plexus-mcp/plexus/internal/host"
@@ -125,6 +127,12 @@ func (a *Handler) tools(w http.ResponseWriter, r *http.Request) {
 		a.renderError(w, r, err)
 		return
 	}
+	writeTools(w, r, entries, warnings)
+}
+
+// writeTools writes a catalog as a ToolList, or rendered in the format the
+// query asks for (mcp, openai, anthropic).
+func writeTools(w http.ResponseWriter, r *http.Request, entries []catalog.Entry, warnings []string) {
 	if format := r.URL.Query().Get("format"); format != "" {
 		raw, err := catalog.Render(entries, format)
 		if err != nil {
@@ -153,6 +161,11 @@ func (a *Handler) call(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := a.host.Call(r.Context(), req.Name, req.Arguments)
+	a.writeCall(w, r, res, err)
+}
+
+// writeCall writes a call's result, or its error.
+func (a *Handler) writeCall(w http.ResponseWriter, r *http.Request, res *mcp.CallToolResult, err error) {
 	if err != nil {
 		if r.Context().Err() != nil {
 			return // the caller is gone; the call was cancelled upstream

@@ -1,13 +1,9 @@
 package localapi
 
 import (
-	"encoding/json"
-	"fmt"
 	"net/http"
-	"time"
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
-	"github.com/plexus-mcp/plexus/internal/catalog"
 	"github.com/plexus-mcp/plexus/internal/host"
 )
 
@@ -57,21 +53,7 @@ func (a *Handler) sessionTools(w http.ResponseWriter, r *http.Request) {
 	if s == nil {
 		return
 	}
-	entries := s.Tools()
-	if format := r.URL.Query().Get("format"); format != "" {
-		raw, err := catalog.Render(entries, format)
-		if err != nil {
-			writeError(w, http.StatusBadRequest, apitype.ErrorBody{Code: apitype.CodeBadRequest, Message: err.Error()})
-			return
-		}
-		writeJSON(w, http.StatusOK, raw)
-		return
-	}
-	out := apitype.ToolList{Tools: make([]apitype.Tool, 0, len(entries))}
-	for _, e := range entries {
-		out.Tools = append(out.Tools, host.APITool(e))
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeTools(w, r, s.Tools(), nil)
 }
 
 func (a *Handler) sessionCall(w http.ResponseWriter, r *http.Request) {
@@ -84,19 +66,7 @@ func (a *Handler) sessionCall(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := s.Call(r.Context(), req.Name, req.Arguments)
-	if err != nil {
-		if r.Context().Err() != nil {
-			return
-		}
-		a.renderError(w, r, err)
-		return
-	}
-	raw, err := json.Marshal(res)
-	if err != nil {
-		a.renderError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, apitype.CallResult{Result: raw})
+	a.writeCall(w, r, res, err)
 }
 
 func (a *Handler) sessionTurn(w http.ResponseWriter, r *http.Request) {
@@ -123,57 +93,11 @@ func (a *Handler) sessionEvents(w http.ResponseWriter, r *http.Request) {
 	if s == nil {
 		return
 	}
-	fl, ok := w.(http.Flusher)
-	if !ok {
-		writeError(w, http.StatusInternalServerError, apitype.ErrorBody{Code: apitype.CodeInternal, Message: "streaming is not supported"})
-		return
-	}
-	ch, cancel := a.host.Subscribe()
-	defer cancel()
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	fmt.Fprint(w, ": plexus session events\n\n")
-	fl.Flush()
-	send := func(ev apitype.Event) bool {
-		data, err := json.Marshal(ev)
-		if err != nil {
-			return true
-		}
-		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", ev.Type, data); err != nil {
+	streamEvents(w, r, a.host, s.Deferred(), func(ev apitype.Event) bool {
+		if ev.Type == apitype.EventStderr || !s.Concerns(ev) {
 			return false
 		}
-		fl.Flush()
-		return true
-	}
-	tick := time.NewTicker(keepAlive)
-	defer tick.Stop()
-	for {
-		select {
-		case <-r.Context().Done():
-			return
-		case <-tick.C:
-			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
-				return
-			}
-			fl.Flush()
-		case <-s.Deferred():
-			if !send(apitype.Event{Type: apitype.EventCatalog, Time: time.Now()}) {
-				return
-			}
-		case ev, ok := <-ch:
-			if !ok {
-				return
-			}
-			if ev.Type == apitype.EventStderr || !s.Concerns(ev) {
-				continue
-			}
-			if ev.Type == apitype.EventCatalog && s.InTurn() {
-				continue // announced at the end of the turn
-			}
-			if !send(ev) {
-				return
-			}
-		}
-	}
+		// A catalog change during a turn is announced at its end.
+		return ev.Type != apitype.EventCatalog || !s.InTurn()
+	})
 }
