@@ -28,12 +28,14 @@ type probe struct {
 // leftOut schedules the first probe of a server that could not be started.
 func (h *Host) leftOut(srv *supervisor.Server, cfg *config.File) {
 	retry := ms(cfg.MCP.RetryMs, config.DefaultRetryMs)
+	due := time.Now().Add(retry)
 	h.probes.mu.Lock()
-	defer h.probes.mu.Unlock()
 	if h.probes.state == nil {
 		h.probes.state = map[*supervisor.Server]*probe{}
 	}
-	h.probes.state[srv] = &probe{due: time.Now().Add(retry), interval: retry}
+	h.probes.state[srv] = &probe{due: due, interval: retry}
+	h.probes.mu.Unlock()
+	srv.SetNextTry(due)
 }
 
 func (h *Host) retry() time.Duration {
@@ -82,14 +84,19 @@ func (h *Host) probe(old *supervisor.Server) {
 		fresh.Stop()
 		h.log.Info("probe: server still down", "server", old.Name(), "err", err)
 		retry := h.retry()
+		var due time.Time
 		h.probes.mu.Lock()
 		if p, ok := h.probes.state[old]; ok {
 			p.interval = min(2*p.interval, 20*retry)
 			p.due = time.Now().Add(p.interval)
 			p.inFlight = false
+			due = p.due
 		}
 		h.probes.mu.Unlock()
 		old.MarkFailed(err)
+		if !due.IsZero() {
+			old.SetNextTry(due)
+		}
 		return
 	}
 	h.probes.mu.Lock()

@@ -375,3 +375,15 @@ func (s *Server) fail(state string, err error) {
 }
 
 func jitter() float64 { return rand.Float64() }
+
+// SetNextTry records when a failed server will next be probed, so that its
+// status says so; the host's probes own that schedule.
+func (s *Server) SetNextTry(t time.Time) {
+	s.mu.Lock()
+	changed := s.status.NextTry != t
+	s.status.NextTry = t
+	s.mu.Unlock()
+	if changed {
+		s.p.OnChange()
+	}
+}

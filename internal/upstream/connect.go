@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/url"
 	"strings"
@@ -197,10 +198,16 @@ func (c *Conn) watchSession(cs *mcp.ClientSession) {
 	defer c.watchers.Done()
 	err := cs.Wait()
 	if c.proc != nil {
-		// Stdout usually closes a moment before the exit is seen; prefer
-		// the exit status as the reason.
+		// Stdout usually closes a moment before the exit is seen; then the
+		// exit status is the reason. But when the stream broke for a reason
+		// of its own (a message over the size limit), that is the cause, and
+		// the exit that follows (SIGPIPE, say) only its consequence.
 		if c.proc.waitExited(500 * time.Millisecond) {
-			c.end(c.proc.exitErr)
+			if err == nil || errors.Is(err, errStdoutClosed) || errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) {
+				c.end(c.proc.exitErr)
+			} else {
+				c.end(fmt.Errorf("%w; then %w", c.redact.Error(err), c.proc.exitErr))
+			}
 			return
 		}
 	}

@@ -23,6 +23,9 @@ type process struct {
 	pid    int // also the process group id
 	grace  time.Duration
 	onExit func(*ExitError) // called once, from the watchExit goroutine
+	// viaShim: the leader is the lifeline shim, which reports a server
+	// killed by signal n as exit code 128+n.
+	viaShim bool
 
 	// mu guards isReaped. Signals to the group are sent under mu and only
 	// while the leader is not reaped: until then its pid, hence the group id,
@@ -133,6 +136,7 @@ func startProcess(s Spec, ring *lineRing, red *redactor, log *slog.Logger) (*pro
 		cmd:        cmd,
 		pid:        cmd.Process.Pid,
 		grace:      s.StopGrace,
+		viaShim:    len(s.Shim) > 0,
 		exited:     make(chan struct{}),
 		reaped:     make(chan struct{}),
 		stderr:     errR,
@@ -168,7 +172,7 @@ func (p *process) watchExit() {
 	p.cmd.Wait()
 	p.isReaped = true
 	p.mu.Unlock()
-	p.exitErr = exitErrorOf(p.cmd.ProcessState)
+	p.exitErr = exitErrorOf(p.cmd.ProcessState, p.viaShim)
 	close(p.exited)
 	if p.onExit != nil {
 		p.onExit(p.exitErr)
@@ -235,11 +239,17 @@ func (p *process) stop(grace time.Duration) {
 	<-p.stderrDone
 }
 
-func exitErrorOf(st *os.ProcessState) *ExitError {
+func exitErrorOf(st *os.ProcessState, viaShim bool) *ExitError {
 	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		return &ExitError{Code: -1, Signal: unix.SignalName(ws.Signal())}
 	}
-	return &ExitError{Code: st.ExitCode()}
+	code := st.ExitCode()
+	if viaShim && code > 128 && code < 128+65 {
+		if name := unix.SignalName(syscall.Signal(code - 128)); name != "" {
+			return &ExitError{Code: -1, Signal: name}
+		}
+	}
+	return &ExitError{Code: code}
 }
 
 // waitGroupGone polls until no live process is left in the group, for at most
