@@ -20,6 +20,10 @@ type Policy struct {
 	// ("crash-looping"); then it is tried again.
 	MaxAttempts int
 	Cooldown    time.Duration
+	// KeepAlive is the interval of health pings to a running server;
+	// KeepAliveMisses unanswered in a row count as a lost connection.
+	KeepAlive       time.Duration
+	KeepAliveMisses int
 }
 
 // StdioPolicy is the schedule of local servers: 1 s doubling to 5 min,
@@ -29,6 +33,7 @@ func StdioPolicy(maxAttempts int) Policy {
 	return Policy{
 		Initial: time.Second, Multiplier: 2, Max: 5 * time.Minute, Jitter: 0.2,
 		ResetAfter: 10 * time.Minute, MaxAttempts: maxAttempts, Cooldown: 10 * time.Minute,
+		KeepAlive: 30 * time.Second, KeepAliveMisses: 3,
 	}
 }
 

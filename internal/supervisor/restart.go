@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
 	"github.com/plexus-mcp/plexus/internal/upstream"
 )
 
@@ -15,15 +17,54 @@ func (s *Server) supervise(conn *upstream.Conn) {
 	defer s.wg.Done()
 	for {
 		up := time.Now()
-		select {
-		case <-conn.Done():
-		case <-s.quit:
+		hung, quit := s.watch(conn)
+		if quit {
 			return
 		}
 		err := s.lost(conn, time.Since(up))
+		if hung != nil {
+			err = hung
+		}
 		conn.Close() // reap what is left of the process group
 		if conn = s.restart(err); conn == nil {
 			return
+		}
+	}
+}
+
+// watch waits until the connection ends (quit false) or the server is
+// stopped (quit true), pinging it every Policy.KeepAlive: after
+// KeepAliveMisses unanswered pings in a row the connection is closed as
+// hung (R-SUP-2: a failed keepalive is a crash), and hung says why.
+func (s *Server) watch(conn *upstream.Conn) (hung error, quit bool) {
+	var tick <-chan time.Time
+	if s.p.Policy.KeepAlive > 0 {
+		t := time.NewTicker(s.p.Policy.KeepAlive)
+		defer t.Stop()
+		tick = t.C
+	}
+	misses := 0
+	for {
+		select {
+		case <-conn.Done():
+			return hung, false
+		case <-s.quit:
+			return nil, true
+		case <-tick:
+			ctx, cancel := context.WithTimeout(context.Background(), s.p.Policy.KeepAlive/2)
+			err := conn.Ping(ctx)
+			cancel()
+			var answered *jsonrpc.Error
+			if err == nil || errors.As(err, &answered) {
+				misses = 0 // an error answer is an answer: the server is alive
+				continue
+			}
+			misses++
+			if misses >= max(s.p.Policy.KeepAliveMisses, 1) && hung == nil {
+				hung = fmt.Errorf("keepalive failed: %d pings in a row went unanswered (last: %v)", misses, err)
+				s.log.Warn("server not answering: closing it", "err", hung)
+				go conn.Close() // Done follows
+			}
 		}
 	}
 }
