@@ -127,6 +127,102 @@ type ServerStatus struct {
 	CrashLooping bool     `json:"crashLooping,omitempty"`
 	Stderr       []string `json:"stderr,omitempty"`
 	Warnings     []string `json:"warnings,omitempty"`
+	// NeedsApproval is set while the server is not started because its
+	// definition (command, args, environment names, URL, headers) is not
+	// one a person approved (R-CAT-6); Approval says why.
+	NeedsApproval bool      `json:"needsApproval,omitempty"`
+	Approval      *Approval `json:"approval,omitempty"`
+	// Held lists the tools held back because their definition changed
+	// since a person accepted it (R-CAT-6): they are neither listed nor
+	// callable until accepted. Tools does not count them.
+	Held []HeldTool `json:"held,omitempty"`
+}
+
+// Approval is what a server waits for while it needs approval.
+type Approval struct {
+	// Reason is for people: "its command changed since it was approved".
+	Reason string `json:"reason"`
+	// Key identifies the definition waiting for approval; an approve
+	// request that names it approves exactly that definition.
+	Key string `json:"key"`
+	// Current is the definition waiting; Approved the one approved before,
+	// absent for a server never approved.
+	Current    ServerDefinition  `json:"current"`
+	Approved   *ServerDefinition `json:"approved,omitempty"`
+	ApprovedAt *time.Time        `json:"approvedAt,omitempty"`
+}
+
+// ServerDefinition is what trust in a server is bound to, as shown to
+// people: names and references only, the URL with query values redacted.
+type ServerDefinition struct {
+	Type    string   `json:"type"`
+	Command []string `json:"command,omitempty"`
+	Cwd     string   `json:"cwd,omitempty"`
+	// Env maps each variable the server gets to the variable it is read
+	// from.
+	Env         map[string]string `json:"env,omitempty"`
+	URL         string            `json:"url,omitempty"`
+	HeaderNames []string          `json:"headerNames,omitempty"`
+}
+
+// HeldTool is a tool held back because its definition changed since a
+// person accepted it.
+type HeldTool struct {
+	// Name is the Plexus name it is offered under once accepted.
+	Name string `json:"name"`
+	// Tool is the upstream's own name.
+	Tool string `json:"tool"`
+	// Reason is for people: "its description changed since it was
+	// accepted".
+	Reason string `json:"reason"`
+	// Changed names the fields that differ: title, description,
+	// inputSchema, outputSchema, annotations.
+	Changed []string `json:"changed,omitempty"`
+	// OldHash and Old are the accepted definition (absent for a new tool
+	// whose definition could not be recorded); NewHash and New the one
+	// the server offers now. An accept request may send NewHash back, so
+	// that a definition that changed again meanwhile is not accepted.
+	OldHash  string          `json:"oldHash,omitempty"`
+	NewHash  string          `json:"newHash"`
+	Old      *ToolDefinition `json:"old,omitempty"`
+	New      ToolDefinition  `json:"new"`
+	PinnedAt *time.Time      `json:"pinnedAt,omitempty"`
+}
+
+// ToolDefinition is a tool's definition as it reaches models: cleaned,
+// bounded, its JSON canonical.
+type ToolDefinition struct {
+	Title        string          `json:"title,omitempty"`
+	Description  string          `json:"description"`
+	InputSchema  json.RawMessage `json:"inputSchema,omitempty"`
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+	Annotations  json.RawMessage `json:"annotations,omitempty"`
+}
+
+// AcceptRequest is POST /v1/servers/{name}/accept: re-pin held tools to
+// their current definitions, the named Tools or All of them.
+type AcceptRequest struct {
+	Tools []string `json:"tools,omitempty"`
+	All   bool     `json:"all,omitempty"`
+	// Hashes maps a tool to the NewHash a person was shown; a tool whose
+	// definition changed again since is refused (409) and nothing is
+	// accepted.
+	Hashes map[string]string `json:"hashes,omitempty"`
+}
+
+// AcceptResult answers an accept: the tools accepted (none if nothing was
+// held back) and the server's status after it.
+type AcceptResult struct {
+	Accepted []string      `json:"accepted"`
+	Server   *ServerStatus `json:"server,omitempty"`
+}
+
+// ApproveRequest is POST /v1/servers/{name}/approve: trust the server's
+// current definition and start it.
+type ApproveRequest struct {
+	// Key, if set, must be the Approval.Key a person was shown; a
+	// definition that changed again since is refused (409).
+	Key string `json:"key,omitempty"`
 }
 
 // ServerConfig is GET /v1/servers/{name}: the server's stored configuration,
@@ -208,7 +304,8 @@ const (
 	// call may or may not have taken effect.
 	MetaOutcome = "plexus/outcome"
 	// MetaError classifies a Plexus-made error result: "timeout",
-	// "unavailable", "transport_lost".
+	// "unavailable", "transport_lost", or "held" for a tool held back
+	// until a person accepts its change or approves its server.
 	MetaError = "plexus/error"
 )
 
@@ -297,6 +394,10 @@ type Event struct {
 	Status *ServerStatus `json:"status,omitempty"`
 	// Line is one stderr line (secrets redacted), for EventStderr.
 	Line string `json:"line,omitempty"`
+	// Held lists the server's tools held back, for EventHeld.
+	Held []HeldTool `json:"held,omitempty"`
+	// Approval says why the server needs approval, for EventHeld.
+	Approval *Approval `json:"approval,omitempty"`
 	// LineSeq is the line's sequence number in the server's stderr ring,
 	// for EventStderr: comparable with LogLines.NextSeq, so that a follower
 	// that read the logs skips the lines it already has.
@@ -314,6 +415,10 @@ const (
 	EventCatalog = "catalog"
 	// EventStderr: a server wrote a line to stderr.
 	EventStderr = "stderr"
+	// EventHeld: tools of a server were held back because their
+	// definition changed, or the server needs approval because its own
+	// definition did (R-CAT-6); Held and Approval say what.
+	EventHeld = "held"
 )
 
 // LogLines is GET /v1/servers/{name}/logs: the server's last stderr lines
@@ -347,4 +452,95 @@ type NewSessionRequest struct {
 // starts, "end" when it ended.
 type TurnRequest struct {
 	Event string `json:"event"`
+}
+
+// ImportRequest is POST /v1/import: another client's settings file, read
+// by the CLI with the user's rights and sent as it is; the daemon parses it
+// and adds its servers, moving literal secrets to the managed store.
+type ImportRequest struct {
+	// Dialect names the client whose format Content is in (claude,
+	// claude-desktop, cursor, vscode, codex, zed, goose, moltis); empty
+	// asks the daemon to tell from Source and Content.
+	Dialect string `json:"dialect,omitempty"`
+	// Source is the file's path, for telling the dialect and for messages.
+	Source  string `json:"source,omitempty"`
+	Content string `json:"content"`
+	// DryRun reports what would happen and changes nothing.
+	DryRun bool `json:"dryRun,omitempty"`
+}
+
+// Import entry actions.
+const (
+	ImportImported = "imported"
+	ImportRenamed  = "renamed" // imported under another name
+	ImportSkipped  = "skipped"
+)
+
+// Import entry results: what the import did with a server it read.
+const (
+	ImportAdded     = "added"
+	ImportUnchanged = "unchanged" // the same server is there already
+	ImportConflict  = "conflict"  // a different server has the name: kept, not overwritten
+)
+
+// ImportEntry reports on one server entry of the file. It names secrets,
+// never their values.
+type ImportEntry struct {
+	// Source is the entry's key path in the file, e.g. mcpServers.github.
+	Source string `json:"source"`
+	// Original is the entry's name in the file.
+	Original string `json:"original"`
+	// Name is the Plexus name; empty when skipped.
+	Name string `json:"name,omitempty"`
+	// Action is ImportImported, ImportRenamed or ImportSkipped.
+	Action string `json:"action"`
+	// Reason says why the entry was renamed or skipped.
+	Reason string `json:"reason,omitempty"`
+	// Result is ImportAdded, ImportUnchanged or ImportConflict, for
+	// entries not skipped.
+	Result string `json:"result,omitempty"`
+	// Notes say what changed on the way in: fields skipped, values moved
+	// to managed secrets, placeholders rewritten.
+	Notes []string `json:"notes,omitempty"`
+	// Secrets names the managed secrets that hold values moved out of
+	// this entry.
+	Secrets []string `json:"secrets,omitempty"`
+	// Missing names variables the server refers to that are not set.
+	Missing []string `json:"missing,omitempty"`
+}
+
+// ImportResult answers POST /v1/import.
+type ImportResult struct {
+	Dialect string `json:"dialect"`
+	DryRun  bool   `json:"dryRun"`
+	// Revision is the settings' revision after the import.
+	Revision int64         `json:"revision"`
+	Entries  []ImportEntry `json:"entries"`
+	// Notes are about the file as a whole.
+	Notes     []string `json:"notes,omitempty"`
+	Added     []string `json:"added"`
+	Unchanged []string `json:"unchanged"`
+	Conflicts []string `json:"conflicts"`
+	// SecretsSet names the managed secrets set; SecretsKept those that
+	// held the same value already.
+	SecretsSet  []string `json:"secretsSet"`
+	SecretsKept []string `json:"secretsKept"`
+	// Missing names the variables the imported servers refer to that are
+	// set neither in the managed store nor in the daemon's environment.
+	Missing []string `json:"missing"`
+}
+
+// ExportResult is GET /v1/export?client=NAME: the snippet that registers
+// `plexus mcp` in another client.
+type ExportResult struct {
+	Client string `json:"client"`
+	// Path is the file the snippet goes in (~ is the home directory).
+	Path string `json:"path"`
+	// Format is json, toml or yaml.
+	Format string `json:"format"`
+	Text   string `json:"text"`
+	// Command registers Plexus through the client's own command line
+	// instead, where it has one.
+	Command string   `json:"command,omitempty"`
+	Notes   []string `json:"notes,omitempty"`
 }

@@ -137,8 +137,9 @@ state, added or removed, the catalog of tools changing, and every line that a
 server writes to stderr.
 
 --json prints each event as one JSON object per line (NDJSON) with the fields
-seq, type (server, server_removed, catalog or stderr), time, and as the type
-calls for, server, status and line.`,
+seq, type (server, server_removed, catalog, stderr or held), time, and as the
+type calls for, server, status, line, and for held the tools held back or the
+approval the server waits for.`,
 		Example: `  plexus events
   plexus events --json | jq -c 'select(.type == "server") | {server, state: .status.state}'`,
 		Args: exactArgs(),
@@ -194,6 +195,8 @@ func (a *app) describeEvent(ev apitype.Event) string {
 		return stamp + " catalog changed"
 	case apitype.EventStderr:
 		return fmt.Sprintf("%s %s stderr: %s", stamp, server, logLine(ev.Line))
+	case apitype.EventHeld:
+		return fmt.Sprintf("%s held %s: %s", stamp, server, heldEventDetail(ev))
 	}
 	// A type newer than this program: still a line, not a failure.
 	return strings.TrimRight(fmt.Sprintf("%s %s %s", stamp, oneLine(ev.Type), server), " ")

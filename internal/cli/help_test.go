@@ -22,6 +22,10 @@ func TestHelpGolden(t *testing.T) {
 		{"help-logs.golden", []string{"logs", "--help"}},
 		{"help-events.golden", []string{"events", "--help"}},
 		{"help-status.golden", []string{"status", "--help"}},
+		{"help-import.golden", []string{"import", "--help"}},
+		{"help-export.golden", []string{"export", "--help"}},
+		{"help-accept.golden", []string{"accept", "--help"}},
+		{"help-approve.golden", []string{"approve", "--help"}},
 	} {
 		t.Run(tc.golden, func(t *testing.T) {
 			r := run(t, "", tc.args...)

@@ -154,9 +154,12 @@ func summary(s *apitype.ServerStatus) string {
 	if s == nil {
 		return "saved"
 	}
+	if s.NeedsApproval {
+		return stateNeedsApproval + ": " + oneLine(approvalReason(*s))
+	}
 	switch st := stateWord(*s); st {
 	case apitype.StateReady:
-		return fmt.Sprintf("%s, %s", st, plural(s.Tools, "tool"))
+		return fmt.Sprintf("%s, %s", st, plural(s.Tools, "tool")) + heldSuffix(*s)
 	case apitype.StateFailed, apitype.StateBackoff:
 		if e := oneLine(s.LastError); e != "" {
 			return st + ": " + e
@@ -183,11 +186,14 @@ const stateCrashLooping = "crash-looping"
 // "crash-looping 9m" for a parked one, so that people can tell a server
 // that will be back in a moment from one that needs them.
 func stateColumn(s apitype.ServerStatus, now time.Time) string {
+	if s.NeedsApproval {
+		return stateNeedsApproval
+	}
 	word := stateWord(s)
 	if s.CrashLooping {
 		word = stateCrashLooping
 	} else if word != apitype.StateBackoff {
-		return word
+		return word + heldSuffix(s)
 	}
 	if s.NextTryAt == nil {
 		return word
@@ -198,10 +204,13 @@ func stateColumn(s apitype.ServerStatus, now time.Time) string {
 // stateDetail describes a server's state as of at, for a line of its own:
 // "ready, 4 tools", "backoff (next try in 4s): connection lost".
 func stateDetail(s apitype.ServerStatus, at time.Time) string {
+	if s.NeedsApproval {
+		return stateNeedsApproval + ": " + oneLine(approvalReason(s))
+	}
 	word := stateWord(s)
 	if !troubled(s) {
 		if word == apitype.StateReady {
-			return fmt.Sprintf("%s, %s", word, plural(s.Tools, "tool"))
+			return fmt.Sprintf("%s, %s", word, plural(s.Tools, "tool")) + heldSuffix(s)
 		}
 		return word
 	}
@@ -247,6 +256,9 @@ func serverTable(servers []apitype.ServerStatus, now time.Time) *table {
 				errText = "warning: " + s.Warnings[0]
 			}
 		}
+		if p := pinsNote(s); p != "" {
+			errText = p
+		}
 		t.add(s.Name, stateColumn(s, now), s.Type, fmt.Sprint(s.Tools), errText)
 	}
 	return t
@@ -268,12 +280,16 @@ const stderrShown = 3
 func writeTroubles(w io.Writer, servers []apitype.ServerStatus, now time.Time) error {
 	var b strings.Builder
 	for _, s := range servers {
-		if !troubled(s) {
+		if !troubled(s) && pinsNote(s) == "" {
 			continue
 		}
 		name := oneLine(s.Name)
 		fmt.Fprintf(&b, "\n%s: %s\n", name, stateColumn(s, now))
 		item := func(key, value string) { fmt.Fprintf(&b, "  %-12s %s\n", key, value) }
+		writePinsItems(item, s)
+		if !troubled(s) {
+			continue
+		}
 		for i, line := range nonBlankLines(s.LastError) {
 			if i == 0 {
 				item("error", line)

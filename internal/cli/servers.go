@@ -232,7 +232,11 @@ func (a *app) reloadCommand() *cobra.Command {
 		Long: `Make the daemon read $PLEXUS_HOME/extensions.json again and apply it in one
 step: added and changed servers are started, removed ones stopped, unchanged
 ones kept running. If the file is invalid, every problem is listed and nothing
-changes: the servers keep running with the settings they had.`,
+changes: the servers keep running with the settings they had.
+
+A file edited by hand is not an approval: a server it adds, or whose command,
+args, environment names or URL it changes, is not started until you approve it
+with ` + "`plexus approve NAME`" + `.`,
 		Args: exactArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := a.client()

@@ -22,6 +22,7 @@ import (
 	"github.com/plexus-mcp/plexus/internal/host"
 	"github.com/plexus-mcp/plexus/internal/localapi"
 	"github.com/plexus-mcp/plexus/internal/metrics"
+	"github.com/plexus-mcp/plexus/internal/pins"
 	"github.com/plexus-mcp/plexus/internal/store"
 	"github.com/plexus-mcp/plexus/internal/upstream"
 )
@@ -68,6 +69,12 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
+	// A pins file that does not load stops the daemon, like a settings file:
+	// it would otherwise hold every server back.
+	pn, err := pins.Open(opts.Home, st.Config().MCP.Servers)
+	if err != nil {
+		return err
+	}
 
 	sock := filepath.Join(opts.Home, SocketName)
 	// We hold the lock, so a socket file left here belongs to a dead daemon.
@@ -87,7 +94,7 @@ func Run(ctx context.Context, opts Options) error {
 	upstream.WarmLoginPATH()
 	var h *host.Host
 	mtr := metrics.New(hostSource{&h})
-	h = host.New(host.Options{Store: st, Logger: log, Shim: opts.Shim, Observer: mtr})
+	h = host.New(host.Options{Store: st, Logger: log, Shim: opts.Shim, Observer: mtr, Pins: pn})
 
 	var tcp *http.Server
 	var httpAddr string

@@ -30,6 +30,10 @@ type PutRequest struct {
 	// Secrets are form values by variable name: "" keeps the stored value,
 	// "-" removes it, anything else replaces it (see apitype).
 	Secrets map[string]string
+	// NeedsApproval marks an edit that is not a person's (the MCP face):
+	// it approves nothing, and a server whose definition it changes is
+	// saved but not started until a person approves it (R-CAT-6).
+	NeedsApproval bool
 }
 
 // DecodeServer decodes one server's JSON strictly, reporting problems with
@@ -82,7 +86,13 @@ func (h *Host) PutServer(ctx context.Context, req PutRequest) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return h.commitServer(ctx, req.Name, next, req.NoVerify, secrets)
+	approval := h.approveEdit(&req, old, exists, sc)
+	rev, err := h.commitServer(ctx, req.Name, next, req.NoVerify, secrets)
+	if err != nil {
+		approval.abort()
+		return 0, err
+	}
+	return rev, approval.commit()
 }
 
 func changesSecrets(m map[string]string) bool {
@@ -236,6 +246,10 @@ func (h *Host) DeleteServer(name string, based int64) (int64, error) {
 	next.Revision = rev
 	if old := h.swap(name, nil, next); old != nil {
 		old.Stop()
+	}
+	// Its pins go with it: a server added later under the name is new.
+	if _, err := h.pins.store.Forget(name); err != nil {
+		return rev, fmt.Errorf("server %s was removed, but its pins were not: %w", name, err)
 	}
 	// Its own secrets go with it (R-API-3) — after the settings stopped
 	// referencing them, so that a crash in between leaves unused secrets,

@@ -27,6 +27,9 @@ func (h *Host) Call(ctx context.Context, name string, args json.RawMessage) (*mc
 	snap := h.snap.Load()
 	ix, ok := snap.index[name]
 	if !ok {
+		if msg, held := snap.heldCall(name); held {
+			return errorResult(msg, "held", ""), nil // R-CAT-6
+		}
 		return nil, &NotFoundError{What: "tool", Name: name}
 	}
 	return h.observed(ctx, snap, ix, name, args)

@@ -74,8 +74,8 @@ func (h *Host) emitChangesLocked(s *snapshot) {
 		h.announced = map[string]string{}
 	}
 	for _, name := range s.names {
-		st := serverStatus(s.servers[name])
-		fp := fmt.Sprint(st.State, "|", st.LastError, "|", st.Tools, "|", st.Restarts, "|", st.CrashLooping, "|", st.NextTryAt, "|", st.PID)
+		st := s.status(name)
+		fp := fmt.Sprint(st.State, "|", st.LastError, "|", st.Tools, "|", st.Restarts, "|", st.CrashLooping, "|", st.NextTryAt, "|", st.PID, "|", heldSignature(st))
 		if h.announced[name] == fp {
 			continue
 		}
@@ -88,6 +88,7 @@ func (h *Host) emitChangesLocked(s *snapshot) {
 			h.events.emit(apitype.Event{Type: apitype.EventServerRemoved, Server: name})
 		}
 	}
+	h.announceHeldLocked(s)
 	sum := sha256.New()
 	for _, e := range s.tools {
 		fmt.Fprintf(sum, "%s\x00%s\x00%s\x00%s\x00", e.Name, e.Description, e.InputSchema, e.OutputSchema)

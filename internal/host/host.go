@@ -18,6 +18,7 @@ import (
 
 	"github.com/plexus-mcp/plexus/internal/catalog"
 	"github.com/plexus-mcp/plexus/internal/config"
+	"github.com/plexus-mcp/plexus/internal/pins"
 	"github.com/plexus-mcp/plexus/internal/store"
 	"github.com/plexus-mcp/plexus/internal/supervisor"
 )
@@ -33,6 +34,9 @@ type Options struct {
 	Limits catalog.Limits
 	// Observer, if set, is told of every call (the metrics).
 	Observer CallObserver
+	// Pins record approved servers and accepted tools (R-CAT-6); nil opens
+	// them from the store's home.
+	Pins *pins.Store
 }
 
 // CallObserver is told the outcome and duration of every tool call:
@@ -63,6 +67,7 @@ type Host struct {
 
 	probes   probes
 	sessions sessions
+	pins     hostPins
 
 	bg      sync.WaitGroup // background starts
 	started time.Time
@@ -76,6 +81,8 @@ type snapshot struct {
 	// index maps a Plexus tool name to its entry and server.
 	index map[string]indexed
 	tools []catalog.Entry // sorted by name
+	// pins is what pinning decided: held tools, servers awaiting approval.
+	pins pinsView
 }
 
 type indexed struct {
@@ -92,6 +99,7 @@ func New(opts Options) *Host {
 		opts.Limits = catalog.DefaultLimits()
 	}
 	h := &Host{opts: opts, log: opts.Logger, servers: map[string]*supervisor.Server{}, cfg: &config.File{}, started: time.Now()}
+	h.pins.store = openPins(opts)
 	h.snap.Store(&snapshot{cfg: h.cfg, servers: map[string]*supervisor.Server{}, index: map[string]indexed{}})
 	return h
 }
@@ -172,7 +180,7 @@ func (h *Host) publish() {
 	for name, srv := range h.servers {
 		s.servers[name] = srv
 		s.names = append(s.names, name)
-		for _, e := range srv.Entries() {
+		for _, e := range s.pins.filter(h.pins.store, name, srv) {
 			s.index[e.Name] = indexed{entry: e, server: srv}
 			s.tools = append(s.tools, e)
 		}

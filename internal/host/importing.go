@@ -89,8 +89,13 @@ func (h *Host) Import(ctx context.Context, req ImportRequest) (ImportResult, err
 	if len(res.Added) == 0 {
 		return res, nil
 	}
+	undo, err := h.approveImported(res.Added, next)
+	if err != nil {
+		return res, err
+	}
 	rev, err := h.opts.Store.CommitConfig(cur.Revision, next)
 	if err != nil {
+		undo()
 		return res, err
 	}
 	res.Revision = rev

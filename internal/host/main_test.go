@@ -33,6 +33,9 @@ const tracedExampleArg = "-plexus-host-traced-example"
 // TestMain fails the package if a test leaves a goroutine behind (STYLE
 // rule 10): every server the host started must be stopped and waited for.
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == pinsServerArg {
+		runPinsServer(os.Args[2:]) // pins_test.go; never returns
+	}
 	if len(os.Args) > 1 && os.Args[1] == tracedExampleArg {
 		t := &mcp.LoggingTransport{Transport: &mcp.StdioTransport{}, Writer: os.Stderr}
 		if err := exampleserver.Run(context.Background(), t); err != nil {

@@ -27,6 +27,9 @@ type probe struct {
 
 // leftOut schedules the first probe of a server that could not be started.
 func (h *Host) leftOut(srv *supervisor.Server, cfg *config.File) {
+	if h.needsApproval(srv) {
+		return // only a person's approval starts it (R-CAT-6)
+	}
 	retry := ms(cfg.MCP.RetryMs, config.DefaultRetryMs)
 	due := time.Now().Add(retry)
 	h.probes.mu.Lock()

@@ -110,6 +110,9 @@ func (h *Host) newServer(name string, sc config.Server, cfg *config.File) (*supe
 // new secrets resolves against them before they are stored.
 func (h *Host) newServerWith(name string, sc config.Server, cfg *config.File, lookup func(string) (string, bool)) (*supervisor.Server, error) {
 	spec, err := h.resolve(name, sc, cfg, lookup)
+	if gate := h.approvalGate(name, sc); gate != nil {
+		err = gate // R-CAT-6: never started before a person approved it
+	}
 	srv := supervisor.New(supervisor.Params{
 		Name:     name,
 		Config:   sc,

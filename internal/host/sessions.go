@@ -177,7 +177,7 @@ func (s *Session) live(snap *snapshot) []indexed {
 		if inst, ok := s.instances[name]; ok {
 			srv = inst
 		}
-		for _, e := range srv.Entries() {
+		for _, e := range s.h.offered(snap, name, srv) {
 			out = append(out, indexed{entry: e, server: srv})
 		}
 	}
@@ -223,6 +223,9 @@ func (s *Session) Call(ctx context.Context, name string, args json.RawMessage) (
 		if it.entry.Name == name {
 			return s.h.observed(ctx, snap, it, name, args)
 		}
+	}
+	if msg, held := snap.heldCall(name); held {
+		return errorResult(msg, "held", ""), nil // R-CAT-6
 	}
 	return nil, &NotFoundError{What: "tool", Name: name}
 }

@@ -17,7 +17,7 @@ func (h *Host) Servers() (int64, []apitype.ServerStatus) {
 	snap := h.snap.Load()
 	out := make([]apitype.ServerStatus, 0, len(snap.names))
 	for _, name := range snap.names {
-		out = append(out, serverStatus(snap.servers[name]))
+		out = append(out, snap.status(name))
 	}
 	return snap.cfg.Revision, out
 }
@@ -33,7 +33,7 @@ func (h *Host) Server(name string) (*apitype.ServerConfig, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &apitype.ServerConfig{Revision: snap.cfg.Revision, Name: name, Config: raw, Status: serverStatus(srv)}, nil
+	return &apitype.ServerConfig{Revision: snap.cfg.Revision, Name: name, Config: raw, Status: snap.status(name)}, nil
 }
 
 // serverStatus renders a server's status for the API. It never includes a
@@ -130,6 +130,9 @@ func (h *Host) Tools(server string) ([]catalog.Entry, []string, error) {
 				w += ": " + st.LastError
 			}
 			warnings = append(warnings, w)
+		}
+		if len(snap.pins.decisions[name].Held) > 0 {
+			warnings = append(warnings, heldWarning(snap.status(name)))
 		}
 	}
 	return out, warnings, nil

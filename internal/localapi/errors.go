@@ -8,6 +8,7 @@ import (
 	"github.com/plexus-mcp/plexus/internal/apitype"
 	"github.com/plexus-mcp/plexus/internal/config"
 	"github.com/plexus-mcp/plexus/internal/host"
+	"github.com/plexus-mcp/plexus/internal/pins"
 	"github.com/plexus-mcp/plexus/internal/store"
 	"github.com/plexus-mcp/plexus/internal/supervisor"
 	"github.com/plexus-mcp/plexus/internal/upstream"
@@ -31,8 +32,23 @@ func classify(err error) (int, apitype.ErrorBody) {
 		notFound *host.NotFoundError
 		exists   *host.ExistsError
 		startErr *host.StartError
+		approval *host.ApprovalError
+		notHeld  *pins.NotHeldError
+		changed  *pins.ChangedError
 	)
 	switch {
+	case errors.As(err, &approval):
+		return http.StatusConflict, apitype.ErrorBody{Code: apitype.CodeConflict, Message: err.Error(),
+			Hint: "review its command or URL and approve it with `plexus approve " + approval.Server + "`"}
+	case errors.As(err, &notHeld) && notHeld.Pending:
+		return http.StatusConflict, apitype.ErrorBody{Code: apitype.CodeConflict, Message: err.Error(),
+			Hint: "review it and approve it first with `plexus approve " + notHeld.Server + "`"}
+	case errors.As(err, &notHeld):
+		return http.StatusNotFound, apitype.ErrorBody{Code: apitype.CodeNotFound, Message: err.Error(),
+			Hint: "`plexus status` lists the held tools of each server"}
+	case errors.As(err, &changed):
+		return http.StatusConflict, apitype.ErrorBody{Code: apitype.CodeConflict, Message: err.Error(),
+			Hint: "review the change again and repeat the command"}
 	case errors.As(err, &cfgErr):
 		body := apitype.ErrorBody{Code: apitype.CodeBadRequest, Message: "the settings are not valid; nothing was saved"}
 		for _, p := range cfgErr.Problems {

@@ -1,0 +1,529 @@
+// Package pins records what a person trusted, so that what they did not see
+// cannot slip in unnoticed (R-CAT-6; security.md T8, T30):
+//
+//   - Trust in a server is bound to a hash of its definition — command,
+//     args, working directory, environment names, URL, headers (Trust) — not
+//     to its name. A server whose definition is not the approved one is not
+//     started until a person approves it, so swapping the command under a
+//     trusted name ("MCPoison") needs approval again.
+//   - Each tool's definition as it reaches models (title, description,
+//     schemas, annotations, already cleaned by catalog.Clean, R-CAT-7) is
+//     pinned when first seen. A later change holds that tool back — it is
+//     neither listed nor callable — until a person accepts it, so that a
+//     silently altered tool ("rug pull") cannot reach a model.
+//
+// The pins live in $PLEXUS_HOME/pins.json (0600), written only by the
+// daemon, atomically, with a revision; memory changes only after the file is
+// durably written. Who counts as "a person" is the caller's business: the
+// host approves a server added or edited through the settings API, and
+// nothing else.
+package pins
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/plexus-mcp/plexus/internal/atomicfile"
+	"github.com/plexus-mcp/plexus/internal/catalog"
+	"github.com/plexus-mcp/plexus/internal/config"
+)
+
+// Store holds the pins in memory and on disk.
+type Store struct {
+	path string
+	now  func() time.Time
+
+	mu sync.Mutex
+	f  *File // guarded by mu; replaced whole on every save, never mutated
+
+	// broken is why the pins could not be loaded; then nothing is trusted
+	// and nothing is saved.
+	broken error
+
+	// provisional trusts, in memory only, a definition being approved by a
+	// transaction that has not committed yet: server → trust key.
+	provisional map[string]string // guarded by mu
+
+	// defs caches the definitions and hashes of entries by their raw
+	// content: Check runs on every publish, and canonical JSON is costly.
+	defs map[string]hashed // guarded by mu
+}
+
+// hashed is a tool's definition with its hash.
+type hashed struct {
+	def  Definition
+	hash string
+}
+
+// maxCachedDefs bounds defs; past it the cache starts over.
+const maxCachedDefs = 8192
+
+// definitionLocked returns the definition of e and its hash.
+func (s *Store) definitionLocked(e catalog.Entry) hashed {
+	key := strings.Join([]string{e.Tool, e.Title, e.Description, string(e.InputSchema), string(e.OutputSchema), string(e.Annotations)}, "\x00")
+	if d, ok := s.defs[key]; ok {
+		return d
+	}
+	def := DefinitionOf(e)
+	d := hashed{def, def.Hash(e.Tool)}
+	if s.defs == nil || len(s.defs) >= maxCachedDefs {
+		s.defs = map[string]hashed{}
+	}
+	s.defs[key] = d
+	return d
+}
+
+// Open loads $home/pins.json. If there is none yet — the first start of a
+// Plexus that pins — every server configured now is trusted as it is and
+// the file is written: these servers were added by the person who wrote the
+// settings, and holding them all back would only teach people to approve
+// without looking. From then on only a person's approval trusts a server.
+func Open(home string, configured map[string]config.Server) (*Store, error) {
+	s := &Store{path: filepath.Join(home, FileName), now: time.Now}
+	data, err := os.ReadFile(s.path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		s.f = &File{Servers: map[string]Server{}}
+		next := s.clone()
+		for name, sc := range configured {
+			next.Servers[name] = s.approved(Server{}, TrustOf(sc))
+		}
+		if err := s.saveLocked(next); err != nil {
+			return nil, err
+		}
+		return s, nil
+	case err != nil:
+		return nil, err
+	}
+	f, err := Decode(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s.path, err)
+	}
+	if err := os.Chmod(s.path, 0o600); err != nil {
+		return nil, fmt.Errorf("making %s private: %w", s.path, err)
+	}
+	s.f = f
+	return s, nil
+}
+
+// Unavailable returns a Store for pins that could not be loaded: every
+// server needs approval, saying why, and every approval fails with err.
+func Unavailable(err error) *Store {
+	return &Store{now: time.Now, f: &File{Servers: map[string]Server{}}, broken: err}
+}
+
+// Path returns the file's path.
+func (s *Store) Path() string { return s.path }
+
+// File returns the current pins. The caller must not change it.
+func (s *Store) File() *File {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.f
+}
+
+// Decision is what pinning makes of one server's catalog entries.
+type Decision struct {
+	// Offered are the entries that may reach models, in the given order.
+	Offered []catalog.Entry
+	// Held are the tools held back, in the given order.
+	Held []Held
+	// Pending is set when the server's definition is not approved: then
+	// nothing is offered.
+	Pending *Pending
+	// Withheld lists, for a pending server, the tools pinned for it before:
+	// they are unavailable with it.
+	Withheld []string
+}
+
+// Held is one tool held back.
+type Held struct {
+	// Entry is the tool as the server offers it now.
+	Entry catalog.Entry
+	// New and NewHash are its definition now.
+	New     Definition
+	NewHash string
+	// Old is the pinned definition; nil if the tool is new and its pin
+	// could not be saved.
+	Old *Tool
+	// Changed names the fields that differ (FieldDescription, ...).
+	Changed []string
+	// Reason says why, for people: "its description changed since it was
+	// accepted".
+	Reason string
+}
+
+// Pending says why a server's definition is not trusted.
+type Pending struct {
+	// Reason is for people: "its command changed since it was approved".
+	Reason string
+	// Key is the trust key of the definition waiting for approval.
+	Key     string
+	Current Trust
+	// Approved is the definition approved before; nil if none was.
+	Approved   *Trust
+	ApprovedAt time.Time
+}
+
+// Pending returns why server, configured as t, may not be started; nil if
+// t is its approved definition.
+func (s *Store) Pending(server string, t Trust) *Pending {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pendingLocked(server, t)
+}
+
+func (s *Store) pendingLocked(server string, t Trust) *Pending {
+	key := t.Key()
+	if s.broken != nil {
+		return &Pending{Key: key, Current: t, Reason: fmt.Sprintf("the pins could not be loaded (%v)", s.broken)}
+	}
+	rec, ok := s.f.Servers[server]
+	if ok && rec.Key == key || s.provisional[server] == key {
+		return nil
+	}
+	p := &Pending{Key: key, Current: t, Reason: "it is new and no person has approved it yet"}
+	if ok {
+		approved := rec.Approved
+		p.Approved, p.ApprovedAt = &approved, rec.ApprovedAt
+		p.Reason = "its definition changed since it was approved"
+		if parts := t.changes(approved); len(parts) > 0 {
+			p.Reason = "its " + joinAnd(parts) + " changed since it was approved"
+		}
+	}
+	return p
+}
+
+// Check decides which of a server's entries may reach models. A tool seen
+// for the first time on a trusted server is pinned and offered; a tool whose
+// definition differs from its pin is held back. If the new pins cannot be
+// saved, the new tools are held back too, saying why: nothing is offered
+// that is not pinned on disk. The per-server operations (read_resource,
+// get_prompt) describe resources and prompts, which change in the normal
+// course of things, and are not pinned.
+func (s *Store) Check(server string, t Trust, entries []catalog.Entry) Decision {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var d Decision
+	if p := s.pendingLocked(server, t); p != nil {
+		d.Pending = p
+		if rec, ok := s.f.Servers[server]; ok {
+			d.Withheld = slices.Sorted(maps.Keys(rec.Tools))
+		}
+		return d
+	}
+	rec, recorded := s.f.Servers[server]
+	if !recorded {
+		// Trusted provisionally: its first pins record the approval too.
+		// Only a server in the published set is checked, and the host
+		// swaps one in only once its settings are saved.
+		rec = s.approved(Server{}, t)
+	}
+	fresh := map[string]hashed{}
+	for _, e := range entries {
+		if e.Kind != catalog.KindTool {
+			continue
+		}
+		if _, pinned := rec.Tools[e.Tool]; !pinned {
+			fresh[e.Tool] = s.definitionLocked(e)
+		}
+	}
+	var saveErr error
+	if len(fresh) > 0 {
+		next := s.clone()
+		r := rec
+		r.Tools = maps.Clone(r.Tools)
+		if r.Tools == nil {
+			r.Tools = map[string]Tool{}
+		}
+		now := s.now().UTC()
+		for name, f := range fresh {
+			r.Tools[name] = Tool{Hash: f.hash, Definition: f.def, PinnedAt: now}
+		}
+		next.Servers[server] = r
+		saveErr = s.saveLocked(next)
+		rec = s.f.Servers[server]
+	}
+	for _, e := range entries {
+		if e.Kind != catalog.KindTool {
+			d.Offered = append(d.Offered, e)
+			continue
+		}
+		h := s.definitionLocked(e)
+		def, hash := h.def, h.hash
+		pin, pinned := rec.Tools[e.Tool]
+		switch {
+		case pinned && pin.Hash == hash:
+			d.Offered = append(d.Offered, e)
+		case pinned:
+			changed := def.changes(pin.Definition)
+			old := pin
+			d.Held = append(d.Held, Held{Entry: e, New: def, NewHash: hash, Old: &old, Changed: changed,
+				Reason: "its " + joinAnd(fieldWords(changed)) + " changed since it was accepted"})
+		default:
+			d.Held = append(d.Held, Held{Entry: e, New: def, NewHash: hash,
+				Reason: fmt.Sprintf("it is new, and its definition could not be recorded: %v", saveErr)})
+		}
+	}
+	return d
+}
+
+// Approve trusts t as the definition of server; the server's tool pins are
+// kept, so a changed tool is still held back after its server is approved.
+// If key is not empty it must be t's key: the definition a person was shown.
+// The returned undo puts back what was there before, for a transaction that
+// fails after the approval; it reports whether that could be saved.
+func (s *Store) Approve(server string, t Trust, key string) (undo func() error, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if key != "" && key != t.Key() {
+		return nil, &ChangedError{Server: server}
+	}
+	prev, had := s.f.Servers[server]
+	if had && prev.Key == t.Key() {
+		return func() error { return nil }, nil
+	}
+	next := s.clone()
+	next.Servers[server] = s.approved(prev, t)
+	if err := s.saveLocked(next); err != nil {
+		return nil, err
+	}
+	return s.restorer(server, prev, had), nil
+}
+
+// Provisional trusts t for server in memory only, beside the approved
+// definition, while a transaction that is to approve it runs: the server
+// being prepared passes, and the one running under the approved definition
+// keeps its tools meanwhile. commit records the approval (as Approve);
+// abort drops it. One of the two must be called.
+func (s *Store) Provisional(server string, t Trust) (commit func() error, abort func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.provisional == nil {
+		s.provisional = map[string]string{}
+	}
+	key := t.Key()
+	s.provisional[server] = key
+	drop := func() {
+		if s.provisional[server] == key {
+			delete(s.provisional, server)
+		}
+	}
+	commit = func() error {
+		_, err := s.Approve(server, t, "")
+		s.mu.Lock()
+		drop()
+		s.mu.Unlock()
+		return err
+	}
+	abort = func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		drop()
+	}
+	return commit, abort
+}
+
+// Forget drops everything pinned for server, as when it is removed. The
+// returned undo puts it back.
+func (s *Store) Forget(server string) (undo func() error, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	prev, had := s.f.Servers[server]
+	if !had {
+		return func() error { return nil }, nil
+	}
+	next := s.clone()
+	delete(next.Servers, server)
+	if err := s.saveLocked(next); err != nil {
+		return nil, err
+	}
+	return s.restorer(server, prev, had), nil
+}
+
+// Accept re-pins held tools of server to their current definitions in
+// entries: the named tools, or with all every held tool. expect maps a tool
+// to the hash a person was shown; a tool that changed again since is
+// refused with a *ChangedError. A named tool that is not held back is a
+// *NotHeldError. It returns the tools accepted, sorted.
+func (s *Store) Accept(server string, t Trust, entries []catalog.Entry, tools []string, all bool, expect map[string]string) ([]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rec, ok := s.f.Servers[server]
+	if !ok || rec.Key != t.Key() {
+		return nil, &NotHeldError{Server: server, Tool: strings.Join(tools, ", "), Pending: true}
+	}
+	current := map[string]catalog.Entry{}
+	for _, e := range entries {
+		if e.Kind == catalog.KindTool {
+			current[e.Tool] = e
+		}
+	}
+	isHeld := func(name string) (Tool, bool) {
+		e, offered := current[name]
+		if !offered {
+			return Tool{}, false
+		}
+		h := s.definitionLocked(e)
+		pin, pinned := rec.Tools[name]
+		return Tool{Hash: h.hash, Definition: h.def}, !pinned || pin.Hash != h.hash
+	}
+	chosen := map[string]Tool{}
+	if all {
+		for name := range current {
+			if nt, held := isHeld(name); held {
+				chosen[name] = nt
+			}
+		}
+	}
+	for _, name := range tools {
+		nt, held := isHeld(name)
+		if !held {
+			_, offered := current[name]
+			return nil, &NotHeldError{Server: server, Tool: name, Offered: offered}
+		}
+		chosen[name] = nt
+	}
+	for name, nt := range chosen {
+		if want := expect[name]; want != "" && want != nt.Hash {
+			return nil, &ChangedError{Server: server, Tool: name}
+		}
+	}
+	if len(chosen) == 0 {
+		return nil, nil
+	}
+	next := s.clone()
+	r := next.Servers[server]
+	r.Tools = maps.Clone(r.Tools)
+	if r.Tools == nil {
+		r.Tools = map[string]Tool{}
+	}
+	now := s.now().UTC()
+	for name, nt := range chosen {
+		nt.PinnedAt = now
+		r.Tools[name] = nt
+	}
+	next.Servers[server] = r
+	if err := s.saveLocked(next); err != nil {
+		return nil, err
+	}
+	return slices.Sorted(maps.Keys(chosen)), nil
+}
+
+// NotHeldError says a tool to accept is not held back.
+type NotHeldError struct {
+	Server, Tool string
+	// Offered: the server offers the tool, unchanged.
+	Offered bool
+	// Pending: the server itself waits for approval.
+	Pending bool
+}
+
+func (e *NotHeldError) Error() string {
+	switch {
+	case e.Pending:
+		return fmt.Sprintf("server %s needs approval before its tools can be accepted", e.Server)
+	case e.Offered:
+		return fmt.Sprintf("tool %s of server %s is not held back: it has not changed since it was accepted", e.Tool, e.Server)
+	}
+	return fmt.Sprintf("server %s offers no tool named %q", e.Server, e.Tool)
+}
+
+// ChangedError says that what a person reviewed is no longer what it
+// approves or accepts: the definition changed again in between.
+type ChangedError struct {
+	Server string
+	Tool   string // empty for the server's own definition
+}
+
+func (e *ChangedError) Error() string {
+	if e.Tool == "" {
+		return fmt.Sprintf("the definition of server %s changed again since it was shown: nothing was approved", e.Server)
+	}
+	return fmt.Sprintf("tool %s of server %s changed again since it was shown: nothing was accepted", e.Tool, e.Server)
+}
+
+// approved returns rec trusting t as of now, keeping its tool pins.
+func (s *Store) approved(rec Server, t Trust) Server {
+	normalizeTrust(&t)
+	rec.Key, rec.Approved, rec.ApprovedAt = t.Key(), t, s.now().UTC()
+	return rec
+}
+
+// restorer returns an undo that puts server's record back as prev (or
+// removes it if there was none).
+func (s *Store) restorer(server string, prev Server, had bool) func() error {
+	return func() error {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		next := s.clone()
+		if had {
+			next.Servers[server] = prev
+		} else {
+			delete(next.Servers, server)
+		}
+		return s.saveLocked(next)
+	}
+}
+
+// clone copies the file's top level; records are replaced, never mutated.
+func (s *Store) clone() *File {
+	return &File{Revision: s.f.Revision, Servers: maps.Clone(s.f.Servers)}
+}
+
+// saveLocked writes next as the next revision and, once it is durable,
+// keeps in memory exactly what a later Open will read back.
+func (s *Store) saveLocked(next *File) error {
+	if s.broken != nil {
+		return fmt.Errorf("saving pins: they could not be loaded: %w", s.broken)
+	}
+	next.Revision = s.f.Revision + 1
+	if next.Servers == nil {
+		next.Servers = map[string]Server{}
+	}
+	data, err := Encode(next)
+	if err != nil {
+		return fmt.Errorf("saving pins: %w", err)
+	}
+	saved, err := Decode(data)
+	if err != nil {
+		return fmt.Errorf("saving pins: %w", err)
+	}
+	if err := atomicfile.WriteFile(s.path, data, 0o600); err != nil {
+		return fmt.Errorf("saving pins: %w", err)
+	}
+	s.f = saved
+	return nil
+}
+
+// fieldWords turns field names into words for people.
+func fieldWords(fields []string) []string {
+	words := map[string]string{
+		FieldTitle: "title", FieldDescription: "description", FieldInputSchema: "input schema",
+		FieldOutputSchema: "output schema", FieldAnnotations: "annotations",
+	}
+	out := make([]string, 0, len(fields))
+	for _, f := range fields {
+		out = append(out, words[f])
+	}
+	if len(out) == 0 {
+		out = append(out, "definition")
+	}
+	return out
+}
+
+// joinAnd joins words as "a", "a and b", "a, b and c".
+func joinAnd(words []string) string {
+	if len(words) <= 1 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
+}
