@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/url"
 	"strings"
@@ -126,7 +125,7 @@ func (c *Conn) startStdio(ctx context.Context, s Spec) error {
 	// Only now that the Conn is whole may an exit start its teardown.
 	proc.watch(func(e *ExitError) {
 		c.log.Info("server process exited", "code", e.Code, "signal", e.Signal)
-		c.end(e)
+		c.end(c.exitCause(e))
 	})
 	return c.handshake(ctx, s, connTransport{c.stdio})
 }
@@ -203,11 +202,7 @@ func (c *Conn) watchSession(cs *mcp.ClientSession) {
 		// of its own (a message over the size limit), that is the cause, and
 		// the exit that follows (SIGPIPE, say) only its consequence.
 		if c.proc.waitExited(500 * time.Millisecond) {
-			if err == nil || errors.Is(err, errStdoutClosed) || errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) {
-				c.end(c.proc.exitErr)
-			} else {
-				c.end(fmt.Errorf("%w; then %w", c.redact.Error(err), c.proc.exitErr))
-			}
+			c.end(c.exitCause(c.proc.exitErr))
 			return
 		}
 	}
@@ -218,6 +213,17 @@ func (c *Conn) watchSession(cs *mcp.ClientSession) {
 		err = c.explain(err) // e.g. a 401 once a token has expired
 	}
 	c.end(c.redact.Error(err))
+}
+
+// exitCause is why a stdio connection ended when its process exited: the
+// exit, unless the stream broke first for a reason of its own (a message
+// over the size limit) — then that is the cause, and the exit that
+// followed (SIGPIPE, say) only its consequence.
+func (c *Conn) exitCause(e *ExitError) error {
+	if serr := c.stdio.streamError(); serr != nil {
+		return fmt.Errorf("%w; then %w", c.redact.Error(serr), e)
+	}
+	return e
 }
 
 // connectError wraps err as a ConnectError for phase, naming a timeout as

@@ -152,6 +152,22 @@ func (c *stdioConn) deliver(m jsonrpc.Message) bool {
 	}
 }
 
+// streamError is why the read loop ended, if it ended for a reason of its
+// own (a message over the size limit) rather than because stdout closed or
+// the connection was closed; nil otherwise, or while it still runs.
+func (c *stdioConn) streamError() error {
+	select {
+	case <-c.readDone:
+	default:
+		return nil
+	}
+	err := c.readErr
+	if err == nil || errors.Is(err, errStdoutClosed) || errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
+}
+
 // readFrame reads one line of at most maxFrameSize bytes.
 func readFrame(br *bufio.Reader) ([]byte, error) {
 	var line []byte
