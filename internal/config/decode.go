@@ -235,7 +235,7 @@ func (d *decoder) ref(path string, n *node) Ref {
 	if r.Env == "" && !reported {
 		// Reported here as well as by Validate: in a header Value an empty
 		// reference would otherwise pass for an empty string.
-		d.add(keyPath(path, "env"), msgVarRequired)
+		d.add(KeyPath(path, "env"), msgVarRequired)
 	}
 	return r
 }

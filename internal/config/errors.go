@@ -66,10 +66,10 @@ func (ps *problems) err() error {
 	return &Error{Problems: slices.Compact(list)}
 }
 
-// keyPath appends key to a key path. Keys that are not plain words (server
+// KeyPath appends key to a key path. Keys that are not plain words (server
 // names are, mistakes may not be) are quoted so that the path stays readable
 // and unambiguous: mcp.servers["my server"].
-func keyPath(parent, key string) string {
+func KeyPath(parent, key string) string {
 	if !plainKey(key) {
 		return parent + "[" + strconv.Quote(shorten(key)) + "]"
 	}
@@ -79,7 +79,8 @@ func keyPath(parent, key string) string {
 	return parent + "." + key
 }
 
-func indexPath(parent string, i int) string {
+// IndexPath appends an array index to a key path: args[2].
+func IndexPath(parent string, i int) string {
 	return parent + "[" + strconv.Itoa(i) + "]"
 }
 

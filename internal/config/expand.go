@@ -86,7 +86,7 @@ func scan(s string, lit func(string), ref func(name string) error) error {
 				return placeholderError(s, at, "'${' is not closed by '}'")
 			}
 			name := rest[1:end]
-			if !validVarName(name) {
+			if !ValidVarName(name) {
 				return placeholderError(s, at, "'${...}' does not hold a variable name")
 			}
 			if err := ref(name); err != nil {
@@ -143,8 +143,8 @@ func (s Server) VarNames() []string {
 	return slices.Sorted(maps.Keys(set))
 }
 
-// validVarName reports whether s is a portable environment variable name.
-func validVarName(s string) bool {
+// ValidVarName reports whether s is a portable environment variable name.
+func ValidVarName(s string) bool {
 	if s == "" || !isVarStart(s[0]) {
 		return false
 	}

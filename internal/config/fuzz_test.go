@@ -77,7 +77,7 @@ func FuzzExpand(f *testing.F) {
 		})
 		names := Placeholders(s)
 		for _, n := range looked {
-			if !validVarName(n) || !slices.Contains(names, n) {
+			if !ValidVarName(n) || !slices.Contains(names, n) {
 				t.Fatalf("Expand(%q) looked up %q, not in Placeholders %q", s, n, names)
 			}
 		}

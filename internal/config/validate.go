@@ -40,14 +40,14 @@ func validateFile(ps *problems, f *File) {
 	checkMs(ps, "mcp.retryMs", int64(m.RetryMs))
 	checkMs(ps, "mcp.callTimeoutMs", int64(m.CallTimeoutMs))
 	for _, name := range slices.Sorted(maps.Keys(m.Servers)) {
-		p := keyPath("mcp.servers", name)
+		p := KeyPath("mcp.servers", name)
 		if !validName(name) {
 			ps.add(p, msgName)
 		}
 		validateServer(ps, p, m.Servers[name])
 	}
 	for _, name := range slices.Sorted(maps.Keys(m.Profiles)) {
-		p := keyPath("mcp.profiles", name)
+		p := KeyPath("mcp.profiles", name)
 		if !validName(name) {
 			ps.add(p, msgName)
 		}
@@ -56,7 +56,7 @@ func validateFile(ps *problems, f *File) {
 }
 
 func validateServer(ps *problems, p string, s Server) {
-	at := func(key string) string { return keyPath(p, key) }
+	at := func(key string) string { return KeyPath(p, key) }
 	switch s.Type {
 	case "":
 		ps.add(at("type"), "is required: stdio, http or sse")
@@ -85,14 +85,14 @@ func validateServer(ps *problems, p string, s Server) {
 	checkNoNUL(ps, at("command"), s.Command)
 	checkNoNUL(ps, at("cwd"), s.Cwd)
 	for i, a := range s.Args {
-		checkNoNUL(ps, indexPath(at("args"), i), a)
+		checkNoNUL(ps, IndexPath(at("args"), i), a)
 	}
 	for _, k := range slices.Sorted(maps.Keys(s.Env)) {
-		kp := keyPath(at("env"), k)
-		if !validVarName(k) {
+		kp := KeyPath(at("env"), k)
+		if !ValidVarName(k) {
 			ps.add(kp, msgVarName)
 		}
-		checkVar(ps, keyPath(kp, "env"), s.Env[k].Env)
+		checkVar(ps, KeyPath(kp, "env"), s.Env[k].Env)
 	}
 	if s.URL != "" {
 		if err := checkURLTemplate(s.URL); err != nil {
@@ -100,7 +100,7 @@ func validateServer(ps *problems, p string, s Server) {
 		}
 	}
 	validateHeaders(ps, at("headers"), s)
-	if s.BearerTokenEnvVar != "" && !validVarName(s.BearerTokenEnvVar) {
+	if s.BearerTokenEnvVar != "" && !ValidVarName(s.BearerTokenEnvVar) {
 		ps.add(at("bearerTokenEnvVar"), msgVarName)
 	}
 	checkTools(ps, at("enabledTools"), s.EnabledTools)
@@ -130,7 +130,7 @@ func validateServer(ps *problems, p string, s Server) {
 func notFor(ps *problems, p, typ string, set map[string]bool) {
 	for _, key := range slices.Sorted(maps.Keys(set)) {
 		if set[key] {
-			ps.add(keyPath(p, key), "is not allowed for "+article(typ)+" "+typ+" server")
+			ps.add(KeyPath(p, key), "is not allowed for "+article(typ)+" "+typ+" server")
 		}
 	}
 }
@@ -138,7 +138,7 @@ func notFor(ps *problems, p, typ string, set map[string]bool) {
 func validateHeaders(ps *problems, p string, s Server) {
 	first := make(map[string]string) // by lower-case name
 	for _, name := range slices.Sorted(maps.Keys(s.Headers)) {
-		hp := keyPath(p, name)
+		hp := KeyPath(p, name)
 		if !validHeaderName(name) {
 			ps.add(hp, "is not a valid HTTP header name")
 		}
@@ -157,7 +157,7 @@ func validateHeaders(ps *problems, p string, s Server) {
 		case v.Env != "" && v.Text != "":
 			ps.add(hp, "set either a string or "+refForm+", not both")
 		case v.Env != "":
-			checkVar(ps, keyPath(hp, "env"), v.Env)
+			checkVar(ps, KeyPath(hp, "env"), v.Env)
 		default:
 			if err := checkPlaceholders(v.Text); err != nil {
 				ps.add(hp, err.Error())
@@ -170,9 +170,9 @@ func validateHeaders(ps *problems, p string, s Server) {
 }
 
 func validateOAuth(ps *problems, p string, o OAuth) {
-	at := func(key string) string { return keyPath(p, key) }
+	at := func(key string) string { return KeyPath(p, key) }
 	if o.ClientSecret != nil {
-		checkVar(ps, keyPath(at("clientSecret"), "env"), o.ClientSecret.Env)
+		checkVar(ps, KeyPath(at("clientSecret"), "env"), o.ClientSecret.Env)
 		if o.ClientID == "" {
 			ps.add(at("clientSecret"), "needs clientId")
 		}
@@ -193,7 +193,7 @@ func validateOAuth(ps *problems, p string, o OAuth) {
 		// RFC 6749 §3.3: a scope is a non-empty run of printable ASCII
 		// other than space, '"' and '\'.
 		if s == "" || strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' || r > '~' || r == '"' || r == '\\' }) {
-			ps.add(indexPath(at("scopes"), i), "is not a valid OAuth scope")
+			ps.add(IndexPath(at("scopes"), i), "is not a valid OAuth scope")
 		}
 	}
 }
@@ -201,7 +201,7 @@ func validateOAuth(ps *problems, p string, o OAuth) {
 func validateProfile(ps *problems, p string, pr Profile, servers map[string]Server) {
 	for i, name := range pr.Servers {
 		if _, ok := servers[name]; !ok {
-			ps.add(indexPath(keyPath(p, "servers"), i), fmt.Sprintf("unknown server %q", shorten(name)))
+			ps.add(IndexPath(KeyPath(p, "servers"), i), fmt.Sprintf("unknown server %q", shorten(name)))
 		}
 	}
 	switch pr.Naming {
@@ -210,10 +210,10 @@ func validateProfile(ps *problems, p string, pr Profile, servers map[string]Serv
 		// A bare profile passes names through unchanged, which is only
 		// collision-free with one server (SPEC R-SES-1a).
 		if len(pr.Servers) != 1 {
-			ps.add(keyPath(p, "naming"), fmt.Sprintf(`"bare" needs exactly one server, got %d`, len(pr.Servers)))
+			ps.add(KeyPath(p, "naming"), fmt.Sprintf(`"bare" needs exactly one server, got %d`, len(pr.Servers)))
 		}
 	default:
-		ps.add(keyPath(p, "naming"), fmt.Sprintf("unknown naming %q: want plexus or bare", shorten(pr.Naming)))
+		ps.add(KeyPath(p, "naming"), fmt.Sprintf("unknown naming %q: want plexus or bare", shorten(pr.Naming)))
 	}
 }
 
@@ -221,7 +221,7 @@ func checkVar(ps *problems, p, name string) {
 	switch {
 	case name == "":
 		ps.add(p, msgVarRequired)
-	case !validVarName(name):
+	case !ValidVarName(name):
 		// Not quoted: people paste the secret where its name belongs.
 		ps.add(p, msgVarName)
 	}
@@ -239,7 +239,7 @@ func checkMs(ps *problems, p string, v int64) {
 func checkTools(ps *problems, p string, tools []string) {
 	for i, t := range tools {
 		if t == "" {
-			ps.add(indexPath(p, i), "is empty: want a tool name")
+			ps.add(IndexPath(p, i), "is empty: want a tool name")
 		}
 	}
 }

@@ -22,7 +22,7 @@ func (d *decoder) object(path string, n *node, known []string, field func(key, p
 		return
 	}
 	for _, m := range n.members {
-		p := keyPath(path, m.key)
+		p := KeyPath(path, m.key)
 		if m.dup {
 			d.add(p, "duplicate key")
 			continue
@@ -65,7 +65,7 @@ func (d *decoder) strs(path string, n *node) []string {
 	}
 	var out []string
 	for i, e := range n.elems {
-		out = append(out, d.str(indexPath(path, i), e))
+		out = append(out, d.str(IndexPath(path, i), e))
 	}
 	return out
 }

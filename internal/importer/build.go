@@ -383,8 +383,8 @@ func (b *builder) stdio(r rawServer) config.Server {
 		s.Cwd = r.cwd
 	}
 	for _, e := range r.env {
-		field := keyPath("env", e.key)
-		if !validVarName(e.key) {
+		field := config.KeyPath("env", e.key)
+		if !config.ValidVarName(e.key) {
 			b.note("skipped %s: not a valid variable name", field)
 			continue
 		}
@@ -394,7 +394,7 @@ func (b *builder) stdio(r rawServer) config.Server {
 		s.Env[e.key] = config.Ref{Env: b.whole(field, e.key, e.val)}
 	}
 	for _, v := range r.passEnv {
-		if !validVarName(v) {
+		if !config.ValidVarName(v) {
 			b.note("skipped variable %s: not a valid variable name", shorten(v))
 			continue
 		}
@@ -418,7 +418,7 @@ func (b *builder) remote(r rawServer, typ string) config.Server {
 		return s
 	}
 	if r.bearerEnv != "" {
-		if validVarName(r.bearerEnv) {
+		if config.ValidVarName(r.bearerEnv) {
 			s.BearerTokenEnvVar = r.bearerEnv
 			b.ref(r.bearerEnv)
 		} else {
@@ -446,7 +446,7 @@ func (b *builder) remote(r rawServer, typ string) config.Server {
 		return false
 	}
 	for _, h := range r.headers {
-		field := keyPath("headers", h.key)
+		field := config.KeyPath("headers", h.key)
 		if strings.EqualFold(h.key, "Authorization") && hasAuth() {
 			b.note("skipped %s: the server already sends an Authorization", field)
 			continue
@@ -460,8 +460,8 @@ func (b *builder) remote(r rawServer, typ string) config.Server {
 		addHeader(h.key, b.header(field, h.key, h.val))
 	}
 	for _, h := range r.envHeaders {
-		field := keyPath("env_http_headers", h.key)
-		if !validVarName(h.val) {
+		field := config.KeyPath("env_http_headers", h.key)
+		if !config.ValidVarName(h.val) {
 			b.note("skipped %s: not a valid variable name", field)
 			continue
 		}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+
+	"github.com/plexus-mcp/plexus/internal/config"
 )
 
 // Reasons for fields that Plexus knows but cannot carry over.
@@ -69,7 +71,7 @@ func entries(servers *node, path string, read func(*obj) rawServer) []rawEntry {
 	}
 	var out []rawEntry
 	for _, m := range servers.members {
-		e := rawEntry{source: keyPath(path, m.key), original: m.key, line: m.line}
+		e := rawEntry{source: config.KeyPath(path, m.key), original: m.key, line: m.line}
 		switch {
 		case m.dup:
 			e.skip, e.noName = fmt.Sprintf("repeats the name %q; the first entry of that name is the one imported", shorten(m.key)), true
@@ -96,7 +98,7 @@ func objectAt(n *node, path, key string) (*node, error) {
 			return nil, nil
 		}
 		if m.val.kind != objectKind {
-			return nil, &Error{Path: keyPath(path, key), Line: m.line, Msg: "want an object, not " + article(m.val.kind.String())}
+			return nil, &Error{Path: config.KeyPath(path, key), Line: m.line, Msg: "want an object, not " + article(m.val.kind.String())}
 		}
 		return m.val, nil
 	}
@@ -170,7 +172,7 @@ func projectServers(root *node, f *found) (int, error) {
 		if p.val.kind != objectKind || p.dup {
 			continue
 		}
-		path := keyPath("projects", p.key)
+		path := config.KeyPath("projects", p.key)
 		servers, err := objectAt(p.val, path, "mcpServers")
 		if err != nil {
 			return 0, err
@@ -180,7 +182,7 @@ func projectServers(root *node, f *found) (int, error) {
 		}
 		for _, m := range servers.members {
 			f.entries = append(f.entries, rawEntry{
-				source:   keyPath(keyPath(path, "mcpServers"), m.key),
+				source:   config.KeyPath(config.KeyPath(path, "mcpServers"), m.key),
 				original: m.key,
 				line:     m.line,
 				noName:   true,
@@ -220,13 +222,13 @@ func vscodeServers(root *node) (*found, error) {
 	if servers == nil {
 		return nil, &Error{Msg: "no servers object" + elsewhere(root)}
 	}
-	f := &found{entries: entries(servers, keyPath(path, "servers"), mcpEntry), inputs: map[string]*node{}}
+	f := &found{entries: entries(servers, config.KeyPath(path, "servers"), mcpEntry), inputs: map[string]*node{}}
 	for _, m := range base.members {
 		if m.key != "inputs" || m.val.kind == nullKind {
 			continue
 		}
 		if m.val.kind != arrayKind {
-			return nil, &Error{Path: keyPath(path, "inputs"), Line: m.line, Msg: "want an array, not " + article(m.val.kind.String())}
+			return nil, &Error{Path: config.KeyPath(path, "inputs"), Line: m.line, Msg: "want an array, not " + article(m.val.kind.String())}
 		}
 		for _, in := range m.val.elems {
 			if id := in.get("id"); id != nil && id.kind == stringKind && id.text != "" {
@@ -275,7 +277,7 @@ func codexEntry(o *obj) rawServer {
 			case e.get("name") != nil && e.get("name").kind == stringKind:
 				r.passEnv = append(r.passEnv, e.get("name").text)
 			default:
-				o.bad = append(o.bad, locate(indexPath(o.at("env_vars"), i), e.line)+": want a variable name")
+				o.bad = append(o.bad, locate(config.IndexPath(o.at("env_vars"), i), e.line)+": want a variable name")
 			}
 		}
 	}
@@ -466,7 +468,7 @@ func moltisServers(root *node) (*found, error) {
 	}
 	if env != nil {
 		for _, m := range env.members {
-			if s, ok := m.val.scalarText(); ok && validVarName(m.key) && !m.dup {
+			if s, ok := m.val.scalarText(); ok && config.ValidVarName(m.key) && !m.dup {
 				f.env[m.key] = s
 			}
 		}

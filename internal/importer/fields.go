@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/plexus-mcp/plexus/internal/config"
 )
 
 // obj reads the fields of one object, remembering which keys were read so
@@ -22,7 +24,7 @@ func newObj(n *node, path string) *obj {
 }
 
 // at is the key path of a member.
-func (o *obj) at(key string) string { return keyPath(o.path, key) }
+func (o *obj) at(key string) string { return config.KeyPath(o.path, key) }
 
 func (o *obj) has(key string) bool { return o.n.get(key) != nil }
 
@@ -70,7 +72,7 @@ func (o *obj) strs(key string) (list []string, present bool) {
 	for i, e := range v.elems {
 		s, ok := e.scalarText()
 		if !ok {
-			o.bad = append(o.bad, locate(indexPath(o.at(key), i), e.line)+": want a string, not "+article(e.kind.String()))
+			o.bad = append(o.bad, locate(config.IndexPath(o.at(key), i), e.line)+": want a string, not "+article(e.kind.String()))
 			continue
 		}
 		list = append(list, s)
@@ -98,7 +100,7 @@ func (o *obj) strMap(key string) []kv {
 	var out []kv
 	for _, m := range v.members {
 		if m.dup {
-			o.bad = append(o.bad, locate(keyPath(o.at(key), m.key), m.line)+": repeats a key")
+			o.bad = append(o.bad, locate(config.KeyPath(o.at(key), m.key), m.line)+": repeats a key")
 			continue
 		}
 		if m.val.kind == nullKind {
@@ -106,7 +108,7 @@ func (o *obj) strMap(key string) []kv {
 		}
 		s, ok := m.val.scalarText()
 		if !ok {
-			o.bad = append(o.bad, locate(keyPath(o.at(key), m.key), m.line)+": want a string, not "+article(m.val.kind.String()))
+			o.bad = append(o.bad, locate(config.KeyPath(o.at(key), m.key), m.line)+": want a string, not "+article(m.val.kind.String()))
 			continue
 		}
 		out = append(out, kv{key: m.key, val: s, line: m.line})
@@ -178,7 +180,7 @@ func (o *obj) rest() []string {
 func (o *obj) skipFields(r *rawServer, reasons map[string]string, cosmetic ...string) {
 	for _, m := range o.n.members {
 		if m.dup {
-			r.note("skipped %s: it repeats a field, and the first one counts", locate(keyPath("", m.key), m.line))
+			r.note("skipped %s: it repeats a field, and the first one counts", locate(config.KeyPath("", m.key), m.line))
 		}
 	}
 	for _, k := range o.rest() {
@@ -189,7 +191,7 @@ func (o *obj) skipFields(r *rawServer, reasons map[string]string, cosmetic ...st
 		if !ok {
 			why = "Plexus has no such setting"
 		}
-		r.note("skipped field %s: %s", keyPath("", k), why)
+		r.note("skipped field %s: %s", config.KeyPath("", k), why)
 	}
 }
 
@@ -206,32 +208,4 @@ func article(word string) string {
 		return "an " + word
 	}
 	return "a " + word
-}
-
-// keyPath appends key to a key path, quoting keys that are not plain words
-// (paths of projects, names with spaces): mcpServers["my server"].
-func keyPath(parent, key string) string {
-	if !plainKey(key) {
-		return parent + "[" + strconv.Quote(shorten(key)) + "]"
-	}
-	if parent == "" {
-		return key
-	}
-	return parent + "." + key
-}
-
-func indexPath(parent string, i int) string {
-	return parent + "[" + strconv.Itoa(i) + "]"
-}
-
-func plainKey(key string) bool {
-	if key == "" {
-		return false
-	}
-	for _, c := range []byte(key) {
-		if !isVarChar(c) && c != '-' {
-			return false
-		}
-	}
-	return true
 }

@@ -172,7 +172,7 @@ func checkResult(t *testing.T, res *Result) {
 		t.Fatalf("the servers do not validate: %v", err)
 	}
 	for name := range res.Secrets {
-		if !validVarName(name) {
+		if !config.ValidVarName(name) {
 			t.Errorf("secret name %q is not a variable name", name)
 		}
 	}

@@ -1,6 +1,10 @@
 package importer
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/plexus-mcp/plexus/internal/config"
+)
 
 // syntax is the placeholder syntax of a dialect: what in a value refers to
 // a variable rather than being text.
@@ -89,17 +93,17 @@ func (s syntax) split(v string) []piece {
 // braced reads the inside of ${...}.
 func (s syntax) braced(in string) (piece, bool) {
 	switch {
-	case s.envColon && strings.HasPrefix(in, "env:") && validVarName(in[4:]):
+	case s.envColon && strings.HasPrefix(in, "env:") && config.ValidVarName(in[4:]):
 		return piece{kind: envPiece, text: in[4:]}, true
 	case s.input && strings.HasPrefix(in, "input:") && len(in) > 6:
 		return piece{kind: inputPiece, text: in[6:]}, true
 	case s.editor && (editorVars[in] || strings.Contains(in, ":")):
 		// ${config:...}, ${command:...} and the predefined variables.
 		return piece{kind: editorPiece, text: in}, true
-	case s.braces && validVarName(in):
+	case s.braces && config.ValidVarName(in):
 		return piece{kind: envPiece, text: in}, true
 	case s.defaults:
-		if name, _, ok := strings.Cut(in, ":-"); ok && validVarName(name) {
+		if name, _, ok := strings.Cut(in, ":-"); ok && config.ValidVarName(name) {
 			return piece{kind: envPiece, text: name, hasDefault: true}, true
 		}
 	}
@@ -124,18 +128,6 @@ func single(ps []piece) (piece, bool) {
 		return ps[0], true
 	}
 	return piece{}, false
-}
-
-func validVarName(s string) bool {
-	if s == "" || !isVarStart(s[0]) {
-		return false
-	}
-	for i := 1; i < len(s); i++ {
-		if !isVarChar(s[i]) {
-			return false
-		}
-	}
-	return true
 }
 
 func isVarStart(c byte) bool {
