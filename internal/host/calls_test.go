@@ -2,6 +2,7 @@ package host
 
 import (
 	"encoding/json"
+	"context"
 	"errors"
 	"slices"
 	"strings"
@@ -190,4 +191,51 @@ func TestCloseStopsEverything(t *testing.T) {
 	if tools, _, _ := th.Tools(""); len(tools) != 0 {
 		t.Errorf("%d tools after Close, want none", len(tools))
 	}
+}
+
+// TestCancellationReachesServer: when the call times out, and when the
+// caller goes away, the server is sent notifications/cancelled for that
+// request (R-SES-5), and is not asked again.
+func TestCancellationReachesServer(t *testing.T) {
+	th := newTestHost(t)
+	th.create("ex", th.tracedExample(map[string]any{"callTimeoutMs": 100}))
+	sleep := catalog.ToolName("ex", "sleep")
+	cancelled := func() int {
+		n := 0
+		for _, l := range th.status("ex").Stderr {
+			if strings.HasPrefix(l, "read: ") && strings.Contains(l, `"notifications/cancelled"`) {
+				n++
+			}
+		}
+		return n
+	}
+
+	// The daemon's own timeout.
+	res, err := th.Call(t.Context(), sleep, json.RawMessage(`{"ms": 60000}`))
+	if err != nil || !res.IsError {
+		t.Fatalf("timed-out call = %+v, %v", res, err)
+	}
+	waitFor(t, "the cancellation of the timed-out call to reach the server", func() bool { return cancelled() == 1 })
+
+	// The caller goes away.
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		_, err := th.Call(ctx, sleep, json.RawMessage(`{"ms": 60000}`))
+		done <- err
+	}()
+	waitFor(t, "the second sleep to reach the server", func() bool {
+		n := 0
+		for _, l := range th.status("ex").Stderr {
+			if strings.HasPrefix(l, "read: ") && strings.Contains(l, `"sleep"`) && strings.Contains(l, `60000`) {
+				n++
+			}
+		}
+		return n == 2
+	})
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("abandoned call = %v, want context.Canceled", err)
+	}
+	waitFor(t, "the cancellation of the abandoned call to reach the server", func() bool { return cancelled() == 2 })
 }
