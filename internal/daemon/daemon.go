@@ -24,7 +24,6 @@ import (
 	"github.com/plexus-mcp/plexus/internal/metrics"
 	"github.com/plexus-mcp/plexus/internal/pins"
 	"github.com/plexus-mcp/plexus/internal/store"
-	"github.com/plexus-mcp/plexus/internal/upstream"
 )
 
 // SocketName is the API socket's file name under the home directory.
@@ -91,7 +90,6 @@ func Run(ctx context.Context, opts Options) error {
 		return fmt.Errorf("making the socket private: %w", err)
 	}
 
-	upstream.WarmLoginPATH()
 	var h *host.Host
 	mtr := metrics.New(hostSource{&h})
 	h = host.New(host.Options{Store: st, Logger: log, Shim: opts.Shim, Observer: mtr, Pins: pn})

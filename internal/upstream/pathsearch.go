@@ -106,16 +106,25 @@ func childEnv(extra map[string]string, dirs []string) []string {
 // when the command is not on the daemon's own PATH.
 const loginPATHWait = 5 * time.Second
 
-// WarmLoginPATH starts asking the user's login shell for its PATH, in the
-// background, so that the answer is there when the first server starts.
-// The daemon calls it once at start.
-func WarmLoginPATH() { loginPATH.start() }
-
 // loginShellPATH is the PATH of the user's login shell, or "" if it is not
-// known within wait. It is asked once per daemon: profiles are slow, and
-// the answer does not change under a running daemon.
+// known within wait. With wait 0 it only reports an answer already known;
+// otherwise it asks, once per daemon: profiles are slow (and some, like
+// pyenv's, take locks), so the login shell runs only when a command is not
+// on the daemon's own PATH — the case of a daemon started by a service
+// manager — and the answer is kept, since it does not change under a
+// running daemon.
 func loginShellPATH(wait time.Duration) string {
-	loginPATH.start()
+	if wait > 0 {
+		loginPATH.start()
+	}
+	if wait <= 0 {
+		select {
+		case <-loginPATH.done:
+			return loginPATH.path
+		default:
+			return ""
+		}
+	}
 	t := time.NewTimer(wait)
 	defer t.Stop()
 	select {
