@@ -440,6 +440,10 @@ type Session struct {
 	// Instances lists the per-session servers running for this session.
 	Instances []string `json:"instances,omitempty"`
 	InTurn    bool     `json:"inTurn"`
+	// AllowExternalCall and AllowWrite are the MCP face's gates
+	// (mcp.face in extensions.json), for a face serving this session.
+	AllowExternalCall bool `json:"allowExternalCall,omitempty"`
+	AllowWrite        bool `json:"allowWrite,omitempty"`
 }
 
 // NewSessionRequest is POST /v1/sessions.

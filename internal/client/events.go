@@ -10,6 +10,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 
@@ -53,9 +54,19 @@ type EventStream struct {
 // called, or the daemon goes away. The daemon sends a keep-alive comment
 // every 15 s, which Next reads and skips.
 func (c *Client) Events(ctx context.Context) (*EventStream, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://plexus"+apitype.APIVersion+"/events", nil)
+	return c.eventStream(ctx, "/events")
+}
+
+// SessionEvents is Events for one session: the state of its servers, and
+// "catalog" when its catalog changed (held back while a turn runs).
+func (c *Client) SessionEvents(ctx context.Context, id string) (*EventStream, error) {
+	return c.eventStream(ctx, "/sessions/"+url.PathEscape(id)+"/events")
+}
+
+func (c *Client) eventStream(ctx context.Context, path string) (*EventStream, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://plexus"+apitype.APIVersion+path, nil)
 	if err != nil {
-		return nil, fmt.Errorf("building the request GET /events: %w", err)
+		return nil, fmt.Errorf("building the request GET %s: %w", path, err)
 	}
 	req.Header.Set("Accept", "text/event-stream")
 	req.Header.Set("Cache-Control", "no-cache")
@@ -69,7 +80,7 @@ func (c *Client) Events(ctx context.Context) (*EventStream, error) {
 	}
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
 		resp.Body.Close()
-		return nil, fmt.Errorf("the daemon answered GET /events with %q, not an event stream (is the daemon the same version as this program?)", resp.Header.Get("Content-Type"))
+		return nil, fmt.Errorf("the daemon answered GET %s with %q, not an event stream (is the daemon the same version as this program?)", path, resp.Header.Get("Content-Type"))
 	}
 	return &EventStream{ctx: ctx, body: resp.Body, sse: newSSEReader(resp.Body, MaxEventSize)}, nil
 }

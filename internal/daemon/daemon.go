@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
@@ -107,16 +108,24 @@ func Run(ctx context.Context, opts Options) error {
 			return err
 		}
 		tln, err := listenLoopback(addr)
-		if err != nil {
+		switch {
+		case err != nil && opts.Listen == "" && errors.Is(err, syscall.EADDRINUSE):
+			// The default address is taken (another daemon, another home):
+			// run on the socket alone rather than not at all, and say so.
+			log.Warn("loopback address in use: metrics are off", "addr", addr,
+				"hint", "start with --listen 127.0.0.1:PORT to serve them elsewhere")
+		case err != nil:
 			ln.Close()
 			return err
 		}
-		lb := localapi.NewLoopback(token, log.With("component", "loopback"))
-		lb.Handle("GET /metrics", mtr.Handler())
-		tcp = &http.Server{Handler: lb, ReadHeaderTimeout: 10 * time.Second,
-			ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
-		httpAddr = tln.Addr().String()
-		go tcp.Serve(tln)
+		if tln != nil {
+			lb := localapi.NewLoopback(token, log.With("component", "loopback"))
+			lb.Handle("GET /metrics", mtr.Handler())
+			tcp = &http.Server{Handler: lb, ReadHeaderTimeout: 10 * time.Second,
+				ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+			httpAddr = tln.Addr().String()
+			go tcp.Serve(tln)
+		}
 	}
 
 	api := localapi.New(h, log.With("component", "localapi"))

@@ -296,6 +296,9 @@ func (s *Session) Info() apitype.Session {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	info := apitype.Session{ID: s.ID, Created: s.Created, InTurn: s.inTurn}
+	if face := s.h.snap.Load().cfg.MCP.Face; face != nil {
+		info.AllowExternalCall, info.AllowWrite = face.AllowExternalCall, face.AllowWrite
+	}
 	for name := range s.off {
 		info.Off = append(info.Off, name)
 	}

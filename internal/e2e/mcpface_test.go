@@ -1,0 +1,113 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/plexus-mcp/plexus/internal/testenv"
+)
+
+// connectFace runs `plexus mcp` as an editor would and connects to it.
+func connectFace(t *testing.T, e *testenv.Env) *mcp.ClientSession {
+	t.Helper()
+	cmd := exec.Command(e.Bin, "mcp")
+	cmd.Env = append(os.Environ(), "PLEXUS_HOME="+e.Home)
+	c := mcp.NewClient(&mcp.Implementation{Name: "editor", Version: "1"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
+	t.Helper()
+	res, err := cs.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range res.Tools {
+		names = append(names, tl.Name)
+	}
+	return names
+}
+
+// TestMCPFaceGates: `plexus mcp` always offers the control-plane tools; the
+// servers' tools only with mcp.face.allowExternalCall on.
+func TestMCPFaceGates(t *testing.T) {
+	e := testenv.New(t)
+	e.StartDaemon()
+	e.MustRun("add", "example", "--", e.Bin, "example-server")
+	echo := toolNamed(t, tools(t, e), "example", "echo").Name
+
+	cs := connectFace(t, e)
+	names := toolNames(t, cs)
+	if !slices.Contains(names, "plexus_status") || !slices.Contains(names, "plexus_snapshot") || slices.Contains(names, echo) {
+		t.Fatalf("with the gate off: %v", names)
+	}
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "plexus_status"})
+	if err != nil || res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, `"example"`) {
+		t.Fatalf("plexus_status: %+v %v", res, err)
+	}
+	if res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: echo, Arguments: map[string]any{"text": "x"}}); err == nil && !res.IsError {
+		t.Fatal("an upstream tool was callable with the gate off")
+	}
+	cs.Close()
+
+	// Switch the gate on by hand and reload.
+	p := filepath.Join(e.Home, "extensions.json")
+	b, _ := os.ReadFile(p)
+	b = []byte(strings.Replace(string(b), `"mcp": {`, `"mcp": {"face": {"allowExternalCall": true},`, 1))
+	if err := os.WriteFile(p, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e.MustRun("reload")
+	cs = connectFace(t, e)
+	if names := toolNames(t, cs); !slices.Contains(names, echo) {
+		t.Fatalf("with the gate on: %v", names)
+	}
+	res, err = cs.CallTool(t.Context(), &mcp.CallToolParams{Name: echo, Arguments: map[string]any{"text": "through the face"}})
+	if err != nil || res.IsError || res.Content[0].(*mcp.TextContent).Text != "through the face" {
+		t.Fatalf("echo through the face: %+v %v", res, err)
+	}
+}
+
+// TestMCPFaceStartsDaemon: `plexus mcp` with no daemon running starts one.
+func TestMCPFaceStartsDaemon(t *testing.T) {
+	e := testenv.New(t)
+	cs := connectFace(t, e)
+	if names := toolNames(t, cs); !slices.Contains(names, "plexus_status") {
+		t.Fatalf("tools: %v", names)
+	}
+	b, err := os.ReadFile(filepath.Join(e.Home, "daemon.lock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs.Close()
+	// The daemon outlives the face; stop it.
+	syscall.Kill(pid, syscall.SIGTERM)
+	for end := time.Now().Add(10 * time.Second); syscall.Kill(pid, 0) == nil; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(end) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatal("the started daemon did not stop")
+		}
+	}
+}
