@@ -89,27 +89,11 @@ func Export(client string, o Options) (*Snippet, error) {
 		case "windows":
 			s.Path = `%APPDATA%\Claude\claude_desktop_config.json`
 		}
-		s.Text = fmt.Sprintf(`{
-  "mcpServers": {
-    "plexus": {
-      "command": %s,
-      "args": ["mcp"]
-    }
-  }
-}
-`, q)
+		s.Text = mcpServersJSON(q)
 		s.Notes = []string{"restart Claude Desktop after editing the file"}
 	case Cursor:
 		s.Path = "~/.cursor/mcp.json"
-		s.Text = fmt.Sprintf(`{
-  "mcpServers": {
-    "plexus": {
-      "command": %s,
-      "args": ["mcp"]
-    }
-  }
-}
-`, q)
+		s.Text = mcpServersJSON(q)
 		s.Notes = []string{"a project's .cursor/mcp.json works too, for that project only"}
 	case VSCode:
 		s.Path = ".vscode/mcp.json"
@@ -213,3 +197,17 @@ func shorten(s string) string {
 
 // Known reports whether client is one Export knows.
 func Known(client string) bool { return slices.Contains(Clients(), client) }
+
+// mcpServersJSON is the "mcpServers" file that Claude Desktop and Cursor
+// share, registering `plexus mcp`; q is the command, already JSON-quoted.
+func mcpServersJSON(q string) string {
+	return fmt.Sprintf(`{
+  "mcpServers": {
+    "plexus": {
+      "command": %s,
+      "args": ["mcp"]
+    }
+  }
+}
+`, q)
+}

@@ -1,8 +1,8 @@
 package host
 
 import (
-	"encoding/json"
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
