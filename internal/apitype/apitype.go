@@ -242,6 +242,10 @@ type PutServerRequest struct {
 	Config json.RawMessage `json:"config"`
 	// NoVerify saves without starting the server first.
 	NoVerify bool `json:"noVerify,omitempty"`
+	// Pending marks a server added by an agent (through the MCP face): it is
+	// saved but not started until a person approves it with
+	// `plexus approve NAME` (R-FACE-6).
+	Pending bool `json:"pending,omitempty"`
 	// Secrets are values typed into the server's form, by the variable the
 	// config references: "" keeps the stored value, "-" removes it, any
 	// other value replaces it. They are saved with the server, owned by it,

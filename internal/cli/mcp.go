@@ -99,6 +99,9 @@ func (a *app) serveMCP(ctx context.Context, c *client.Client) error {
 				"their tools are named mcp_<server>_<tool>_<hash>.",
 		})}
 	f.addControlTools()
+	if sess.AllowWrite {
+		f.addWriteTools()
+	}
 	if sess.AllowExternalCall {
 		if err := f.sync(ctx); err != nil {
 			return err
@@ -130,6 +133,73 @@ func (f *face) addControlTools() {
 			}
 			tools, err := f.c.SessionTools(ctx, f.sess.ID)
 			return jsonResult(map[string]any{"servers": servers.Servers, "tools": tools.Tools}, err)
+		})
+}
+
+// addWriteTools offers the control-plane writes, only with
+// mcp.face.allowWrite on (R-FACE-2). A server an agent adds stays pending
+// until a person approves it (R-FACE-6): an agent cannot grant itself tools.
+func (f *face) addWriteTools() {
+	named := func(extra map[string]any, required ...string) map[string]any {
+		props := map[string]any{"name": map[string]any{"type": "string", "description": "The server's name, as in plexus_status."}}
+		for k, v := range extra {
+			props[k] = v
+		}
+		return map[string]any{"type": "object", "properties": props, "required": append([]string{"name"}, required...)}
+	}
+	type args struct {
+		Name    string          `json:"name"`
+		Enabled *bool           `json:"enabled"`
+		Config  json.RawMessage `json:"config"`
+	}
+	parse := func(req *mcp.CallToolRequest) (args, error) {
+		var a args
+		err := json.Unmarshal(req.Params.Arguments, &a)
+		if err == nil && a.Name == "" {
+			err = errors.New(`"name" is required`)
+		}
+		return a, err
+	}
+	f.srv.AddTool(&mcp.Tool{Name: "plexus_restart", InputSchema: named(nil),
+		Description: "Restart one of the user's MCP servers now."},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			a, err := parse(req)
+			if err != nil {
+				return jsonResult(nil, err)
+			}
+			res, err := f.c.Restart(ctx, a.Name)
+			return jsonResult(res, err)
+		})
+	f.srv.AddTool(&mcp.Tool{Name: "plexus_set_enabled", InputSchema: named(map[string]any{"enabled": map[string]any{"type": "boolean"}}, "enabled"),
+		Description: "Switch one of the user's MCP servers on or off."},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			a, err := parse(req)
+			if err == nil && a.Enabled == nil {
+				err = errors.New(`"enabled" is required`)
+			}
+			if err != nil {
+				return jsonResult(nil, err)
+			}
+			res, err := f.c.SetEnabled(ctx, a.Name, *a.Enabled)
+			return jsonResult(res, err)
+		})
+	f.srv.AddTool(&mcp.Tool{Name: "plexus_add_server", InputSchema: named(map[string]any{"config": map[string]any{"type": "object",
+		"description": `The server as in extensions.json, e.g. {"type":"stdio","command":"npx","args":["-y","pkg"]} or {"type":"http","url":"https://…"}; secrets only as {"env":"VAR"} references.`}}, "config"),
+		Description: "Propose a new MCP server. It is saved but NOT started: the user must approve it with `plexus approve NAME` first."},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			a, err := parse(req)
+			if err == nil && len(a.Config) == 0 {
+				err = errors.New(`"config" is required`)
+			}
+			if err != nil {
+				return jsonResult(nil, err)
+			}
+			res, err := f.c.AddServer(ctx, apitype.PutServerRequest{Name: a.Name, Config: a.Config, NoVerify: true, Pending: true}, 0)
+			if err != nil {
+				return jsonResult(nil, err)
+			}
+			return jsonResult(map[string]any{"added": a.Name, "pending": true,
+				"next": "the user must run `plexus approve " + a.Name + "` before it starts", "server": res.Server}, nil)
 		})
 }
 

@@ -56,8 +56,9 @@ func TestMCPFaceGates(t *testing.T) {
 
 	cs := connectFace(t, e)
 	names := toolNames(t, cs)
-	if !slices.Contains(names, "plexus_status") || !slices.Contains(names, "plexus_snapshot") || slices.Contains(names, echo) {
-		t.Fatalf("with the gate off: %v", names)
+	if !slices.Contains(names, "plexus_status") || !slices.Contains(names, "plexus_snapshot") || slices.Contains(names, echo) ||
+		slices.Contains(names, "plexus_add_server") || slices.Contains(names, "plexus_restart") {
+		t.Fatalf("with the gates off: %v", names)
 	}
 	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "plexus_status"})
 	if err != nil || res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, `"example"`) {
@@ -109,5 +110,45 @@ func TestMCPFaceStartsDaemon(t *testing.T) {
 			syscall.Kill(pid, syscall.SIGKILL)
 			t.Fatal("the started daemon did not stop")
 		}
+	}
+}
+
+// TestMCPFaceWrites: with allowWrite on, an agent can restart and switch
+// servers, and propose one — which stays pending, not started, until a
+// person approves it (R-FACE-2, R-FACE-6).
+func TestMCPFaceWrites(t *testing.T) {
+	e := testenv.New(t)
+	if err := os.MkdirAll(e.Home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(e.Home, "extensions.json"), []byte(`{"mcp": {"face": {"allowWrite": true}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e.StartDaemon()
+	cs := connectFace(t, e)
+	names := toolNames(t, cs)
+	for _, want := range []string{"plexus_restart", "plexus_set_enabled", "plexus_add_server"} {
+		if !slices.Contains(names, want) {
+			t.Fatalf("%s missing with allowWrite on: %v", want, names)
+		}
+	}
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "plexus_add_server", Arguments: map[string]any{
+		"name": "proposed", "config": map[string]any{"type": "stdio", "command": e.Bin, "args": []string{"example-server"}}}})
+	if err != nil || res.IsError {
+		t.Fatalf("plexus_add_server: %+v %v", res, err)
+	}
+	st := servers(t, e)["proposed"]
+	if !st.NeedsApproval || st.State == "ready" || st.PID != 0 {
+		t.Fatalf("a server an agent added is running: %+v", st)
+	}
+	e.MustRun("approve", "proposed", "--yes")
+	waitState(t, e, "proposed", "ready", 20*time.Second)
+
+	res, err = cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "plexus_set_enabled", Arguments: map[string]any{"name": "proposed", "enabled": false}})
+	if err != nil || res.IsError {
+		t.Fatalf("plexus_set_enabled: %+v %v", res, err)
+	}
+	if st := servers(t, e)["proposed"]; st.State != "disabled" {
+		t.Fatalf("after plexus_set_enabled false: %+v", st)
 	}
 }

@@ -70,7 +70,7 @@ func (a *Handler) put(w http.ResponseWriter, r *http.Request, name string, creat
 		return
 	}
 	rev, err := a.host.PutServer(r.Context(), host.PutRequest{
-		Name: name, Config: req.Config, Based: based, Create: create, NoVerify: req.NoVerify, Secrets: req.Secrets,
+		Name: name, Config: req.Config, Based: based, Create: create, NoVerify: req.NoVerify, Secrets: req.Secrets, NeedsApproval: req.Pending,
 	})
 	if err != nil {
 		a.renderError(w, r, err)
