@@ -136,6 +136,54 @@ type ServerStatus struct {
 	// since a person accepted it (R-CAT-6): they are neither listed nor
 	// callable until accepted. Tools does not count them.
 	Held []HeldTool `json:"held,omitempty"`
+	// Auth is set for a remote server that uses OAuth (R-AUTH-1): it asked
+	// for authorization, or has oauth settings.
+	Auth *AuthStatus `json:"auth,omitempty"`
+}
+
+// AuthStatus is a remote server's OAuth state as shown to people: never a
+// token or a client secret.
+type AuthStatus struct {
+	// NeedsLogin is set while the server cannot be reached until a person
+	// logs in (plexus login NAME).
+	NeedsLogin bool `json:"needsLogin,omitempty"`
+	LoggedIn   bool `json:"loggedIn,omitempty"`
+	// Issuer is the authorization server's issuer.
+	Issuer string   `json:"issuer,omitempty"`
+	Scopes []string `json:"scopes,omitempty"`
+	// ExpiresAt is when the access token expires; it is refreshed before.
+	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+	// Login is the state of a login in progress: "waiting" (for the
+	// browser's redirect), "failed" (LoginError says why), or "".
+	Login      string `json:"login,omitempty"`
+	LoginError string `json:"loginError,omitempty"`
+}
+
+// LoginRequest is POST /v1/servers/{name}/login: start an OAuth login.
+type LoginRequest struct {
+	// NoBrowser: the redirect will be pasted back with
+	// POST /v1/servers/{name}/login/complete rather than reach the daemon's
+	// loopback listener (it still listens, whichever comes first wins).
+	NoBrowser bool `json:"noBrowser,omitempty"`
+}
+
+// LoginStart answers LoginRequest: the URL a person opens in a browser.
+// Progress shows in ServerStatus.Auth (server events); the login is done
+// when Auth.LoggedIn is set and Auth.Login is empty.
+type LoginStart struct {
+	Server  string `json:"server"`
+	AuthURL string `json:"authUrl"`
+	// RedirectURI is the daemon's loopback listener the browser returns to.
+	RedirectURI string `json:"redirectUri"`
+	// ExpiresAt is when the daemon stops waiting for this login.
+	ExpiresAt time.Time `json:"expiresAt"`
+}
+
+// LoginCompleteRequest is POST /v1/servers/{name}/login/complete: the URL
+// the browser was redirected to, pasted by a person on a machine where the
+// browser cannot reach the daemon's loopback listener.
+type LoginCompleteRequest struct {
+	RedirectURL string `json:"redirectUrl"`
 }
 
 // Approval is what a server waits for while it needs approval.
