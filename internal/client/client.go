@@ -16,6 +16,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -242,3 +243,14 @@ type dialError struct{ err error }
 
 func (e *dialError) Error() string { return e.err.Error() }
 func (e *dialError) Unwrap() error { return e.err }
+
+// MCP returns the URL of the daemon's MCP face for profile ("" for the
+// default) and the HTTP client that reaches it over the socket. The client
+// has no overall timeout: MCP calls and streams last as long as they need.
+func (c *Client) MCP(profile string) (string, *http.Client) {
+	u := "http://plexus/mcp"
+	if profile != "" {
+		u += "/" + url.PathEscape(profile)
+	}
+	return u, c.streams
+}

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
+	"github.com/plexus-mcp/plexus/internal/face"
 	"github.com/plexus-mcp/plexus/internal/host"
 	"github.com/plexus-mcp/plexus/internal/localapi"
 	"github.com/plexus-mcp/plexus/internal/metrics"
@@ -40,6 +41,8 @@ type Options struct {
 	// Listen is the loopback TCP address of the token-guarded endpoints
 	// (metrics); "" means DefaultListen, "off" none.
 	Listen string
+	// Version is reported to MCP clients of the face.
+	Version string
 }
 
 // Run runs the daemon until ctx is done.
@@ -94,6 +97,8 @@ func Run(ctx context.Context, opts Options) error {
 	var h *host.Host
 	mtr := metrics.New(hostSource{&h})
 	h = host.New(host.Options{Store: st, Logger: log, Shim: opts.Shim, Observer: mtr, Pins: pn})
+	// The MCP face, on the socket (for plexus mcp) and the loopback address.
+	fc := face.New(h, log.With("component", "face"), opts.Version)
 
 	var tcp *http.Server
 	var httpAddr string
@@ -121,6 +126,8 @@ func Run(ctx context.Context, opts Options) error {
 		if tln != nil {
 			lb := localapi.NewLoopback(token, log.With("component", "loopback"))
 			lb.Handle("GET /metrics", mtr.Handler())
+			lb.Handle(face.Path, fc)
+			lb.Handle(face.Path+"/", fc)
 			tcp = &http.Server{Handler: lb, ReadHeaderTimeout: 10 * time.Second,
 				ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 			httpAddr = tln.Addr().String()
@@ -130,6 +137,8 @@ func Run(ctx context.Context, opts Options) error {
 
 	api := localapi.New(h, log.With("component", "localapi"))
 	api.HTTPAddr = httpAddr
+	api.Mount(face.Path, fc)
+	api.Mount(face.Path+"/", fc)
 	srv := &http.Server{
 		Handler:           api,
 		ConnContext:       localapi.ConnContext,
@@ -154,6 +163,7 @@ func Run(ctx context.Context, opts Options) error {
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	h.EndSubscriptions() // event streams would otherwise hold Shutdown
+	fc.Close()           // and so would the face's client sessions
 	srv.Shutdown(shutdownCtx)
 	if tcp != nil {
 		tcp.Shutdown(shutdownCtx)

@@ -12,6 +12,7 @@ import (
 	// containers), since the quickstart promises to work offline anywhere.
 	_ "time/tzdata"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -65,6 +66,40 @@ func addTools(s *mcp.Server, o options) {
 		InputSchema: sleepSchema,
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)},
 	}, sleeper(o.sleepReturned))
+	mcp.AddTool(s, &mcp.Tool{
+		Name:        "ask",
+		Description: "Ask the user a question (elicitation) and return their answer; useful to try how a client answers a server's questions.",
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)},
+	}, ask)
+}
+
+type askInput struct {
+	Question string `json:"question" jsonschema:"the question to put to the user"`
+}
+
+// answerSchema is what ask requests: one string.
+var answerSchema = &jsonschema.Schema{Type: "object",
+	Properties: map[string]*jsonschema.Schema{"answer": {Type: "string", Description: "your answer"}},
+	Required:   []string{"answer"}}
+
+// ask elicits an answer as a multi-round-trip (input_required) result: a
+// 2026-07-28 client answers it and calls again; for an older client the
+// SDK sends elicitation/create on the session and calls again itself.
+func ask(_ context.Context, req *mcp.CallToolRequest, in askInput) (*mcp.CallToolResult, any, error) {
+	if r, ok := req.Params.InputResponses["answer"].(*mcp.ElicitResult); ok && r != nil {
+		if r.Action != "accept" {
+			return text("the user chose to " + r.Action), nil, nil
+		}
+		a, _ := r.Content["answer"].(string)
+		return text("answer: " + a), nil, nil
+	}
+	q := in.Question
+	if q == "" {
+		q = "What is your answer?"
+	}
+	return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{
+		"answer": &mcp.ElicitParams{Message: q, RequestedSchema: answerSchema},
+	}}, nil, nil
 }
 
 func text(s string) *mcp.CallToolResult {

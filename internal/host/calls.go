@@ -195,3 +195,7 @@ func (h *Host) conn(server string) (*upstream.Conn, error) {
 	}
 	return srv.Conn()
 }
+
+// ServerConn is the live connection to a server's shared instance, for
+// requests the catalog does not model (completion, subscriptions).
+func (h *Host) ServerConn(server string) (*upstream.Conn, error) { return h.conn(server) }

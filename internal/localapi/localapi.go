@@ -50,6 +50,10 @@ func New(h *host.Host, log *slog.Logger) *Handler {
 	return a
 }
 
+// Mount serves h at pattern behind the same peer check, for the MCP face
+// that `plexus mcp` forwards to.
+func (a *Handler) Mount(pattern string, h http.Handler) { a.mux.Handle(pattern, h) }
+
 func (a *Handler) routes() {
 	m := a.mux
 	m.HandleFunc("GET /v1/status", a.status)

@@ -23,6 +23,15 @@ func (c *Conn) CallTool(ctx context.Context, name string, args json.RawMessage) 
 		return nil, err
 	}
 	params := &mcp.CallToolParams{Name: name}
+	token, end := c.calls.begin(ctx)
+	defer end()
+	if token != nil {
+		params.Meta = mcp.Meta{"progressToken": token}
+	}
+	pc := peerFrom(ctx)
+	if pc != nil {
+		params.InputResponses, params.RequestState = pc.input, pc.state
+	}
 	if t := bytes.TrimSpace(args); len(t) > 0 {
 		if t[0] != '{' || !json.Valid(t) {
 			return nil, fmt.Errorf("server %q: calling tool %q: arguments are not a JSON object", c.name, name)
@@ -33,6 +42,10 @@ func (c *Conn) CallTool(ctx context.Context, name string, args json.RawMessage) 
 	if err != nil {
 		return nil, fmt.Errorf("server %q: calling tool %q: %w", c.name, name, c.callError(ctx, err))
 	}
+	if res.InputRequests != nil && pc == nil {
+		// Nobody to ask: the session API and the CLI cannot answer.
+		return nil, &PeerError{fmt.Sprintf("server %q: tool %q asked for input from the user (elicitation or sampling), which this caller cannot give: call it from an MCP client through the face", c.name, name)}
+	}
 	return res, nil
 }
 
@@ -41,6 +54,8 @@ func (c *Conn) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceR
 	if err := c.usable(); err != nil {
 		return nil, err
 	}
+	_, end := c.calls.begin(ctx)
+	defer end()
 	res, err := c.session.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
 	if err != nil {
 		return nil, fmt.Errorf("server %q: reading resource %q: %w", c.name, clip(uri, 200), c.callError(ctx, err))
@@ -53,6 +68,8 @@ func (c *Conn) GetPrompt(ctx context.Context, name string, args map[string]strin
 	if err := c.usable(); err != nil {
 		return nil, err
 	}
+	_, end := c.calls.begin(ctx)
+	defer end()
 	res, err := c.session.GetPrompt(ctx, &mcp.GetPromptParams{Name: name, Arguments: args})
 	if err != nil {
 		return nil, fmt.Errorf("server %q: getting prompt %q: %w", c.name, name, c.callError(ctx, err))
@@ -84,7 +101,7 @@ func (c *Conn) callError(ctx context.Context, err error) error {
 		return err
 	}
 	err = c.redact.Error(err)
-	if serverAnswered(err) {
+	if pe := (*PeerError)(nil); errors.As(err, &pe) || serverAnswered(err) {
 		return err
 	}
 	return &lostError{err: err}
@@ -187,4 +204,38 @@ func (n *notifier) stop() {
 		close(n.quit)
 	}
 	<-n.done
+}
+
+// Complete forwards completion/complete.
+func (c *Conn) Complete(ctx context.Context, p *mcp.CompleteParams) (*mcp.CompleteResult, error) {
+	if err := c.usable(); err != nil {
+		return nil, err
+	}
+	res, err := c.session.Complete(ctx, p)
+	if err != nil {
+		return nil, fmt.Errorf("server %q: completion: %w", c.name, c.callError(ctx, err))
+	}
+	return res, nil
+}
+
+// Subscribe asks the server for updates of a resource.
+func (c *Conn) Subscribe(ctx context.Context, uri string) error {
+	if err := c.usable(); err != nil {
+		return err
+	}
+	if err := c.session.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+		return fmt.Errorf("server %q: subscribing to %q: %w", c.name, clip(uri, 200), c.callError(ctx, err))
+	}
+	return nil
+}
+
+// Unsubscribe ends a Subscribe.
+func (c *Conn) Unsubscribe(ctx context.Context, uri string) error {
+	if err := c.usable(); err != nil {
+		return err
+	}
+	if err := c.session.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri}); err != nil {
+		return fmt.Errorf("server %q: unsubscribing from %q: %w", c.name, clip(uri, 200), c.callError(ctx, err))
+	}
+	return nil
 }

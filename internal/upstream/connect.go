@@ -169,14 +169,16 @@ func (t connTransport) Connect(context.Context) (mcp.Connection, error) { return
 
 // handshake runs the SDK's connect: server/discover, else initialize.
 func (c *Conn) handshake(ctx context.Context, s Spec, t mcp.Transport) error {
-	client := mcp.NewClient(s.ClientInfo, &mcp.ClientOptions{
-		Logger: s.Logger,
-		// Plexus offers no roots, sampling or elicitation of its own here.
-		Capabilities:               &mcp.ClientCapabilities{},
+	opts := &mcp.ClientOptions{
+		Logger:                     s.Logger,
 		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { c.notify.post("tools") },
 		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { c.notify.post("resources") },
 		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { c.notify.post("prompts") },
-	})
+	}
+	// Elicitation, sampling, progress and logs go to the client whose call
+	// caused them. Plexus offers no roots of its own.
+	c.clientHandlers(opts)
+	client := mcp.NewClient(s.ClientInfo, opts)
 	cs, err := client.Connect(ctx, t, nil)
 	if err != nil {
 		if c.explain != nil {

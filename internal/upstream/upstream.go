@@ -120,6 +120,7 @@ type Conn struct {
 	proc    *process           // nil for remote servers
 	stderr  *lineRing          // nil for remote servers
 	notify  *notifier
+	calls   inflight          // calls in flight with their callers (R-PROTO-2)
 	release func()            // frees what a remote transport owns; may be nil
 	explain func(error) error // remote: names the HTTP status behind a failure; may be nil
 	grace   time.Duration

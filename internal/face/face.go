@@ -1,0 +1,213 @@
+// Package face is Plexus as an MCP server (R-FACE): one endpoint that
+// editors and agents register, so that they all share the daemon's servers,
+// logins and supervision.
+//
+// The daemon serves it as streamable HTTP at /mcp (the default profile) and
+// /mcp/NAME (profile NAME), on its loopback address behind the token guard
+// and on the unix socket, where `plexus mcp` forwards a stdio client to it.
+// Both protocol eras are served at once (R-PROTO-1): a request that carries
+// a Mcp-Session-Id, or that does not announce MCP 2026-07-28, goes to a
+// session-based handler (initialize first, server→client requests on the
+// session); a 2026-07-28 request goes to a stateless one.
+//
+// Each profile is one SDK server whose tools, resources and prompts mirror
+// the profile's slice of the catalog, kept in step with the host's events
+// (list changes reach clients as notifications). Each downstream session
+// gets a host session of its own on its first call; the upstream
+// connection sends the elicitation, sampling, progress and log messages a
+// call causes back to the downstream session that made it (R-PROTO-2).
+package face
+
+import (
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/plexus-mcp/plexus/internal/apitype"
+	"github.com/plexus-mcp/plexus/internal/config"
+	"github.com/plexus-mcp/plexus/internal/host"
+)
+
+// Path is where the face is served; profiles are under Path + "/".
+const Path = "/mcp"
+
+// Face serves every profile.
+type Face struct {
+	h       *host.Host
+	log     *slog.Logger
+	version string
+
+	mu       sync.Mutex
+	profiles map[string]*profile // by profile name; "" is the default
+	stop     func()
+}
+
+// New returns the face of h; Close ends it.
+func New(h *host.Host, log *slog.Logger, version string) *Face {
+	if version == "" {
+		version = "(devel)"
+		if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+			version = bi.Main.Version
+		}
+	}
+	f := &Face{h: h, log: log, version: version, profiles: map[string]*profile{}}
+	events, cancel := h.Subscribe()
+	f.stop = cancel
+	go f.follow(events)
+	return f
+}
+
+// Close ends every downstream session.
+func (f *Face) Close() {
+	f.stop()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for name, p := range f.profiles {
+		p.close()
+		delete(f.profiles, name)
+	}
+}
+
+// ServeHTTP serves /mcp and /mcp/NAME.
+func (f *Face) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	name, ok := strings.CutPrefix(r.URL.Path, Path)
+	if !ok || (name != "" && name[0] != '/') {
+		http.NotFound(w, r)
+		return
+	}
+	name = strings.Trim(name, "/")
+	p, err := f.profile(name)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusNotFound)
+		return
+	}
+	if stateless(r) {
+		p.stateless.ServeHTTP(w, r)
+		return
+	}
+	p.stateful.ServeHTTP(w, r)
+}
+
+// stateless reports whether a request is of the 2026-07-28 era: no
+// protocol session, the version announced in the header.
+func stateless(r *http.Request) bool {
+	if r.Header.Get("Mcp-Session-Id") != "" {
+		return false
+	}
+	return r.Header.Get("Mcp-Protocol-Version") >= "2026-07-28"
+}
+
+// profile returns the live profile name, built anew when its definition or
+// the face's gates changed.
+func (f *Face) profile(name string) (*profile, error) {
+	cfg := f.h.Store().Config()
+	def, err := resolveProfile(cfg, name)
+	if err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if p, ok := f.profiles[name]; ok && p.def.same(def) {
+		return p, nil
+	} else if ok {
+		f.log.Info("face profile changed: its sessions end", "profile", name)
+		p.close()
+	}
+	p := newProfile(f, name, def)
+	f.profiles[name] = p
+	return p, nil
+}
+
+// follow keeps every profile's lists in step with the catalog. Bursts of
+// events (a reload restarts many servers) are folded into one sync.
+func (f *Face) follow(events <-chan apitype.Event) {
+	var due <-chan time.Time
+	for {
+		select {
+		case ev, ok := <-events:
+			if !ok {
+				return
+			}
+			switch ev.Type {
+			case apitype.EventCatalog, apitype.EventServer, apitype.EventServerRemoved, apitype.EventHeld:
+				if due == nil {
+					due = time.After(20 * time.Millisecond)
+				}
+			}
+		case <-due:
+			due = nil
+			f.mu.Lock()
+			ps := make([]*profile, 0, len(f.profiles))
+			for _, p := range f.profiles {
+				ps = append(ps, p)
+			}
+			f.mu.Unlock()
+			for _, p := range ps {
+				p.sync()
+			}
+		}
+	}
+}
+
+// definition is a profile as the face serves it.
+type definition struct {
+	servers   []string // nil: every server
+	naming    string
+	metaTools bool
+	external  bool // mcp.face.allowExternalCall
+	write     bool // mcp.face.allowWrite
+}
+
+func (d definition) same(o definition) bool {
+	return strings.Join(d.servers, "\x00") == strings.Join(o.servers, "\x00") && d.servers == nil == (o.servers == nil) &&
+		d.naming == o.naming && d.metaTools == o.metaTools && d.external == o.external && d.write == o.write
+}
+
+func (d definition) has(server string) bool {
+	if d.servers == nil {
+		return true
+	}
+	for _, s := range d.servers {
+		if s == server {
+			return true
+		}
+	}
+	return false
+}
+
+// resolveProfile finds profile name ("" is the default: every server, or
+// the profile named "default" if there is one).
+func resolveProfile(cfg *config.File, name string) (definition, error) {
+	var d definition
+	if face := cfg.MCP.Face; face != nil {
+		d.external, d.write = face.AllowExternalCall, face.AllowWrite
+	}
+	d.naming = config.NamingPlexus
+	lookup := name
+	if lookup == "" {
+		lookup = "default"
+	}
+	p, ok := cfg.MCP.Profiles[lookup]
+	if !ok {
+		if name == "" {
+			return d, nil
+		}
+		return d, &host.NotFoundError{What: "profile", Name: name}
+	}
+	d.servers = append([]string{}, p.Servers...)
+	if p.Naming != "" {
+		d.naming = p.Naming
+	}
+	d.metaTools = p.MetaTools
+	return d, nil
+}
+
+// newServer is the SDK server of one profile.
+func (f *Face) newServer(opts *mcp.ServerOptions) *mcp.Server {
+	return mcp.NewServer(&mcp.Implementation{Name: "plexus", Title: "Plexus", Version: f.version}, opts)
+}

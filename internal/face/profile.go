@@ -1,0 +1,190 @@
+package face
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/plexus-mcp/plexus/internal/catalog"
+	"github.com/plexus-mcp/plexus/internal/config"
+	"github.com/plexus-mcp/plexus/internal/upstream"
+)
+
+// profile is one profile's SDK server, its two HTTP handlers (one per
+// protocol era) and its downstream sessions.
+type profile struct {
+	f    *Face
+	name string
+	def  definition
+	srv  *mcp.Server
+
+	stateful, stateless *mcp.StreamableHTTPHandler
+
+	syncMu sync.Mutex // serialises sync
+	// offered: what the SDK server currently has, by name (tools, prompts)
+	// or URI (resources, templates) → its definition, to add only changes.
+	tools, resources, templates, prompts map[string]string
+	// routes: offered name → where it goes.
+	toolRoute   map[string]string // offered tool → catalog name
+	promptRoute map[string][2]string
+	resRoute    map[string]string // resource URI or template → server
+
+	mu       sync.Mutex
+	sessions map[*mcp.ServerSession]*downstream
+	shared   *downstream // for stateless (2026-07-28) requests
+	closed   bool
+}
+
+func newProfile(f *Face, name string, def definition) *profile {
+	p := &profile{f: f, name: name, def: def,
+		tools: map[string]string{}, resources: map[string]string{}, templates: map[string]string{}, prompts: map[string]string{},
+		toolRoute: map[string]string{}, promptRoute: map[string][2]string{}, resRoute: map[string]string{},
+		sessions: map[*mcp.ServerSession]*downstream{}}
+	opts := &mcp.ServerOptions{
+		Instructions: "Plexus runs the user's MCP servers and offers them here. plexus_status and plexus_snapshot describe them.",
+		Logger:       f.log.With("component", "face", "profile", name),
+		HasTools:     true,
+	}
+	if def.external {
+		opts.HasResources, opts.HasPrompts = true, true
+		opts.SubscribeHandler = p.subscribe
+		opts.UnsubscribeHandler = p.unsubscribe
+		opts.CompletionHandler = p.complete
+	}
+	p.srv = f.newServer(opts)
+	p.addControlTools()
+	if def.write {
+		p.addWriteTools()
+	}
+	if def.external && def.metaTools {
+		p.addMetaTools()
+	}
+	get := func(*http.Request) *mcp.Server { return p.srv }
+	p.stateful = mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Logger: opts.Logger, MaxRequestBodyBytes: maxBody})
+	p.stateless = mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Logger: opts.Logger, MaxRequestBodyBytes: maxBody, Stateless: true})
+	p.sync()
+	return p
+}
+
+// maxBody bounds one request from a client.
+const maxBody = 8 << 20
+
+func (p *profile) close() {
+	p.mu.Lock()
+	p.closed = true
+	all := p.sessions
+	p.sessions = map[*mcp.ServerSession]*downstream{}
+	shared := p.shared
+	p.shared = nil
+	p.mu.Unlock()
+	for ss, d := range all {
+		ss.Close()
+		d.end()
+	}
+	if shared != nil {
+		shared.end()
+	}
+}
+
+// sync makes the SDK server's lists match the profile's slice of the
+// catalog; the SDK sends list_changed for what changed.
+func (p *profile) sync() {
+	if !p.def.external {
+		return
+	}
+	p.syncMu.Lock()
+	defer p.syncMu.Unlock()
+	if !p.def.metaTools {
+		p.syncTools()
+	}
+	p.syncResources()
+	p.syncPrompts()
+}
+
+// entries is the profile's slice of the catalog.
+func (p *profile) entries() []catalog.Entry {
+	all, _, err := p.f.h.Tools("")
+	if err != nil {
+		return nil
+	}
+	out := all[:0:0]
+	for _, e := range all {
+		if !p.def.has(e.Server) {
+			continue
+		}
+		if p.def.naming == config.NamingBare && e.Kind != catalog.KindTool {
+			continue // resources and prompts pass through natively instead
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// offeredName is the name a client sees for an entry.
+func (p *profile) offeredName(e catalog.Entry) string {
+	if p.def.naming == config.NamingBare {
+		return e.Tool
+	}
+	return e.Name
+}
+
+func (p *profile) syncTools() {
+	seen := map[string]bool{}
+	for _, e := range p.entries() {
+		name := p.offeredName(e)
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		var schema map[string]any
+		if json.Unmarshal(e.InputSchema, &schema) != nil || schema["type"] != "object" {
+			p.f.log.Warn("face: tool has no object input schema; not offered", "tool", e.Name)
+			continue
+		}
+		def := e.Title + "\x00" + e.Description + "\x00" + string(e.InputSchema) + "\x00" + string(e.OutputSchema) + "\x00" + string(e.Annotations) + "\x00" + e.Name
+		if p.tools[name] == def {
+			continue
+		}
+		tool := &mcp.Tool{Name: name, Title: e.Title, Description: e.Description, InputSchema: schema}
+		if len(e.OutputSchema) > 0 {
+			tool.OutputSchema = e.OutputSchema
+		}
+		if len(e.Annotations) > 0 {
+			var a mcp.ToolAnnotations
+			if json.Unmarshal(e.Annotations, &a) == nil {
+				tool.Annotations = &a
+			}
+		}
+		p.toolRoute[name] = e.Name
+		p.srv.AddTool(tool, p.callTool(e.Name))
+		p.tools[name] = def
+	}
+	var gone []string
+	for name := range p.tools {
+		if !seen[name] {
+			gone = append(gone, name)
+			delete(p.tools, name)
+			delete(p.toolRoute, name)
+		}
+	}
+	if len(gone) > 0 {
+		p.srv.RemoveTools(gone...)
+	}
+}
+
+// callTool forwards a call to catalog entry name through the caller's
+// host session.
+func (p *profile) callTool(name string) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		d, err := p.downstream(ctx, req.Session)
+		if err != nil {
+			return nil, err
+		}
+		ctx = d.withPeer(ctx, req.Session, req.Params.GetProgressToken())
+		ctx = upstream.WithInput(ctx, req.Params.InputResponses, req.Params.RequestState)
+		return d.sess.Call(ctx, name, req.Params.Arguments)
+	}
+}

@@ -1,0 +1,200 @@
+package upstream
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Peer is the downstream client a request came from. While a call it made
+// is in flight, the server→client traffic that call causes reaches it
+// (R-PROTO-2): elicitation and sampling requests, progress and log
+// notifications. Implementations answer with a clear error when the client
+// lacks the capability.
+type Peer interface {
+	Elicit(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error)
+	CreateMessage(ctx context.Context, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error)
+	// Progress forwards a progress notification; p.ProgressToken is already
+	// the client's own token.
+	Progress(ctx context.Context, p *mcp.ProgressNotificationParams)
+	Log(ctx context.Context, p *mcp.LoggingMessageParams)
+}
+
+type peerKey struct{}
+
+type peerCall struct {
+	peer  Peer
+	token any // the client's progress token, nil if it asked for none
+	// The client's answers to an input_required result, and the state the
+	// server gave with it (MCP 2026-07-28 multi-round-trip).
+	input mcp.InputResponseMap
+	state string
+}
+
+// WithPeer marks ctx as a request from peer; progressToken is the token the
+// client sent with it (nil for none).
+func WithPeer(ctx context.Context, peer Peer, progressToken any) context.Context {
+	return context.WithValue(ctx, peerKey{}, &peerCall{peer: peer, token: progressToken})
+}
+
+// WithInput adds to a ctx made by WithPeer the client's answers to the
+// input requests of an earlier result and its request state, for a call
+// that retries it (multi-round-trip). Results that ask for input go back to
+// a peer as they are: the SDK's server side hands them to a 2026-07-28
+// client, or asks an older client itself and calls again.
+func WithInput(ctx context.Context, responses mcp.InputResponseMap, state string) context.Context {
+	pc := peerFrom(ctx)
+	if pc == nil || (responses == nil && state == "") {
+		return ctx
+	}
+	cp := *pc
+	cp.input, cp.state = responses, state
+	return context.WithValue(ctx, peerKey{}, &cp)
+}
+
+// PeerError is a refusal of server→client traffic: the server gets it as
+// the answer to its request, and a call that fails because of it was
+// answered, not lost.
+type PeerError struct{ Msg string }
+
+func (e *PeerError) Error() string { return e.Msg }
+
+func peerFrom(ctx context.Context) *peerCall {
+	pc, _ := ctx.Value(peerKey{}).(*peerCall)
+	return pc
+}
+
+// progressPrefix starts the progress tokens Plexus sends upstream: one per
+// call, so that a notification maps back to exactly one caller.
+const progressPrefix = "plexus-"
+
+var tokenSeq atomic.Uint64
+
+// inflight tracks the calls in flight on one connection and who made them.
+type inflight struct {
+	mu    sync.Mutex
+	calls map[uint64]*peerCall
+}
+
+// begin registers a call from ctx's peer, if any, and returns the progress
+// token to send upstream (nil for none) and the function that ends it.
+func (f *inflight) begin(ctx context.Context) (any, func()) {
+	pc := peerFrom(ctx)
+	if pc == nil {
+		return nil, func() {}
+	}
+	id := tokenSeq.Add(1)
+	f.mu.Lock()
+	if f.calls == nil {
+		f.calls = map[uint64]*peerCall{}
+	}
+	f.calls[id] = pc
+	f.mu.Unlock()
+	end := func() {
+		f.mu.Lock()
+		delete(f.calls, id)
+		f.mu.Unlock()
+	}
+	if pc.token == nil {
+		return nil, end
+	}
+	return progressPrefix + strconv.FormatUint(id, 10), end
+}
+
+// byToken finds the call an upstream progress token belongs to.
+func (f *inflight) byToken(token any) *peerCall {
+	s, ok := token.(string)
+	if !ok {
+		return nil
+	}
+	n, err := strconv.ParseUint(strings.TrimPrefix(s, progressPrefix), 10, 64)
+	if err != nil || !strings.HasPrefix(s, progressPrefix) {
+		return nil
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls[n]
+}
+
+// route finds the peer a server→client request belongs to: the caller whose
+// context it arrives in (a 2026-07-28 server's input_required result is
+// handled inside the call), else the one client with calls in flight. With
+// calls from several clients in flight a session-era server gives no way to
+// tell which caused the request, so it is refused rather than guessed.
+func (f *inflight) route(ctx context.Context, what string) (Peer, error) {
+	if pc := peerFrom(ctx); pc != nil {
+		return pc.peer, nil
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var only Peer
+	for _, pc := range f.calls {
+		switch {
+		case only == nil:
+			only = pc.peer
+		case only != pc.peer:
+			return nil, &PeerError{fmt.Sprintf("plexus cannot tell which client this %s is for: calls from %d clients are in flight on this server; send it within a call's result (MCP 2026-07-28 input_required) instead", what, f.peersLocked())}
+		}
+	}
+	if only == nil {
+		return nil, &PeerError{fmt.Sprintf("plexus has no client to send this %s to: no call is in flight on this server", what)}
+	}
+	return only, nil
+}
+
+func (f *inflight) peersLocked() int {
+	seen := map[Peer]bool{}
+	for _, pc := range f.calls {
+		seen[pc.peer] = true
+	}
+	return len(seen)
+}
+
+// clientHandlers are the SDK client options that route server→client
+// traffic to the peer that caused it.
+func (c *Conn) clientHandlers(o *mcp.ClientOptions) {
+	// input_required results pass through to the caller (WithInput).
+	o.MultiRoundTrip = &mcp.MultiRoundTripOptions{Disabled: true}
+	o.Capabilities = &mcp.ClientCapabilities{
+		Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}},
+		Sampling:    &mcp.SamplingCapabilities{},
+	}
+	o.ElicitationHandler = func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		p, err := c.calls.route(ctx, "elicitation request")
+		if err != nil {
+			c.log.Warn("elicitation refused", "err", err)
+			return nil, err
+		}
+		return p.Elicit(ctx, req.Params)
+	}
+	o.CreateMessageHandler = func(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+		p, err := c.calls.route(ctx, "sampling request")
+		if err != nil {
+			c.log.Warn("sampling refused", "err", err)
+			return nil, err
+		}
+		return p.CreateMessage(ctx, req.Params)
+	}
+	o.ProgressNotificationHandler = func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
+		pc := c.calls.byToken(req.Params.ProgressToken)
+		if pc == nil || pc.token == nil {
+			return // not a call of ours, or its caller asked for no progress
+		}
+		p := *req.Params
+		p.ProgressToken = pc.token
+		pc.peer.Progress(ctx, &p)
+	}
+	o.LoggingMessageHandler = func(ctx context.Context, req *mcp.LoggingMessageRequest) {
+		p, err := c.calls.route(ctx, "log message")
+		if err != nil {
+			c.log.Info("server log message", "level", req.Params.Level, "logger", req.Params.Logger)
+			return
+		}
+		p.Log(ctx, req.Params)
+	}
+}
