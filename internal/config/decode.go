@@ -143,6 +143,8 @@ func (d *decoder) server(path string, n *node) Server {
 			s.MaxRestartAttempts = &n
 		case "oauth":
 			s.OAuth = d.oauth(p, v)
+		case "protocolVersion":
+			s.ProtocolVersion = d.str(p, v)
 		default:
 			return false
 		}

@@ -65,7 +65,17 @@ type Server struct {
 	MaxResultBytes     int64    `json:"maxResultBytes,omitempty"`
 	MaxRestartAttempts *int     `json:"maxRestartAttempts,omitempty"`
 	OAuth              *OAuth   `json:"oauth,omitempty"`
+	// ProtocolVersion pins the server to a session-era version
+	// (SessionProtocolVersions): Plexus then skips server/discover and
+	// initializes with it. For servers whose tools make server→client
+	// requests mid-call, which MCP 2026-07-28 forbids. "" negotiates the
+	// newest version both sides support.
+	ProtocolVersion string `json:"protocolVersion,omitempty"`
 }
+
+// SessionProtocolVersions are the session-era MCP versions a server may be
+// pinned to, newest first.
+var SessionProtocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
 
 // IsEnabled reports whether the server is switched on (the default).
 func (s Server) IsEnabled() bool { return s.Enabled == nil || *s.Enabled }

@@ -118,6 +118,9 @@ func validateServer(ps *problems, p string, s Server) {
 	if s.MaxResultBytes < 0 {
 		ps.add(at("maxResultBytes"), "must not be negative")
 	}
+	if s.ProtocolVersion != "" && !slices.Contains(SessionProtocolVersions, s.ProtocolVersion) {
+		ps.add(at("protocolVersion"), fmt.Sprintf("unknown or not pinnable %q: want one of %s, or leave it out to negotiate the newest", shorten(s.ProtocolVersion), strings.Join(SessionProtocolVersions, ", ")))
+	}
 	if s.MaxRestartAttempts != nil && *s.MaxRestartAttempts < 0 {
 		ps.add(at("maxRestartAttempts"), "must not be negative")
 	}

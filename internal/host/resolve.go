@@ -28,8 +28,9 @@ func (h *Host) resolve(name string, sc config.Server, cfg *config.File, lookup f
 	spec := upstream.Spec{
 		Name:           name,
 		Type:           sc.Type,
-		StartupTimeout: ms(sc.StartupTimeoutMs, config.DefaultStartupTimeoutMs),
-		Logger:         h.log,
+		StartupTimeout:  ms(sc.StartupTimeoutMs, config.DefaultStartupTimeoutMs),
+		Logger:          h.log,
+		ProtocolVersion: sc.ProtocolVersion,
 	}
 	var secrets []string
 	get := func(v string) (string, error) {

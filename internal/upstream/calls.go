@@ -25,12 +25,13 @@ func (c *Conn) CallTool(ctx context.Context, name string, args json.RawMessage) 
 	params := &mcp.CallToolParams{Name: name}
 	token, end := c.calls.begin(ctx)
 	defer end()
-	if token != nil {
-		params.Meta = mcp.Meta{"progressToken": token}
-	}
 	pc := peerFrom(ctx)
 	if pc != nil {
 		params.InputResponses, params.RequestState = pc.input, pc.state
+		params.Meta = mcp.Meta{mcp.MetaKeyLogLevel: logLevelAll}
+		if token != nil {
+			params.Meta["progressToken"] = token
+		}
 	}
 	if t := bytes.TrimSpace(args); len(t) > 0 {
 		if t[0] != '{' || !json.Valid(t) {

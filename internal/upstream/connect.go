@@ -179,6 +179,10 @@ func (c *Conn) handshake(ctx context.Context, s Spec, t mcp.Transport) error {
 	// caused them. Plexus offers no roots of its own.
 	c.clientHandlers(opts)
 	client := mcp.NewClient(s.ClientInfo, opts)
+	t = routeTransport{inner: t, c: c}
+	if s.ProtocolVersion != "" {
+		t = pinnedTransport{inner: t, version: s.ProtocolVersion}
+	}
 	cs, err := client.Connect(ctx, t, nil)
 	if err != nil {
 		if c.explain != nil {
@@ -189,6 +193,7 @@ func (c *Conn) handshake(ctx context.Context, s Spec, t mcp.Transport) error {
 	c.mu.Lock()
 	c.session = cs
 	c.mu.Unlock()
+	c.askForLogs(ctx, cs)
 	c.watchers.Add(1)
 	go c.watchSession(cs)
 	return nil

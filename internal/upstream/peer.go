@@ -34,6 +34,9 @@ type peerCall struct {
 	// server gave with it (MCP 2026-07-28 multi-round-trip).
 	input mcp.InputResponseMap
 	state string
+	// ctx is the call's own context: messages sent to the client with it
+	// travel with the call (on its HTTP response stream, say).
+	ctx context.Context
 }
 
 // WithPeer marks ctx as a request from peer; progressToken is the token the
@@ -89,6 +92,9 @@ func (f *inflight) begin(ctx context.Context) (any, func()) {
 		return nil, func() {}
 	}
 	id := tokenSeq.Add(1)
+	cp := *pc
+	cp.ctx = ctx
+	pc = &cp
 	f.mu.Lock()
 	if f.calls == nil {
 		f.calls = map[uint64]*peerCall{}
@@ -126,25 +132,25 @@ func (f *inflight) byToken(token any) *peerCall {
 // handled inside the call), else the one client with calls in flight. With
 // calls from several clients in flight a session-era server gives no way to
 // tell which caused the request, so it is refused rather than guessed.
-func (f *inflight) route(ctx context.Context, what string) (Peer, error) {
+func (f *inflight) route(ctx context.Context, what string) (Peer, context.Context, error) {
 	if pc := peerFrom(ctx); pc != nil {
-		return pc.peer, nil
+		return pc.peer, ctx, nil
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var only Peer
+	var only *peerCall
 	for _, pc := range f.calls {
 		switch {
 		case only == nil:
-			only = pc.peer
-		case only != pc.peer:
-			return nil, &PeerError{fmt.Sprintf("plexus cannot tell which client this %s is for: calls from %d clients are in flight on this server; send it within a call's result (MCP 2026-07-28 input_required) instead", what, f.peersLocked())}
+			only = pc
+		case only.peer != pc.peer:
+			return nil, nil, &PeerError{fmt.Sprintf("plexus cannot tell which client this %s is for: calls from %d clients are in flight on this server; send it within a call's result (MCP 2026-07-28 input_required) instead", what, f.peersLocked())}
 		}
 	}
 	if only == nil {
-		return nil, &PeerError{fmt.Sprintf("plexus has no client to send this %s to: no call is in flight on this server", what)}
+		return nil, nil, &PeerError{fmt.Sprintf("plexus has no client to send this %s to: no call is in flight on this server", what)}
 	}
-	return only, nil
+	return only.peer, only.ctx, nil
 }
 
 func (f *inflight) peersLocked() int {
@@ -165,20 +171,20 @@ func (c *Conn) clientHandlers(o *mcp.ClientOptions) {
 		Sampling:    &mcp.SamplingCapabilities{},
 	}
 	o.ElicitationHandler = func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-		p, err := c.calls.route(ctx, "elicitation request")
+		p, callCtx, err := c.calls.route(ctx, "elicitation request")
 		if err != nil {
 			c.log.Warn("elicitation refused", "err", err)
 			return nil, err
 		}
-		return p.Elicit(ctx, req.Params)
+		return p.Elicit(callCtx, req.Params)
 	}
 	o.CreateMessageHandler = func(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-		p, err := c.calls.route(ctx, "sampling request")
+		p, callCtx, err := c.calls.route(ctx, "sampling request")
 		if err != nil {
 			c.log.Warn("sampling refused", "err", err)
 			return nil, err
 		}
-		return p.CreateMessage(ctx, req.Params)
+		return p.CreateMessage(callCtx, req.Params)
 	}
 	o.ProgressNotificationHandler = func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
 		pc := c.calls.byToken(req.Params.ProgressToken)
@@ -187,14 +193,31 @@ func (c *Conn) clientHandlers(o *mcp.ClientOptions) {
 		}
 		p := *req.Params
 		p.ProgressToken = pc.token
-		pc.peer.Progress(ctx, &p)
+		pc.peer.Progress(pc.ctx, &p)
 	}
 	o.LoggingMessageHandler = func(ctx context.Context, req *mcp.LoggingMessageRequest) {
-		p, err := c.calls.route(ctx, "log message")
+		p, callCtx, err := c.calls.route(ctx, "log message")
 		if err != nil {
-			c.log.Info("server log message", "level", req.Params.Level, "logger", req.Params.Logger)
+			c.log.Debug("server log message with no call to send it to", "level", req.Params.Level, "logger", req.Params.Logger)
 			return
 		}
-		p.Log(ctx, req.Params)
+		p.Log(callCtx, req.Params)
+	}
+}
+
+// logLevelAll asks a server for every log message: each client filters by
+// the level it set itself (the SDK's server side does).
+const logLevelAll = "debug"
+
+// askForLogs asks a session-era server that offers logging for its log
+// messages, which it sends only once asked. A 2026-07-28 server is asked
+// per request instead (CallTool).
+func (c *Conn) askForLogs(ctx context.Context, cs *mcp.ClientSession) {
+	ir := cs.InitializeResult()
+	if ir == nil || ir.Capabilities == nil || ir.Capabilities.Logging == nil || ir.ProtocolVersion >= "2026-07-28" {
+		return
+	}
+	if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: logLevelAll}); err != nil {
+		c.log.Info("server refused logging/setLevel", "err", c.redact.Error(err))
 	}
 }

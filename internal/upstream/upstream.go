@@ -72,6 +72,10 @@ type Spec struct {
 	Headers    http.Header  // resolved header values (secret)
 	HTTPClient *http.Client // optional; never modified
 
+	// ProtocolVersion, if set, pins a session-era version: server/discover is
+	// not tried and initialize asks for this version.
+	ProtocolVersion string
+
 	StartupTimeout  time.Duration // start + handshake + discovery; default 30s
 	DiscoverTimeout time.Duration // bound on the server/discover probe (stdio); default 3s
 	StopGrace       time.Duration // each wait while stopping a process; default 2s

@@ -1,0 +1,92 @@
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// routeTransport answers a server's elicitation and sampling requests on
+// the connection itself, before the SDK's client sees them: Plexus is a
+// proxy, so it hands the request to the client whose call caused it as the
+// server wrote it, and the answer back as that client wrote it. The SDK's
+// client would check the request against its own reading of the schema
+// rules first, and refuse some that the MCP clients downstream accept
+// (SEP-1330 titled multi-select enums, for one).
+type routeTransport struct {
+	inner mcp.Transport
+	c     *Conn
+}
+
+func (t routeTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	conn, err := t.inner.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &routeConn{Connection: conn, c: t.c}, nil
+}
+
+type routeConn struct {
+	mcp.Connection
+	c *Conn
+}
+
+func (r *routeConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	for {
+		msg, err := r.Connection.Read(ctx)
+		if err != nil {
+			return msg, err
+		}
+		req, ok := msg.(*jsonrpc.Request)
+		if !ok || !req.IsCall() || (req.Method != "elicitation/create" && req.Method != "sampling/createMessage") {
+			return msg, nil
+		}
+		go r.answer(req)
+	}
+}
+
+// answer routes one request and writes the answer back to the server.
+func (r *routeConn) answer(req *jsonrpc.Request) {
+	ctx := context.Background()
+	what := map[string]string{"elicitation/create": "elicitation request", "sampling/createMessage": "sampling request"}[req.Method]
+	resp := &jsonrpc.Response{ID: req.ID}
+	result, err := r.forward(ctx, req, what)
+	switch {
+	case err != nil:
+		r.c.log.Warn(what+" not answered", "err", err)
+		resp.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+		if je, ok := err.(*jsonrpc.Error); ok {
+			resp.Error = je
+		}
+	default:
+		resp.Result, err = json.Marshal(result)
+		if err != nil {
+			resp.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+		}
+	}
+	if err := r.Connection.Write(ctx, resp); err != nil {
+		r.c.log.Warn("answering the server's "+what, "err", err)
+	}
+}
+
+func (r *routeConn) forward(ctx context.Context, req *jsonrpc.Request, what string) (any, error) {
+	p, callCtx, err := r.c.calls.route(ctx, what)
+	if err != nil {
+		return nil, err
+	}
+	ctx = callCtx
+	if req.Method == "elicitation/create" {
+		var params mcp.ElicitParams
+		if err := json.Unmarshal(req.Params, &params); err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "plexus: malformed elicitation request: " + err.Error()}
+		}
+		return p.Elicit(ctx, &params)
+	}
+	var params mcp.CreateMessageParams
+	if err := json.Unmarshal(req.Params, &params); err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "plexus: malformed sampling request: " + err.Error()}
+	}
+	return p.CreateMessage(ctx, &params)
+}
