@@ -86,6 +86,8 @@ func (d *downstream) withPeer(ctx context.Context, ss *mcp.ServerSession, progre
 // peer is a client session as the upstream connection's router sees it.
 type peer struct{ ss *mcp.ServerSession }
 
+func (p peer) Capabilities() *mcp.ClientCapabilities { return p.caps() }
+
 func (p peer) caps() *mcp.ClientCapabilities {
 	if ip := p.ss.InitializeParams(); ip != nil && ip.Capabilities != nil {
 		return ip.Capabilities

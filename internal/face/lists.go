@@ -8,6 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/plexus-mcp/plexus/internal/config"
+	"github.com/plexus-mcp/plexus/internal/upstream"
 )
 
 // syncResources offers the profile's resources and templates under their
@@ -71,6 +72,7 @@ func (p *profile) readResource(server string) mcp.ResourceHandler {
 			return nil, err
 		}
 		ctx = d.withPeer(ctx, req.Session, nil)
+		ctx = upstream.WithInput(ctx, req.Params.InputResponses, req.Params.RequestState)
 		res, err := p.f.h.ReadResource(ctx, server, req.Params.URI)
 		return res, err
 	}
@@ -128,6 +130,7 @@ func (p *profile) getPrompt(server, name string) mcp.PromptHandler {
 			return nil, err
 		}
 		ctx = d.withPeer(ctx, req.Session, nil)
+		ctx = upstream.WithInput(ctx, req.Params.InputResponses, req.Params.RequestState)
 		res, err := p.f.h.GetPrompt(ctx, server, name, req.Params.Arguments)
 		return res, err
 	}

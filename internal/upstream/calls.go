@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -28,10 +29,7 @@ func (c *Conn) CallTool(ctx context.Context, name string, args json.RawMessage) 
 	pc := peerFrom(ctx)
 	if pc != nil {
 		params.InputResponses, params.RequestState = pc.input, pc.state
-		params.Meta = mcp.Meta{mcp.MetaKeyLogLevel: logLevelAll}
-		if token != nil {
-			params.Meta["progressToken"] = token
-		}
+		params.Meta = callMeta(pc, token)
 	}
 	if t := bytes.TrimSpace(args); len(t) > 0 {
 		if t[0] != '{' || !json.Valid(t) {
@@ -43,9 +41,8 @@ func (c *Conn) CallTool(ctx context.Context, name string, args json.RawMessage) 
 	if err != nil {
 		return nil, fmt.Errorf("server %q: calling tool %q: %w", c.name, name, c.callError(ctx, err))
 	}
-	if res.InputRequests != nil && pc == nil {
-		// Nobody to ask: the session API and the CLI cannot answer.
-		return nil, &PeerError{fmt.Sprintf("server %q: tool %q asked for input from the user (elicitation or sampling), which this caller cannot give: call it from an MCP client through the face", c.name, name)}
+	if err := c.needsInput(pc, res.InputRequests != nil, "tool "+strconv.Quote(name)); err != nil {
+		return nil, err
 	}
 	return res, nil
 }
@@ -57,9 +54,18 @@ func (c *Conn) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceR
 	}
 	_, end := c.calls.begin(ctx)
 	defer end()
-	res, err := c.session.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+	params := &mcp.ReadResourceParams{URI: uri}
+	pc := peerFrom(ctx)
+	if pc != nil {
+		params.InputResponses, params.RequestState = pc.input, pc.state
+		params.Meta = callMeta(pc, nil)
+	}
+	res, err := c.session.ReadResource(ctx, params)
 	if err != nil {
 		return nil, fmt.Errorf("server %q: reading resource %q: %w", c.name, clip(uri, 200), c.callError(ctx, err))
+	}
+	if err := c.needsInput(pc, res.InputRequests != nil, "resource "+strconv.Quote(clip(uri, 200))); err != nil {
+		return nil, err
 	}
 	return res, nil
 }
@@ -71,9 +77,18 @@ func (c *Conn) GetPrompt(ctx context.Context, name string, args map[string]strin
 	}
 	_, end := c.calls.begin(ctx)
 	defer end()
-	res, err := c.session.GetPrompt(ctx, &mcp.GetPromptParams{Name: name, Arguments: args})
+	params := &mcp.GetPromptParams{Name: name, Arguments: args}
+	pc := peerFrom(ctx)
+	if pc != nil {
+		params.InputResponses, params.RequestState = pc.input, pc.state
+		params.Meta = callMeta(pc, nil)
+	}
+	res, err := c.session.GetPrompt(ctx, params)
 	if err != nil {
 		return nil, fmt.Errorf("server %q: getting prompt %q: %w", c.name, name, c.callError(ctx, err))
+	}
+	if err := c.needsInput(pc, res.InputRequests != nil, "prompt "+strconv.Quote(name)); err != nil {
+		return nil, err
 	}
 	return res, nil
 }

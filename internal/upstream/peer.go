@@ -23,6 +23,9 @@ type Peer interface {
 	// the client's own token.
 	Progress(ctx context.Context, p *mcp.ProgressNotificationParams)
 	Log(ctx context.Context, p *mcp.LoggingMessageParams)
+	// Capabilities are what the client declared; an MCP 2026-07-28 server
+	// sees them on each request (what it may ask of the caller).
+	Capabilities() *mcp.ClientCapabilities
 }
 
 type peerKey struct{}
@@ -220,4 +223,33 @@ func (c *Conn) askForLogs(ctx context.Context, cs *mcp.ClientSession) {
 	if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: logLevelAll}); err != nil {
 		c.log.Info("server refused logging/setLevel", "err", c.redact.Error(err))
 	}
+}
+
+// callMeta is the _meta Plexus sends with a call from peer pc: the caller's
+// capabilities as far as Plexus forwards them (elicitation, sampling; no
+// roots), the log level, and the progress token.
+func callMeta(pc *peerCall, token any) mcp.Meta {
+	caps := map[string]any{}
+	if c := pc.peer.Capabilities(); c != nil {
+		if c.Elicitation != nil {
+			caps["elicitation"] = c.Elicitation
+		}
+		if c.Sampling != nil {
+			caps["sampling"] = c.Sampling
+		}
+	}
+	m := mcp.Meta{mcp.MetaKeyLogLevel: logLevelAll, mcp.MetaKeyClientCapabilities: caps}
+	if token != nil {
+		m["progressToken"] = token
+	}
+	return m
+}
+
+// needsInput refuses a result that asks for input when there is no client
+// to ask (the session API, the CLI).
+func (c *Conn) needsInput(pc *peerCall, ask bool, what string) error {
+	if !ask || pc != nil {
+		return nil
+	}
+	return &PeerError{fmt.Sprintf("server %q: %s asked for input from the user (elicitation or sampling), which this caller cannot give: use it from an MCP client through the face", c.name, what)}
 }
