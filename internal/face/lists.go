@@ -74,7 +74,7 @@ func (p *profile) readResource(server string) mcp.ResourceHandler {
 		ctx = d.withPeer(ctx, req.Session, nil)
 		ctx = upstream.WithInput(ctx, req.Params.InputResponses, req.Params.RequestState)
 		res, err := p.f.h.ReadResource(ctx, server, req.Params.URI)
-		return res, err
+		return res, passOn(err)
 	}
 }
 
@@ -132,7 +132,7 @@ func (p *profile) getPrompt(server, name string) mcp.PromptHandler {
 		ctx = d.withPeer(ctx, req.Session, nil)
 		ctx = upstream.WithInput(ctx, req.Params.InputResponses, req.Params.RequestState)
 		res, err := p.f.h.GetPrompt(ctx, server, name, req.Params.Arguments)
-		return res, err
+		return res, passOn(err)
 	}
 }
 
@@ -163,7 +163,7 @@ func (p *profile) subscribe(ctx context.Context, req *mcp.SubscribeRequest) erro
 	if err != nil {
 		return err
 	}
-	return conn.Subscribe(ctx, req.Params.URI)
+	return passOn(conn.Subscribe(ctx, req.Params.URI))
 }
 
 func (p *profile) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
@@ -175,7 +175,7 @@ func (p *profile) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) 
 	if err != nil {
 		return err
 	}
-	return conn.Unsubscribe(ctx, req.Params.URI)
+	return passOn(conn.Unsubscribe(ctx, req.Params.URI))
 }
 
 // complete forwards completion/complete to the server behind the prompt or
@@ -209,5 +209,14 @@ func (p *profile) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.
 	if err != nil {
 		return nil, err
 	}
-	return conn.Complete(ctx, &params)
+	res, err := conn.Complete(ctx, &params)
+	return res, passOn(err)
+}
+
+// passOn gives the client a server's JSON-RPC error as the server sent it.
+func passOn(err error) error {
+	if je := upstream.AnswerError(err); je != nil {
+		return je
+	}
+	return err
 }

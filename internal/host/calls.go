@@ -100,6 +100,10 @@ func callFailure(ctx, cctx context.Context, err error, srv *supervisor.Server, t
 		return errorResult(fmt.Sprintf("server unavailable: %v", err), "unavailable", ""), nil
 	case errors.As(err, &argErr):
 		return errorResult(argErr.Error(), "invalid_arguments", ""), nil
+	case upstream.HasPeer(ctx) && upstream.AnswerError(err) != nil:
+		// An MCP client through the face gets the server's JSON-RPC
+		// error as the server sent it (code and data matter to it).
+		return nil, upstream.AnswerError(err)
 	}
 	return errorResult(fmt.Sprintf("%s answered with an error: %v", srv.Name(), err), "upstream", ""), nil
 }

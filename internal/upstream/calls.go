@@ -117,7 +117,18 @@ func (c *Conn) callError(ctx context.Context, err error) error {
 		return err
 	}
 	err = c.redact.Error(err)
-	if pe := (*PeerError)(nil); errors.As(err, &pe) || serverAnswered(err) {
+	if pe := (*PeerError)(nil); errors.As(err, &pe) {
+		return err
+	}
+	if serverAnswered(err) {
+		var je *jsonrpc.Error
+		if errors.As(err, &je) {
+			red := &jsonrpc.Error{Code: je.Code, Message: c.redact.String(je.Message)}
+			if len(je.Data) > 0 {
+				red.Data = json.RawMessage(c.redact.String(string(je.Data)))
+			}
+			return &answerError{rpc: red, err: err}
+		}
 		return err
 	}
 	return &lostError{err: err}

@@ -2,12 +2,14 @@ package upstream
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -253,3 +255,26 @@ func (c *Conn) needsInput(pc *peerCall, ask bool, what string) error {
 	}
 	return &PeerError{fmt.Sprintf("server %q: %s asked for input from the user (elicitation or sampling), which this caller cannot give: use it from an MCP client through the face", c.name, what)}
 }
+
+// HasPeer reports whether ctx carries a downstream client (WithPeer).
+func HasPeer(ctx context.Context) bool { return peerFrom(ctx) != nil }
+
+// AnswerError returns the JSON-RPC error a server answered a request with
+// (code, message and data, secrets redacted), for a proxy to pass on to its
+// client unchanged; nil if err is not one.
+func AnswerError(err error) *jsonrpc.Error {
+	var ae *answerError
+	if errors.As(err, &ae) {
+		return ae.rpc
+	}
+	return nil
+}
+
+// answerError keeps a server's JSON-RPC error, redacted, in the chain.
+type answerError struct {
+	rpc *jsonrpc.Error
+	err error
+}
+
+func (e *answerError) Error() string { return e.err.Error() }
+func (e *answerError) Unwrap() error { return e.err }
