@@ -95,6 +95,7 @@ func Run(ctx context.Context, opts Options) error {
 	mtr := metrics.New(hostSource{&h})
 	h = host.New(host.Options{Store: st, Logger: log, Shim: opts.Shim, Observer: mtr, Pins: pn})
 
+	api := localapi.New(h, log.With("component", "localapi"))
 	var tcp *http.Server
 	var httpAddr string
 	if opts.Listen != "off" {
@@ -121,14 +122,13 @@ func Run(ctx context.Context, opts Options) error {
 		if tln != nil {
 			lb := localapi.NewLoopback(token, log.With("component", "loopback"))
 			lb.Handle("GET /metrics", mtr.Handler())
-			tcp = &http.Server{Handler: lb, ReadHeaderTimeout: 10 * time.Second,
-				ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 			httpAddr = tln.Addr().String()
+			tcp = &http.Server{Handler: loopbackMux(lb, api, httpAddr, log), ReadHeaderTimeout: 10 * time.Second,
+				ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 			go tcp.Serve(tln)
 		}
 	}
 
-	api := localapi.New(h, log.With("component", "localapi"))
 	api.HTTPAddr = httpAddr
 	srv := &http.Server{
 		Handler:           api,
