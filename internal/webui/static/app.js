@@ -58,7 +58,7 @@ const enc = encodeURIComponent;
 
 function describe(err) {
   let s = err.message;
-  if (err.body && err.body.hint) s += ' — ' + err.body.hint;
+  if (err.body && err.body.hint) s += ' — ' + err.body.hint.replace('with --no-verify', 'with "Save without starting it first"');
   return s;
 }
 
