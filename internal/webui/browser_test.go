@@ -97,24 +97,11 @@ func TestBrowser(t *testing.T) {
 // that was read.
 func followEvents(t *testing.T, e *testenv.Env) func() string {
 	t.Helper()
-	link := strings.TrimSpace(e.MustRun("ui", "--no-browser"))
-	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := c.Get(link)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	var cookie *http.Cookie
-	for _, ck := range resp.Cookies() {
-		cookie = ck
-	}
-	if cookie == nil {
-		t.Fatalf("login: %d and no cookie", resp.StatusCode)
-	}
+	base, cookie := e.WebLogin()
 	ctx, cancel := context.WithCancel(context.Background())
-	req, _ := http.NewRequestWithContext(ctx, "GET", strings.Split(link, "/login")[0]+"/api/v1/events", nil)
+	req, _ := http.NewRequestWithContext(ctx, "GET", base+"/api/v1/events", nil)
 	req.AddCookie(cookie)
-	resp, err = c.Do(req)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil || resp.StatusCode != 200 {
 		cancel()
 		t.Fatalf("events: %v %v", err, resp)
