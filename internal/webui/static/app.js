@@ -518,6 +518,14 @@ async function saveSettings(ev) {
     $('settings-msg').textContent = 'Saved.';
   } catch (e) {
     $('settings-msg').textContent = describe(e);
+    if (e.body && e.body.code === 'stale_revision') {
+      // Servers changed meanwhile: take the current revision, keep the
+      // values typed, and let the person save again.
+      const typed = [$('g-call').value, $('g-retry').value];
+      await loadSettings();
+      [$('g-call').value, $('g-retry').value] = typed;
+      $('settings-msg').textContent = 'The settings changed meanwhile: check the values and save again.';
+    }
     for (const p of (e.body && e.body.problems) || []) {
       const id = p.path.endsWith('retryMs') ? 'e-g-retry' : 'e-g-call';
       $(id).textContent = p.message;
