@@ -159,6 +159,27 @@ type AuthStatus struct {
 	LoginError string `json:"loginError,omitempty"`
 }
 
+// Settings is GET and PUT /v1/settings: the section-wide settings of mcp
+// in extensions.json; 0 means the default. A PUT replaces both (send the
+// revision read as If-Match) and answers with the saved settings.
+type Settings struct {
+	// Revision is the settings' revision; ignored in a PUT.
+	Revision int64 `json:"revision"`
+	// CallTimeoutMs is the request timeout of a tool call, unless a
+	// server's own callTimeoutMs overrides it (default 60000).
+	CallTimeoutMs int `json:"callTimeoutMs"`
+	// RetryMs is the first retry interval of a failed server (default
+	// 30000).
+	RetryMs int `json:"retryMs"`
+}
+
+// UILogin answers POST /v1/ui/login: a one-time link that logs a browser
+// into the daemon's web page. It is valid once, until ExpiresAt.
+type UILogin struct {
+	URL       string    `json:"url"`
+	ExpiresAt time.Time `json:"expiresAt"`
+}
+
 // LoginRequest is POST /v1/servers/{name}/login: start an OAuth login.
 type LoginRequest struct {
 	// NoBrowser: the redirect will be pasted back with

@@ -24,6 +24,8 @@ func TestImportsOnlyFrontEndLayers(t *testing.T) {
 		mod + "internal/client":  true,
 		mod + "internal/apitype": true,
 		mod + "internal/cmdline": true,
+		// the stdio-to-HTTP bridge of plexus mcp: standard library only
+		mod + "internal/mcpbridge": true,
 	}
 	forbidden := []string{"internal/host", "internal/supervisor", "internal/daemon", "internal/upstream", "internal/config", "internal/creds"}
 	for _, pkg := range strings.Fields(string(out)) {
@@ -36,7 +38,7 @@ func TestImportsOnlyFrontEndLayers(t *testing.T) {
 			}
 		}
 		if !allowed[pkg] {
-			t.Errorf("cli depends on %s: a front end may import only client, apitype and cmdline", pkg)
+			t.Errorf("cli depends on %s: a front end may import only client, apitype, cmdline and mcpbridge", pkg)
 		}
 	}
 }

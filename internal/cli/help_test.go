@@ -26,6 +26,7 @@ func TestHelpGolden(t *testing.T) {
 		{"help-export.golden", []string{"export", "--help"}},
 		{"help-accept.golden", []string{"accept", "--help"}},
 		{"help-approve.golden", []string{"approve", "--help"}},
+		{"help-ui.golden", []string{"ui", "--help"}},
 	} {
 		t.Run(tc.golden, func(t *testing.T) {
 			r := run(t, "", tc.args...)

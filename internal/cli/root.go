@@ -64,7 +64,7 @@ warnings and progress to stderr; --json prints stable JSON for scripts.`,
 	add(groupServers, a.acceptCommand(), a.approveCommand())
 	add(groupCatalog, a.toolsCommand(), a.callCommand(), a.resourcesCommand(), a.promptsCommand())
 	add(groupSecrets, a.secretCommand())
-	add(groupOther, a.mcpCommand(), a.exampleServerCommand())
+	add(groupOther, a.uiCommand(), a.mcpCommand(), a.exampleServerCommand())
 	return root
 }
 

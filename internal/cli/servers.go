@@ -20,7 +20,8 @@ func (a *app) daemonCommand() *cobra.Command {
 		Long: `Run the Plexus daemon in the foreground until interrupted. The daemon owns
 $PLEXUS_HOME (default ~/.plexus): the settings, the secrets and the servers.
 It answers on the unix socket $PLEXUS_HOME/plexus.sock, and on a loopback TCP
-address (default 127.0.0.1:7780) for the token-guarded endpoints: /metrics.`,
+address (default 127.0.0.1:7780) for the web page (` + "`plexus ui`" + `) and the
+token-guarded endpoints: /metrics.`,
 		Args: exactArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if a.env.RunDaemon == nil {
@@ -29,7 +30,7 @@ address (default 127.0.0.1:7780) for the token-guarded endpoints: /metrics.`,
 			return stoppedIsSuccess(cmd, a.env.RunDaemon(cmd.Context(), DaemonOptions{Listen: listen}))
 		},
 	}
-	cmd.Flags().StringVar(&listen, "listen", "", "loopback `ADDRESS` for the token-guarded HTTP endpoints (default 127.0.0.1:7780; off for none)")
+	cmd.Flags().StringVar(&listen, "listen", "", "loopback `ADDRESS` for the web page and the token-guarded HTTP endpoints (default 127.0.0.1:7780; off for none)")
 	return cmd
 }
 

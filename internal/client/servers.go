@@ -102,3 +102,31 @@ func (c *Client) write(ctx context.Context, r request) (*apitype.WriteResult, er
 
 // serverPath escapes name so that no name can address another route.
 func serverPath(name string) string { return "/servers/" + url.PathEscape(name) }
+
+// UILogin asks the daemon for a one-time login link to its web page.
+func (c *Client) UILogin(ctx context.Context) (*apitype.UILogin, error) {
+	var out apitype.UILogin
+	if err := c.do(ctx, request{method: http.MethodPost, path: "/ui/login"}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Settings returns the section-wide settings (request timeout, retry).
+func (c *Client) Settings(ctx context.Context) (*apitype.Settings, error) {
+	var out apitype.Settings
+	if err := c.do(ctx, request{method: http.MethodGet, path: "/settings"}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// SetSettings saves the section-wide settings; ifMatch, when > 0, is the
+// revision they were read at.
+func (c *Client) SetSettings(ctx context.Context, s apitype.Settings, ifMatch int64) (*apitype.Settings, error) {
+	var out apitype.Settings
+	if err := c.do(ctx, request{method: http.MethodPut, path: "/settings", body: s, ifMatch: ifMatch}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}

@@ -21,6 +21,7 @@ func fullFile() *File {
 					Env:     map[string]Ref{"TOKEN": {Env: "MY_TOKEN"}},
 					Enabled: &no, EnabledTools: []string{"a", "b"}, StartupTimeoutMs: 5, CallTimeoutMs: 6,
 					Instance: InstancePerSession, MaxResultBytes: 1 << 30, MaxRestartAttempts: &three,
+					ProtocolVersion: "2025-06-18",
 				},
 				"remote": {
 					Type: TypeSSE, URL: "https://h.example/sse?k=${KEY}",

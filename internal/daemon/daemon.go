@@ -100,6 +100,7 @@ func Run(ctx context.Context, opts Options) error {
 	// The MCP face, on the socket (for plexus mcp) and the loopback address.
 	fc := face.New(h, log.With("component", "face"), opts.Version)
 
+	api := localapi.New(h, log.With("component", "localapi"))
 	var tcp *http.Server
 	var httpAddr string
 	if opts.Listen != "off" {
@@ -128,14 +129,13 @@ func Run(ctx context.Context, opts Options) error {
 			lb.Handle("GET /metrics", mtr.Handler())
 			lb.Handle(face.Path, fc)
 			lb.Handle(face.Path+"/", fc)
-			tcp = &http.Server{Handler: lb, ReadHeaderTimeout: 10 * time.Second,
-				ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 			httpAddr = tln.Addr().String()
+			tcp = &http.Server{Handler: loopbackMux(lb, api, httpAddr, log), ReadHeaderTimeout: 10 * time.Second,
+				ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 			go tcp.Serve(tln)
 		}
 	}
 
-	api := localapi.New(h, log.With("component", "localapi"))
 	api.HTTPAddr = httpAddr
 	api.Mount(face.Path, fc)
 	api.Mount(face.Path+"/", fc)

@@ -5,12 +5,17 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/plexus-mcp/plexus/internal/apitype"
 	"github.com/plexus-mcp/plexus/internal/atomicfile"
+	"github.com/plexus-mcp/plexus/internal/localapi"
+	"github.com/plexus-mcp/plexus/internal/webui"
 )
 
 // DefaultListen is the loopback address of the web page, the metrics and
@@ -65,4 +70,22 @@ func listenLoopback(addr string) (net.Listener, error) {
 		return nil, fmt.Errorf("listening on %s: %w (another daemon may use it: pass --listen 127.0.0.1:PORT, or --listen off)", addr, err)
 	}
 	return ln, nil
+}
+
+// loopbackMux splits the loopback address: the token-guarded endpoints
+// (metrics, the MCP face) go to lb, everything else to the web page, which
+// has its own guard and session cookie. It also lets the settings API mint
+// login links to the page (`plexus ui`).
+func loopbackMux(lb *localapi.Loopback, api *localapi.Handler, addr string, log *slog.Logger) http.Handler {
+	web := webui.New(webui.Options{API: api.Trusted(), Log: log.With("component", "webui")})
+	api.UILogin = func() (apitype.UILogin, error) {
+		link, exp, err := web.LoginLink(addr)
+		return apitype.UILogin{URL: link, ExpiresAt: exp}, err
+	}
+	mux := http.NewServeMux()
+	for _, p := range []string{"/metrics", "/mcp", "/mcp/"} {
+		mux.Handle(p, lb)
+	}
+	mux.Handle("/", web)
+	return mux
 }

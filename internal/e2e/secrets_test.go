@@ -1,8 +1,6 @@
 package e2e
 
 import (
-	"context"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -10,39 +8,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/plexus-mcp/plexus/internal/testenv"
 )
 
 const canary = "CANARY-3f9a1c7e-never-print-me"
 
-// startKeyedServer runs a Go SDK MCP server over streamable HTTP on
-// 127.0.0.1 that refuses every request without X-Api-Key: canary and the
-// bearer token canary.
+// startKeyedServer runs an MCP server on 127.0.0.1 that refuses every
+// request without X-Api-Key: canary and the bearer token canary.
 func startKeyedServer(t *testing.T) string {
-	t.Helper()
-	s := mcp.NewServer(&mcp.Implementation{Name: "keyed", Version: "1"}, nil)
-	mcp.AddTool(s, &mcp.Tool{Name: "whoami", Description: "says who you are"},
-		func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, any, error) {
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "authorized"}}}, nil, nil
-		})
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
-	guard := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("X-Api-Key") != canary || r.Header.Get("Authorization") != "Bearer "+canary+"-bearer" {
-			http.Error(w, "missing key", http.StatusUnauthorized)
-			return
-		}
-		h.ServeHTTP(w, r)
+	return testenv.KeyedServer(t, func(r *http.Request) bool {
+		return r.Header.Get("X-Api-Key") == canary && r.Header.Get("Authorization") == "Bearer "+canary+"-bearer"
 	})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: guard}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	return "http://" + ln.Addr().String() + "/mcp"
 }
 
 // TestSecretsNeverLeak plants canary values with `plexus secret set`, uses

@@ -26,8 +26,8 @@ func (h *Host) lookup(name string) (string, bool) {
 // value, so that the upstream layer can redact them from stderr and errors.
 func (h *Host) resolve(name string, sc config.Server, cfg *config.File, lookup func(string) (string, bool)) (upstream.Spec, error) {
 	spec := upstream.Spec{
-		Name:           name,
-		Type:           sc.Type,
+		Name:            name,
+		Type:            sc.Type,
 		StartupTimeout:  ms(sc.StartupTimeoutMs, config.DefaultStartupTimeoutMs),
 		Logger:          h.log,
 		ProtocolVersion: sc.ProtocolVersion,

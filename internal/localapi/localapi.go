@@ -37,6 +37,10 @@ type Handler struct {
 	// HTTPAddr is the daemon's loopback TCP address, reported by
 	// GET /v1/status ("" when it listens on none); set before serving.
 	HTTPAddr string
+	// UILogin mints a one-time login link to the web page, for
+	// POST /v1/ui/login; nil when the daemon serves no page. Set before
+	// serving.
+	UILogin func() (apitype.UILogin, error)
 
 	host *host.Host
 	log  *slog.Logger
@@ -88,6 +92,9 @@ func (a *Handler) routes() {
 	m.HandleFunc("POST /v1/sessions/{id}/call", a.sessionCall)
 	m.HandleFunc("POST /v1/sessions/{id}/turn", a.sessionTurn)
 	m.HandleFunc("GET /v1/sessions/{id}/events", a.sessionEvents)
+	m.HandleFunc("POST "+uiLoginPath, a.uiLogin)
+	m.HandleFunc("GET /v1/settings", a.getSettings)
+	m.HandleFunc("PUT /v1/settings", a.putSettings)
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, apitype.ErrorBody{Code: apitype.CodeNotFound,
 			Message: "no such API route: " + r.Method + " " + r.URL.Path,

@@ -32,7 +32,7 @@ func NewLoopback(token string, log *slog.Logger) *Loopback {
 func (l *Loopback) Handle(pattern string, h http.Handler) { l.mux.Handle(pattern, h) }
 
 func (l *Loopback) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !loopbackHost(r.Host) {
+	if !LoopbackHost(r.Host) {
 		l.refuse(w, http.StatusForbidden, "the Host header is not a loopback address")
 		return
 	}
@@ -62,9 +62,9 @@ func (l *Loopback) refuse(w http.ResponseWriter, status int, msg string) {
 	writeError(w, status, apitype.ErrorBody{Code: apitype.CodeUnauthorized, Message: "refused: " + msg})
 }
 
-// loopbackHost reports whether a Host header names this machine's loopback
+// LoopbackHost reports whether a Host header names this machine's loopback
 // interface: 127.0.0.0/8, ::1 or localhost, with any port.
-func loopbackHost(hostport string) bool {
+func LoopbackHost(hostport string) bool {
 	host, _, err := net.SplitHostPort(hostport)
 	if err != nil {
 		host = hostport
@@ -83,5 +83,5 @@ func sameOrigin(origin, host string) bool {
 	if err != nil || u.Scheme != "http" || u.Host == "" {
 		return false
 	}
-	return strings.EqualFold(u.Host, host) && loopbackHost(u.Host)
+	return strings.EqualFold(u.Host, host) && LoopbackHost(u.Host)
 }

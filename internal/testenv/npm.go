@@ -23,7 +23,7 @@ func NPMBin(t testing.TB, name string) string {
 	}
 	root := RepoRoot()
 	prefix := filepath.Join(root, ".cache", "npm")
-	npmOnce.Do(func() { npmErr = npmInstall(root, prefix) })
+	npmOnce.Do(func() { npmErr = npmInstall(filepath.Join(root, "internal", "testenv", "npm"), prefix) })
 	if npmErr != nil {
 		t.Fatal(npmErr)
 	}
@@ -34,7 +34,35 @@ func NPMBin(t testing.TB, name string) string {
 	return p
 }
 
-func npmInstall(root, prefix string) error {
+var (
+	npmDirsMu sync.Mutex
+	npmDirs   = map[string]error{}
+)
+
+// NPMInstall installs the npm packages pinned by package.json and
+// package-lock.json in src (a directory under the repository) with `npm ci`,
+// into .cache/npm-NAME, once per test process and only when the pins
+// changed, and returns the node_modules directory.
+func NPMInstall(t testing.TB, src, name string) string {
+	t.Helper()
+	if _, err := exec.LookPath("npm"); err != nil {
+		t.Fatalf("npm is needed for this test: install Node.js (≥ 20) and npm")
+	}
+	prefix := filepath.Join(RepoRoot(), ".cache", "npm-"+name)
+	npmDirsMu.Lock()
+	err, done := npmDirs[prefix]
+	if !done {
+		err = npmInstall(src, prefix)
+		npmDirs[prefix] = err
+	}
+	npmDirsMu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(prefix, "node_modules")
+}
+
+func npmInstall(src, prefix string) error {
 	if err := os.MkdirAll(prefix, 0o755); err != nil {
 		return err
 	}
@@ -46,7 +74,6 @@ func npmInstall(root, prefix string) error {
 	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
 		return err
 	}
-	src := filepath.Join(root, "internal", "testenv", "npm")
 	want, err := os.ReadFile(filepath.Join(src, "package-lock.json"))
 	if err != nil {
 		return err
@@ -80,4 +107,4 @@ type installError struct {
 	err error
 }
 
-func (e *installError) Error() string { return "npm ci in .cache/npm: " + e.err.Error() + "\n" + e.out }
+func (e *installError) Error() string { return "npm ci: " + e.err.Error() + "\n" + e.out }

@@ -1,0 +1,46 @@
+package host
+
+import "github.com/plexus-mcp/plexus/internal/config"
+
+// Settings are the section-wide settings of mcp in extensions.json that a
+// person edits from a front end.
+type Settings struct {
+	Revision      int64
+	CallTimeoutMs int
+	RetryMs       int
+}
+
+// Settings returns the section-wide settings (0: the default).
+func (h *Host) Settings() Settings {
+	cur := h.opts.Store.Config()
+	return Settings{Revision: cur.Revision, CallTimeoutMs: cur.MCP.CallTimeoutMs, RetryMs: cur.MCP.RetryMs}
+}
+
+// SetSettings saves the section-wide settings (0 restores the default).
+// No server is restarted: calls and probes read them from the current
+// configuration, so the next call uses the new timeout.
+func (h *Host) SetSettings(s Settings, based int64) (int64, error) {
+	h.applyMu.Lock()
+	defer h.applyMu.Unlock()
+	cur := h.opts.Store.Config()
+	if err := checkBased(cur, based); err != nil {
+		return 0, err
+	}
+	next := cur.Clone()
+	next.MCP.CallTimeoutMs = s.CallTimeoutMs
+	next.MCP.RetryMs = s.RetryMs
+	if err := config.Validate(next); err != nil {
+		return 0, err
+	}
+	rev, err := h.opts.Store.CommitConfig(next.Revision, next)
+	if err != nil {
+		return 0, err
+	}
+	committed := h.opts.Store.Config()
+	h.serversMu.Lock()
+	h.cfg = committed
+	h.serversMu.Unlock()
+	h.publish()
+	h.log.Info("settings saved", "revision", rev)
+	return rev, nil
+}

@@ -1,0 +1,141 @@
+package webui_test
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/plexus-mcp/plexus/internal/testenv"
+)
+
+const (
+	chromium  = "/usr/bin/chromium"
+	canary    = "CANARY-7d41e0b2-web-never-show-me"
+	canaryEnv = "CANARY-ENV-52c9a8f3-web-never-show-me"
+)
+
+// TestBrowser drives the web page in headless Chromium against a real
+// daemon (the built binary on a temporary home) with the built-in example
+// server and a keyed HTTP server: testdata/browser/ui.cjs lists the steps.
+// It saves the screenshots under docs/screenshots.
+func TestBrowser(t *testing.T) {
+	if _, err := os.Stat(chromium); err != nil {
+		if os.Getenv("CI") == "" {
+			t.Skip("no " + chromium + ": install Debian's chromium (apt-get install -y chromium) to run the browser test")
+		}
+		t.Fatalf("the browser test needs %s in CI: apt-get install -y chromium", chromium)
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Fatal("the browser test needs Node.js (≥ 20)")
+	}
+	root := testenv.RepoRoot()
+	modules := testenv.NPMInstall(t, filepath.Join(root, "internal", "webui", "testdata", "browser"), "browser")
+	remote := startKeyedServer(t)
+
+	e := testenv.New(t)
+	// The stdio server's variable is also in the daemon's environment, so
+	// that removing the stored one ("-") still lets it start.
+	e.ExtraEnv = append(e.ExtraEnv, "EXAMPLE_KEY=from-the-daemon-environment",
+		"PATH="+filepath.Dir(e.Bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	e.StartDaemon()
+	token, err := os.ReadFile(filepath.Join(e.Home, "token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := strings.TrimSpace(e.MustRun("ui", "--no-browser"))
+	if !strings.HasPrefix(link, "http://127.0.0.1:") || !strings.Contains(link, "/login?code=") {
+		t.Fatalf("plexus ui printed %q", link)
+	}
+	events := followEvents(t, e)
+
+	shots := filepath.Join(root, "docs", "screenshots")
+	if err := os.MkdirAll(shots, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", filepath.Join("testdata", "browser", "ui.cjs"))
+	cmd.Env = append(os.Environ(),
+		"NODE_PATH="+modules,
+		"LOGIN_URL="+link,
+		"HTTP_URL="+remote,
+		"CANARY="+canary,
+		"CANARY_ENV="+canaryEnv,
+		"TOKEN="+strings.TrimSpace(string(token)),
+		"SHOTS="+shots,
+		"FAILSHOT="+t.TempDir(),
+	)
+	out, err := cmd.CombinedOutput()
+	t.Logf("browser:\n%s", out)
+	if err != nil {
+		t.Fatalf("the browser test failed: %v", err)
+	}
+
+	stream := events()
+	if !strings.Contains(stream, "event: server") {
+		t.Errorf("the event stream carried no server events:\n%.2000s", stream)
+	}
+	logs, _ := os.ReadFile(filepath.Join(e.Home, "logs.jsonl"))
+	for what, text := range map[string]string{"the event stream": stream, "the daemon's log": string(logs), "the daemon's output": e.DaemonOutput()} {
+		for _, secret := range []string{canary, canaryEnv} {
+			if strings.Contains(text, secret) {
+				t.Errorf("a secret value appeared in %s", what)
+			}
+		}
+	}
+}
+
+// followEvents logs in with a login link of its own and reads the page's
+// event stream until the returned function is called, which returns all
+// that was read.
+func followEvents(t *testing.T, e *testenv.Env) func() string {
+	t.Helper()
+	base, cookie := e.WebLogin()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "GET", base+"/api/v1/events", nil)
+	req.AddCookie(cookie)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != 200 {
+		cancel()
+		t.Fatalf("events: %v %v", err, resp)
+	}
+	var mu sync.Mutex
+	var buf bytes.Buffer
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		b := make([]byte, 32<<10)
+		for {
+			n, err := resp.Body.Read(b)
+			mu.Lock()
+			buf.Write(b[:n])
+			mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	stop := func() string {
+		cancel()
+		resp.Body.Close()
+		<-done
+		mu.Lock()
+		defer mu.Unlock()
+		return buf.String()
+	}
+	t.Cleanup(func() { stop() })
+	return stop
+}
+
+// startKeyedServer runs an MCP server on 127.0.0.1 that refuses every
+// request without X-Api-Key: canary.
+func startKeyedServer(t *testing.T) string {
+	return testenv.KeyedServer(t, func(r *http.Request) bool { return r.Header.Get("X-Api-Key") == canary })
+}

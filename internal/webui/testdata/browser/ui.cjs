@@ -1,0 +1,259 @@
+// Drives the daemon's web page in headless Chromium (Debian's
+// /usr/bin/chromium) through playwright-core. Run by browser_test.go, which
+// starts the daemon and passes everything in the environment:
+//   LOGIN_URL     a one-time login link from `plexus ui --no-browser`
+//   (plexus is on the daemon's PATH: its example-server is the stdio server)
+//   HTTP_URL      a streamable HTTP MCP server that wants X-Api-Key: CANARY
+//   CANARY        the remote server's key; CANARY_ENV the stdio server's
+//   TOKEN         the daemon's loopback token
+//   SHOTS         where to save the screenshots
+// It prints one line per step and exits non-zero on the first failure.
+'use strict';
+const { chromium } = require('playwright-core');
+const assert = require('node:assert/strict');
+const path = require('node:path');
+
+const env = process.env;
+const T = 30000; // generous: two shared cores, other tests running
+
+function step(name) { console.log('ok ' + name); }
+
+async function main() {
+  const browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync'],
+  });
+  const context = await browser.newContext({ viewport: { width: 1100, height: 1000 } });
+  const page = await context.newPage();
+  page.setDefaultTimeout(T);
+  page.on('dialog', (d) => d.accept());
+  const consoleErrors = [];
+  page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()); });
+  page.on('pageerror', (e) => consoleErrors.push(String(e)));
+
+  // Every response body the browser receives (the event stream is checked
+  // by the Go test, which follows it for the whole run).
+  const bodies = [];
+  const pending = [];
+  page.on('response', (resp) => {
+    if ((resp.headers()['content-type'] || '').startsWith('text/event-stream')) return;
+    pending.push(resp.body().then((b) => bodies.push({ url: resp.url(), body: b.toString('utf8') }), () => {}));
+  });
+
+  try {
+    await run(page);
+  } catch (e) {
+    await page.screenshot({ path: path.join(env.FAILSHOT || '/tmp', 'webui-failure.png'), fullPage: true }).catch(() => {});
+    console.log('page text at failure:\n' + (await page.locator('body').innerText().catch(() => '?')));
+    throw e;
+  }
+
+  await Promise.all(pending);
+  assert.ok(bodies.length > 20, 'captured ' + bodies.length + ' responses');
+  for (const b of bodies) {
+    for (const secret of [env.CANARY, env.CANARY_ENV, env.TOKEN]) {
+      assert.ok(!b.body.includes(secret), 'a secret value appeared in the response of ' + b.url);
+    }
+  }
+  step('no secret value in any of ' + bodies.length + ' response bodies');
+  assert.deepEqual(consoleErrors.filter((e) => !/status of (401|404|409|400|503)/.test(e)), [], 'console errors');
+  step('no script errors, no CSP violations');
+  await browser.close();
+}
+
+const card = (page, name) => page.locator('#servers > li[data-name="' + name + '"]');
+const button = (page, name, label) => card(page, name).getByRole('button', { name: label, exact: true });
+
+async function waitState(page, name, state) {
+  await page.waitForSelector('#servers > li[data-name="' + name + '"][data-state="' + state + '"]', { timeout: T });
+}
+
+async function fillServer(page, { name, type, command, url, rows, call }) {
+  await page.fill('#f-name', name);
+  await page.check('input[name="type"][value="' + type + '"]');
+  if (command !== undefined) await page.fill('#f-command', command);
+  if (url !== undefined) await page.fill('#f-url', url);
+  for (const r of rows || []) {
+    await page.click('#add-row');
+    const tr = page.locator('#f-rows tr').last();
+    await tr.locator('.r-name').fill(r.name);
+    await tr.locator('.r-var').fill(r.ref);
+    await tr.locator('.r-value').fill(r.value);
+  }
+  if (call !== undefined) await page.fill('#f-call', call);
+}
+
+async function run(page) {
+  const base = new URL(env.LOGIN_URL).origin;
+
+  // Not logged in: the page says how to get in.
+  await page.goto(base + '/');
+  await page.waitForSelector('#signin:not([hidden])');
+  step('without a session the page asks for `plexus ui`');
+
+  // Log in through the one-time link: the code leaves the address bar and
+  // the cookie is out of reach of scripts.
+  await page.goto(env.LOGIN_URL);
+  await page.waitForSelector('#app:not([hidden])');
+  assert.equal(page.url(), base + '/');
+  assert.equal(await page.evaluate(() => document.cookie), '', 'the session cookie is HttpOnly');
+  await page.waitForFunction(() => document.getElementById('live').textContent.startsWith('Live'));
+  step('logged in through the one-time link; live');
+
+  // Every control has a label.
+  const unlabelled = await page.evaluate(() => [...document.querySelectorAll('input, button')]
+    .filter((e) => !(e.labels && e.labels.length) && !e.getAttribute('aria-label') && !e.textContent.trim())
+    .map((e) => e.id || e.outerHTML));
+  assert.deepEqual(unlabelled, []);
+  // Keyboard: Tab reaches the add button.
+  let focused = '';
+  for (let i = 0; i < 10 && focused !== 'add'; i++) {
+    await page.keyboard.press('Tab');
+    focused = await page.evaluate(() => document.activeElement && document.activeElement.id);
+  }
+  assert.equal(focused, 'add', 'Tab reaches "Add server"');
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('#editor:not([hidden])');
+  step('every control labelled; keyboard opens the form');
+
+  // Add the stdio example server, with a managed variable.
+  await fillServer(page, { name: 'example', type: 'stdio', command: 'plexus example-server',
+    rows: [{ name: 'EXAMPLE_KEY', ref: 'EXAMPLE_KEY', value: env.CANARY_ENV }] });
+  await page.screenshot({ path: path.join(env.SHOTS, 'add-form.png'), fullPage: true });
+  await page.click('#save');
+  await page.waitForSelector('#editor', { state: 'hidden' });
+  await waitState(page, 'example', 'ready');
+  step('added a stdio server');
+
+  // Add the remote server, its key as a header.
+  await page.click('#add');
+  await fillServer(page, { name: 'remote', type: 'http', url: env.HTTP_URL,
+    rows: [{ name: 'X-Api-Key', ref: 'REMOTE_KEY', value: env.CANARY }] });
+  await page.click('#save');
+  await page.waitForSelector('#editor', { state: 'hidden' });
+  await waitState(page, 'remote', 'ready');
+  const remoteText = await card(page, 'remote').innerText();
+  assert.match(remoteText, /Headers\s+1: X-Api-Key/);
+  assert.match(remoteText, /Streamable HTTP/);
+  await page.waitForFunction(() => document.getElementById('secrets').textContent.includes('REMOTE_KEY'));
+  step('added an HTTP server; header names shown, values not');
+
+  // A failing add keeps the form and shows the daemon's error beside the field.
+  await page.click('#add');
+  const bad = '/nonexistent/plexus-no-such-server --port 1';
+  await fillServer(page, { name: 'broken', type: 'stdio', command: bad });
+  await page.click('#save');
+  await page.waitForFunction(() => document.getElementById('form-error').textContent !== '');
+  assert.equal(await page.isVisible('#editor'), true);
+  assert.equal(await page.inputValue('#f-name'), 'broken');
+  assert.equal(await page.inputValue('#f-command'), bad);
+  assert.notEqual(await page.textContent('#e-command'), '');
+  assert.equal(await card(page, 'broken').count(), 0);
+  await page.screenshot({ path: path.join(env.SHOTS, 'error-state.png'), fullPage: true });
+  step('a failing add keeps the form and shows: ' + (await page.textContent('#form-error')).slice(0, 120));
+
+  // A wrong key for the remote server is refused as well: strict saves.
+  await page.click('#cancel');
+  await page.click('#add');
+  await fillServer(page, { name: 'wrongkey', type: 'http', url: env.HTTP_URL,
+    rows: [{ name: 'X-Api-Key', ref: 'WRONG_KEY', value: 'not-the-key' }] });
+  await page.click('#save');
+  await page.waitForFunction(() => document.getElementById('e-url').textContent !== '');
+  await page.click('#cancel');
+  step('a remote server that refuses the key is not saved: ' + (await page.textContent('#e-url')).slice(0, 100));
+
+  await page.screenshot({ path: path.join(env.SHOTS, 'servers.png'), fullPage: true });
+
+  // Edit with a blank secret: the stored key is kept (the server wants it).
+  await button(page, 'remote', 'Edit').click();
+  await page.waitForFunction(() => document.getElementById('f-name').value === 'remote');
+  assert.equal(await page.locator('#f-rows .r-value').first().inputValue(), '', 'secret values are never filled in');
+  await page.fill('#f-call', '15000');
+  await page.click('#save');
+  await page.waitForSelector('#editor', { state: 'hidden' });
+  await waitState(page, 'remote', 'ready');
+  step('edit with a blank secret keeps the stored one');
+
+  // "-" removes it: the server then cannot connect, so the edit is refused
+  // and the stored key restored.
+  await button(page, 'remote', 'Edit').click();
+  await page.waitForFunction(() => document.getElementById('f-name').value === 'remote');
+  await page.locator('#f-rows .r-value').first().fill('-');
+  await page.click('#save');
+  await page.waitForFunction(() => document.getElementById('form-error').textContent !== '');
+  step('edit with "-" on a needed secret is refused: ' + (await page.textContent('#form-error')).slice(0, 100));
+  await page.click('#cancel');
+  await button(page, 'remote', 'Restart').click();
+  await waitState(page, 'remote', 'ready');
+  assert.match(await page.textContent('#secrets'), /REMOTE_KEY/);
+  // "-" on the stdio server's variable: the daemon's own environment has
+  // one of that name, so the server still starts and the stored one goes.
+  await button(page, 'example', 'Edit').click();
+  await page.waitForFunction(() => document.getElementById('f-name').value === 'example');
+  await page.locator('#f-rows .r-value').first().fill('-');
+  await page.click('#save');
+  await page.waitForSelector('#editor', { state: 'hidden' });
+  await page.waitForFunction(() => !document.getElementById('secrets').textContent.includes('EXAMPLE_KEY'));
+  await waitState(page, 'example', 'ready');
+  step('edit with "-" removes the stored secret');
+
+  // OAuth login: until the route exists the daemon's error shows cleanly.
+  await button(page, 'remote', 'Log in (OAuth)').click();
+  await page.waitForFunction(() => {
+    const li = document.querySelector('#servers > li[data-name="remote"] .card-error');
+    return li && li.textContent.startsWith('log in: ');
+  });
+  step('log in shows the daemon\'s answer: ' + (await card(page, 'remote').locator('.card-error').textContent()));
+
+  // Disable and enable.
+  await button(page, 'example', 'Disable').click();
+  await waitState(page, 'example', 'disabled');
+  assert.match(await card(page, 'example').locator('[data-testid=state]').textContent(), /State: disabled/);
+  await button(page, 'example', 'Enable').click();
+  await waitState(page, 'example', 'ready');
+  step('disable and enable');
+
+  // A crash and the recovery arrive live, without reloading the page.
+  await page.evaluate(() => {
+    window.__seen = [];
+    window.__noReload = true;
+    new MutationObserver(() => {
+      const li = document.querySelector('#servers > li[data-name="example"]');
+      if (li) window.__seen.push(li.dataset.state);
+    }).observe(document.getElementById('servers'), { childList: true, subtree: true, attributes: true });
+  });
+  const pid = parseInt(await card(page, 'example').locator('[data-testid=pid]').textContent(), 10);
+  assert.ok(pid > 1);
+  process.kill(pid, 'SIGKILL');
+  await page.waitForFunction(() => window.__seen.includes('backoff'));
+  step('the crash shows live: ' + (await card(page, 'example').locator('[data-testid=state]').textContent()));
+  await page.waitForFunction((old) => {
+    const li = document.querySelector('#servers > li[data-name="example"]');
+    const p = li && li.querySelector('[data-testid=pid]');
+    return li && li.dataset.state === 'ready' && p && parseInt(p.textContent, 10) !== old;
+  }, pid, { timeout: 60000 });
+  assert.equal(await page.evaluate(() => window.__noReload), true, 'the page was not reloaded');
+  assert.match(await card(page, 'example').innerText(), /Restarts\s+1/);
+  step('the recovery shows live');
+
+  // Global request timeout.
+  await page.fill('#g-call', '45000');
+  await page.click('#settings-form button[type=submit]');
+  await page.waitForFunction(() => document.getElementById('settings-msg').textContent === 'Saved.');
+  await page.reload();
+  await page.waitForFunction(() => document.getElementById('g-call').value === '45000');
+  step('the global request timeout is saved');
+
+  // Delete, with its credentials.
+  await button(page, 'remote', 'Delete').click();
+  await page.waitForFunction(() => !document.querySelector('#servers > li[data-name="remote"]'));
+  await page.waitForFunction(() => !document.getElementById('secrets').textContent.includes('REMOTE_KEY'));
+  step('delete removes the server and its secret');
+}
+
+main().catch((e) => {
+  console.error('FAIL', e && e.stack || e);
+  process.exit(1);
+});
