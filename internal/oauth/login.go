@@ -78,6 +78,9 @@ func (m *Manager) StartLogin(ctx context.Context, p LoginParams, onDone func(err
 		}
 	})
 	run.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	// One request per connection: a kept-alive connection would outlive
+	// the login and could reach the next login's listener on the same port.
+	run.srv.SetKeepAlivesEnabled(false)
 	run.timer = time.AfterFunc(m.loginTTL, func() {
 		m.endRun(run, errors.New("the login expired before the browser came back: run `plexus login "+p.Server+"` again"))
 	})
