@@ -170,8 +170,17 @@ func (m *Manager) endRunLocked(run *loginRun, err error) {
 	}
 	m.mu.Unlock()
 	run.timer.Stop()
-	// Close from another goroutine: this may run inside the listener's handler.
-	go run.srv.Close()
+	// Shut down from another goroutine: this may run inside the listener's
+	// handler, whose answer must still reach the browser.
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if run.srv.Shutdown(ctx) != nil {
+			run.srv.Close()
+		}
+	}()
 	m.changed(server)
 }
 
