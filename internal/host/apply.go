@@ -187,7 +187,9 @@ func (h *Host) commitServer(ctx context.Context, name string, next *config.File,
 	if run && prepErr == nil && !noVerify {
 		// A server that asks for an OAuth login is saved all the same: the
 		// login needs it saved, and its status says what to do.
-		if err := srv.Start(ctx); err != nil && !h.needsLogin(name, err) {
+		// A server with credentials of its own (an API key header) that
+		// answers 401 has the wrong key: that is refused as before.
+		if err := srv.Start(ctx); err != nil && !(h.needsLogin(name, err) && (len(sc.Headers) == 0 || sc.OAuth != nil)) {
 			srv.Stop()
 			return 0, &StartError{Server: name, Err: err, Stderr: srv.Status().Stderr}
 		}

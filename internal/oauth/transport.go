@@ -54,6 +54,8 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return resp, err
 	}
 	switch resp.StatusCode {
+	case http.StatusOK, http.StatusAccepted:
+		t.m.clearNeedsLogin(t.server) // the server takes what Plexus sends
 	case http.StatusUnauthorized:
 		if tok != "" && !t.m.isCurrent(t.server, tok) {
 			break // refreshed meanwhile: the answer is about an old token
@@ -79,4 +81,19 @@ func (m *Manager) isCurrent(server, access string) bool {
 	defer m.mu.Unlock()
 	_, e := m.f.byServer(server)
 	return e != nil && e.Token != nil && e.Token.Access == access
+}
+
+// clearNeedsLogin forgets a need for a login once the server accepts
+// requests again (it answered 401 only for a while, say).
+func (m *Manager) clearNeedsLogin(server string) {
+	m.mu.Lock()
+	st := m.servers[server]
+	was := st != nil && st.needsLogin
+	if was {
+		st.needsLogin, st.reason = false, ""
+	}
+	m.mu.Unlock()
+	if was {
+		m.changed(server)
+	}
 }
