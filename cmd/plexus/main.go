@@ -13,6 +13,7 @@ import (
 
 	"github.com/plexus-mcp/plexus/internal/cli"
 	"github.com/plexus-mcp/plexus/internal/client"
+	"github.com/plexus-mcp/plexus/internal/conformanceclient"
 	"github.com/plexus-mcp/plexus/internal/daemon"
 	"github.com/plexus-mcp/plexus/internal/exampleserver"
 	"github.com/plexus-mcp/plexus/internal/upstream"
@@ -25,6 +26,9 @@ const shimCommand = "__plexus-shim"
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == shimCommand {
 		os.Exit(upstream.ShimMain(os.Args[2:]))
+	}
+	if len(os.Args) > 1 && os.Args[1] == conformanceclient.Command {
+		os.Exit(conformanceclient.Main(os.Args[2:], os.Stderr))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

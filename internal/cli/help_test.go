@@ -22,6 +22,7 @@ func TestHelpGolden(t *testing.T) {
 		{"help-logs.golden", []string{"logs", "--help"}},
 		{"help-events.golden", []string{"events", "--help"}},
 		{"help-status.golden", []string{"status", "--help"}},
+		{"help-login.golden", []string{"login", "--help"}},
 		{"help-import.golden", []string{"import", "--help"}},
 		{"help-export.golden", []string{"export", "--help"}},
 		{"help-accept.golden", []string{"accept", "--help"}},

@@ -157,6 +157,9 @@ func summary(s *apitype.ServerStatus) string {
 	if s.NeedsApproval {
 		return stateNeedsApproval + ": " + oneLine(approvalReason(*s))
 	}
+	if s.Auth != nil && s.Auth.NeedsLogin && s.State != apitype.StateReady {
+		return "needs login: run `plexus login " + s.Name + "`"
+	}
 	switch st := stateWord(*s); st {
 	case apitype.StateReady:
 		return fmt.Sprintf("%s, %s", st, plural(s.Tools, "tool")) + heldSuffix(*s)

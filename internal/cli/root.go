@@ -59,7 +59,8 @@ warnings and progress to stderr; --json prints stable JSON for scripts.`,
 	}
 	add(groupDaemon, a.daemonCommand(), a.statusCommand(), a.reloadCommand(), a.eventsCommand())
 	add(groupServers, a.lsCommand(), a.addCommand(), a.editCommand(), a.rmCommand(),
-		a.enableCommand(true), a.enableCommand(false), a.restartCommand(), a.logsCommand())
+		a.enableCommand(true), a.enableCommand(false), a.restartCommand(), a.logsCommand(),
+		a.loginCommand(), a.logoutCommand())
 	add(groupServers, a.importCommand(), a.exportCommand())
 	add(groupServers, a.acceptCommand(), a.approveCommand())
 	add(groupCatalog, a.toolsCommand(), a.callCommand(), a.resourcesCommand(), a.promptsCommand())

@@ -62,9 +62,9 @@ func checkURLTemplate(raw string) error {
 	return CheckURL(probe)
 }
 
-// checkOAuthURL adds OAuth 2.1's rule to CheckURL: endpoints use https,
+// CheckOAuthURL adds OAuth 2.1's rule to CheckURL: endpoints use https,
 // except on the loopback interface where the traffic never leaves the host.
-func checkOAuthURL(raw string) error {
+func CheckOAuthURL(raw string) error {
 	if err := CheckURL(raw); err != nil {
 		return err
 	}

@@ -184,7 +184,7 @@ func validateOAuth(ps *problems, p string, o OAuth) {
 		if u == "" {
 			continue
 		}
-		if err := checkOAuthURL(u); err != nil {
+		if err := CheckOAuthURL(u); err != nil {
 			ps.add(at(key), err.Error())
 		}
 	}

@@ -185,7 +185,11 @@ func (h *Host) commitServer(ctx context.Context, name string, next *config.File,
 		return 0, prepErr // a missing variable: nothing saved
 	}
 	if run && prepErr == nil && !noVerify {
-		if err := srv.Start(ctx); err != nil {
+		// A server that asks for an OAuth login is saved all the same: the
+		// login needs it saved, and its status says what to do.
+		// A server with credentials of its own (an API key header) that
+		// answers 401 has the wrong key: that is refused as before.
+		if err := srv.Start(ctx); err != nil && !(h.needsLogin(name, err) && (len(sc.Headers) == 0 || sc.OAuth != nil)) {
 			srv.Stop()
 			return 0, &StartError{Server: name, Err: err, Stderr: srv.Status().Stderr}
 		}
@@ -256,6 +260,12 @@ func (h *Host) DeleteServer(name string, based int64) (int64, error) {
 	// never a server without its secret.
 	if err := h.dropOwnedSecrets(name, next); err != nil {
 		return rev, fmt.Errorf("server %s was removed, but its secrets were not: %w", name, err)
+	}
+	// And its OAuth tokens and registration (R-API-3).
+	if h.oauth != nil {
+		if err := h.oauth.Forget(name); err != nil {
+			return rev, fmt.Errorf("server %s was removed, but its OAuth tokens were not: %w", name, err)
+		}
 	}
 	return rev, nil
 }

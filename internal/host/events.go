@@ -75,7 +75,7 @@ func (h *Host) emitChangesLocked(s *snapshot) {
 	}
 	for _, name := range s.names {
 		st := s.status(name)
-		fp := fmt.Sprint(st.State, "|", st.LastError, "|", st.Tools, "|", st.Restarts, "|", st.CrashLooping, "|", st.NextTryAt, "|", st.PID, "|", heldSignature(st))
+		fp := fmt.Sprint(st.State, "|", st.LastError, "|", st.Tools, "|", st.Restarts, "|", st.CrashLooping, "|", st.NextTryAt, "|", st.PID, "|", heldSignature(st), "|", authSignature(st.Auth))
 		if h.announced[name] == fp {
 			continue
 		}
@@ -118,4 +118,13 @@ func (h *Host) EndSubscriptions() {
 		delete(b.subs, id)
 		close(ch)
 	}
+}
+
+// authSignature is what of a server's OAuth state is announced when it
+// changes: a login needed, started, failed or done, a new token.
+func authSignature(a *apitype.AuthStatus) string {
+	if a == nil {
+		return ""
+	}
+	return fmt.Sprint(a.NeedsLogin, a.LoggedIn, a.Login, a.LoginError, a.ExpiresAt, a.Issuer)
 }

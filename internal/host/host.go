@@ -16,8 +16,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/plexus-mcp/plexus/internal/apitype"
 	"github.com/plexus-mcp/plexus/internal/catalog"
 	"github.com/plexus-mcp/plexus/internal/config"
+	"github.com/plexus-mcp/plexus/internal/oauth"
 	"github.com/plexus-mcp/plexus/internal/pins"
 	"github.com/plexus-mcp/plexus/internal/store"
 	"github.com/plexus-mcp/plexus/internal/supervisor"
@@ -37,6 +39,9 @@ type Options struct {
 	// Pins record approved servers and accepted tools (R-CAT-6); nil opens
 	// them from the store's home.
 	Pins *pins.Store
+	// OAuth holds the logins of remote servers (R-AUTH); nil opens
+	// oauth.json in the store's home. The host closes it.
+	OAuth *oauth.Manager
 }
 
 // CallObserver is told the outcome and duration of every tool call:
@@ -68,6 +73,7 @@ type Host struct {
 	probes   probes
 	sessions sessions
 	pins     hostPins
+	oauth    *oauth.Manager // nil only if oauth.json could not be read
 
 	bg      sync.WaitGroup // background starts
 	started time.Time
@@ -83,6 +89,8 @@ type snapshot struct {
 	tools []catalog.Entry // sorted by name
 	// pins is what pinning decided: held tools, servers awaiting approval.
 	pins pinsView
+	// auth renders a server's OAuth state (Host.authStatus).
+	auth func(name string, sc config.Server) *apitype.AuthStatus
 }
 
 type indexed struct {
@@ -100,6 +108,17 @@ func New(opts Options) *Host {
 	}
 	h := &Host{opts: opts, log: opts.Logger, servers: map[string]*supervisor.Server{}, cfg: &config.File{}, started: time.Now()}
 	h.pins.store = openPins(opts)
+	h.oauth = opts.OAuth
+	if h.oauth == nil {
+		m, err := oauth.Open(oauth.Options{Home: opts.Store.Home(), Logger: opts.Logger.With("component", "oauth")})
+		if err != nil {
+			h.log.Error("OAuth logins are unavailable", "err", err)
+		}
+		h.oauth = m
+	}
+	if h.oauth != nil {
+		h.oauth.SetOnChange(func(string) { h.publish() })
+	}
 	h.snap.Store(&snapshot{cfg: h.cfg, servers: map[string]*supervisor.Server{}, index: map[string]indexed{}})
 	return h
 }
@@ -167,6 +186,9 @@ func (h *Host) Close() {
 		go func() { defer wg.Done(); s.Stop() }()
 	}
 	wg.Wait()
+	if h.oauth != nil {
+		h.oauth.Close()
+	}
 	h.bg.Wait()
 	h.publish()
 }
@@ -176,7 +198,7 @@ func (h *Host) Close() {
 func (h *Host) publish() {
 	h.serversMu.Lock()
 	defer h.serversMu.Unlock()
-	s := &snapshot{cfg: h.cfg, servers: make(map[string]*supervisor.Server, len(h.servers)), index: map[string]indexed{}}
+	s := &snapshot{cfg: h.cfg, servers: make(map[string]*supervisor.Server, len(h.servers)), index: map[string]indexed{}, auth: h.authStatus}
 	for name, srv := range h.servers {
 		s.servers[name] = srv
 		s.names = append(s.names, name)

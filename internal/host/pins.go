@@ -281,6 +281,9 @@ func (h *Host) offered(snap *snapshot, name string, srv *supervisor.Server) []ca
 func (s *snapshot) status(name string) apitype.ServerStatus {
 	srv := s.servers[name]
 	st := serverStatus(srv)
+	if s.auth != nil {
+		st.Auth = s.auth(name, srv.Config())
+	}
 	d, ok := s.pins.decisions[name]
 	if !ok {
 		return st

@@ -95,6 +95,7 @@ func (h *Host) resolve(name string, sc config.Server, cfg *config.File, lookup f
 			}
 			spec.Headers.Set("Authorization", "Bearer "+tok)
 		}
+		h.authorize(&spec, sc)
 	}
 	spec.Secrets = secrets
 	return spec, nil

@@ -35,8 +35,12 @@ func classify(err error) (int, apitype.ErrorBody) {
 		approval *host.ApprovalError
 		notHeld  *pins.NotHeldError
 		changed  *pins.ChangedError
+		login    *host.LoginError
 	)
 	switch {
+	case errors.As(err, &login):
+		return http.StatusBadGateway, apitype.ErrorBody{Code: apitype.CodeUpstream, Message: err.Error(),
+			Hint: "check the server's URL and OAuth settings (`plexus edit " + login.Server + "`), then run `plexus login " + login.Server + "` again"}
 	case errors.As(err, &approval):
 		return http.StatusConflict, apitype.ErrorBody{Code: apitype.CodeConflict, Message: err.Error(),
 			Hint: "review its command or URL and approve it with `plexus approve " + approval.Server + "`"}

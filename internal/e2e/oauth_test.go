@@ -1,0 +1,187 @@
+package e2e
+
+import (
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/plexus-mcp/plexus/internal/testenv"
+	"github.com/plexus-mcp/plexus/internal/testenv/authserver"
+)
+
+// browser is a test-controlled BROWSER: a script that records the URL it
+// was given. The test then plays the person: it opens the URL, and the
+// authorization server redirects to the daemon's loopback listener.
+func browser(t *testing.T) (script, record string) {
+	dir := t.TempDir()
+	record = filepath.Join(dir, "opened")
+	script = filepath.Join(dir, "browser")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\nprintf '%s\\n' \"$1\" >> '"+record+"'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return script, record
+}
+
+// approveInBrowser waits for the opener to have run, then opens its URL.
+func approveInBrowser(t *testing.T, record string) <-chan error {
+	done := make(chan error, 1)
+	go func() {
+		deadline := time.Now().Add(60 * time.Second)
+		for time.Now().Before(deadline) {
+			data, _ := os.ReadFile(record)
+			if u := strings.TrimSpace(string(data)); u != "" {
+				os.Remove(record)
+				resp, err := http.Get(u)
+				if err == nil {
+					resp.Body.Close()
+				}
+				done <- err
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		done <- os.ErrDeadlineExceeded
+	}()
+	return done
+}
+
+func callEcho(t *testing.T, e *testenv.Env, name string) {
+	t.Helper()
+	tool := toolNamed(t, tools(t, e, "--server", name), name, "echo")
+	out := e.MustRun("call", tool.Name, `{"text":"through oauth"}`)
+	mustContain(t, "call", out, "through oauth")
+}
+
+func TestOAuthLoginSurvivesExpiryAndRestart(t *testing.T) {
+	// Access tokens live 61 s and are refreshed 60 s before they expire:
+	// after a second every use needs a refresh.
+	as := authserver.Start(t, authserver.Options{AccessTTL: 61 * time.Second, Scopes: []string{"read"}})
+	e := testenv.New(t)
+	script, record := browser(t)
+	e.ExtraEnv = []string{"BROWSER=" + script}
+	e.StartDaemon()
+
+	out := e.MustRun("add", "srv", as.MCPURL)
+	mustContain(t, "add", out, "needs login")
+	if st := servers(t, e)["srv"]; st.Auth == nil || !st.Auth.NeedsLogin {
+		t.Fatalf("status before login: %+v", st.Auth)
+	}
+
+	done := approveInBrowser(t, record)
+	r := e.Run("", "login", "srv")
+	if r.Code != 0 {
+		t.Fatalf("login: %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("browser: %v", err)
+	}
+	mustContain(t, "login", r.Stdout, "logged in to srv (ready")
+	st := waitState(t, e, "srv", "ready", 20*time.Second)
+	if st.Auth == nil || !st.Auth.LoggedIn || st.Auth.Issuer != as.URL || st.Auth.ExpiresAt == nil {
+		t.Fatalf("status after login: %+v", st.Auth)
+	}
+	callEcho(t, e, "srv")
+
+	time.Sleep(1500 * time.Millisecond) // into the refresh window
+	before := as.Refreshes.Load()
+	callEcho(t, e, "srv")
+	if as.Refreshes.Load() <= before {
+		t.Fatal("no refresh before expiry")
+	}
+
+	e.StopDaemon()
+	e.StartDaemon()
+	waitState(t, e, "srv", "ready", 20*time.Second)
+	callEcho(t, e, "srv")
+
+	// Canaries: nothing Plexus holds for the login shows anywhere else.
+	raw, err := os.ReadFile(filepath.Join(e.Home, "oauth.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := mode(t, filepath.Join(e.Home, "oauth.json")); m != 0o600 {
+		t.Errorf("oauth.json mode %o", m)
+	}
+	var f struct {
+		Entries map[string]struct {
+			Client struct{ Secret string }
+			Token  struct{ Access, Refresh string }
+		}
+	}
+	if err := json.Unmarshal(raw, &f); err != nil {
+		t.Fatal(err)
+	}
+	var secrets []string
+	for _, en := range f.Entries {
+		secrets = append(secrets, en.Client.Secret, en.Token.Access, en.Token.Refresh)
+	}
+	if len(secrets) != 3 || slicesHasEmpty(secrets) {
+		t.Fatalf("expected a client secret and two tokens in oauth.json")
+	}
+	logs, _ := os.ReadFile(filepath.Join(e.Home, "logs.jsonl"))
+	outputs := map[string]string{
+		"status": e.MustRun("status", "--json"), "ls": e.MustRun("ls", "--json"), "logs.jsonl": string(logs),
+		"daemon output": e.DaemonOutput(), "login": r.Stdout + r.Stderr,
+	}
+	for what, text := range outputs {
+		for _, s := range secrets {
+			if strings.Contains(text, s) {
+				t.Errorf("%s shows a token or the client secret", what)
+			}
+		}
+	}
+
+	out = e.MustRun("logout", "srv")
+	mustContain(t, "logout", out, "logged out of srv")
+	raw, _ = os.ReadFile(filepath.Join(e.Home, "oauth.json"))
+	for _, s := range secrets {
+		if strings.Contains(string(raw), s) {
+			t.Fatal("logout left a token or the registration in oauth.json")
+		}
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		st := servers(t, e)["srv"]
+		if st.Auth != nil && st.Auth.NeedsLogin && !st.Auth.LoggedIn {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after logout: %s %+v", st.State, st.Auth)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestOAuthMaliciousAuthorizationEndpointRunsNothing(t *testing.T) {
+	pwned := filepath.Join(t.TempDir(), "pwned")
+	as := authserver.Start(t, authserver.Options{AuthorizationEndpoint: "https://evil.example/a;touch${IFS}" + pwned})
+	e := testenv.New(t)
+	script, record := browser(t)
+	e.ExtraEnv = []string{"BROWSER=" + script}
+	e.StartDaemon()
+	e.MustRun("add", "evil", as.MCPURL)
+	r := e.Run("", "login", "evil")
+	if r.Code == 0 {
+		t.Fatalf("login with a malicious endpoint succeeded:\n%s", r.Stdout)
+	}
+	mustContain(t, "login error", r.Stderr, "authorization_endpoint")
+	if _, err := os.Stat(record); err == nil {
+		t.Error("the browser was opened")
+	}
+	if _, err := os.Stat(pwned); err == nil {
+		t.Error("the endpoint's command ran")
+	}
+}
+
+func slicesHasEmpty(ss []string) bool {
+	for _, s := range ss {
+		if s == "" {
+			return true
+		}
+	}
+	return false
+}

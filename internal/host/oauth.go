@@ -1,0 +1,166 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/plexus-mcp/plexus/internal/apitype"
+	"github.com/plexus-mcp/plexus/internal/config"
+	"github.com/plexus-mcp/plexus/internal/oauth"
+	"github.com/plexus-mcp/plexus/internal/upstream"
+)
+
+// usesOAuth reports whether Plexus authorizes requests to sc itself: a
+// remote server with no Authorization of its own configured.
+func usesOAuth(sc config.Server) bool {
+	if sc.Type == config.TypeStdio || sc.BearerTokenEnvVar != "" {
+		return false
+	}
+	for k := range sc.Headers {
+		if http.CanonicalHeaderKey(k) == "Authorization" {
+			return false
+		}
+	}
+	return true
+}
+
+// authorize puts the OAuth transport under spec's HTTP client: requests to
+// the server carry the login's token, never another.
+func (h *Host) authorize(spec *upstream.Spec, sc config.Server) {
+	if h.oauth == nil || !usesOAuth(sc) {
+		return
+	}
+	spec.HTTPClient = &http.Client{Transport: h.oauth.Transport(spec.Name, spec.URL, nil)}
+}
+
+// authStatus is server name's OAuth state for the API, or nil for a server
+// that does not use OAuth.
+func (h *Host) authStatus(name string, sc config.Server) *apitype.AuthStatus {
+	if h.oauth == nil || !usesOAuth(sc) {
+		return nil
+	}
+	s := h.oauth.Status(name)
+	if !s.Known && sc.OAuth == nil {
+		return nil
+	}
+	out := &apitype.AuthStatus{NeedsLogin: s.NeedsLogin, LoggedIn: s.LoggedIn, Issuer: s.Issuer, Scopes: s.Scopes,
+		Login: s.Login, LoginError: s.LoginError}
+	if !s.ExpiresAt.IsZero() {
+		t := s.ExpiresAt
+		out.ExpiresAt = &t
+	}
+	return out
+}
+
+// needsLogin reports whether a failed start is a server waiting for an
+// OAuth login: such a server is saved (and shown as needing a login), not
+// refused.
+func (h *Host) needsLogin(name string, err error) bool {
+	return h.oauth != nil && (h.oauth.NeedsLogin(name) || errors.Is(err, oauth.ErrNeedsLogin))
+}
+
+// loginParams resolves what a login of name needs.
+func (h *Host) loginParams(name string) (oauth.LoginParams, error) {
+	snap := h.snap.Load()
+	srv, ok := snap.servers[name]
+	if !ok {
+		return oauth.LoginParams{}, &NotFoundError{What: "server", Name: name}
+	}
+	sc := srv.Config()
+	if h.oauth == nil || !usesOAuth(sc) {
+		return oauth.LoginParams{}, fmt.Errorf("%s does not use OAuth: only a remote server without its own Authorization header or bearerTokenEnvVar logs in", name)
+	}
+	spec, err := h.resolve(name, sc, snap.cfg, h.lookup)
+	if err != nil {
+		return oauth.LoginParams{}, err
+	}
+	p := oauth.LoginParams{Server: name, URL: spec.URL}
+	if o := sc.OAuth; o != nil {
+		p.Manual = &oauth.Manual{ClientID: o.ClientID, AuthURL: o.AuthURL, TokenURL: o.TokenURL, Scopes: o.Scopes}
+		if o.ClientSecret != nil {
+			v, ok := h.lookup(o.ClientSecret.Env)
+			if !ok {
+				return p, fmt.Errorf("server %s: oauth.clientSecret: %w", name, &config.MissingVarError{Name: o.ClientSecret.Env})
+			}
+			p.Manual.ClientSecret = v
+		}
+	}
+	return p, nil
+}
+
+// Login starts an OAuth login of server name (R-AUTH-1): the daemon listens
+// for the browser's redirect on 127.0.0.1; once it arrives the server is
+// started again with its new token.
+func (h *Host) Login(ctx context.Context, name string) (*apitype.LoginStart, error) {
+	p, err := h.loginParams(name)
+	if err != nil {
+		return nil, err
+	}
+	pd, err := h.oauth.StartLogin(ctx, p, func(err error) {
+		if err == nil {
+			h.afterLogin(name)
+		}
+	})
+	if err != nil {
+		return nil, &LoginError{Server: name, Err: err}
+	}
+	return &apitype.LoginStart{Server: name, AuthURL: pd.AuthURL, RedirectURI: pd.RedirectURI, ExpiresAt: pd.Expires}, nil
+}
+
+// CompleteLogin completes name's login with a pasted redirect URL and
+// restarts the server.
+func (h *Host) CompleteLogin(ctx context.Context, name, redirected string) error {
+	if h.oauth == nil {
+		return fmt.Errorf("%s does not use OAuth", name)
+	}
+	if err := h.oauth.CompleteLogin(ctx, name, redirected); err != nil {
+		return &LoginError{Server: name, Err: err}
+	}
+	return h.restartAuthorized(ctx, name)
+}
+
+// Logout forgets name's tokens and registration (R-AUTH-2) and restarts the
+// server, which then asks for a login.
+func (h *Host) Logout(ctx context.Context, name string) error {
+	if _, err := h.loginParams(name); err != nil {
+		return err
+	}
+	if err := h.oauth.Logout(name); err != nil {
+		return err
+	}
+	h.afterLogin(name)
+	return nil
+}
+
+// afterLogin restarts name in the background, owned by h.bg.
+func (h *Host) afterLogin(name string) {
+	h.bg.Add(1)
+	go func() {
+		defer h.bg.Done()
+		if err := h.restartAuthorized(context.Background(), name); err != nil {
+			h.log.Warn("server did not start after the login changed", "server", name, "err", err)
+		}
+	}()
+}
+
+// restartAuthorized starts name afresh with its current login.
+func (h *Host) restartAuthorized(ctx context.Context, name string) error {
+	err := h.Restart(ctx, name)
+	var se *StartError
+	if errors.As(err, &se) && h.needsLogin(name, se.Err) {
+		return nil // logged out: the status says a login is needed
+	}
+	return err
+}
+
+// LoginError is a login that could not start or complete; the message says
+// why and never holds a token or secret.
+type LoginError struct {
+	Server string
+	Err    error
+}
+
+func (e *LoginError) Error() string { return fmt.Sprintf("login to %s: %v", e.Server, e.Err) }
+func (e *LoginError) Unwrap() error { return e.Err }

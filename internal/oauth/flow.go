@@ -1,0 +1,349 @@
+package oauth
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+	"golang.org/x/oauth2"
+)
+
+// LoginParams say what to log in to.
+type LoginParams struct {
+	Server string // the server's name in Plexus
+	URL    string // the MCP endpoint: the protected resource
+	// Challenge holds the WWW-Authenticate headers of the answer that asked
+	// for authorization, if any.
+	Challenge []string
+	Manual    *Manual
+	// RedirectURI is where the browser returns: a loopback listener.
+	RedirectURI string
+}
+
+// Pending is a login waiting for the browser's redirect. It holds the PKCE
+// verifier and the state: it never leaves the process.
+type Pending struct {
+	Server      string
+	AuthURL     string // the URL a person opens
+	RedirectURI string
+	Expires     time.Time
+
+	state    string
+	verifier string
+	e        *entry // without a token yet
+}
+
+// begin runs discovery and registration and builds the authorization URL.
+func (m *Manager) begin(ctx context.Context, p LoginParams, extraScopes []string) (*Pending, error) {
+	md, err := discover(ctx, m.hc, p.URL, parseChallenge(p.Challenge), p.Manual)
+	if err != nil {
+		return nil, err
+	}
+	prev := m.entryFor(p.Server)
+	cl, err := m.identify(ctx, md, p, prev)
+	if err != nil {
+		return nil, err
+	}
+	scopes := md.scopes
+	if prev != nil && prev.Issuer == md.issuer {
+		// Step-up keeps what was granted before (SEP-2350).
+		scopes = union(prev.Scopes, scopes)
+	}
+	scopes = union(scopes, extraScopes)
+	// SEP-2207: a client that stores refresh tokens asks for offline_access
+	// where the authorization server offers it.
+	if slices.Contains(md.asm.ScopesSupported, "offline_access") && !slices.Contains(scopes, "offline_access") {
+		scopes = append(scopes, "offline_access")
+	}
+	e := &entry{
+		Server:       p.Server,
+		Issuer:       md.issuer,
+		Resource:     md.resource,
+		AuthURL:      md.asm.AuthorizationEndpoint,
+		TokenURL:     md.asm.TokenEndpoint,
+		IssSupported: md.asm.AuthorizationResponseIssParameterSupported,
+		Client:       *cl,
+		Scopes:       scopes,
+	}
+	pd := &Pending{
+		Server:      p.Server,
+		RedirectURI: p.RedirectURI,
+		Expires:     m.now().Add(m.loginTTL),
+		state:       rand.Text(),
+		verifier:    oauth2.GenerateVerifier(),
+		e:           e,
+	}
+	au, err := url.Parse(e.AuthURL)
+	if err != nil {
+		return nil, errors.New("the authorization endpoint is not a valid URL")
+	}
+	q := au.Query()
+	q.Set("response_type", "code")
+	q.Set("client_id", cl.ID)
+	q.Set("redirect_uri", p.RedirectURI)
+	q.Set("state", pd.state)
+	q.Set("code_challenge", oauth2.S256ChallengeFromVerifier(pd.verifier))
+	q.Set("code_challenge_method", "S256")
+	q.Set("resource", md.resource)
+	if len(scopes) > 0 {
+		q.Set("scope", strings.Join(scopes, " "))
+	}
+	au.RawQuery = q.Encode()
+	pd.AuthURL = au.String()
+	return pd, nil
+}
+
+// identify picks the client identity in the order of R-AUTH-1:
+// pre-registered (the server's oauth.clientId) → a client ID metadata
+// document (if Plexus has one hosted and the server supports it) → the
+// registration kept from before → dynamic registration (RFC 7591).
+func (m *Manager) identify(ctx context.Context, md *metadata, p LoginParams, prev *entry) (*client, error) {
+	asm := md.asm
+	if p.Manual != nil && p.Manual.ClientID != "" {
+		c := &client{ID: p.Manual.ClientID, Secret: p.Manual.ClientSecret, Kind: "preregistered", AuthMethod: "none"}
+		if c.Secret != "" {
+			c.AuthMethod = preferredSecretMethod(asm.TokenEndpointAuthMethodsSupported)
+		}
+		return c, nil
+	}
+	if m.metadataDocumentURL != "" && asm.ClientIDMetadataDocumentSupported {
+		return &client{ID: m.metadataDocumentURL, Kind: "metadata-document", AuthMethod: "none"}, nil
+	}
+	if prev != nil && prev.Issuer == md.issuer && prev.Client.Kind == "dynamic" && slices.Contains(prev.Client.RedirectURIs, p.RedirectURI) {
+		c := prev.Client
+		return &c, nil
+	}
+	if asm.RegistrationEndpoint == "" {
+		return nil, fmt.Errorf("the authorization server %s offers no way to register Plexus (no registration_endpoint, no client ID metadata documents): set oauth.clientId (and oauth.clientSecret) for this server", md.issuer)
+	}
+	meta := &oauthex.ClientRegistrationMetadata{
+		RedirectURIs:    []string{p.RedirectURI},
+		GrantTypes:      []string{"authorization_code", "refresh_token"},
+		ResponseTypes:   []string{"code"},
+		ClientName:      "Plexus",
+		ApplicationType: "native",
+	}
+	if len(md.scopes) > 0 {
+		meta.Scope = strings.Join(md.scopes, " ")
+	}
+	reg, err := oauthex.RegisterClient(ctx, asm.RegistrationEndpoint, meta, m.hc)
+	if err != nil {
+		return nil, fmt.Errorf("registering Plexus at %s: %s", md.issuer, scrubError(err))
+	}
+	c := &client{ID: reg.ClientID, Secret: reg.ClientSecret, Kind: "dynamic", RedirectURIs: []string{p.RedirectURI}}
+	c.AuthMethod = reg.TokenEndpointAuthMethod
+	if c.AuthMethod == "" {
+		// RFC 7591 §2: the default is client_secret_basic.
+		c.AuthMethod = "client_secret_basic"
+		if c.Secret == "" {
+			c.AuthMethod = "none"
+		}
+	}
+	return c, nil
+}
+
+func preferredSecretMethod(supported []string) string {
+	for _, m := range []string{"client_secret_post", "client_secret_basic"} {
+		if slices.Contains(supported, m) {
+			return m
+		}
+	}
+	return "client_secret_basic"
+}
+
+// finish checks the redirect (error, state, iss) and exchanges the code.
+// The returned entry holds the tokens.
+func (m *Manager) finish(ctx context.Context, pd *Pending, redirected string) (*entry, error) {
+	u, err := url.Parse(strings.TrimSpace(redirected))
+	if err != nil {
+		return nil, errors.New("the redirected URL is not a valid URL: paste the whole address from the browser's address bar")
+	}
+	q := u.Query()
+	if e := q.Get("error"); e != "" {
+		msg := "the authorization server refused the login: " + shorten(e)
+		if d := q.Get("error_description"); d != "" {
+			msg += " (" + shorten(d) + ")"
+		}
+		return nil, errors.New(msg)
+	}
+	if q.Get("state") != pd.state {
+		return nil, errors.New("the redirect's state does not match this login (a stale or forged redirect): start again with `plexus login " + pd.Server + "`")
+	}
+	// RFC 9207 §2.4: when the server says it sends iss, it must be there
+	// and be the issuer; an iss that is there must match in any case.
+	iss := q.Get("iss")
+	switch {
+	case pd.e.IssSupported && iss == "":
+		return nil, errors.New("the authorization server promised an iss parameter (RFC 9207) but the redirect has none: refusing it")
+	case iss != "" && iss != pd.e.Issuer:
+		return nil, fmt.Errorf("the redirect comes from issuer %q, not %q (RFC 9207 mix-up protection): refusing it", shorten(iss), pd.e.Issuer)
+	case iss != "" && !pd.e.IssSupported:
+		return nil, errors.New("the redirect carries an iss parameter the authorization server never advertised (RFC 9207): refusing it")
+	}
+	code := q.Get("code")
+	if code == "" {
+		return nil, errors.New("the redirect carries no authorization code")
+	}
+	form := url.Values{
+		"grant_type":    {"authorization_code"},
+		"code":          {code},
+		"redirect_uri":  {pd.RedirectURI},
+		"code_verifier": {pd.verifier},
+		"resource":      {pd.e.Resource},
+	}
+	tok, scope, err := m.tokenRequest(ctx, pd.e, form)
+	if err != nil {
+		return nil, err
+	}
+	e := pd.e.clone()
+	e.Token = tok
+	if scope != nil {
+		e.Scopes = scope
+	}
+	return e, nil
+}
+
+// TokenError is an error answer of the token endpoint (RFC 6749 §5.2).
+type TokenError struct {
+	Code        string // e.g. "invalid_grant"
+	Description string
+	Status      int
+}
+
+func (e *TokenError) Error() string {
+	s := fmt.Sprintf("the token endpoint answered HTTP %d", e.Status)
+	if e.Code != "" {
+		s += ": " + e.Code
+	}
+	if e.Description != "" {
+		s += " (" + e.Description + ")"
+	}
+	return s
+}
+
+// tokenRequest posts form to the token endpoint with the client's
+// authentication and reads the token. Nothing of the answer but the error
+// code and description reaches the error.
+func (m *Manager) tokenRequest(ctx context.Context, e *entry, form url.Values) (*token, []string, error) {
+	switch e.Client.AuthMethod {
+	case "client_secret_post":
+		form.Set("client_id", e.Client.ID)
+		form.Set("client_secret", e.Client.Secret)
+	case "client_secret_basic":
+	default:
+		form.Set("client_id", e.Client.ID)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.TokenURL, strings.NewReader(form.Encode()))
+	if err != nil {
+		return nil, nil, errors.New("the token endpoint is not a valid URL")
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept", "application/json")
+	if e.Client.AuthMethod == "client_secret_basic" {
+		// RFC 6749 §2.3.1: form-encode both before the Basic encoding.
+		req.SetBasicAuth(url.QueryEscape(e.Client.ID), url.QueryEscape(e.Client.Secret))
+	}
+	resp, err := m.hc.Do(req)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reaching the token endpoint: %s", scrubError(err))
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading the token endpoint's answer: %s", scrubError(err))
+	}
+	var raw struct {
+		AccessToken  string      `json:"access_token"`
+		TokenType    string      `json:"token_type"`
+		RefreshToken string      `json:"refresh_token"`
+		ExpiresIn    json.Number `json:"expires_in"`
+		Scope        string      `json:"scope"`
+		Error        string      `json:"error"`
+		ErrorDesc    string      `json:"error_description"`
+	}
+	jsonBody := json.Unmarshal(body, &raw) == nil
+	if resp.StatusCode != http.StatusOK || raw.Error != "" {
+		te := &TokenError{Status: resp.StatusCode}
+		if jsonBody {
+			te.Code, te.Description = printable(raw.Error), printable(raw.ErrorDesc)
+		}
+		return nil, nil, te
+	}
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "application/json" || !jsonBody {
+		return nil, nil, errors.New("the token endpoint's answer is not JSON")
+	}
+	if raw.AccessToken == "" {
+		return nil, nil, errors.New("the token endpoint's answer has no access_token")
+	}
+	if raw.TokenType != "" && !strings.EqualFold(raw.TokenType, "bearer") {
+		return nil, nil, fmt.Errorf("the token endpoint issued a %q token; Plexus uses bearer tokens only", shorten(printable(raw.TokenType)))
+	}
+	t := &token{Access: raw.AccessToken, Refresh: raw.RefreshToken, Type: "Bearer"}
+	if raw.ExpiresIn != "" {
+		secs, err := raw.ExpiresIn.Int64()
+		if err != nil || secs < 0 {
+			return nil, nil, errors.New("the token endpoint's expires_in is not a number of seconds")
+		}
+		if secs > 0 {
+			t.Expiry = m.now().Add(time.Duration(secs) * time.Second)
+		}
+	}
+	var scopes []string
+	if raw.Scope != "" {
+		scopes = strings.Fields(raw.Scope)
+	}
+	return t, scopes, nil
+}
+
+// printable cuts s and drops control characters: it comes from a server.
+func printable(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if r < ' ' || r == 0x7f {
+			return -1
+		}
+		return r
+	}, s)
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
+}
+
+// scrubError keeps an error's text but not a URL's query, where a token
+// could be.
+func scrubError(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Op + " " + redactURL(ue.URL) + ": " + scrubError(ue.Err)
+	}
+	return printable(err.Error())
+}
+
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "<invalid URL>"
+	}
+	u.User, u.RawQuery, u.Fragment = nil, "", ""
+	return u.String()
+}
+
+func union(a, b []string) []string {
+	out := slices.Clone(a)
+	for _, s := range b {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}

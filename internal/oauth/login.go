@@ -1,0 +1,202 @@
+package oauth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"html"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// loginRun is one login in progress: the pending flow and its loopback
+// listener. It ends when the redirect arrives (on the listener or pasted
+// back), when it expires, or when it is replaced or stopped.
+type loginRun struct {
+	pd    *Pending
+	srv   *http.Server
+	timer *time.Timer
+
+	mu   sync.Mutex // serialises completion: whichever redirect comes first wins
+	done bool       // guarded by mu
+}
+
+func (r *loginRun) stop() {
+	r.timer.Stop()
+	r.srv.Close()
+}
+
+// StartLogin starts a login for p.Server: discovery and registration, then a
+// listener on 127.0.0.1 for the redirect (on the port registered before if
+// it is free, else a random one). It returns the URL a person opens. The
+// login ends by itself after LoginTTL. onDone (may be nil) is called on the
+// listener's goroutine once a redirect completed the login, with its result.
+func (m *Manager) StartLogin(ctx context.Context, p LoginParams, onDone func(error)) (*Pending, error) {
+	ln, err := m.listen(p.Server)
+	if err != nil {
+		return nil, fmt.Errorf("opening the loopback listener for the login: %w", err)
+	}
+	p.RedirectURI = "http://127.0.0.1:" + strconv.Itoa(ln.Addr().(*net.TCPAddr).Port) + "/callback"
+	m.mu.Lock()
+	st := m.stateLocked(p.Server)
+	if p.Challenge == nil {
+		p.Challenge = st.challenge
+	}
+	want := st.want
+	old := st.login
+	st.login, st.loginErr = nil, ""
+	m.mu.Unlock()
+	if old != nil {
+		old.stop()
+	}
+	pd, err := m.begin(ctx, p, want)
+	if err != nil {
+		ln.Close()
+		m.mu.Lock()
+		m.stateLocked(p.Server).loginErr = err.Error()
+		m.mu.Unlock()
+		m.changed(p.Server)
+		return nil, err
+	}
+	run := &loginRun{pd: pd}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /callback", func(w http.ResponseWriter, r *http.Request) {
+		err := m.complete(context.WithoutCancel(r.Context()), run, "http://"+r.Host+r.URL.RequestURI())
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		if err != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprintf(w, "<!doctype html><title>Plexus</title><p>Plexus could not log in to %s: %s</p>", html.EscapeString(p.Server), html.EscapeString(err.Error()))
+		} else {
+			fmt.Fprintf(w, "<!doctype html><title>Plexus</title><p>Plexus is logged in to %s. You can close this tab.</p>", html.EscapeString(p.Server))
+		}
+		if onDone != nil && !errors.Is(err, errLoginOver) {
+			onDone(err)
+		}
+	})
+	run.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	// One request per connection: a kept-alive connection would outlive
+	// the login and could reach the next login's listener on the same port.
+	run.srv.SetKeepAlivesEnabled(false)
+	run.timer = time.AfterFunc(m.loginTTL, func() {
+		m.endRun(run, errors.New("the login expired before the browser came back: run `plexus login "+p.Server+"` again"))
+	})
+	m.mu.Lock()
+	m.stateLocked(p.Server).login = run
+	m.mu.Unlock()
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		run.srv.Serve(ln)
+	}()
+	m.changed(p.Server)
+	return pd, nil
+}
+
+// listen opens the redirect listener, preferring the port of the
+// registration kept for server: a dynamically registered client names its
+// redirect URI, and reusing it spares a new registration.
+func (m *Manager) listen(server string) (net.Listener, error) {
+	if e := m.entryFor(server); e != nil {
+		for _, ru := range e.Client.RedirectURIs {
+			if u, err := url.Parse(ru); err == nil && u.Hostname() == "127.0.0.1" && u.Port() != "" {
+				if ln, err := net.Listen("tcp", "127.0.0.1:"+u.Port()); err == nil {
+					return ln, nil
+				}
+			}
+		}
+	}
+	return net.Listen("tcp", "127.0.0.1:0")
+}
+
+var errLoginOver = errors.New("this login is over: start a new one with `plexus login NAME`")
+
+// CompleteLogin completes server's login with the URL the browser was
+// redirected to, pasted by a person.
+func (m *Manager) CompleteLogin(ctx context.Context, server, redirected string) error {
+	m.mu.Lock()
+	var run *loginRun
+	if st := m.servers[server]; st != nil {
+		run = st.login
+	}
+	m.mu.Unlock()
+	if run == nil {
+		return fmt.Errorf("no login of %s is in progress: start one with `plexus login %s`", server, server)
+	}
+	return m.complete(ctx, run, redirected)
+}
+
+func (m *Manager) complete(ctx context.Context, run *loginRun, redirected string) error {
+	run.mu.Lock()
+	defer run.mu.Unlock()
+	if run.done {
+		return errLoginOver
+	}
+	e, err := m.finish(ctx, run.pd, redirected)
+	if err == nil {
+		err = m.store(e)
+		if err == nil {
+			m.log.Info("OAuth login completed", "server", run.pd.Server, "issuer", e.Issuer)
+		}
+	}
+	run.done = true
+	m.endRunLocked(run, err)
+	return err
+}
+
+func (m *Manager) endRun(run *loginRun, err error) {
+	run.mu.Lock()
+	defer run.mu.Unlock()
+	if run.done {
+		return
+	}
+	run.done = true
+	m.endRunLocked(run, err)
+}
+
+// endRunLocked stops run and records its outcome. run.mu is held.
+func (m *Manager) endRunLocked(run *loginRun, err error) {
+	server := run.pd.Server
+	m.mu.Lock()
+	if st := m.servers[server]; st != nil && st.login == run {
+		st.login = nil
+		st.loginErr = ""
+		if err != nil {
+			st.loginErr = err.Error()
+		}
+	}
+	m.mu.Unlock()
+	run.timer.Stop()
+	// Shut down from another goroutine: this may run inside the listener's
+	// handler, whose answer must still reach the browser.
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if run.srv.Shutdown(ctx) != nil {
+			run.srv.Close()
+		}
+	}()
+	m.changed(server)
+}
+
+// Close ends every login in progress and waits for their listeners.
+func (m *Manager) Close() {
+	m.mu.Lock()
+	var runs []*loginRun
+	for _, st := range m.servers {
+		if st.login != nil {
+			runs = append(runs, st.login)
+			st.login = nil
+		}
+	}
+	m.mu.Unlock()
+	for _, r := range runs {
+		r.stop()
+	}
+	m.wg.Wait()
+}

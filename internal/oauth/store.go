@@ -1,0 +1,141 @@
+package oauth
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/plexus-mcp/plexus/internal/atomicfile"
+)
+
+// FileName is the token store in the daemon's home: mode 0600, written only
+// by the daemon, atomically.
+const FileName = "oauth.json"
+
+// file is the content of oauth.json: one entry per issuer and resource.
+type file struct {
+	Version int               `json:"version"`
+	Entries map[string]*entry `json:"entries"`
+}
+
+// entry is what Plexus holds for one server at one authorization server.
+// It is never shown outside this package: Status is the public view.
+type entry struct {
+	Server   string `json:"server"`
+	Issuer   string `json:"issuer"`
+	Resource string `json:"resource"`
+	AuthURL  string `json:"authUrl"`
+	TokenURL string `json:"tokenUrl"`
+	// IssSupported: the server said it sends iss (RFC 9207).
+	IssSupported bool   `json:"issSupported,omitempty"`
+	Client       client `json:"client"`
+	// Scopes granted (or, if the server did not say, requested).
+	Scopes []string `json:"scopes,omitempty"`
+	Token  *token   `json:"token,omitempty"`
+}
+
+// client is the client identity at the authorization server.
+type client struct {
+	ID     string `json:"id"`
+	Secret string `json:"secret,omitempty"`
+	// AuthMethod is how the token endpoint authenticates the client:
+	// "client_secret_basic", "client_secret_post" or "none".
+	AuthMethod string `json:"authMethod,omitempty"`
+	// How it was obtained: "preregistered", "metadata-document" or "dynamic".
+	Kind         string   `json:"kind"`
+	RedirectURIs []string `json:"redirectUris,omitempty"`
+}
+
+type token struct {
+	Access  string    `json:"access"`
+	Refresh string    `json:"refresh,omitempty"`
+	Type    string    `json:"type,omitempty"`
+	Expiry  time.Time `json:"expiry,omitzero"`
+}
+
+func key(issuer, resource string) string { return issuer + " " + resource }
+
+func (e *entry) clone() *entry {
+	c := *e
+	c.Scopes = slices.Clone(e.Scopes)
+	c.Client.RedirectURIs = slices.Clone(e.Client.RedirectURIs)
+	if e.Token != nil {
+		t := *e.Token
+		c.Token = &t
+	}
+	return &c
+}
+
+// decodeFile reads oauth.json strictly. Errors never quote the content: it
+// holds tokens.
+func decodeFile(data []byte) (*file, error) {
+	f := &file{Version: 1, Entries: map[string]*entry{}}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return f, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(f); err != nil {
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &se):
+			return nil, fmt.Errorf("%s is not valid JSON (at byte %d)", FileName, se.Offset)
+		case errors.As(err, &te):
+			return nil, fmt.Errorf("%s: %s has the wrong type", FileName, te.Field)
+		}
+		return nil, fmt.Errorf("%s is not valid: unknown key or malformed content", FileName)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("%s is not valid: trailing data after the top-level object", FileName)
+	}
+	if f.Version != 1 {
+		return nil, fmt.Errorf("%s: unsupported version %d", FileName, f.Version)
+	}
+	if f.Entries == nil {
+		f.Entries = map[string]*entry{}
+	}
+	for k, e := range f.Entries {
+		if e == nil || e.Server == "" || k != key(e.Issuer, e.Resource) {
+			return nil, fmt.Errorf("%s: an entry does not match its key", FileName)
+		}
+	}
+	return f, nil
+}
+
+// loadFile reads path; a missing file is an empty store.
+func loadFile(path string) (*file, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return decodeFile(nil)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", FileName, err)
+	}
+	return decodeFile(data)
+}
+
+func (f *file) save(path string) error {
+	data, err := json.MarshalIndent(f, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := atomicfile.WriteFile(path, append(data, '\n'), 0o600); err != nil {
+		return fmt.Errorf("saving %s: %w", FileName, err)
+	}
+	return nil
+}
+
+// byServer returns the entry of server (the last one written if several).
+func (f *file) byServer(server string) (string, *entry) {
+	for k, e := range f.Entries {
+		if e.Server == server {
+			return k, e
+		}
+	}
+	return "", nil
+}

@@ -1,0 +1,99 @@
+package oauth
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// Transport returns a RoundTripper for server's MCP endpoint at resourceURL:
+// requests to that origin carry the server's access token (refreshed before
+// it expires), requests elsewhere carry none. Whatever Authorization header
+// a request had is replaced, so no other credential — a downstream client's
+// token above all — reaches the server (R-AUTH-2).
+//
+// A 401 marks the server as needing a login and a 403 insufficient_scope
+// remembers the scope asked for; the answer is passed on unchanged: nothing
+// is retried.
+func (m *Manager) Transport(server, resourceURL string, base http.RoundTripper) http.RoundTripper {
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	t := &transport{m: m, server: server, base: base}
+	if u, err := url.Parse(resourceURL); err == nil {
+		t.scheme, t.host = u.Scheme, u.Host
+	}
+	return t
+}
+
+type transport struct {
+	m            *Manager
+	server       string
+	scheme, host string
+	base         http.RoundTripper
+}
+
+func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	req.Header.Del("Authorization")
+	if req.URL.Scheme != t.scheme || req.URL.Host != t.host {
+		return t.base.RoundTrip(req)
+	}
+	tok, err := t.m.AccessToken(req.Context(), t.server)
+	if err != nil {
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		return nil, err
+	}
+	if tok != "" {
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
+	resp, err := t.base.RoundTrip(req)
+	if err != nil {
+		return resp, err
+	}
+	switch resp.StatusCode {
+	case http.StatusOK, http.StatusAccepted:
+		t.m.clearNeedsLogin(t.server) // the server takes what Plexus sends
+	case http.StatusUnauthorized:
+		if tok != "" && !t.m.isCurrent(t.server, tok) {
+			break // refreshed meanwhile: the answer is about an old token
+		}
+		reason := "the server requires an OAuth login"
+		if tok != "" {
+			reason = "the server refused Plexus's access token"
+		}
+		t.m.markNeedsLogin(t.server, reason, resp.Header.Values("WWW-Authenticate"), nil)
+	case http.StatusForbidden:
+		ch := parseChallenge(resp.Header.Values("WWW-Authenticate"))
+		if ch.err == "insufficient_scope" {
+			t.m.markNeedsLogin(t.server, "the server needs more permissions (scope "+strings.Join(ch.scope, " ")+")",
+				resp.Header.Values("WWW-Authenticate"), ch.scope)
+		}
+	}
+	return resp, nil
+}
+
+// isCurrent reports whether access is the stored access token of server.
+func (m *Manager) isCurrent(server, access string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, e := m.f.byServer(server)
+	return e != nil && e.Token != nil && e.Token.Access == access
+}
+
+// clearNeedsLogin forgets a need for a login once the server accepts
+// requests again (it answered 401 only for a while, say).
+func (m *Manager) clearNeedsLogin(server string) {
+	m.mu.Lock()
+	st := m.servers[server]
+	was := st != nil && st.needsLogin
+	if was {
+		st.needsLogin, st.reason = false, ""
+	}
+	m.mu.Unlock()
+	if was {
+		m.changed(server)
+	}
+}

@@ -1,0 +1,380 @@
+// Package authserver is an OAuth 2.1 authorization server for tests, with an
+// MCP server it protects, both real HTTP on 127.0.0.1: discovery documents
+// (RFC 9728, RFC 8414), dynamic registration (RFC 7591), client ID metadata
+// documents, pre-registered clients, the authorization code flow with PKCE
+// S256, refresh with rotation (a spent refresh token is revoked),
+// expiry, revocation, and step-up (a tool that needs a scope answers 403
+// insufficient_scope). Options make it misbehave: no PKCE advertisement, a
+// wrong iss, a malicious authorization endpoint.
+//
+// /authorize approves at once: it redirects to redirect_uri with the code,
+// as a browser would after a person said yes.
+package authserver
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Options shape the server. The zero value is a well-behaved server with
+// dynamic registration.
+type Options struct {
+	NoPKCE       bool // do not advertise code_challenge_methods_supported
+	IssSupported bool // advertise and send iss (RFC 9207)
+	WrongIss     bool // send an iss that is not the issuer
+	NoDCR        bool // no registration_endpoint
+	CIMD         bool // advertise client_id_metadata_document_supported
+	// Clients are pre-registered clients: id → secret.
+	Clients map[string]string
+	// AccessTTL is the access tokens' lifetime; default 1 h.
+	AccessTTL time.Duration
+	// AuthorizationEndpoint, if set, replaces the advertised one.
+	AuthorizationEndpoint string
+	// Scopes advertised in scopes_supported of the resource metadata.
+	Scopes []string
+	// AdminScope is the scope the "admin" tool needs; default "admin".
+	AdminScope string
+}
+
+// Server is the running pair.
+type Server struct {
+	URL    string // origin, http://127.0.0.1:P, the issuer
+	MCPURL string // the protected MCP endpoint
+	opts   Options
+
+	// Counters.
+	Refreshes     atomic.Int64
+	Registrations atomic.Int64
+	Codes         atomic.Int64 // code exchanges
+
+	mu       sync.Mutex
+	clients  map[string]string    // id → secret ("" for public)
+	redirect map[string][]string  // id → registered redirect URIs
+	codes    map[string]codeGrant // guarded by mu
+	access   map[string]grant     // access token → grant
+	refresh  map[string]grant     // live refresh tokens
+	last     url.Values           // the last authorization request
+	lastTok  url.Values           // the last token request
+	authHdr  []string             // Authorization headers seen at /mcp
+}
+
+type codeGrant struct {
+	client, redirect, challenge, resource string
+	scopes                                []string
+}
+
+type grant struct {
+	client   string
+	scopes   []string
+	resource string
+	expires  time.Time
+}
+
+// Start runs a server until the test ends.
+func Start(t testing.TB, opts Options) *Server {
+	t.Helper()
+	if opts.AccessTTL == 0 {
+		opts.AccessTTL = time.Hour
+	}
+	if opts.AdminScope == "" {
+		opts.AdminScope = "admin"
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Server{
+		URL: "http://" + ln.Addr().String(), opts: opts,
+		clients: map[string]string{}, redirect: map[string][]string{},
+		codes: map[string]codeGrant{}, access: map[string]grant{}, refresh: map[string]grant{},
+	}
+	s.MCPURL = s.URL + "/mcp"
+	for id, sec := range opts.Clients {
+		s.clients[id] = sec
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /.well-known/oauth-protected-resource/mcp", s.prm)
+	mux.HandleFunc("GET /.well-known/oauth-authorization-server", s.asm)
+	mux.HandleFunc("GET /authorize", s.authorize)
+	mux.HandleFunc("POST /token", s.token)
+	mux.HandleFunc("POST /register", s.register)
+	mux.Handle("/mcp", s.protect(mcpHandler(opts.AdminScope)))
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go hs.Serve(ln)
+	t.Cleanup(func() { hs.Close() })
+	return s
+}
+
+func mcpHandler(adminScope string) http.Handler {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "protected", Version: "1.0.0"}, nil)
+	type echoIn struct {
+		Text string `json:"text"`
+	}
+	mcp.AddTool(srv, &mcp.Tool{Name: "echo", Description: "echoes text"}, func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "admin", Description: "needs the " + adminScope + " scope"}, func(_ context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "admin ok"}}}, nil, nil
+	})
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}
+
+func oauthError(w http.ResponseWriter, status int, code string) {
+	writeJSON(w, status, map[string]string{"error": code})
+}
+
+func (s *Server) prm(w http.ResponseWriter, _ *http.Request) {
+	m := map[string]any{"resource": s.MCPURL, "authorization_servers": []string{s.URL}}
+	if len(s.opts.Scopes) > 0 {
+		m["scopes_supported"] = s.opts.Scopes
+	}
+	writeJSON(w, 200, m)
+}
+
+func (s *Server) asm(w http.ResponseWriter, _ *http.Request) {
+	m := map[string]any{
+		"issuer":                                s.URL,
+		"authorization_endpoint":                s.URL + "/authorize",
+		"token_endpoint":                        s.URL + "/token",
+		"response_types_supported":              []string{"code"},
+		"grant_types_supported":                 []string{"authorization_code", "refresh_token"},
+		"scopes_supported":                      append(slices.Clone(s.opts.Scopes), "offline_access"),
+		"token_endpoint_auth_methods_supported": []string{"client_secret_post", "client_secret_basic", "none"},
+	}
+	if s.opts.AuthorizationEndpoint != "" {
+		m["authorization_endpoint"] = s.opts.AuthorizationEndpoint
+	}
+	if !s.opts.NoPKCE {
+		m["code_challenge_methods_supported"] = []string{"S256"}
+	}
+	if !s.opts.NoDCR {
+		m["registration_endpoint"] = s.URL + "/register"
+	}
+	if s.opts.CIMD {
+		m["client_id_metadata_document_supported"] = true
+	}
+	if s.opts.IssSupported {
+		m["authorization_response_iss_parameter_supported"] = true
+	}
+	writeJSON(w, 200, m)
+}
+
+func (s *Server) register(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		RedirectURIs    []string `json:"redirect_uris"`
+		ApplicationType string   `json:"application_type"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.RedirectURIs) == 0 {
+		oauthError(w, 400, "invalid_client_metadata")
+		return
+	}
+	if req.ApplicationType != "native" {
+		oauthError(w, 400, "invalid_client_metadata")
+		return
+	}
+	s.Registrations.Add(1)
+	id, secret := "dyn-"+rand.Text()[:10], "sec-"+rand.Text()
+	s.mu.Lock()
+	s.clients[id] = secret
+	s.redirect[id] = req.RedirectURIs
+	s.mu.Unlock()
+	writeJSON(w, 201, map[string]any{"client_id": id, "client_secret": secret, "redirect_uris": req.RedirectURIs,
+		"token_endpoint_auth_method": "client_secret_basic"})
+}
+
+func (s *Server) knownClient(id string) bool {
+	if s.opts.CIMD && strings.HasPrefix(id, "https://") {
+		return true
+	}
+	_, ok := s.clients[id]
+	return ok
+}
+
+func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.last = q
+	id := q.Get("client_id")
+	if !s.knownClient(id) || q.Get("response_type") != "code" || q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "" {
+		http.Error(w, "bad authorization request", 400)
+		return
+	}
+	ru := q.Get("redirect_uri")
+	if reg, ok := s.redirect[id]; ok && !slices.Contains(reg, ru) {
+		http.Error(w, "redirect_uri not registered", 400)
+		return
+	}
+	code := "code-" + rand.Text()
+	s.codes[code] = codeGrant{client: id, redirect: ru, challenge: q.Get("code_challenge"), resource: q.Get("resource"), scopes: strings.Fields(q.Get("scope"))}
+	to, err := url.Parse(ru)
+	if err != nil {
+		http.Error(w, "bad redirect_uri", 400)
+		return
+	}
+	rq := to.Query()
+	rq.Set("code", code)
+	rq.Set("state", q.Get("state"))
+	if s.opts.IssSupported || s.opts.WrongIss {
+		iss := s.URL
+		if s.opts.WrongIss {
+			iss = "https://evil.example"
+		}
+		rq.Set("iss", iss)
+	}
+	to.RawQuery = rq.Encode()
+	http.Redirect(w, r, to.String(), http.StatusFound)
+}
+
+// clientAuth checks the client's authentication at the token endpoint.
+func (s *Server) clientAuth(r *http.Request) (string, bool) {
+	id, secret, basic := r.BasicAuth()
+	if basic {
+		id, _ = url.QueryUnescape(id)
+		secret, _ = url.QueryUnescape(secret)
+	} else {
+		id, secret = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
+	}
+	if s.opts.CIMD && strings.HasPrefix(id, "https://") {
+		return id, true
+	}
+	want, ok := s.clients[id]
+	return id, ok && want == secret
+}
+
+func (s *Server) token(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil {
+		oauthError(w, 400, "invalid_request")
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lastTok = r.PostForm
+	id, ok := s.clientAuth(r)
+	if !ok {
+		oauthError(w, 401, "invalid_client")
+		return
+	}
+	var g grant
+	switch r.PostForm.Get("grant_type") {
+	case "authorization_code":
+		c, ok := s.codes[r.PostForm.Get("code")]
+		delete(s.codes, r.PostForm.Get("code"))
+		sum := sha256.Sum256([]byte(r.PostForm.Get("code_verifier")))
+		if !ok || c.client != id || c.redirect != r.PostForm.Get("redirect_uri") ||
+			base64.RawURLEncoding.EncodeToString(sum[:]) != c.challenge || c.resource != r.PostForm.Get("resource") {
+			oauthError(w, 400, "invalid_grant")
+			return
+		}
+		s.Codes.Add(1)
+		g = grant{client: id, scopes: c.scopes, resource: c.resource}
+	case "refresh_token":
+		rt := r.PostForm.Get("refresh_token")
+		old, ok := s.refresh[rt]
+		if !ok || old.client != id {
+			oauthError(w, 400, "invalid_grant")
+			return
+		}
+		delete(s.refresh, rt) // rotation: a refresh token is spent once
+		s.Refreshes.Add(1)
+		g = old
+	default:
+		oauthError(w, 400, "unsupported_grant_type")
+		return
+	}
+	g.expires = time.Now().Add(s.opts.AccessTTL)
+	at, rt := "at-"+rand.Text(), "rt-"+rand.Text()
+	s.access[at] = g
+	s.refresh[rt] = g
+	writeJSON(w, 200, map[string]any{"access_token": at, "token_type": "Bearer", "refresh_token": rt,
+		"expires_in": int(s.opts.AccessTTL.Seconds()), "scope": strings.Join(g.scopes, " ")})
+}
+
+// protect is the bearer check in front of the MCP handler; the admin tool
+// needs AdminScope.
+func (s *Server) protect(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		challenge := fmt.Sprintf(`Bearer resource_metadata="%s/.well-known/oauth-protected-resource/mcp"`, s.URL)
+		h := r.Header.Get("Authorization")
+		tok, ok := strings.CutPrefix(h, "Bearer ")
+		s.mu.Lock()
+		s.authHdr = append(s.authHdr, h)
+		g, live := s.access[tok]
+		s.mu.Unlock()
+		if !ok || !live || time.Now().After(g.expires) || g.resource != s.MCPURL {
+			w.Header().Set("WWW-Authenticate", challenge)
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		if r.Method == http.MethodPost && !slices.Contains(g.scopes, s.opts.AdminScope) {
+			body, err := peekToolName(r)
+			if err == nil && body == "admin" {
+				w.Header().Set("WWW-Authenticate", challenge+fmt.Sprintf(`, error="insufficient_scope", scope="%s"`, s.opts.AdminScope))
+				http.Error(w, "insufficient scope", http.StatusForbidden)
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// Revoke revokes every token issued so far.
+func (s *Server) Revoke() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.access = map[string]grant{}
+	s.refresh = map[string]grant{}
+}
+
+// ExpireAccess makes every access token issued so far expired.
+func (s *Server) ExpireAccess() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k, g := range s.access {
+		g.expires = time.Now().Add(-time.Second)
+		s.access[k] = g
+	}
+}
+
+// LastAuthorization is the query of the last authorization request.
+func (s *Server) LastAuthorization() url.Values {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.last
+}
+
+// LastTokenRequest is the form of the last token request.
+func (s *Server) LastTokenRequest() url.Values {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lastTok
+}
+
+// AuthorizationHeaders lists the Authorization headers /mcp received.
+func (s *Server) AuthorizationHeaders() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.authHdr)
+}
