@@ -170,9 +170,9 @@ func TestConformanceThroughFace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := strings.Replace(string(b), `"mcp": {`, `"mcp": {"face": {"allowExternalCall": true},
+	s := strings.Replace(string(b), `"ev": {`, `"ev": {"protocolVersion": "2025-11-25",`, 1)
+	s = strings.Replace(s, `"mcp": {`, `"mcp": {"face": {"allowExternalCall": true},
 		"profiles": {"ev": {"servers": ["ev"], "naming": "bare"}, "ev26": {"servers": ["ev26"], "naming": "bare"}},`, 1)
-	s = strings.Replace(s, `"ev": {`, `"ev": {"protocolVersion": "2025-11-25",`, 1)
 	if err := os.WriteFile(p, []byte(s), 0o600); err != nil {
 		t.Fatal(err)
 	}

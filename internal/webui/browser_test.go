@@ -3,6 +3,7 @@ package webui_test
 import (
 	"bytes"
 	"context"
+	"flag"
 	"net/http"
 	"os"
 	"os/exec"
@@ -21,10 +22,14 @@ const (
 	canaryEnv = "CANARY-ENV-52c9a8f3-web-never-show-me"
 )
 
+var saveShots = flag.Bool("screenshots", false, "save the browser test's screenshots under docs/screenshots")
+
 // TestBrowser drives the web page in headless Chromium against a real
 // daemon (the built binary on a temporary home) with the built-in example
 // server and a keyed HTTP server: testdata/browser/ui.cjs lists the steps.
-// It saves the screenshots under docs/screenshots.
+// It saves the screenshots under docs/screenshots with -screenshots
+// (they change with every run: ports, times), else in a temporary
+// directory.
 func TestBrowser(t *testing.T) {
 	if _, err := os.Stat(chromium); err != nil {
 		if os.Getenv("CI") == "" {
@@ -55,7 +60,10 @@ func TestBrowser(t *testing.T) {
 	}
 	events := followEvents(t, e)
 
-	shots := filepath.Join(root, "docs", "screenshots")
+	shots := t.TempDir()
+	if *saveShots {
+		shots = filepath.Join(root, "docs", "screenshots")
+	}
 	if err := os.MkdirAll(shots, 0o755); err != nil {
 		t.Fatal(err)
 	}
