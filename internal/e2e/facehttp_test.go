@@ -309,8 +309,19 @@ func TestFaceCancellation(t *testing.T) {
 	if got := <-bDone; got != "slept 2000 ms" {
 		t.Errorf("the other client's call: %q", got)
 	}
-	// The cancellation reached the server: the daemon's log shows no call
-	// still running, and a new call is answered at once.
+	// The cancellation reached the server: its sleep stopped (it says so
+	// on stderr), once — the other client's call ran to its end.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		out := e.MustRun("logs", "example")
+		if n := strings.Count(out, "sleep cancelled"); n == 1 {
+			break
+		} else if n > 1 || time.Now().After(deadline) {
+			t.Fatalf("want one cancelled sleep upstream, logs:\n%s", out)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// And a new call is answered at once.
 	if got := textOf(t)(a.CallTool(t.Context(), &mcp.CallToolParams{Name: sleep, Arguments: map[string]any{"ms": 1}})); got != "slept 1 ms" {
 		t.Errorf("after cancel: %q", got)
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"time"
 	// Embedded zone data: the example must answer "now" for any IANA zone
 	// even on systems without /usr/share/zoneinfo (Windows, minimal
@@ -65,7 +66,16 @@ func addTools(s *mcp.Server, o options) {
 		Description: "Wait the given number of milliseconds (at most 600000), then say so. Returns early if the call is cancelled; useful to try timeouts and cancellation.",
 		InputSchema: sleepSchema,
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)},
-	}, sleeper(o.sleepReturned))
+	}, sleeper(func(err error) {
+		if err != nil && o.log != nil {
+			// On stderr, so that people (and tests) see a cancellation
+			// arrive: the server stopped, not only the client's wait.
+			slog.New(slog.NewTextHandler(o.log, nil)).Info("sleep cancelled", "err", err)
+		}
+		if o.sleepReturned != nil {
+			o.sleepReturned(err)
+		}
+	}))
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "ask",
 		Description: "Ask the user a question (elicitation) and return their answer; useful to try how a client answers a server's questions.",

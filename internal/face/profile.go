@@ -64,7 +64,9 @@ func newProfile(f *Face, name string, def definition) *profile {
 	}
 	get := func(*http.Request) *mcp.Server { return p.srv }
 	p.stateful = mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Logger: opts.Logger, MaxRequestBodyBytes: maxBody})
-	p.stateless = mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Logger: opts.Logger, MaxRequestBodyBytes: maxBody, Stateless: true})
+	p.stateless = mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Logger: opts.Logger, MaxRequestBodyBytes: maxBody, Stateless: true,
+		// MCP 2026-07-28 cancels a request by closing it: pass it upstream.
+		PropagateRequestCancellation: true})
 	p.sync()
 	return p
 }

@@ -191,23 +191,7 @@ func (c *Conn) clientHandlers(o *mcp.ClientOptions) {
 		}
 		return p.CreateMessage(callCtx, req.Params)
 	}
-	o.ProgressNotificationHandler = func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
-		pc := c.calls.byToken(req.Params.ProgressToken)
-		if pc == nil || pc.token == nil {
-			return // not a call of ours, or its caller asked for no progress
-		}
-		p := *req.Params
-		p.ProgressToken = pc.token
-		pc.peer.Progress(pc.ctx, &p)
-	}
-	o.LoggingMessageHandler = func(ctx context.Context, req *mcp.LoggingMessageRequest) {
-		p, callCtx, err := c.calls.route(ctx, "log message")
-		if err != nil {
-			c.log.Debug("server log message with no call to send it to", "level", req.Params.Level, "logger", req.Params.Logger)
-			return
-		}
-		p.Log(callCtx, req.Params)
-	}
+	// Progress and log notifications are routed by routeConn, in order.
 }
 
 // logLevelAll asks a server for every log message: each client filters by

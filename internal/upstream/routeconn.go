@@ -40,11 +40,48 @@ func (r *routeConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			return msg, err
 		}
 		req, ok := msg.(*jsonrpc.Request)
-		if !ok || !req.IsCall() || (req.Method != "elicitation/create" && req.Method != "sampling/createMessage") {
+		if !ok {
 			return msg, nil
 		}
-		go r.answer(req)
+		switch {
+		case req.IsCall() && (req.Method == "elicitation/create" || req.Method == "sampling/createMessage"):
+			go r.answer(req)
+		case !req.IsCall() && (req.Method == "notifications/progress" || req.Method == "notifications/message"):
+			// In stream order, so that they reach the caller before the
+			// call's answer does (the SDK would hand them to handlers on
+			// goroutines of their own, after the call may have ended).
+			r.notify(ctx, req)
+		default:
+			return msg, nil
+		}
 	}
+}
+
+// notify sends a progress or log notification to the caller it belongs to.
+func (r *routeConn) notify(ctx context.Context, req *jsonrpc.Request) {
+	if req.Method == "notifications/progress" {
+		var p mcp.ProgressNotificationParams
+		if json.Unmarshal(req.Params, &p) != nil {
+			return
+		}
+		pc := r.c.calls.byToken(p.ProgressToken)
+		if pc == nil || pc.token == nil {
+			return // not a call of ours, or its caller asked for no progress
+		}
+		p.ProgressToken = pc.token
+		pc.peer.Progress(pc.ctx, &p)
+		return
+	}
+	var p mcp.LoggingMessageParams
+	if json.Unmarshal(req.Params, &p) != nil {
+		return
+	}
+	peer, callCtx, err := r.c.calls.route(ctx, "log message")
+	if err != nil {
+		r.c.log.Debug("server log message with no call to send it to", "level", p.Level, "logger", p.Logger)
+		return
+	}
+	peer.Log(callCtx, &p)
 }
 
 // answer routes one request and writes the answer back to the server.
