@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -129,6 +130,10 @@ func Run(ctx context.Context, opts Options) error {
 			lb.Handle("GET /metrics", mtr.Handler())
 			lb.Handle(face.Path, fc)
 			lb.Handle(face.Path+"/", fc)
+			// Profiles of the running daemon, for `go tool pprof` with the
+			// token (docs/performance.md).
+			lb.Handle("/debug/pprof/", http.HandlerFunc(pprof.Index))
+			lb.Handle("/debug/pprof/profile", http.HandlerFunc(pprof.Profile))
 			httpAddr = tln.Addr().String()
 			tcp = &http.Server{Handler: loopbackMux(lb, api, httpAddr, log), ReadHeaderTimeout: 10 * time.Second,
 				ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}

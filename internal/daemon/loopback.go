@@ -83,7 +83,7 @@ func loopbackMux(lb *localapi.Loopback, api *localapi.Handler, addr string, log 
 		return apitype.UILogin{URL: link, ExpiresAt: exp}, err
 	}
 	mux := http.NewServeMux()
-	for _, p := range []string{"/metrics", "/mcp", "/mcp/"} {
+	for _, p := range []string{"/metrics", "/mcp", "/mcp/", "/debug/pprof/"} {
 		mux.Handle(p, lb)
 	}
 	mux.Handle("/", web)
