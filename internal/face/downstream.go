@@ -29,7 +29,7 @@ func (p *profile) downstream(ctx context.Context, ss *mcp.ServerSession) (*downs
 	if p.closed {
 		return nil, errors.New("this profile changed: reconnect")
 	}
-	if ss.ID() == "" {
+	if ss == nil || ss.ID() == "" {
 		if p.shared == nil {
 			d, err := p.newDownstream(ctx)
 			if err != nil {

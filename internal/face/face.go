@@ -87,6 +87,9 @@ func (f *Face) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if stateless(r) {
+		if p.fastCall(w, r) {
+			return
+		}
 		p.stateless.ServeHTTP(w, r)
 		return
 	}
@@ -105,7 +108,7 @@ func stateless(r *http.Request) bool {
 // profile returns the live profile name, built anew when its definition or
 // the face's gates changed.
 func (f *Face) profile(name string) (*profile, error) {
-	cfg := f.h.Store().Config()
+	cfg := f.h.LiveConfig()
 	def, err := resolveProfile(cfg, name)
 	if err != nil {
 		return nil, err

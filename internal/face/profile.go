@@ -1,6 +1,7 @@
 package face
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -29,6 +30,10 @@ type profile struct {
 	tools, resources, templates, prompts map[string]string
 	// routes: offered name → where it goes.
 	toolRoute   map[string]string // offered tool → catalog name
+	// lean: tools whose calls may take the lean path (fast.go): those
+	// without x-mcp-header parameters, which the SDK checks against the
+	// request's headers.
+	lean map[string]bool
 	promptRoute map[string][2]string
 	resRoute    map[string]string // resource URI or template → server
 
@@ -41,7 +46,7 @@ type profile struct {
 func newProfile(f *Face, name string, def definition) *profile {
 	p := &profile{f: f, name: name, def: def,
 		tools: map[string]string{}, resources: map[string]string{}, templates: map[string]string{}, prompts: map[string]string{},
-		toolRoute: map[string]string{}, promptRoute: map[string][2]string{}, resRoute: map[string]string{},
+		toolRoute: map[string]string{}, lean: map[string]bool{}, promptRoute: map[string][2]string{}, resRoute: map[string]string{},
 		sessions: map[*mcp.ServerSession]*downstream{}}
 	opts := &mcp.ServerOptions{
 		Instructions: "Plexus runs the user's MCP servers and offers them here. plexus_status and plexus_snapshot describe them.",
@@ -161,6 +166,7 @@ func (p *profile) syncTools() {
 			}
 		}
 		p.toolRoute[name] = e.Name
+		p.lean[name] = !bytes.Contains(e.InputSchema, []byte(`"x-mcp-header"`))
 		p.srv.AddTool(tool, p.callTool(e.Name))
 		p.tools[name] = def
 	}
@@ -170,6 +176,7 @@ func (p *profile) syncTools() {
 			gone = append(gone, name)
 			delete(p.tools, name)
 			delete(p.toolRoute, name)
+			delete(p.lean, name)
 		}
 	}
 	if len(gone) > 0 {

@@ -219,6 +219,9 @@ func (s *Session) visible(snap *snapshot) []indexed {
 func (s *Session) Call(ctx context.Context, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
 	s.touch()
 	snap := s.h.snap.Load()
+	if ix, ok := s.find(snap, name); ok {
+		return s.h.observed(ctx, snap, ix, name, args)
+	}
 	for _, it := range s.visible(snap) {
 		if it.entry.Name == name {
 			return s.h.observed(ctx, snap, it, name, args)

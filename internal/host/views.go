@@ -203,3 +203,8 @@ func (h *Host) Logs(name string) ([]string, int64, error) {
 	lines, next := srv.Logs()
 	return lines, next, nil
 }
+
+// LiveConfig is the configuration the running servers were built from:
+// shared, never mutated — read it, do not change it. Cheaper than
+// Store().Config(), which copies, for readers on a hot path.
+func (h *Host) LiveConfig() *config.File { return h.snap.Load().cfg }

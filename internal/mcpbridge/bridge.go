@@ -86,6 +86,8 @@ type head struct {
 	Method string          `json:"method"`
 	Params struct {
 		Meta map[string]any `json:"_meta"`
+		Name string         `json:"name"`
+		URI  string         `json:"uri"`
 	} `json:"params"`
 }
 
@@ -116,6 +118,17 @@ func (b *Bridge) post(ctx context.Context, msg []byte, h *head) {
 	}
 	if version != "" {
 		req.Header.Set("Mcp-Protocol-Version", version)
+	}
+	if version >= "2026-07-28" && h.Method != "" {
+		// MCP 2026-07-28 names the method (and what it acts on) in headers
+		// too, so that proxies can route without reading the body.
+		req.Header.Set("Mcp-Method", h.Method)
+		switch h.Method {
+		case "tools/call", "prompts/get":
+			req.Header.Set("Mcp-Name", h.Params.Name)
+		case "resources/read":
+			req.Header.Set("Mcp-Name", h.Params.URI)
+		}
 	}
 	resp, err := b.HTTP.Do(req)
 	if err != nil {

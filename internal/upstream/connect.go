@@ -178,6 +178,7 @@ func (c *Conn) handshake(ctx context.Context, s Spec, t mcp.Transport) error {
 	// Elicitation, sampling, progress and logs go to the client whose call
 	// caused them. Plexus offers no roots of its own.
 	c.clientHandlers(opts)
+	c.clientInfo = s.ClientInfo
 	client := mcp.NewClient(s.ClientInfo, opts)
 	t = routeTransport{inner: t, c: c}
 	if s.ProtocolVersion != "" {

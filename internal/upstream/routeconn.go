@@ -25,12 +25,15 @@ func (t routeTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &routeConn{Connection: conn, c: t.c}, nil
+	rc := &routeConn{Connection: conn, c: t.c}
+	t.c.route = rc
+	return rc, nil
 }
 
 type routeConn struct {
 	mcp.Connection
-	c *Conn
+	c    *Conn
+	fast fastCalls // lean calls (fast.go) awaiting their answers
 }
 
 func (r *routeConn) Read(ctx context.Context) (jsonrpc.Message, error) {
@@ -41,6 +44,9 @@ func (r *routeConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 		req, ok := msg.(*jsonrpc.Request)
 		if !ok {
+			if resp, ok := msg.(*jsonrpc.Response); ok && r.fast.deliver(resp) {
+				continue
+			}
 			return msg, nil
 		}
 		switch {

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -60,6 +61,10 @@ type stdioConn struct {
 
 	closeOnce sync.Once
 	closed    chan struct{}
+
+	// fast, once set, takes the answers to lean calls (fast.go) in the
+	// read loop, a hand-off shorter than through Read.
+	fast atomic.Pointer[fastCalls]
 }
 
 func newStdioConn(p pipes, discoverTimeout time.Duration, onGarbage func([]byte)) *stdioConn {
@@ -128,9 +133,13 @@ func (c *stdioConn) readLoop() {
 	}
 }
 
-// deliver hands m to Read, settling probes on the way.
+// deliver hands m to Read, settling probes on the way; an answer to a lean
+// call goes straight to its caller from here.
 func (c *stdioConn) deliver(m jsonrpc.Message) bool {
 	if resp, ok := m.(*jsonrpc.Response); ok && resp.ID.IsValid() {
+		if f := c.fast.Load(); f != nil && f.deliver(resp) {
+			return true
+		}
 		c.mu.Lock()
 		if c.expired[resp.ID] {
 			// Answered already (by us, after the timeout); the SDK has moved on.
@@ -190,7 +199,7 @@ func decodeFrame(line []byte) ([]jsonrpc.Message, bool) {
 		return nil, false
 	}
 	if line[0] != '[' {
-		m, err := jsonrpc.DecodeMessage(line)
+		m, err := decodeMessage(line)
 		return []jsonrpc.Message{m}, err == nil
 	}
 	var raws []json.RawMessage
@@ -199,7 +208,7 @@ func decodeFrame(line []byte) ([]jsonrpc.Message, bool) {
 	}
 	msgs := make([]jsonrpc.Message, 0, len(raws))
 	for _, raw := range raws {
-		m, err := jsonrpc.DecodeMessage(raw)
+		m, err := decodeMessage(raw)
 		if err != nil {
 			return nil, false
 		}
@@ -219,7 +228,11 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == methodDiscover && req.IsCall() {
 		c.armProbe(req.ID)
 	}
+	return c.writeFrame(ctx, data)
+}
 
+// writeFrame writes one encoded frame, ending in a newline.
+func (c *stdioConn) writeFrame(ctx context.Context, data []byte) error {
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
 	var (

@@ -22,11 +22,13 @@
 package upstream
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -124,7 +126,13 @@ type Conn struct {
 	proc    *process           // nil for remote servers
 	stderr  *lineRing          // nil for remote servers
 	notify  *notifier
-	calls   inflight          // calls in flight with their callers (R-PROTO-2)
+	calls   inflight   // calls in flight with their callers (R-PROTO-2)
+	route   *routeConn // under session: routes server→client traffic; lean calls
+	// clientInfo is how Plexus names itself to the server.
+	clientInfo *mcp.Implementation
+	// metas are the _meta of lean calls by the caller's capabilities
+	// (fast.go): bit 1 elicitation, bit 2 sampling.
+	metas   [4]atomic.Pointer[json.RawMessage]
 	release func()            // frees what a remote transport owns; may be nil
 	explain func(error) error // remote: names the HTTP status behind a failure; may be nil
 	grace   time.Duration

