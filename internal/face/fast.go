@@ -26,6 +26,46 @@ import (
 
 const fastVersion = "2026-07-28"
 
+// fastRequest is a tools/call the lean path can take.
+type fastRequest struct {
+	ID     json.RawMessage
+	Params map[string]json.RawMessage // without _meta
+	name   string
+	caps   mcp.ClientCapabilities
+}
+
+// parseFast reads a client's frame; ok is false for anything but one
+// well-formed MCP 2026-07-28 tools/call that asks for no progress and no
+// log messages (those need the SDK's event stream).
+func parseFast(body []byte) (req fastRequest, ok bool) {
+	var frame struct {
+		JSONRPC string                     `json:"jsonrpc"`
+		ID      json.RawMessage            `json:"id"`
+		Method  string                     `json:"method"`
+		Params  map[string]json.RawMessage `json:"params"`
+	}
+	if json.Unmarshal(body, &frame) != nil || frame.JSONRPC != "2.0" || frame.Method != "tools/call" ||
+		len(frame.ID) == 0 || (frame.ID[0] != '"' && (frame.ID[0] < '0' || frame.ID[0] > '9')) {
+		return req, false
+	}
+	var meta map[string]json.RawMessage
+	var version string
+	if json.Unmarshal(frame.Params["_meta"], &meta) != nil || json.Unmarshal(frame.Params["name"], &req.name) != nil ||
+		json.Unmarshal(meta[mcp.MetaKeyProtocolVersion], &version) != nil || version != fastVersion ||
+		json.Unmarshal(meta[mcp.MetaKeyClientCapabilities], &req.caps) != nil || meta[mcp.MetaKeyClientInfo] == nil {
+		return req, false
+	}
+	if _, ok := meta["progressToken"]; ok {
+		return req, false
+	}
+	if _, ok := meta[mcp.MetaKeyLogLevel]; ok {
+		return req, false
+	}
+	delete(frame.Params, "_meta")
+	req.ID, req.Params = frame.ID, frame.Params
+	return req, true
+}
+
 // fastCall serves r if it can; false means the SDK handler must, and r's
 // body is left whole for it.
 func (p *profile) fastCall(w http.ResponseWriter, r *http.Request) bool {
@@ -43,30 +83,11 @@ func (p *profile) fastCall(w http.ResponseWriter, r *http.Request) bool {
 	if err != nil || len(body) > maxBody {
 		return false
 	}
-	var req struct {
-		JSONRPC string                     `json:"jsonrpc"`
-		ID      json.RawMessage            `json:"id"`
-		Method  string                     `json:"method"`
-		Params  map[string]json.RawMessage `json:"params"`
-	}
-	if json.Unmarshal(body, &req) != nil || req.JSONRPC != "2.0" || req.Method != "tools/call" ||
-		len(req.ID) == 0 || (req.ID[0] != '"' && (req.ID[0] < '0' || req.ID[0] > '9')) {
+	req, ok := parseFast(body)
+	if !ok {
 		return false
 	}
-	var meta map[string]json.RawMessage
-	var name, version string
-	var caps mcp.ClientCapabilities
-	if json.Unmarshal(req.Params["_meta"], &meta) != nil || json.Unmarshal(req.Params["name"], &name) != nil ||
-		json.Unmarshal(meta[mcp.MetaKeyProtocolVersion], &version) != nil || version != fastVersion ||
-		json.Unmarshal(meta[mcp.MetaKeyClientCapabilities], &caps) != nil || meta[mcp.MetaKeyClientInfo] == nil {
-		return false
-	}
-	if _, ok := meta["progressToken"]; ok {
-		return false // progress needs the SDK's event stream
-	}
-	if _, ok := meta[mcp.MetaKeyLogLevel]; ok {
-		return false // and so do log messages
-	}
+	name, caps := req.name, req.caps
 	if r.Header.Get("Mcp-Name") != name {
 		return false // the SDK says what is wrong with the headers
 	}
@@ -82,7 +103,6 @@ func (p *profile) fastCall(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 	ctx := upstream.WithPeer(r.Context(), fastPeer{&caps}, nil)
-	delete(req.Params, "_meta")
 	res, handled, err := d.sess.CallRaw(ctx, target, req.Params)
 	if !handled {
 		return false

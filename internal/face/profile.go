@@ -29,11 +29,11 @@ type profile struct {
 	// or URI (resources, templates) → its definition, to add only changes.
 	tools, resources, templates, prompts map[string]string
 	// routes: offered name → where it goes.
-	toolRoute   map[string]string // offered tool → catalog name
+	toolRoute map[string]string // offered tool → catalog name
 	// lean: tools whose calls may take the lean path (fast.go): those
 	// without x-mcp-header parameters, which the SDK checks against the
 	// request's headers.
-	lean map[string]bool
+	lean        map[string]bool
 	promptRoute map[string][2]string
 	resRoute    map[string]string // resource URI or template → server
 

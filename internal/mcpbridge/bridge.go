@@ -44,13 +44,19 @@ type Bridge struct {
 	version   string
 	listening bool
 	inflight  sync.WaitGroup
+	// listenCtx ends the GET stream when the bridge ends.
+	listenCtx    context.Context
+	stopListen   context.CancelFunc
+	listenerDone chan struct{}
 }
 
 // Run copies messages from in to the face and the face's messages to out.
 func (b *Bridge) Run(ctx context.Context, in io.Reader, out io.Writer) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	b.out = bufio.NewWriter(out)
+	b.listenCtx, b.stopListen = context.WithCancel(ctx)
+	b.listenerDone = make(chan struct{})
+	b.out = newWriter(out)
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 64<<10), maxLine)
 	for sc.Scan() {
@@ -78,6 +84,8 @@ func (b *Bridge) Run(ctx context.Context, in io.Reader, out io.Writer) error {
 	b.end()
 	return err
 }
+
+func newWriter(w io.Writer) *bufio.Writer { return bufio.NewWriter(w) }
 
 // head is what the bridge reads of a message: little, so that large
 // arguments are never decoded here.
@@ -200,6 +208,17 @@ func (b *Bridge) deliver(msg []byte, initialize bool) {
 	if len(msg) == 0 {
 		return
 	}
+	if bytes.IndexByte(msg, '\n') >= 0 {
+		// An event's data split over lines: stdio frames are one line.
+		var c bytes.Buffer
+		if json.Compact(&c, msg) != nil {
+			if b.Warn != nil {
+				b.Warn("the face sent a message that is not JSON; dropped")
+			}
+			return
+		}
+		msg = c.Bytes()
+	}
 	if initialize {
 		var r struct {
 			Result struct {
@@ -213,7 +232,10 @@ func (b *Bridge) deliver(msg []byte, initialize bool) {
 			b.listening = b.listening || start
 			b.mu.Unlock()
 			if start {
-				go b.listen()
+				go func() {
+					defer close(b.listenerDone)
+					b.listen()
+				}()
 			}
 		}
 	}
@@ -234,7 +256,10 @@ func (b *Bridge) listen() {
 		if !on {
 			return
 		}
-		req, _ := http.NewRequest(http.MethodGet, b.URL, nil)
+		if b.listenCtx.Err() != nil {
+			return
+		}
+		req, _ := http.NewRequestWithContext(b.listenCtx, http.MethodGet, b.URL, nil)
 		req.Header.Set("Accept", "text/event-stream")
 		req.Header.Set("Mcp-Session-Id", sid)
 		req.Header.Set("Mcp-Protocol-Version", version)
@@ -249,7 +274,11 @@ func (b *Bridge) listen() {
 				return // the session is gone, or the face offers no stream
 			}
 		}
-		time.Sleep(min(time.Duration(attempt+1)*200*time.Millisecond, 5*time.Second))
+		select {
+		case <-b.listenCtx.Done():
+			return
+		case <-time.After(min(time.Duration(attempt+1)*200*time.Millisecond, 5*time.Second)):
+		}
 	}
 }
 
@@ -257,8 +286,13 @@ func (b *Bridge) listen() {
 func (b *Bridge) end() {
 	b.mu.Lock()
 	sid := b.sessionID
+	wasListening := b.listening
 	b.listening = false
 	b.mu.Unlock()
+	b.stopListen()
+	if wasListening {
+		<-b.listenerDone
+	}
 	if sid == "" {
 		return
 	}

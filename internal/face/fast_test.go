@@ -1,0 +1,97 @@
+package face
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+const goodCall = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"},
+	"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"},
+	"io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}}}`
+
+func TestParseFast(t *testing.T) {
+	req, ok := parseFast([]byte(goodCall))
+	if !ok || req.name != "echo" || string(req.ID) != "7" || req.caps.Elicitation == nil || req.caps.Sampling != nil {
+		t.Fatalf("good call: %+v %v", req, ok)
+	}
+	if _, has := req.Params["_meta"]; has || string(req.Params["arguments"]) != `{"text":"x"}` {
+		t.Errorf("params: %s", req.Params)
+	}
+	for name, body := range map[string]string{
+		"progress":      strings.Replace(goodCall, `"_meta":{`, `"_meta":{"progressToken":1,`, 1),
+		"log level":     strings.Replace(goodCall, `"_meta":{`, `"_meta":{"io.modelcontextprotocol/logLevel":"info",`, 1),
+		"other version": strings.Replace(goodCall, `"2026-07-28"`, `"2025-11-25"`, 1),
+		"no client":     strings.Replace(goodCall, `"io.modelcontextprotocol/clientInfo"`, `"x"`, 1),
+		"other method":  strings.Replace(goodCall, `tools/call`, `tools/list`, 1),
+		"notification":  strings.Replace(goodCall, `"id":7,`, ``, 1),
+		"null id":       strings.Replace(goodCall, `"id":7`, `"id":null`, 1),
+		"batch":         "[" + goodCall + "]",
+		"bad version":   strings.Replace(goodCall, `"2.0"`, `"1.0"`, 1),
+		"name a number": strings.Replace(goodCall, `"name":"echo"`, `"name":3`, 1),
+		"truncated":     goodCall[:40],
+	} {
+		if _, ok := parseFast([]byte(body)); ok {
+			t.Errorf("%s: taken by the lean path", name)
+		}
+	}
+}
+
+func FuzzParseFast(f *testing.F) {
+	f.Add([]byte(goodCall))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":"a","method":"tools/call","params":null}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		req, ok := parseFast(body)
+		if !ok {
+			return
+		}
+		// What the lean path forwards must be valid JSON.
+		if !json.Valid(req.ID) || !json.Valid(appendResponse(req.ID, json.RawMessage(`{}`))) {
+			t.Fatalf("invalid id %q", req.ID)
+		}
+		for k, v := range req.Params {
+			if !json.Valid(v) {
+				t.Fatalf("param %s not JSON: %q", k, v)
+			}
+		}
+	})
+}
+
+func TestCompleted(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"content":[]}`:                        `{"resultType":"complete","content":[]}`,
+		`{}`:                                    `{"resultType":"complete"}`,
+		` { } `:                                 `{"resultType":"complete" }`,
+		`{"resultType":"input_required","a":1}`: `{"resultType":"input_required","a":1}`,
+		`[]`:                                    `[]`,
+	} {
+		got := string(completed(json.RawMessage(in)))
+		if got != want {
+			t.Errorf("completed(%s) = %s, want %s", in, got, want)
+		}
+		if !json.Valid([]byte(got)) {
+			t.Errorf("completed(%s) is not JSON", in)
+		}
+	}
+}
+
+func FuzzCompleted(f *testing.F) {
+	f.Add([]byte(`{"content":[{"type":"text","text":"x"}]}`))
+	f.Add([]byte(`{}`))
+	f.Fuzz(func(t *testing.T, res []byte) {
+		if !json.Valid(res) {
+			return
+		}
+		if out := completed(res); !json.Valid(out) {
+			t.Fatalf("completed(%q) = %q", res, out)
+		}
+	})
+}
+
+func TestErrorStatus(t *testing.T) {
+	for code, want := range map[int64]int{-32601: 404, -32602: 400, -32021: 400, -32022: 400, -32603: 200, 1: 200} {
+		if got := errorStatus(code); got != want {
+			t.Errorf("errorStatus(%d) = %d, want %d", code, got, want)
+		}
+	}
+}

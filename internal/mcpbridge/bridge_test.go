@@ -1,0 +1,159 @@
+package mcpbridge
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// fakeFace answers like the daemon's face: initialize in JSON with a
+// session id, tools/list as an SSE stream, a GET stream with one
+// notification, and 400 for a request without the session.
+type fakeFace struct {
+	mu      sync.Mutex
+	seen    []string // method, session id, version of each POST
+	deleted bool
+}
+
+func (f *fakeFace) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.Method {
+	case http.MethodGet:
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n")
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+		return
+	case http.MethodDelete:
+		f.mu.Lock()
+		f.deleted = r.Header.Get("Mcp-Session-Id") == "s-1"
+		f.mu.Unlock()
+		return
+	}
+	body, _ := io.ReadAll(r.Body)
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	json.Unmarshal(body, &m)
+	f.mu.Lock()
+	f.seen = append(f.seen, m.Method+"|"+r.Header.Get("Mcp-Session-Id")+"|"+r.Header.Get("Mcp-Protocol-Version"))
+	f.mu.Unlock()
+	switch {
+	case m.Method == "initialize":
+		w.Header().Set("Mcp-Session-Id", "s-1")
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"f","version":"1"}}}`, m.ID)
+	case r.Header.Get("Mcp-Session-Id") != "s-1":
+		http.Error(w, "Bad Request: missing session id", http.StatusBadRequest)
+	case m.ID == nil:
+		w.WriteHeader(http.StatusAccepted)
+	default:
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":1,\"progress\":1}}\n\n")
+		fmt.Fprintf(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":%s,\n", m.ID)
+		fmt.Fprintf(w, "data: \"result\":{\"tools\":[]}}\n\n")
+	}
+}
+
+// lines collects what the bridge writes, one message a line.
+type lines struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *lines) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *lines) has(s string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Contains(l.buf.String(), s)
+}
+
+func TestBridge(t *testing.T) {
+	f := &fakeFace{}
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+
+	in, feed := io.Pipe()
+	out := &lines{}
+	var warned []string
+	b := &Bridge{HTTP: srv.Client(), URL: srv.URL + "/mcp", Warn: func(format string, a ...any) { warned = append(warned, fmt.Sprintf(format, a...)) }}
+	done := make(chan error, 1)
+	go func() { done <- b.Run(context.Background(), in, out) }()
+
+	send := func(s string) { fmt.Fprintln(feed, s) }
+	wait := func(s string) {
+		t.Helper()
+		for end := time.Now().Add(10 * time.Second); !out.has(s); time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(end) {
+				t.Fatalf("never got %s; output:\n%s", s, out.buf.String())
+			}
+		}
+	}
+	send(`{"jsonrpc":"2.0","id":0,"method":"tools/list"}`) // before initialize: the face's refusal
+	wait(`missing session id`)
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}`)
+	wait(`"protocolVersion":"2025-11-25"`)
+	wait(`notifications/tools/list_changed`) // the GET stream
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	send(`this is not JSON`)
+	send(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	wait(`{"jsonrpc":"2.0","id":2,"result":{"tools":[]}}` + "\n") // a multi-line data field, one line
+	wait(`notifications/progress`)
+	feed.Close()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.deleted {
+		t.Error("the session was not ended with DELETE")
+	}
+	want := []string{"tools/list||", "initialize||", "notifications/initialized|s-1|2025-11-25", "tools/list|s-1|2025-11-25"}
+	if fmt.Sprint(f.seen) != fmt.Sprint(want) {
+		t.Errorf("POSTs = %q, want %q", f.seen, want)
+	}
+	if len(warned) != 1 || !strings.Contains(warned[0], "parse error") {
+		t.Errorf("warnings: %q", warned)
+	}
+}
+
+// FuzzRelayEvents: whatever an event stream holds, each message written
+// is one non-empty line.
+func FuzzRelayEvents(f *testing.F) {
+	f.Add([]byte("event: message\ndata: {\"a\":1}\n\n"))
+	f.Add([]byte("data: a\ndata: b\n\ndata:\n\n: comment\nid: 3\n"))
+	f.Fuzz(func(t *testing.T, stream []byte) {
+		var out bytes.Buffer
+		b := &Bridge{}
+		b.out = newWriter(&out)
+		b.relayEvents(bytes.NewReader(stream), false)
+		for _, l := range strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n") {
+			if out.Len() > 0 && (strings.TrimSpace(l) == "" || !json.Valid([]byte(l)) && strings.Contains(l, "\n")) {
+				t.Fatalf("an empty or broken message in %q", out.String())
+			}
+		}
+	})
+}
+
+// FuzzPeek: the head of any line decodes or is refused, never panics.
+func FuzzPeek(f *testing.F) {
+	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","_meta":{"a":1}}}`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		if h, err := peek(line); err == nil && h == nil {
+			t.Fatal("nil head without an error")
+		}
+	})
+}
