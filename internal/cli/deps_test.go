@@ -20,10 +20,12 @@ func TestImportsOnlyFrontEndLayers(t *testing.T) {
 	}
 	const mod = "github.com/plexus-mcp/plexus/"
 	allowed := map[string]bool{
-		mod + "internal/cli":     true,
-		mod + "internal/client":  true,
-		mod + "internal/apitype": true,
-		mod + "internal/cmdline": true,
+		mod + "internal/cli":        true,
+		mod + "internal/client":     true,
+		mod + "internal/apitype":    true,
+		mod + "internal/cmdline":    true,
+		mod + "internal/serverconf": true,
+		mod + "internal/tui":        true,
 	}
 	forbidden := []string{"internal/host", "internal/supervisor", "internal/daemon", "internal/upstream", "internal/config", "internal/creds"}
 	for _, pkg := range strings.Fields(string(out)) {
@@ -36,7 +38,7 @@ func TestImportsOnlyFrontEndLayers(t *testing.T) {
 			}
 		}
 		if !allowed[pkg] {
-			t.Errorf("cli depends on %s: a front end may import only client, apitype and cmdline", pkg)
+			t.Errorf("cli depends on %s: a front end may import only client, apitype, cmdline, serverconf and tui", pkg)
 		}
 	}
 }
