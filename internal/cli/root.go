@@ -61,7 +61,7 @@ warnings and progress to stderr; --json prints stable JSON for scripts.`,
 	add(groupServers, a.lsCommand(), a.addCommand(), a.editCommand(), a.rmCommand(),
 		a.enableCommand(true), a.enableCommand(false), a.restartCommand(), a.logsCommand())
 	add(groupServers, a.importCommand(), a.exportCommand())
-	add(groupServers, a.acceptCommand(), a.approveCommand())
+	add(groupServers, a.acceptCommand(), a.approveCommand(), a.tuiCommand())
 	add(groupCatalog, a.toolsCommand(), a.callCommand(), a.resourcesCommand(), a.promptsCommand())
 	add(groupSecrets, a.secretCommand())
 	add(groupOther, a.mcpCommand(), a.exampleServerCommand())
