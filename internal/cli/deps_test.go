@@ -8,7 +8,8 @@ import (
 
 // TestImportsOnlyFrontEndLayers holds the architecture: a front end reaches
 // the daemon through client and apitype only (R-OWN-2), so the CLI cannot
-// grow a second writer of the settings or reach into the engine.
+// grow a second writer of the settings or reach into the engine. The CLI
+// runs the terminal UI, so this holds the TUI's imports too.
 func TestImportsOnlyFrontEndLayers(t *testing.T) {
 	goTool, err := exec.LookPath("go")
 	if err != nil {

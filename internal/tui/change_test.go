@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -45,6 +46,9 @@ func TestSaveServerThatCannotStart(t *testing.T) {
 	}
 	if ext, creds := files(t, e.Home); ext != ext0 || creds != creds0 {
 		t.Fatalf("a refused save changed the files:\n%s", ext)
+	}
+	if !slices.ContainsFunc(u.frames(), func(f string) bool { return strings.Contains(f, "starting server to check that it works…") }) {
+		t.Error("no frame showed that the daemon was trying the server")
 	}
 
 	// A remote server that refuses the token typed: the same.
