@@ -3,9 +3,13 @@ package tui
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+
+	"github.com/charmbracelet/x/exp/teatest"
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
 	"github.com/plexus-mcp/plexus/internal/client"
@@ -158,6 +162,19 @@ func TestToggleAndReEnable(t *testing.T) {
 	u.waitText("○ disabled")
 	u.press("space")
 	u.waitText("switched example on", "● ready")
+	u.press("r")
+	u.waitText("restarted example (ready, 4 tools)")
+}
+
+// TestHelpAndQuit: ? shows every key, any key closes it, q quits.
+func TestHelpAndQuit(t *testing.T) {
+	u := startUI(t, startDaemon(t))
+	u.press("?")
+	u.waitText("Keys on the list", "Keys in the form", "a blank secret keeps the stored one")
+	u.press("x")
+	u.waitText("No servers yet", "n new")
+	u.press("q")
+	u.tm.WaitFinished(t, teatest.WithFinalTimeout(waitFor))
 }
 
 // TestLiveUpdates: changes made elsewhere show without a keypress.
@@ -203,4 +220,37 @@ func TestApprovePending(t *testing.T) {
 	u.waitText("Review agentadded", "now:", "example-server", "y accept")
 	u.press("y")
 	u.waitText("approved agentadded (ready, 4 tools)", "● ready")
+}
+
+// TestCrashAndDaemonRestartShowLive: a server whose process dies shows its
+// restart without a keypress, and so does the daemon going away and coming
+// back.
+func TestCrashAndDaemonRestartShowLive(t *testing.T) {
+	e := startDaemon(t)
+	e.MustRun("add", "example", "--", e.Bin, "example-server")
+	u := startUI(t, e)
+	u.waitText("example", "● ready")
+	st, err := u.c.Status(context.Background())
+	if err != nil || len(st.Servers) != 1 || st.Servers[0].PID == 0 {
+		t.Fatalf("status: %v %+v", err, st)
+	}
+	p, err := os.FindProcess(st.Servers[0].PID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Signal(syscall.SIGKILL) // the example server this test started, through its daemon
+	u.waitFrame("the crash", func(s string) bool { return strings.Contains(s, "↻ backoff") || strings.Contains(s, "◌ starting") })
+	u.waitText("● ready")
+
+	e.StopDaemon()
+	u.waitFrame("the daemon gone", func(s string) bool {
+		return strings.Contains(s, "lost the daemon") || strings.Contains(s, "cannot reach the daemon")
+	})
+	e.StartDaemon()
+	s := u.waitScreen("the daemon back", func(s string) bool {
+		return strings.Contains(s, "● ready") && !strings.Contains(s, "daemon")
+	})
+	if !strings.Contains(s, "example") {
+		t.Fatalf("after the daemon came back:\n%s", s)
+	}
 }

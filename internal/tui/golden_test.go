@@ -129,3 +129,40 @@ func TestGoldenErrorState(t *testing.T) {
 	golden(t, "form-error", s, 80, 24)
 	u.noCanary("canary-golden-env")
 }
+
+// TestLoginScreen: the login follows the contract of the OAuth routes: the
+// URL to open from LoginStart, then progress from the server's Auth field
+// as server events bring it (R-UI-4: OAuth waiting for the browser).
+func TestLoginScreen(t *testing.T) {
+	m := fixtureModel(t)
+	m.selectName("linear")
+	m.Update(loginMsg{server: "linear", start: &apitype.LoginStart{Server: "linear",
+		AuthURL:     "https://auth.linear.app/authorize?client_id=plexus-4f2a&code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM&redirect_uri=http%3A%2F%2F127.0.0.1%3A7781%2Fcallback&state=af0ifjsldkj",
+		RedirectURI: "http://127.0.0.1:7781/callback"}})
+	linear, _ := m.server("linear")
+	status := func(a apitype.AuthStatus, state string) eventMsg {
+		s := linear
+		s.Auth, s.State = &a, state
+		if state == apitype.StateReady {
+			s.Tools, s.LastError = 23, ""
+		}
+		return eventMsg{ev: apitype.Event{Type: apitype.EventServer, Server: "linear", Status: &s}}
+	}
+	m.Update(status(apitype.AuthStatus{NeedsLogin: true, Login: "waiting"}, apitype.StateFailed))
+	golden(t, "login", m.View(), 80, 24)
+	if !strings.Contains(m.View(), "waiting for the browser") {
+		t.Fatal("no progress while the daemon waits for the browser")
+	}
+	m.Update(status(apitype.AuthStatus{NeedsLogin: true, Login: "failed", LoginError: "access_denied"}, apitype.StateFailed))
+	if !strings.Contains(m.View(), "login failed: access_denied") {
+		t.Fatalf("a failed login is not shown:\n%s", m.View())
+	}
+	m.Update(status(apitype.AuthStatus{LoggedIn: true, Issuer: "https://auth.linear.app"}, apitype.StateReady))
+	if !strings.Contains(m.View(), "● logged in · linear is ready, 23 tools") {
+		t.Fatalf("the end of the login is not shown:\n%s", m.View())
+	}
+	m.Update(tea.KeyMsg{Type: tea.KeyEsc})
+	if v := m.View(); !strings.Contains(v, "logged in at https://auth.linear.app") || !strings.Contains(v, "● ready") {
+		t.Fatalf("the list does not show the login:\n%s", v)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -109,6 +110,19 @@ func (u *ui) waitScreen(what string, ok func(string) bool) string {
 		}
 		if time.Now().After(deadline) {
 			u.t.Fatalf("waiting for %s: the screen is\n%s", what, s)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// waitFrame waits until some frame drawn so far satisfies ok: for a state
+// that may pass quickly.
+func (u *ui) waitFrame(what string, ok func(string) bool) {
+	u.t.Helper()
+	deadline := time.Now().Add(waitFor)
+	for !slices.ContainsFunc(u.frames(), ok) {
+		if time.Now().After(deadline) {
+			u.t.Fatalf("waiting for %s: the screen is\n%s", what, u.screen())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

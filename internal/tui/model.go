@@ -10,6 +10,7 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/spinner"
+	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
@@ -54,6 +55,9 @@ type Model struct {
 	form    *form
 	subject string // the server a confirmation, review or login is about
 	login   *apitype.LoginStart
+	// paste takes the redirect URL on a machine whose browser cannot
+	// reach the daemon's loopback listener.
+	paste textinput.Model
 
 	// busy says what long work runs (R-UI-4): a write the daemon is doing.
 	busy     string
@@ -164,6 +168,8 @@ func (m *Model) daemonMsg(msg tea.Msg) tea.Cmd {
 			return nil
 		}
 		m.login, m.subject, m.screen = msg.start, msg.server, screenLogin
+		m.paste = newInput("or paste here the URL the browser was sent to, then enter", false)
+		m.paste.Focus()
 	}
 	return nil
 }
@@ -284,8 +290,8 @@ func (m *Model) done(d doneMsg) tea.Cmd {
 	if d.fromForm || m.screen == screenForm {
 		m.form, m.screen = nil, screenList
 	}
-	if m.screen == screenReview {
-		m.screen = screenList
+	if m.screen == screenReview || m.screen == screenLogin {
+		m.screen, m.login = screenList, nil
 	}
 	if d.server != nil {
 		m.selectName(d.server.Name)
@@ -374,9 +380,7 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 			return m.review(s)
 		})
 	case screenLogin:
-		if key.Matches(msg, m.keys.Quit) || msg.String() == "esc" || msg.String() == "enter" {
-			m.screen, m.login = screenList, nil
-		}
+		cmd = m.loginKey(msg)
 	default:
 		cmd = m.listKey(msg)
 	}
@@ -492,4 +496,27 @@ func (m *Model) setEnabled(s apitype.ServerStatus, on bool) tea.Cmd {
 	return m.write(what, func(ctx context.Context) (*apitype.WriteResult, error) {
 		return m.c.SetEnabled(ctx, s.Name, on)
 	})
+}
+
+// loginKey handles the login screen: esc goes back (the daemon keeps
+// waiting), enter sends a pasted redirect URL.
+func (m *Model) loginKey(msg tea.KeyMsg) tea.Cmd {
+	switch msg.String() {
+	case "esc":
+		m.screen, m.login = screenList, nil
+		return nil
+	case "enter":
+		u := strings.TrimSpace(m.paste.Value())
+		if u == "" {
+			return nil
+		}
+		name := m.subject
+		m.busy = "completing the login of " + name + "…"
+		return m.write("logged in to "+name, func(ctx context.Context) (*apitype.WriteResult, error) {
+			return m.c.CompleteLogin(ctx, name, u)
+		})
+	}
+	var cmd tea.Cmd
+	m.paste, cmd = m.paste.Update(msg)
+	return cmd
 }

@@ -174,5 +174,7 @@ func (m *Model) loginView(w int) []string {
 	default:
 		lines = append(lines, m.spin.View()+" waiting for the browser…")
 	}
-	return append(lines, "", styleDim.Render("esc goes back to the list; the daemon keeps waiting for the login."))
+	m.paste.Width = max(10, w-4)
+	return append(lines, "", "> "+m.paste.View(), "",
+		styleDim.Render("esc goes back to the list; the daemon keeps waiting for the login."))
 }
