@@ -270,7 +270,9 @@ func (m *Model) done(d doneMsg) tea.Cmd {
 	m.busy = ""
 	if d.err != nil {
 		if d.fromForm && m.form != nil {
-			m.form.saving, m.form.err = false, errText(d.err)
+			// The form says what to do next itself; the daemon's hint is
+			// written for the command line (--no-verify).
+			m.form.saving, m.form.err = false, d.err.Error()
 			return nil
 		}
 		m.errMsg = errText(d.err)
