@@ -8,8 +8,10 @@
 // into the form are sent once, with the save, and never drawn: the fields
 // are masked and the daemon never sends a stored value back.
 //
-// The model is a Bubble Tea model (model.go) with two screens drawn from
-// it: the list with its detail pane (list.go) and the form (form.go, whose
-// request is built in request.go). daemon.go holds every command that talks
-// to the daemon; keys.go the key map, the footer and the help.
+// The model is a Bubble Tea model (model.go: state and the daemon's
+// answers; input.go: keys). It draws the list with its detail pane
+// (view.go, list.go), the form (form.go, whose request is built in
+// request.go), and the help, review and login screens (screens.go).
+// daemon.go holds every command that talks to the daemon; keys.go the key
+// map, the footer and the help text.
 package tui

@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -164,5 +165,29 @@ func TestLoginScreen(t *testing.T) {
 	m.Update(tea.KeyMsg{Type: tea.KeyEsc})
 	if v := m.View(); !strings.Contains(v, "logged in at https://auth.linear.app") || !strings.Contains(v, "● ready") {
 		t.Fatalf("the list does not show the login:\n%s", v)
+	}
+}
+
+// TestManyServersScroll: a long list scrolls to keep the selection in view
+// and the screen at 24 lines.
+func TestManyServersScroll(t *testing.T) {
+	m := fixtureModel(t)
+	var list []apitype.ServerStatus
+	for i := range 30 {
+		list = append(list, apitype.ServerStatus{Name: fmt.Sprintf("s%02d", i), Type: "stdio", Enabled: true, State: apitype.StateReady})
+	}
+	m.setServers(list)
+	for range 40 {
+		m.Update(tea.KeyMsg{Type: tea.KeyDown})
+	}
+	v := m.View()
+	if !strings.Contains(v, "› s29") || strings.Contains(v, "s00") || len(strings.Split(v, "\n")) != 24 {
+		t.Fatalf("at the end of the list:\n%s", v)
+	}
+	for range 40 {
+		m.Update(tea.KeyMsg{Type: tea.KeyUp})
+	}
+	if v := m.View(); !strings.Contains(v, "› s00") || strings.Contains(v, "s29") {
+		t.Fatalf("back at the top:\n%s", v)
 	}
 }
