@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"testing"
 
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/exp/teatest"
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
@@ -279,5 +280,19 @@ func TestAcceptChangedTool(t *testing.T) {
 	u.waitText("accepted 1 tool of fs (ready, 2 tools)")
 	if st, err := u.c.Status(context.Background()); err != nil || len(st.Servers[0].Held) != 0 {
 		t.Fatalf("still held after accepting: %v", err)
+	}
+}
+
+// TestCtrlCQuitsFromTheForm: ctrl+c quits from anywhere, even mid-form,
+// and saves nothing.
+func TestCtrlCQuitsFromTheForm(t *testing.T) {
+	e := startDaemon(t)
+	u := startUI(t, e)
+	u.press("n", "https://mcp.example.com/mcp")
+	u.waitText("(suggested)")
+	u.tm.Send(tea.KeyMsg{Type: tea.KeyCtrlC})
+	u.tm.WaitFinished(t, teatest.WithFinalTimeout(waitFor))
+	if ext, _ := files(t, e.Home); strings.Contains(ext, "example.com") {
+		t.Fatal("quitting saved the form")
 	}
 }
