@@ -87,6 +87,7 @@ func TestTerminalEndToEnd(t *testing.T) {
 	e.MustRun("add", "example", "--", "plexus", "example-server")
 
 	x := &tmux{t: t, sock: filepath.Join(t.TempDir(), "tmux.sock")}
+	start := time.Now()
 	x.must("new-session", "-d", "-s", "tui", "-x", "80", "-y", "24",
 		"env PLEXUS_HOME="+e.Home+" "+e.Bin+" tui")
 	t.Cleanup(func() { x.run("kill-server") })
@@ -94,6 +95,7 @@ func TestTerminalEndToEnd(t *testing.T) {
 	x.must("set-option", "-t", "tui", "remain-on-exit", "on")
 
 	golden(t, "tmux-list", normalize(x.waitText("example", "● ready", "tools     echo, now, sha256, sleep")), 80, 24)
+	t.Logf("plexus tui showed the list %s after it was started", time.Since(start).Round(time.Millisecond))
 
 	x.must("send-keys", "-t", "tui", "n")
 	x.waitText("new server", "[http]")
@@ -107,8 +109,10 @@ func TestTerminalEndToEnd(t *testing.T) {
 	form := x.waitText("name          second", "sets TOKEN")
 	golden(t, "tmux-form", normalize(form), 80, 24)
 	x.must("send-keys", "-t", "tui", "C-s")
+	saved := time.Now()
 	s := x.waitText("added second (ready, 4 tools)", "2 servers · 2 ready", "tools     echo", "time=")
 	golden(t, "tmux-added", normalize(s), 80, 24)
+	t.Logf("ctrl+s to the server shown ready: %s", time.Since(saved).Round(time.Millisecond))
 	if strings.Contains(s, "canary-tmux-secret") || strings.Contains(form, "canary-tmux-secret") {
 		t.Fatal("the terminal showed the secret")
 	}
