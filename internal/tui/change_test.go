@@ -296,3 +296,33 @@ func TestCtrlCQuitsFromTheForm(t *testing.T) {
 		t.Fatal("quitting saved the form")
 	}
 }
+
+// TestEditStdioEnv: the env field of a stdio server: blank keeps every
+// stored value, KEY=value adds one, KEY=- removes one with its value.
+func TestEditStdioEnv(t *testing.T) {
+	const kept, added = "canary-env-kept-61a", "canary-env-added-d07"
+	e := startDaemon(t)
+	addServer(t, client.New(e.Home), "example", map[string]any{"type": "stdio", "command": e.Bin, "args": []string{"example-server"},
+		"env": map[string]any{"T": map[string]any{"env": "EXAMPLE_T"}}}, map[string]string{"EXAMPLE_T": kept}, false)
+	u := startUI(t, e)
+	u.waitText("example", "● ready", "env       T")
+
+	u.press("enter")
+	u.waitText("edit example", "stored: T")
+	u.press("tab", "U="+added, "enter")
+	u.waitText("saved example (ready, 4 tools)", "env       T, U")
+	ext, creds := files(t, e.Home)
+	if !strings.Contains(creds, kept) || !strings.Contains(creds, added) || !strings.Contains(ext, `"EXAMPLE_U"`) {
+		t.Fatalf("after adding U:\n%s", ext)
+	}
+
+	u.press("enter")
+	u.waitText("edit example", "stored: T U")
+	u.press("tab", "T=-", "enter")
+	u.waitText("saved example (ready, 4 tools)", "env       U")
+	ext, creds = files(t, e.Home)
+	if strings.Contains(creds, kept) || strings.Contains(ext, `"EXAMPLE_T"`) || !strings.Contains(creds, added) {
+		t.Fatalf("T=- did not remove T and only T:\n%s", ext)
+	}
+	u.noCanary(kept, added)
+}

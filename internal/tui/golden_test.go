@@ -191,3 +191,18 @@ func TestManyServersScroll(t *testing.T) {
 		t.Fatalf("back at the top:\n%s", v)
 	}
 }
+
+// TestConnectingShowsProgress: servers being started show as progress in
+// the title (R-UI-4), with the spinner running only then.
+func TestConnectingShowsProgress(t *testing.T) {
+	m := fixtureModel(t)
+	if strings.Contains(m.View(), "connecting") || m.needsSpinner() {
+		t.Fatal("progress shown with nothing starting")
+	}
+	s, _ := m.server("docs")
+	s.Enabled, s.State = true, apitype.StateStarting
+	m.Update(eventMsg{ev: apitype.Event{Type: apitype.EventServer, Server: "docs", Status: &s}})
+	if !strings.Contains(m.View(), "connecting 1 · 6 servers · 1 ready") || !m.needsSpinner() || !m.spinning {
+		t.Fatalf("no progress while a server starts:\n%s", m.View())
+	}
+}
