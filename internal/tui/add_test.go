@@ -78,7 +78,7 @@ func TestAddStdioQuotedPath(t *testing.T) {
 		t.Fatal("something was written before the form was saved")
 	}
 	u.press("enter") // the last field: saves
-	u.waitText("added plexus (ready, 4 tools)")
+	u.waitText("added plexus (ready, ")
 
 	ext, creds := files(t, e.Home)
 	for _, want := range []string{`"command": "` + bin + `"`, `"example-server"`, `"EXAMPLE_TOKEN": {`, `"env": "PLEXUS_EXAMPLE_TOKEN"`} {

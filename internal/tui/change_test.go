@@ -155,7 +155,7 @@ func TestToggleAndReEnable(t *testing.T) {
 	}
 	u.waitText("e enable") // the footer offers what matters now
 	u.press("e")
-	u.waitText("switched example on (ready, 4 tools)", "● ready")
+	u.waitText("switched example on (ready, ", "● ready")
 	if ext, _ := files(t, e.Home); strings.Contains(ext, `"enabled": false`) {
 		t.Fatal("e did not switch it on")
 	}
@@ -166,7 +166,7 @@ func TestToggleAndReEnable(t *testing.T) {
 	u.press("space")
 	u.waitText("switched example on", "● ready")
 	u.press("r")
-	u.waitText("restarted example (ready, 4 tools)")
+	u.waitText("restarted example (ready, ")
 }
 
 // TestHelpAndQuit: ? shows every key, any key closes it, q quits.
@@ -222,7 +222,7 @@ func TestApprovePending(t *testing.T) {
 	u.press("a")
 	u.waitText("Review agentadded", "now:", "example-server", "y accept")
 	u.press("y")
-	u.waitText("approved agentadded (ready, 4 tools)", "● ready")
+	u.waitText("approved agentadded (ready, ", "● ready")
 }
 
 // TestCrashAndDaemonRestartShowLive: a server whose process dies shows its
@@ -310,7 +310,7 @@ func TestEditStdioEnv(t *testing.T) {
 	u.press("enter")
 	u.waitText("edit example", "stored: T")
 	u.press("tab", "U="+added, "enter")
-	u.waitText("saved example (ready, 4 tools)", "env       T, U")
+	u.waitText("saved example (ready, ", "env       T, U")
 	ext, creds := files(t, e.Home)
 	if !strings.Contains(creds, kept) || !strings.Contains(creds, added) || !strings.Contains(ext, `"EXAMPLE_U"`) {
 		t.Fatalf("after adding U:\n%s", ext)
@@ -319,7 +319,7 @@ func TestEditStdioEnv(t *testing.T) {
 	u.press("enter")
 	u.waitText("edit example", "stored: T U")
 	u.press("tab", "T=-", "enter")
-	u.waitText("saved example (ready, 4 tools)", "env       U")
+	u.waitText("saved example (ready, ", "env       U")
 	ext, creds = files(t, e.Home)
 	if strings.Contains(creds, kept) || strings.Contains(ext, `"EXAMPLE_T"`) || !strings.Contains(creds, added) {
 		t.Fatalf("T=- did not remove T and only T:\n%s", ext)
