@@ -154,6 +154,15 @@ func TestLoginScreen(t *testing.T) {
 	if !strings.Contains(m.View(), "waiting for the browser") {
 		t.Fatal("no progress while the daemon waits for the browser")
 	}
+	// A pasted redirect carries the authorization code: never drawn.
+	m.Update(runes("http://127.0.0.1:7781/callback?code=canary-auth-code-77&state=af0ifjsldkj"))
+	if v := m.View(); strings.Contains(v, "canary-auth-code-77") || !strings.Contains(v, "> •••") {
+		t.Fatalf("the pasted redirect is shown:\n%s", v)
+	}
+	if cmd := m.loginKey(tea.KeyMsg{Type: tea.KeyEnter}); cmd == nil || !strings.Contains(m.View(), "completing the login of linear") {
+		t.Fatalf("enter did not send the pasted redirect:\n%s", m.View())
+	}
+	m.busy = "" // the answer is the daemon's; this test has none
 	m.Update(status(apitype.AuthStatus{NeedsLogin: true, Login: "failed", LoginError: "access_denied"}, apitype.StateFailed))
 	if !strings.Contains(m.View(), "login failed: access_denied") {
 		t.Fatalf("a failed login is not shown:\n%s", m.View())

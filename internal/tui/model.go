@@ -165,7 +165,8 @@ func (m *Model) daemonMsg(msg tea.Msg) tea.Cmd {
 			return nil
 		}
 		m.login, m.subject, m.screen = msg.start, msg.server, screenLogin
-		m.paste = newInput("or paste here the URL the browser was sent to, then enter", false)
+		// The redirect carries the authorization code: masked like a secret.
+		m.paste = newInput("or paste here the URL the browser was sent to, then enter", true)
 		m.paste.Focus()
 	}
 	return nil
