@@ -162,7 +162,8 @@ func TestToggleAndReEnable(t *testing.T) {
 	u.press("e")
 	u.waitText("example is already on")
 	u.press("space")
-	u.waitText("○ disabled")
+	// The write's answer, not only its event: keys wait while it runs.
+	u.waitText("switched example off", "○ disabled")
 	u.press("space")
 	u.waitText("switched example on", "● ready")
 	u.press("r")
