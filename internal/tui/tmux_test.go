@@ -12,6 +12,18 @@ import (
 	"github.com/plexus-mcp/plexus/internal/testenv"
 )
 
+// needTmux skips a test without tmux on a developer's machine; in CI, where
+// .ci/run installs it, its absence is a failure.
+func needTmux(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("tmux is not installed: .ci/run installs it with apt")
+		}
+		t.Skip("tmux is not installed")
+	}
+}
+
 // tmux is one tmux server of the test's own, on a socket in a temporary
 // directory: the real terminal `plexus tui` runs in.
 type tmux struct {
@@ -83,12 +95,7 @@ func normalize(screen string) string {
 // (tmux, 80x24) against a running daemon: the list, a server added through
 // the form with keys typed, and q restoring the terminal.
 func TestTerminalEndToEnd(t *testing.T) {
-	if _, err := exec.LookPath("tmux"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("tmux is not installed: .ci/run installs it with apt")
-		}
-		t.Skip("tmux is not installed")
-	}
+	needTmux(t)
 	e := testenv.New(t)
 	// "plexus" on the daemon's PATH, so that the screen shows the same
 	// command line on every machine.
@@ -147,6 +154,21 @@ func TestTerminalEndToEnd(t *testing.T) {
 	// before, not the last frame.
 	if after := x.capture(); strings.Contains(after, "/mcp") {
 		t.Fatalf("the terminal was not restored:\n%s", after)
+	}
+}
+
+// TestTerminalWithoutDaemon: in a terminal but with no daemon, plexus tui
+// says how to start one and leaves the screen as it was.
+func TestTerminalWithoutDaemon(t *testing.T) {
+	needTmux(t)
+	bin := testenv.Binary(t)
+	x := &tmux{t: t, sock: filepath.Join(t.TempDir(), "tmux.sock")}
+	x.must("new-session", "-d", "-s", "tui", "-x", "80", "-y", "24",
+		"env PLEXUS_HOME="+filepath.Join(t.TempDir(), "nohome")+" "+bin+" tui; echo exit $?; sleep 60")
+	t.Cleanup(func() { x.run("kill-server") })
+	s := x.waitText("the daemon is not running: start it with `plexus daemon`", "exit 1")
+	if strings.Contains(s, "/mcp") {
+		t.Fatalf("the screen was taken over:\n%s", s)
 	}
 }
 
