@@ -198,8 +198,11 @@ func (m *Model) startLogin(name string) tea.Cmd {
 // definition shown: a change made after it was shown is refused.
 func (m *Model) review(s apitype.ServerStatus) tea.Cmd {
 	c := m.c
-	if s.NeedsApproval && s.Approval != nil {
-		key := s.Approval.Key
+	if s.NeedsApproval {
+		key := ""
+		if s.Approval != nil {
+			key = s.Approval.Key
+		}
 		return m.write("approved "+s.Name, func(ctx context.Context) (*apitype.WriteResult, error) {
 			return c.Approve(ctx, s.Name, key)
 		})

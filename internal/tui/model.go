@@ -286,6 +286,9 @@ func (m *Model) done(d doneMsg) tea.Cmd {
 	if d.server != nil {
 		m.upsert(*d.server)
 		m.msg = d.what + " (" + summary(*d.server) + ")"
+		if w := d.server.Warnings; len(w) > 0 {
+			m.msg += " · warning: " + firstLine(w[0])
+		}
 	}
 	if d.fromForm || m.screen == screenForm {
 		m.form, m.screen = nil, screenList
