@@ -3,7 +3,6 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -268,20 +267,4 @@ func splitCommand(line string) ([]string, error) {
 		return nil, usagef("--command is empty")
 	}
 	return argv, nil
-}
-
-// setArgv stores an exact argument vector as command and args.
-func setArgv(cfg map[string]any, argv []string) {
-	cfg[keyCommand] = argv[0]
-	setOrDelete(cfg, keyArgs, argv[1:], len(argv) == 1)
-}
-
-// findFold finds key in m ignoring case.
-func findFold(m map[string]any, key string) (string, bool) {
-	for k := range m {
-		if strings.EqualFold(k, key) {
-			return k, true
-		}
-	}
-	return "", false
 }

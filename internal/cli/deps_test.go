@@ -8,7 +8,8 @@ import (
 
 // TestImportsOnlyFrontEndLayers holds the architecture: a front end reaches
 // the daemon through client and apitype only (R-OWN-2), so the CLI cannot
-// grow a second writer of the settings or reach into the engine.
+// grow a second writer of the settings or reach into the engine. The CLI
+// runs the terminal UI, so this holds the TUI's imports too.
 func TestImportsOnlyFrontEndLayers(t *testing.T) {
 	goTool, err := exec.LookPath("go")
 	if err != nil {
@@ -20,10 +21,12 @@ func TestImportsOnlyFrontEndLayers(t *testing.T) {
 	}
 	const mod = "github.com/plexus-mcp/plexus/"
 	allowed := map[string]bool{
-		mod + "internal/cli":     true,
-		mod + "internal/client":  true,
-		mod + "internal/apitype": true,
-		mod + "internal/cmdline": true,
+		mod + "internal/cli":        true,
+		mod + "internal/client":     true,
+		mod + "internal/apitype":    true,
+		mod + "internal/cmdline":    true,
+		mod + "internal/serverconf": true,
+		mod + "internal/tui":        true,
 		// the stdio-to-HTTP bridge of plexus mcp: standard library only
 		mod + "internal/mcpbridge": true,
 	}
@@ -38,7 +41,7 @@ func TestImportsOnlyFrontEndLayers(t *testing.T) {
 			}
 		}
 		if !allowed[pkg] {
-			t.Errorf("cli depends on %s: a front end may import only client, apitype, cmdline and mcpbridge", pkg)
+			t.Errorf("cli depends on %s: a front end may import only client, apitype, cmdline, serverconf, tui and mcpbridge", pkg)
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
 	"github.com/plexus-mcp/plexus/internal/client"
+	"github.com/plexus-mcp/plexus/internal/serverconf"
 )
 
 // editFlags are edit's own flags, beside the shared ones.
@@ -68,7 +68,7 @@ and drops the settings of the old kind.`,
 			if err != nil {
 				return serverNotFound(fmt.Errorf("reading %s: %w", name, err))
 			}
-			cfg, err := decodeConfig(sc.Config)
+			cfg, err := serverconf.Decode(sc.Config)
 			if err != nil {
 				return fmt.Errorf("reading %s: %w", name, err)
 			}
@@ -108,18 +108,6 @@ and drops the settings of the old kind.`,
 	cmd.Flags().StringArrayVar(&f.rmHeaders, "rm-header", nil, "remove header `NAME`; repeatable")
 	cmd.Flags().StringArrayVar(&f.rmEnvs, "rm-env", nil, "remove variable `NAME` of a stdio server; repeatable")
 	return cmd
-}
-
-// decodeConfig decodes a server's stored settings. Numbers stay json.Number
-// so that values the CLI does not touch are sent back exactly as read.
-func decodeConfig(raw json.RawMessage) (map[string]any, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var cfg map[string]any
-	if err := dec.Decode(&cfg); err != nil || cfg == nil {
-		return nil, fmt.Errorf("the daemon sent settings that are not a JSON object (%v): is it the same version as this program?", err)
-	}
-	return cfg, nil
 }
 
 // isStale reports whether err refuses a write because the settings changed

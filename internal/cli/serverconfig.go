@@ -3,6 +3,8 @@ package cli
 import (
 	"regexp"
 	"strings"
+
+	"github.com/plexus-mcp/plexus/internal/serverconf"
 )
 
 // The server's configuration is built as a map, in the JSON shape of
@@ -11,36 +13,35 @@ import (
 // reports every problem with its path, so the CLI checks only what it can
 // explain better than the daemon (the shape of its own flags).
 
-// Keys of a server's configuration.
+// Keys and transports of a server's configuration (shared with the
+// terminal UI in serverconf).
 const (
-	keyType           = "type"
-	keyCommand        = "command"
-	keyArgs           = "args"
-	keyCwd            = "cwd"
-	keyEnv            = "env"
-	keyURL            = "url"
-	keyHeaders        = "headers"
-	keyBearer         = "bearerTokenEnvVar"
-	keyEnabled        = "enabled"
-	keyEnabledTools   = "enabledTools"
-	keyDisabledTools  = "disabledTools"
-	keyStartupTimeout = "startupTimeoutMs"
-	keyCallTimeout    = "callTimeoutMs"
-	keyOAuth          = "oauth"
+	keyType           = serverconf.KeyType
+	keyCommand        = serverconf.KeyCommand
+	keyArgs           = serverconf.KeyArgs
+	keyCwd            = serverconf.KeyCwd
+	keyEnv            = serverconf.KeyEnv
+	keyURL            = serverconf.KeyURL
+	keyHeaders        = serverconf.KeyHeaders
+	keyBearer         = serverconf.KeyBearer
+	keyEnabled        = serverconf.KeyEnabled
+	keyEnabledTools   = serverconf.KeyEnabledTools
+	keyDisabledTools  = serverconf.KeyDisabledTools
+	keyStartupTimeout = serverconf.KeyStartupTimeout
+	keyCallTimeout    = serverconf.KeyCallTimeout
+
+	typeStdio = serverconf.TypeStdio
+	typeHTTP  = serverconf.TypeHTTP
+	typeSSE   = serverconf.TypeSSE
 )
 
-// Transports.
-const (
-	typeStdio = "stdio"
-	typeHTTP  = "http"
-	typeSSE   = "sse"
-)
-
-// stdioKeys and remoteKeys belong to one kind of server only; a change of
-// kind drops the other kind's keys, which the daemon would refuse.
 var (
-	stdioKeys  = []string{keyCommand, keyArgs, keyCwd, keyEnv}
-	remoteKeys = []string{keyURL, keyHeaders, keyBearer, keyOAuth}
+	stdioKeys   = serverconf.StdioKeys
+	remoteKeys  = serverconf.RemoteKeys
+	setOrDelete = serverconf.SetOrDelete
+	subMap      = serverconf.SubMap
+	setArgv     = serverconf.SetArgv
+	findFold    = serverconf.FindFold
 )
 
 var (
@@ -125,23 +126,4 @@ func checkTimeout(flag string, ms int) error {
 		return usagef("--%s %d: want milliseconds, 0 for the default", flag, ms)
 	}
 	return nil
-}
-
-// setOrDelete sets key to v, or deletes it when zero is true.
-func setOrDelete(m map[string]any, key string, v any, zero bool) {
-	if zero {
-		delete(m, key)
-		return
-	}
-	m[key] = v
-}
-
-// subMap returns m[key] as a map, creating it when absent.
-func subMap(m map[string]any, key string) map[string]any {
-	if sub, ok := m[key].(map[string]any); ok {
-		return sub
-	}
-	sub := map[string]any{}
-	m[key] = sub
-	return sub
 }

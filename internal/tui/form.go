@@ -1,0 +1,248 @@
+package tui
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/cursor"
+	"github.com/charmbracelet/bubbles/textinput"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/plexus-mcp/plexus/internal/cmdline"
+	"github.com/plexus-mcp/plexus/internal/serverconf"
+)
+
+// field names one row of the form.
+type field int
+
+const (
+	fTransport field = iota
+	fURL
+	fCommand
+	fName
+	fBearer
+	fHeaderName
+	fHeaderValue
+	fEnv
+	fieldCount
+)
+
+var fieldLabels = [fieldCount]string{"transport", "url", "command", "name", "bearer token", "header", "header value", "env"}
+
+// form is the one form for a new server and for editing one (R-UI-2):
+// nothing is sent until it is saved.
+type form struct {
+	// editing names the server edited; "" for a new one.
+	editing string
+	// base is the edited server's stored settings; revision what they were
+	// read at, sent back so that a save over a newer change is refused.
+	base     map[string]any
+	revision int64
+
+	transports []string
+	transport  int
+	inputs     [fieldCount]textinput.Model
+	focus      field
+	// nameEdited stops the suggestion: once the person typed a name, it
+	// is theirs.
+	nameEdited bool
+
+	saving bool
+	err    string
+}
+
+func newInput(placeholder string, secret bool) textinput.Model {
+	ti := textinput.New()
+	ti.Prompt = ""
+	ti.Placeholder = placeholder
+	ti.CharLimit = 4096
+	// A static cursor: no blink ticks, and the same screen every time.
+	ti.Cursor.SetMode(cursor.CursorStatic)
+	if secret {
+		ti.EchoMode = textinput.EchoPassword
+		ti.EchoCharacter = '•'
+	}
+	return ti
+}
+
+// newForm returns the form for a new server: transport http.
+func newForm() *form {
+	f := &form{transports: []string{serverconf.TypeHTTP, serverconf.TypeStdio}}
+	f.inputs[fURL] = newInput("https://mcp.example.com/mcp", false)
+	f.inputs[fCommand] = newInput(`npx -y @modelcontextprotocol/server-filesystem "/srv/my docs"`, false)
+	f.inputs[fName] = newInput("from the url or command", false)
+	f.inputs[fBearer] = newInput("optional, stored as a secret", true)
+	f.inputs[fHeaderName] = newInput("optional, such as X-Api-Key", false)
+	f.inputs[fHeaderValue] = newInput("its value, stored as a secret", true)
+	f.inputs[fEnv] = newInput("optional: KEY=value KEY2=value, stored as secrets", true)
+	f.setFocus(fTransport)
+	return f
+}
+
+// editForm returns the form for a stored server.
+func editForm(name string, cfg map[string]any, revision int64) *form {
+	f := newForm()
+	f.editing, f.base, f.revision, f.nameEdited = name, cfg, revision, true
+	f.inputs[fName].SetValue(name)
+	typ, _ := cfg[serverconf.KeyType].(string)
+	if typ == serverconf.TypeSSE {
+		f.transports = []string{serverconf.TypeSSE, serverconf.TypeHTTP, serverconf.TypeStdio}
+	}
+	if i := slices.Index(f.transports, typ); i >= 0 {
+		f.transport = i
+	}
+	const keep = "stored: blank keeps it, - removes it"
+	if u, ok := cfg[serverconf.KeyURL].(string); ok {
+		f.inputs[fURL].SetValue(u)
+	}
+	if argv := serverconf.Argv(cfg); argv != nil {
+		f.inputs[fCommand].SetValue(cmdline.Join(argv))
+	}
+	if _, ok := cfg[serverconf.KeyBearer]; ok {
+		f.inputs[fBearer].Placeholder = keep
+	}
+	if h := firstHeader(cfg); h != "" {
+		f.inputs[fHeaderName].SetValue(h)
+		f.inputs[fHeaderValue].Placeholder = keep
+	}
+	if env, ok := cfg[serverconf.KeyEnv].(map[string]any); ok && len(env) > 0 {
+		f.inputs[fEnv].Placeholder = "stored: " + strings.Join(sortedKeys(env), " ") + " (KEY=value sets, KEY=- or - removes)"
+	}
+	f.setFocus(fURL)
+	if f.stdio() {
+		f.setFocus(fCommand)
+	}
+	return f
+}
+
+func (f *form) stdio() bool { return f.transports[f.transport] == serverconf.TypeStdio }
+
+// fields are the rows shown for the current transport, in order. The name
+// of a server being edited is not a field: renaming is delete and add.
+func (f *form) fields() []field {
+	if f.stdio() {
+		if f.editing != "" {
+			return []field{fTransport, fCommand, fEnv}
+		}
+		return []field{fTransport, fCommand, fName, fEnv}
+	}
+	if f.editing != "" {
+		return []field{fTransport, fURL, fBearer, fHeaderName, fHeaderValue}
+	}
+	return []field{fTransport, fURL, fName, fBearer, fHeaderName, fHeaderValue}
+}
+
+func (f *form) setFocus(to field) {
+	for i := range f.inputs {
+		f.inputs[i].Blur()
+	}
+	f.focus = to
+	if to != fTransport {
+		f.inputs[to].Focus()
+	}
+}
+
+// move moves the focus by d rows, staying within the form.
+func (f *form) move(d int) {
+	fs := f.fields()
+	i := slices.Index(fs, f.focus) + d
+	i = max(0, min(len(fs)-1, i))
+	f.setFocus(fs[i])
+}
+
+func (f *form) last() bool {
+	fs := f.fields()
+	return f.focus == fs[len(fs)-1]
+}
+
+// values returns what was typed.
+func (f *form) values() formValues {
+	v := func(i field) string { return f.inputs[i].Value() }
+	return formValues{
+		transport: f.transports[f.transport],
+		url:       v(fURL), command: v(fCommand), name: v(fName),
+		bearer: v(fBearer), headerName: v(fHeaderName), headerValue: v(fHeaderValue), env: v(fEnv),
+	}
+}
+
+// formAction is what a key in the form asks of the model.
+type formAction int
+
+const (
+	formNone formAction = iota
+	formSave
+	formCancel
+)
+
+// update handles a key in the form.
+func (f *form) update(msg tea.KeyMsg) (formAction, tea.Cmd) {
+	if f.saving {
+		return formNone, nil // the daemon is trying the server; wait for it
+	}
+	switch msg.String() {
+	case "esc":
+		return formCancel, nil
+	case "ctrl+s":
+		return formSave, nil
+	case "enter":
+		if f.last() {
+			return formSave, nil
+		}
+		f.move(1)
+		return formNone, nil
+	case "tab", "down":
+		f.move(1)
+		return formNone, nil
+	case "shift+tab", "up":
+		f.move(-1)
+		return formNone, nil
+	}
+	if f.focus == fTransport {
+		switch msg.String() {
+		case "left":
+			f.transport = (f.transport + len(f.transports) - 1) % len(f.transports)
+		case "right", " ":
+			f.transport = (f.transport + 1) % len(f.transports)
+		default:
+			if msg.Type != tea.KeyRunes {
+				return formNone, nil
+			}
+			// Typing on the transport row starts the url or command: n
+			// and then the URL is all it takes.
+			f.move(1)
+			return f.update(msg)
+		}
+		f.suggest()
+		return formNone, nil
+	}
+	before := f.inputs[f.focus].Value()
+	var cmd tea.Cmd
+	f.inputs[f.focus], cmd = f.inputs[f.focus].Update(msg)
+	if f.inputs[f.focus].Value() != before {
+		f.err = ""
+		switch f.focus {
+		case fName:
+			f.nameEdited = true
+		case fURL, fCommand:
+			f.suggest()
+		}
+	}
+	return formNone, cmd
+}
+
+// suggest fills the name from the URL's host or the command's package,
+// until the person edits the name.
+func (f *form) suggest() {
+	if f.nameEdited {
+		return
+	}
+	name := ""
+	if f.stdio() {
+		if argv, err := cmdline.Split(f.inputs[fCommand].Value()); err == nil {
+			name = serverconf.NameFromArgv(argv)
+		}
+	} else {
+		name = serverconf.NameFromURL(f.inputs[fURL].Value())
+	}
+	f.inputs[fName].SetValue(name)
+}

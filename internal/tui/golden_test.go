@@ -1,0 +1,217 @@
+package tui
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/plexus-mcp/plexus/internal/apitype"
+	"github.com/plexus-mcp/plexus/internal/client"
+)
+
+// updating reports -update: rewrite the golden screens in testdata. The
+// flag is teatest's (its golden package defines it); both mean the same.
+func updating() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
+
+// golden compares a screen with testdata/name.golden, after checking that it
+// fits the terminal: exactly h lines of at most w columns.
+func golden(t *testing.T, name, screen string, w, h int) {
+	t.Helper()
+	lines := strings.Split(screen, "\n")
+	if len(lines) != h {
+		t.Errorf("%s: %d lines, want %d", name, len(lines), h)
+	}
+	for i, l := range lines {
+		if ansi.StringWidth(l) > w {
+			t.Errorf("%s: line %d is %d columns wide: %q", name, i+1, ansi.StringWidth(l), l)
+		}
+	}
+	// Trailing blanks are the terminal's; the golden file keeps them out.
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	got := strings.Join(lines, "\n") + "\n"
+	path := filepath.Join("testdata", name+".golden")
+	if updating() {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs from %s (go test -update rewrites it):\n--- got\n%s--- want\n%s", name, path, got, want)
+	}
+}
+
+// fixtureModel is the model as the daemon's answers leave it, for screens
+// that must not depend on times, paths or process ids.
+func fixtureModel(t *testing.T) *Model {
+	m := New(context.Background(), client.New(t.TempDir()))
+	t.Cleanup(m.Close)
+	one := 1
+	m.connected = true
+	m.setServers([]apitype.ServerStatus{
+		{Name: "filesystem", Type: "stdio", Enabled: true, State: apitype.StateReady, Tools: 11,
+			Command:    []string{"npx", "-y", "@modelcontextprotocol/server-filesystem", "/srv/my docs"},
+			ServerInfo: "secure-filesystem-server 0.2.0", EnvNames: []string{"DEBUG"},
+			Stderr: []string{"Secure MCP Filesystem Server running on stdio", "Allowed directories: [ '/srv/my docs' ]"}},
+		{Name: "search", Type: "http", Enabled: true, State: apitype.StateFailed,
+			URL: "https://mcp.example.com/mcp?key=REDACTED", HeaderNames: []string{"X-Api-Key"},
+			LastError: `server "search": connect: HTTP 401 Unauthorized: invalid API key`, HTTPStatus: 401},
+		{Name: "github", Type: "stdio", Enabled: true, State: apitype.StateBackoff, ExitCode: &one,
+			Command: []string{"github-mcp-server", "stdio"}, LastError: "exited with code 1: missing GITHUB_TOKEN"},
+		{Name: "docs", Type: "stdio", Enabled: false, State: apitype.StateDisabled, Command: []string{"/usr/local/bin/docs-mcp"}},
+		{Name: "agentadded", Type: "stdio", Enabled: true, State: apitype.StateStopped, NeedsApproval: true,
+			Approval: &apitype.Approval{Reason: "added by an agent", Current: apitype.ServerDefinition{Type: "stdio", Command: []string{"uvx", "mcp-server-time"}}}},
+		{Name: "linear", Type: "http", Enabled: true, State: apitype.StateFailed, URL: "https://mcp.linear.app/mcp",
+			Auth: &apitype.AuthStatus{NeedsLogin: true}, LastError: "HTTP 401: authorization required"},
+	})
+	m.selectName("filesystem")
+	m.tools["filesystem"] = []string{"create_directory", "directory_tree", "edit_file", "get_file_info", "list_allowed_directories",
+		"list_directory", "move_file", "read_multiple_files", "read_text_file", "search_files", "write_file"}
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	return m
+}
+
+func typeInto(m *Model, keys ...tea.Msg) {
+	for _, k := range keys {
+		m.Update(k)
+	}
+}
+
+func runes(s string) tea.KeyMsg { return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)} }
+
+// TestGoldenScreens: the list with every state, the form, and help, at
+// 80x24 without colour.
+func TestGoldenScreens(t *testing.T) {
+	m := fixtureModel(t)
+	golden(t, "list", m.View(), 80, 24)
+	typeInto(m, tea.KeyMsg{Type: tea.KeyDown}, tea.KeyMsg{Type: tea.KeyDown}, tea.KeyMsg{Type: tea.KeyDown})
+	golden(t, "list-error", m.View(), 80, 24) // search: failed, its error in full
+	typeInto(m, tea.KeyMsg{Type: tea.KeyUp}, tea.KeyMsg{Type: tea.KeyUp}, tea.KeyMsg{Type: tea.KeyUp})
+
+	typeInto(m, runes("n"), runes("https://mcp.example.com/mcp"), tea.KeyMsg{Type: tea.KeyTab}, tea.KeyMsg{Type: tea.KeyTab},
+		runes("canary-golden-token"), tea.KeyMsg{Type: tea.KeyTab}, runes("X-Api-Key"))
+	golden(t, "form", m.View(), 80, 24)
+	if strings.Contains(m.View(), "canary-golden-token") {
+		t.Fatal("the form shows the token")
+	}
+
+	typeInto(m, tea.KeyMsg{Type: tea.KeyEsc}, runes("?"))
+	golden(t, "help", m.View(), 80, 24)
+
+	// Wider windows give the last error its room.
+	typeInto(m, runes("x"), tea.WindowSizeMsg{Width: 120, Height: 30})
+	golden(t, "list-120x30", m.View(), 120, 30)
+}
+
+// TestGoldenErrorState: the form after the daemon refused a server that
+// cannot start, with the daemon's own error.
+func TestGoldenErrorState(t *testing.T) {
+	u := startUI(t, startDaemon(t))
+	u.press("n", "right", "/nonexistent/mcp-server", "tab", "tab", "TOKEN=canary-golden-env", "ctrl+s")
+	s := u.waitText("Nothing was saved")
+	golden(t, "form-error", s, 80, 24)
+	u.noCanary("canary-golden-env")
+}
+
+// TestLoginScreen: the login follows the contract of the OAuth routes: the
+// URL to open from LoginStart, then progress from the server's Auth field
+// as server events bring it (R-UI-4: OAuth waiting for the browser).
+func TestLoginScreen(t *testing.T) {
+	m := fixtureModel(t)
+	m.selectName("linear")
+	m.Update(loginMsg{server: "linear", start: &apitype.LoginStart{Server: "linear",
+		AuthURL:     "https://auth.linear.app/authorize?client_id=plexus-4f2a&code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM&redirect_uri=http%3A%2F%2F127.0.0.1%3A7781%2Fcallback&state=af0ifjsldkj",
+		RedirectURI: "http://127.0.0.1:7781/callback"}})
+	linear, _ := m.server("linear")
+	status := func(a apitype.AuthStatus, state string) eventMsg {
+		s := linear
+		s.Auth, s.State = &a, state
+		if state == apitype.StateReady {
+			s.Tools, s.LastError = 23, ""
+		}
+		return eventMsg{ev: apitype.Event{Type: apitype.EventServer, Server: "linear", Status: &s}}
+	}
+	m.Update(status(apitype.AuthStatus{NeedsLogin: true, Login: "waiting"}, apitype.StateFailed))
+	golden(t, "login", m.View(), 80, 24)
+	if !strings.Contains(m.View(), "waiting for the browser") {
+		t.Fatal("no progress while the daemon waits for the browser")
+	}
+	// A pasted redirect carries the authorization code: never drawn.
+	m.Update(runes("http://127.0.0.1:7781/callback?code=canary-auth-code-77&state=af0ifjsldkj"))
+	if v := m.View(); strings.Contains(v, "canary-auth-code-77") || !strings.Contains(v, "> •••") {
+		t.Fatalf("the pasted redirect is shown:\n%s", v)
+	}
+	if cmd := m.loginKey(tea.KeyMsg{Type: tea.KeyEnter}); cmd == nil || !strings.Contains(m.View(), "completing the login of linear") {
+		t.Fatalf("enter did not send the pasted redirect:\n%s", m.View())
+	}
+	m.busy = "" // the answer is the daemon's; this test has none
+	m.Update(status(apitype.AuthStatus{NeedsLogin: true, Login: "failed", LoginError: "access_denied"}, apitype.StateFailed))
+	if !strings.Contains(m.View(), "login failed: access_denied") {
+		t.Fatalf("a failed login is not shown:\n%s", m.View())
+	}
+	m.Update(status(apitype.AuthStatus{LoggedIn: true, Issuer: "https://auth.linear.app"}, apitype.StateReady))
+	if !strings.Contains(m.View(), "● logged in · linear is ready, 23 tools") {
+		t.Fatalf("the end of the login is not shown:\n%s", m.View())
+	}
+	m.Update(tea.KeyMsg{Type: tea.KeyEsc})
+	if v := m.View(); !strings.Contains(v, "logged in at https://auth.linear.app") || !strings.Contains(v, "● ready") {
+		t.Fatalf("the list does not show the login:\n%s", v)
+	}
+}
+
+// TestManyServersScroll: a long list scrolls to keep the selection in view
+// and the screen at 24 lines.
+func TestManyServersScroll(t *testing.T) {
+	m := fixtureModel(t)
+	var list []apitype.ServerStatus
+	for i := range 30 {
+		list = append(list, apitype.ServerStatus{Name: fmt.Sprintf("s%02d", i), Type: "stdio", Enabled: true, State: apitype.StateReady})
+	}
+	m.setServers(list)
+	for range 40 {
+		m.Update(tea.KeyMsg{Type: tea.KeyDown})
+	}
+	v := m.View()
+	if !strings.Contains(v, "› s29") || strings.Contains(v, "s00") || len(strings.Split(v, "\n")) != 24 {
+		t.Fatalf("at the end of the list:\n%s", v)
+	}
+	for range 40 {
+		m.Update(tea.KeyMsg{Type: tea.KeyUp})
+	}
+	if v := m.View(); !strings.Contains(v, "› s00") || strings.Contains(v, "s29") {
+		t.Fatalf("back at the top:\n%s", v)
+	}
+}
+
+// TestConnectingShowsProgress: servers being started show as progress in
+// the title (R-UI-4), with the spinner running only then.
+func TestConnectingShowsProgress(t *testing.T) {
+	m := fixtureModel(t)
+	if strings.Contains(m.View(), "connecting") || m.needsSpinner() {
+		t.Fatal("progress shown with nothing starting")
+	}
+	s, _ := m.server("docs")
+	s.Enabled, s.State = true, apitype.StateStarting
+	m.Update(eventMsg{ev: apitype.Event{Type: apitype.EventServer, Server: "docs", Status: &s}})
+	if !strings.Contains(m.View(), "connecting 1 · 6 servers · 1 ready") || !m.needsSpinner() || !m.spinning {
+		t.Fatalf("no progress while a server starts:\n%s", m.View())
+	}
+}

@@ -1,0 +1,184 @@
+package tui
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/plexus-mcp/plexus/internal/testenv"
+)
+
+// needTmux skips a test without tmux on a developer's machine; in CI, where
+// .ci/run installs it, its absence is a failure.
+func needTmux(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("tmux is not installed: .ci/run installs it with apt")
+		}
+		t.Skip("tmux is not installed")
+	}
+}
+
+// tmux is one tmux server of the test's own, on a socket in a temporary
+// directory: the real terminal `plexus tui` runs in.
+type tmux struct {
+	t    *testing.T
+	sock string
+}
+
+func (x *tmux) run(args ...string) (string, error) {
+	out, err := exec.Command("tmux", append([]string{"-S", x.sock, "-f", "/dev/null"}, args...)...).CombinedOutput()
+	return string(out), err
+}
+
+func (x *tmux) must(args ...string) string {
+	x.t.Helper()
+	out, err := x.run(args...)
+	if err != nil {
+		x.t.Fatalf("tmux %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+// capture returns the screen as text, without colour.
+func (x *tmux) capture() string { return x.must("capture-pane", "-p", "-t", "tui") }
+
+// waitText polls the screen until it shows every one of texts.
+func (x *tmux) waitText(texts ...string) string {
+	x.t.Helper()
+	deadline := time.Now().Add(waitFor)
+	for {
+		s := x.capture()
+		ok := true
+		for _, t := range texts {
+			ok = ok && strings.Contains(s, t)
+		}
+		if ok {
+			return s
+		}
+		if time.Now().After(deadline) {
+			x.t.Fatalf("waiting for %q in the terminal; it shows\n%s", texts, s)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// What normalize masks: the timestamp of the example server's stderr line,
+// which changes from run to run, and the example server's catalog (its
+// tool count and names), which is the example server's business, not the
+// screen's.
+var (
+	stderrTime   = regexp.MustCompile(`time=\S+`)
+	exampleTools = regexp.MustCompile(`(?m)^tools     [a-z0-9_, ]+$`)
+	toolCount    = regexp.MustCompile(`(?m)^(. \S+ +● ready +stdio +)\d+`)
+	savedTools   = regexp.MustCompile(`\(ready, \d+ tools\)`)
+)
+
+func normalize(screen string) string {
+	screen = stderrTime.ReplaceAllString(screen, "time=…")
+	screen = exampleTools.ReplaceAllString(screen, "tools     (the example server's tools)")
+	screen = toolCount.ReplaceAllString(screen, "${1}N")
+	screen = savedTools.ReplaceAllString(screen, "(ready, N tools)")
+	lines := strings.Split(strings.TrimRight(screen, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	return strings.Join(lines, "\n")
+}
+
+// TestTerminalEndToEnd runs the built `plexus tui` in a real terminal
+// (tmux, 80x24) against a running daemon: the list, a server added through
+// the form with keys typed, and q restoring the terminal.
+func TestTerminalEndToEnd(t *testing.T) {
+	needTmux(t)
+	e := testenv.New(t)
+	// "plexus" on the daemon's PATH, so that the screen shows the same
+	// command line on every machine.
+	e.ExtraEnv = []string{"PATH=" + filepath.Dir(e.Bin) + ":" + os.Getenv("PATH")}
+	e.StartDaemon()
+	e.MustRun("add", "example", "--", "plexus", "example-server")
+
+	x := &tmux{t: t, sock: filepath.Join(t.TempDir(), "tmux.sock")}
+	start := time.Now()
+	x.must("new-session", "-d", "-s", "tui", "-x", "80", "-y", "24",
+		"env PLEXUS_HOME="+e.Home+" "+e.Bin+" tui")
+	t.Cleanup(func() { x.run("kill-server") })
+	// Keep the pane once plexus exits, to see what it left on the screen.
+	x.must("set-option", "-t", "tui", "remain-on-exit", "on")
+
+	golden(t, "tmux-list", normalize(x.waitText("example", "● ready", "echo, now, sha256, sleep")), 80, 24)
+	t.Logf("plexus tui showed the list %s after it was started", time.Since(start).Round(time.Millisecond))
+
+	x.must("send-keys", "-t", "tui", "n")
+	x.waitText("new server", "[http]")
+	x.must("send-keys", "-t", "tui", "Right")
+	x.waitText("[stdio]")
+	x.must("send-keys", "-t", "tui", "-l", `'plexus' "example-server"`)
+	x.must("send-keys", "-t", "tui", "Tab", "BSpace", "BSpace", "BSpace", "BSpace", "BSpace", "BSpace")
+	x.must("send-keys", "-t", "tui", "-l", "second")
+	x.must("send-keys", "-t", "tui", "Tab")
+	x.must("send-keys", "-t", "tui", "-l", "TOKEN=canary-tmux-secret")
+	form := x.waitText("name          second", "sets TOKEN")
+	golden(t, "tmux-form", normalize(form), 80, 24)
+	x.must("send-keys", "-t", "tui", "C-s")
+	saved := time.Now()
+	s := x.waitText("added second (ready, ", "2 servers · 2 ready", "echo, now, sha256, sleep", "time=")
+	golden(t, "tmux-added", normalize(s), 80, 24)
+	t.Logf("ctrl+s to the server shown ready: %s", time.Since(saved).Round(time.Millisecond))
+	if strings.Contains(s, "canary-tmux-secret") || strings.Contains(form, "canary-tmux-secret") {
+		t.Fatal("the terminal showed the secret")
+	}
+	ext, _ := files(t, e.Home)
+	if strings.Count(ext, `"command": "plexus"`) != 2 || strings.Contains(ext, `'`) {
+		t.Fatalf("the quotes were not taken off as a shell would:\n%s", ext)
+	}
+
+	x.must("send-keys", "-t", "tui", "q")
+	deadline := time.Now().Add(waitFor)
+	for {
+		out, _ := x.run("display-message", "-p", "-t", "tui", "#{pane_dead}")
+		if strings.TrimSpace(out) == "1" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("q did not end plexus tui:\n%s", x.capture())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	// The alternate screen is gone: the terminal shows what it showed
+	// before, not the last frame.
+	if after := x.capture(); strings.Contains(after, "/mcp") {
+		t.Fatalf("the terminal was not restored:\n%s", after)
+	}
+}
+
+// TestTerminalWithoutDaemon: in a terminal but with no daemon, plexus tui
+// says how to start one and leaves the screen as it was.
+func TestTerminalWithoutDaemon(t *testing.T) {
+	needTmux(t)
+	bin := testenv.Binary(t)
+	x := &tmux{t: t, sock: filepath.Join(t.TempDir(), "tmux.sock")}
+	x.must("new-session", "-d", "-s", "tui", "-x", "80", "-y", "24",
+		"env PLEXUS_HOME="+filepath.Join(t.TempDir(), "nohome")+" "+bin+" tui; echo exit $?; sleep 60")
+	t.Cleanup(func() { x.run("kill-server") })
+	s := x.waitText("the daemon is not running: start it with `plexus daemon`", "exit 1")
+	if strings.Contains(s, "/mcp") {
+		t.Fatalf("the screen was taken over:\n%s", s)
+	}
+}
+
+// TestNeedsATerminal: without a terminal, plexus tui says what to use
+// instead, and does not draw.
+func TestNeedsATerminal(t *testing.T) {
+	e := testenv.New(t)
+	e.StartDaemon()
+	r := e.Run("", "tui")
+	if r.Code != 1 || !strings.Contains(r.Stderr, "needs a terminal") || r.Stdout != "" {
+		t.Fatalf("plexus tui without a terminal: exit %d\nstdout: %q\nstderr: %s", r.Code, r.Stdout, r.Stderr)
+	}
+}

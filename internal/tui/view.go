@@ -1,0 +1,154 @@
+package tui
+
+import (
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/plexus-mcp/plexus/internal/apitype"
+)
+
+// View draws the screen: a title line, the body of the current screen, a
+// status area and a footer, exactly m.height lines of at most m.width.
+func (m *Model) View() string {
+	w, h := max(m.width, 40), max(m.height, 12)
+	status := m.statusLines(w)
+	bodyH := h - 2 - len(status)
+	var body []string
+	switch m.screen {
+	case screenForm:
+		body = m.formView(w, bodyH)
+	case screenHelp:
+		body = strings.Split(helpText, "\n")
+	case screenReview:
+		body = m.reviewView(w)
+	case screenLogin:
+		body = m.loginView(w)
+	default:
+		body = m.listView(w, bodyH)
+	}
+	lines := []string{m.titleLine(w)}
+	lines = append(lines, fit(body, bodyH)...)
+	lines = append(lines, status...)
+	lines = append(lines, m.footerLine())
+	for i, l := range lines {
+		lines[i] = ansi.Truncate(l, w, "…")
+	}
+	return strings.Join(lines, "\n")
+}
+
+// fit pads or cuts lines to exactly n.
+func fit(lines []string, n int) []string {
+	if len(lines) > n {
+		return lines[:n]
+	}
+	for len(lines) < n {
+		lines = append(lines, "")
+	}
+	return lines
+}
+
+func (m *Model) titleLine(w int) string {
+	left := styleTitle.Render("plexus") + " · /mcp"
+	switch {
+	case m.screen == screenForm && m.form.editing != "":
+		left += " › edit " + m.form.editing
+	case m.screen == screenForm:
+		left += " › new server"
+	case m.screen == screenHelp:
+		left += " › help"
+	}
+	ready, starting := 0, 0
+	for _, s := range m.servers {
+		switch s.State {
+		case apitype.StateReady:
+			ready++
+		case apitype.StateStarting:
+			starting++
+		}
+	}
+	right := plural(len(m.servers), "server") + " · " + strconv.Itoa(ready) + " ready"
+	if starting > 0 {
+		// R-UI-4: connecting N servers shows as progress.
+		right = m.spin.View() + " connecting " + strconv.Itoa(starting) + " · " + right
+	}
+	if !m.connected {
+		right = "connecting to the daemon…"
+	}
+	return pad(left, right, w)
+}
+
+// pad puts right at the right edge of a line of width w.
+func pad(left, right string, w int) string {
+	gap := w - ansi.StringWidth(left) - ansi.StringWidth(right)
+	if gap < 1 {
+		return left + " " + right
+	}
+	return left + strings.Repeat(" ", gap) + right
+}
+
+// statusLines are the outcome of the last action, a question, or the
+// progress of long work.
+func (m *Model) statusLines(w int) []string {
+	switch {
+	case m.screen == screenConfirmDelete:
+		return []string{styleAsk.Render("Delete " + m.subject + " and its credentials? y delete · n keep it")}
+	case m.screen == screenReview:
+		return []string{styleAsk.Render("Accept what " + m.subject + " shows now? y accept · n leave it waiting")}
+	case m.busy != "":
+		return []string{m.spin.View() + " " + m.busy}
+	case m.errMsg != "":
+		lines := wrap("error: "+m.errMsg, w, 3)
+		for i := range lines {
+			lines[i] = styleErr.Render(lines[i])
+		}
+		return lines
+	}
+	return []string{m.msg}
+}
+
+func (m *Model) footerLine() string {
+	k := m.keys
+	switch m.screen {
+	case screenForm:
+		return footerKeys("ctrl+s", "save", "tab", "next", "← →", "transport", "esc", "cancel")
+	case screenConfirmDelete, screenReview:
+		return footerKeys("y", "yes", "n", "no")
+	case screenLogin:
+		return footerKeys("enter", "send the pasted URL", "esc", "back to the list")
+	case screenHelp:
+		return footerKeys("any key", "close")
+	}
+	s, ok := m.selected()
+	if !ok {
+		return footer(k.New, k.Help, k.Quit)
+	}
+	bs := []key.Binding{k.New, k.Edit, k.Delete, k.Toggle}
+	switch {
+	case s.NeedsApproval || len(s.Held) > 0:
+		bs = append(bs, k.Review)
+	case s.Auth != nil && s.Auth.NeedsLogin:
+		bs = append(bs, k.Login)
+	case !s.Enabled:
+		bs = append(bs, k.Enable)
+	default:
+		bs = append(bs, k.Restart)
+	}
+	return footer(append(bs, k.Help, k.Quit)...)
+}
+
+// wrap wraps s to width w, at most n lines (the last one cut with …).
+func wrap(s string, w, n int) []string {
+	lines := strings.Split(ansi.Wrap(strings.TrimSpace(s), w, " /,"), "\n")
+	if len(lines) > n {
+		lines = lines[:n]
+		lines[n-1] = ansi.Truncate(lines[n-1]+" …", w, "…")
+	}
+	return lines
+}
+
+func sortedKeys(m map[string]any) []string { return slices.Sorted(maps.Keys(m)) }
