@@ -165,6 +165,13 @@ func TestFaceHTTPProfiles(t *testing.T) {
 	if got := textOf(t)(all.CallTool(t.Context(), &mcp.CallToolParams{Name: echo, Arguments: map[string]any{"text": "hi"}})); got != "hi" {
 		t.Errorf("echo via /mcp: %q", got)
 	}
+	// A client that declares every capability takes the same lean path.
+	rich := httpFace(t, base+"/mcp", token, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{
+		Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}},
+		Sampling:    &mcp.SamplingCapabilities{}}})
+	if got := textOf(t)(rich.CallTool(t.Context(), &mcp.CallToolParams{Name: echo, Arguments: map[string]any{"text": "rich"}})); got != "rich" {
+		t.Errorf("echo from a client with every capability: %q", got)
+	}
 	prompts, err := all.ListPrompts(t.Context(), nil)
 	if err != nil || len(prompts.Prompts) == 0 || !strings.HasPrefix(prompts.Prompts[0].Name, "example__") {
 		t.Fatalf("/mcp prompts: %+v %v", prompts, err)

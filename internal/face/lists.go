@@ -163,6 +163,10 @@ func (p *profile) subscribe(ctx context.Context, req *mcp.SubscribeRequest) erro
 	if err != nil {
 		return err
 	}
+	// The SDK sends the update to the sessions subscribed to the URI.
+	conn.WatchResources("face/"+p.name, func(uri string) {
+		p.srv.ResourceUpdated(context.Background(), &mcp.ResourceUpdatedNotificationParams{URI: uri})
+	})
 	return passOn(conn.Subscribe(ctx, req.Params.URI))
 }
 

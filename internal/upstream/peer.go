@@ -192,6 +192,29 @@ func (c *Conn) clientHandlers(o *mcp.ClientOptions) {
 		return p.CreateMessage(callCtx, req.Params)
 	}
 	// Progress and log notifications are routed by routeConn, in order.
+	o.ResourceUpdatedHandler = func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+		c.resMu.Lock()
+		fns := make([]func(string), 0, len(c.resWatch))
+		for _, fn := range c.resWatch {
+			fns = append(fns, fn)
+		}
+		c.resMu.Unlock()
+		for _, fn := range fns {
+			fn(req.Params.URI)
+		}
+	}
+}
+
+// WatchResources calls fn with the URI of every notifications/resources/
+// updated the server sends (for resources subscribed to with Subscribe);
+// a second call with the same key replaces the first.
+func (c *Conn) WatchResources(key string, fn func(uri string)) {
+	c.resMu.Lock()
+	defer c.resMu.Unlock()
+	if c.resWatch == nil {
+		c.resWatch = map[string]func(string){}
+	}
+	c.resWatch[key] = fn
 }
 
 // logLevelAll asks a server for every log message: each client filters by

@@ -131,8 +131,12 @@ type Conn struct {
 	// clientInfo is how Plexus names itself to the server.
 	clientInfo *mcp.Implementation
 	// metas are the _meta of lean calls by the caller's capabilities
-	// (fast.go): bit 1 elicitation, bit 2 sampling.
-	metas   [4]atomic.Pointer[json.RawMessage]
+	// (fast.go): bit 1 elicitation, 2 sampling, 4 URL elicitation.
+	metas [8]atomic.Pointer[json.RawMessage]
+	// resWatch are told of notifications/resources/updated (WatchResources).
+	resMu    sync.Mutex
+	resWatch map[string]func(uri string)
+
 	release func()            // frees what a remote transport owns; may be nil
 	explain func(error) error // remote: names the HTTP status behind a failure; may be nil
 	grace   time.Duration
