@@ -28,8 +28,8 @@ type CompareOptions struct {
 	// the same number of calls. 0 means 16.
 	Workload    Workload
 	Concurrency int
-	// IdleSessions, if > 0, is how many extra sessions are opened to the
-	// daemon at the end to measure the RSS they add.
+	// IdleSessions, if > 0, is how many session-era sessions are opened to
+	// the idle daemon, before the calls, to measure the RSS they add.
 	IdleSessions int
 	// Progress, if not nil, gets a line as each phase ends.
 	Progress io.Writer
@@ -133,6 +133,15 @@ func Compare(ctx context.Context, o CompareOptions) (*Report, error) {
 	if o.Via == ViaStdio {
 		plexus = Target{Stdio: []string{o.Plexus, "mcp"}, Env: []string{"PLEXUS_HOME=" + d.Home}, Protocol: o.Protocol}
 	}
+	// Sessions first, on the idle daemon: after the load phases its heap
+	// holds their garbage, which the collector returns at its own pace.
+	if o.IdleSessions > 0 {
+		added, err := sessionsRSS(ctx, plexus, d.PID, o.IdleSessions)
+		if err != nil {
+			return nil, err
+		}
+		rep.Daemon.IdleSessions, rep.Daemon.SessionsRSS = o.IdleSessions, added
+	}
 	// The direct leg is one connection to one server process, as the
 	// daemon has one shared instance (R-PROTO-3); the Plexus leg may spread
 	// its callers over several sessions to the face.
@@ -160,13 +169,6 @@ func Compare(ctx context.Context, o CompareOptions) (*Report, error) {
 		if o.Progress != nil {
 			fmt.Fprintf(o.Progress, "%-20s %s\n", p.name, r.Line())
 		}
-	}
-	if o.IdleSessions > 0 {
-		added, err := sessionsRSS(ctx, plexus, d.PID, o.IdleSessions)
-		if err != nil {
-			return nil, err
-		}
-		rep.Daemon.IdleSessions, rep.Daemon.SessionsRSS = o.IdleSessions, added
 	}
 	rep.ratios()
 	return rep, nil
