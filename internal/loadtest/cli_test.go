@@ -37,7 +37,7 @@ func lastJSON[T any](t *testing.T, out string) *T {
 
 func TestMainCompareEndsWithJSONLine(t *testing.T) {
 	bin := testenv.Binary(t)
-	code, out, errs := runMain(t, "--compare", "--plexus", bin, "-n", "40", "-c", "4", "--idle-sessions", "3")
+	code, out, errs := runMain(t, "--compare", "--plexus", bin, "-n", "40", "-c", "4", "--idle-sessions", "3", "--servers", "2")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
@@ -53,7 +53,7 @@ func TestMainCompareEndsWithJSONLine(t *testing.T) {
 		t.Errorf("phases: %d and %d callers", rep.Direct.Latency.Concurrency, rep.Plexus.Throughput.Concurrency)
 	}
 	d := rep.Daemon
-	if d.PID <= 0 || d.IdleRSS < 1<<20 || d.ReadyMs <= 0 || d.ServersReadyMs < d.ReadyMs || d.IdleSessions != 3 {
+	if d.PID <= 0 || d.IdleRSS < 1<<20 || d.ReadyMs <= 0 || d.ServersReadyMs < d.ReadyMs || d.IdleSessions != 3 || d.Servers != 2 {
 		t.Errorf("daemon numbers: %+v", d)
 	}
 	r := rep.Ratios

@@ -119,7 +119,7 @@ func Compare(ctx context.Context, o CompareOptions) (*Report, error) {
 		return nil, fmt.Errorf("%w\n%s", err, d.Output())
 	}
 	rep.Daemon.ServersReadyMs = ms(sr)
-	if err := d.WaitTool(ctx, o.Workload.Tool); err != nil {
+	if err := d.WaitTool(ctx, o.Workload.Tool, firstServer); err != nil {
 		return nil, err
 	}
 	idle, err := ReadProc(d.PID)
@@ -146,7 +146,7 @@ func Compare(ctx context.Context, o CompareOptions) (*Report, error) {
 	// daemon has one shared instance (R-PROTO-3); the Plexus leg may spread
 	// its callers over several sessions to the face.
 	oneCaller := o.Workload
-	oneCaller.Concurrency, oneCaller.PID = 1, 0
+	oneCaller.Concurrency, oneCaller.PID, oneCaller.Server = 1, 0, firstServer
 	many := oneCaller
 	many.Concurrency = o.Concurrency
 	phases := []struct {
@@ -173,6 +173,10 @@ func Compare(ctx context.Context, o CompareOptions) (*Report, error) {
 	rep.ratios()
 	return rep, nil
 }
+
+// firstServer is the daemon's server that Compare calls (StartDaemon names
+// them s1…sN).
+const firstServer = "s1"
 
 func single(w Workload) Workload           { w.Sessions = 1; return w }
 func withPID(w Workload, pid int) Workload { w.PID = pid; return w }

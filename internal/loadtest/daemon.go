@@ -206,7 +206,7 @@ func (l *lockedBuffer) String() string {
 
 // WaitTool waits until the face lists tool (as Run resolves it): the face
 // learns of a server's catalog a little after the server is ready.
-func (d *Daemon) WaitTool(ctx context.Context, tool string) error {
+func (d *Daemon) WaitTool(ctx context.Context, tool, server string) error {
 	t := Target{URL: d.FaceURL(), Header: d.Auth(), Protocol: Protocol2026}
 	hc := httpClient(t.Header, 1)
 	defer hc.CloseIdleConnections()
@@ -221,7 +221,7 @@ func (d *Daemon) WaitTool(ctx context.Context, tool string) error {
 		if err != nil {
 			return fmt.Errorf("tools/list on the face: %w", err)
 		}
-		_, err = resolveTool(tools, tool)
+		_, err = resolveTool(tools, tool, server)
 		if err == nil {
 			return nil
 		}

@@ -16,7 +16,10 @@ import (
 
 // Workload is what Run does once its sessions are open.
 type Workload struct {
-	Tool        string          // the tool to call: its exact name, or its upstream name behind Plexus
+	Tool string // the tool to call: its exact name, or its upstream name behind Plexus
+	// Server, if set, is the Plexus server whose Tool is meant, when
+	// several servers offer a tool of that name.
+	Server      string
 	Args        json.RawMessage // its arguments, a JSON object
 	Calls       int             // measured calls, in all
 	Concurrency int             // callers at once
@@ -112,7 +115,7 @@ func Run(ctx context.Context, t Target, w Workload) (*Result, error) {
 		return nil, fmt.Errorf("tools/list on %s: %w", t, err)
 	}
 	r.ListUs, r.Tools = us(time.Since(start)), len(tools)
-	name, err := resolveTool(tools, w.Tool)
+	name, err := resolveTool(tools, w.Tool, w.Server)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", t, err)
 	}
@@ -187,15 +190,19 @@ func listTools(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Tool, error) 
 
 // resolveTool finds want among the listed tools: by its exact name, else
 // as the upstream name in a Plexus name (mcp_<server>_<tool>_<hash>) when
-// exactly one tool has it.
-func resolveTool(tools []*mcp.Tool, want string) (string, error) {
+// exactly one tool has it, of server if that is not "".
+func resolveTool(tools []*mcp.Tool, want, server string) (string, error) {
+	prefix := "mcp_"
+	if server != "" {
+		prefix += server + "_"
+	}
 	var found []string
 	for _, t := range tools {
 		if t.Name == want {
 			return want, nil
 		}
 		i := strings.LastIndexByte(t.Name, '_')
-		if strings.HasPrefix(t.Name, "mcp_") && i > 0 && strings.HasSuffix(t.Name[:i], "_"+want) {
+		if strings.HasPrefix(t.Name, prefix) && i > 0 && strings.HasSuffix(t.Name[:i], "_"+want) {
 			found = append(found, t.Name)
 		}
 	}

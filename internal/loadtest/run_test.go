@@ -82,7 +82,7 @@ func TestRunThroughDaemonKeepsTokenSecret(t *testing.T) {
 	if _, err := d.WaitServers(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if err := d.WaitTool(t.Context(), "echo"); err != nil {
+	if err := d.WaitTool(t.Context(), "echo", ""); err != nil {
 		t.Fatal(err)
 	}
 	r, err := Run(t.Context(), Target{URL: d.FaceURL(), Header: d.Auth()},

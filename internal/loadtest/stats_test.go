@@ -48,16 +48,18 @@ func TestResolveTool(t *testing.T) {
 	for _, tc := range []struct {
 		tools   []*mcp.Tool
 		want    string
+		server  string
 		got     string
 		problem string
 	}{
-		{list("echo", "mcp_s1_echo_abcdefgh"), "echo", "echo", ""},
-		{list("plexus_status", "mcp_s1_echo_abcdefgh"), "echo", "mcp_s1_echo_abcdefgh", ""},
-		{list("mcp_s1_echo_abcdefgh", "mcp_s2_echo_bcdefghi"), "echo", "", "ambiguous"},
-		{list("mcp_s1_echo_abcdefgh"), "mcp_s1_echo_abcdefgh", "mcp_s1_echo_abcdefgh", ""},
-		{list("mcp_s1_xecho_abcdefgh", "echoes"), "echo", "", `no tool "echo" among its 2 tools`},
+		{list("echo", "mcp_s1_echo_abcdefgh"), "echo", "", "echo", ""},
+		{list("plexus_status", "mcp_s1_echo_abcdefgh"), "echo", "", "mcp_s1_echo_abcdefgh", ""},
+		{list("mcp_s1_echo_abcdefgh", "mcp_s2_echo_bcdefghi"), "echo", "", "", "ambiguous"},
+		{list("mcp_s1_echo_abcdefgh", "mcp_s10_echo_bcdefghi"), "echo", "s1", "mcp_s1_echo_abcdefgh", ""},
+		{list("mcp_s1_echo_abcdefgh"), "mcp_s1_echo_abcdefgh", "", "mcp_s1_echo_abcdefgh", ""},
+		{list("mcp_s1_xecho_abcdefgh", "echoes"), "echo", "", "", `no tool "echo" among its 2 tools`},
 	} {
-		got, err := resolveTool(tc.tools, tc.want)
+		got, err := resolveTool(tc.tools, tc.want, tc.server)
 		if got != tc.got || (tc.problem == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), tc.problem) {
 			t.Errorf("resolveTool(%s) = %q, %v; want %q, %q", tc.want, got, err, tc.got, tc.problem)
 		}
