@@ -128,8 +128,12 @@ func (d *Daemon) waitAPI(ctx context.Context) (*apitype.Status, error) {
 	}
 }
 
-// WaitServers waits until every configured server is ready and returns the
-// time since the daemon's process started. A server that fails is an error.
+// WaitServers waits until every configured server is ready with its tools
+// counted, and returns the time since the daemon's process started. A
+// server that fails is an error. The status shows a server ready a little
+// before its catalog (with many tools, seconds before): the servers here
+// are copies of one server whose tool the caller means to call, so "ready
+// with no tools" means "not yet".
 func (d *Daemon) WaitServers(ctx context.Context) (time.Duration, error) {
 	c := client.New(d.Home)
 	deadline := time.Now().Add(60 * time.Second)
@@ -142,7 +146,9 @@ func (d *Daemon) WaitServers(ctx context.Context) (time.Duration, error) {
 		for _, s := range st.Servers {
 			switch s.State {
 			case apitype.StateReady:
-				ready++
+				if s.Tools > 0 {
+					ready++
+				}
 			case apitype.StateFailed, apitype.StateBackoff:
 				return 0, fmt.Errorf("server %s: %s: %s", s.Name, s.State, s.LastError)
 			}
@@ -151,7 +157,7 @@ func (d *Daemon) WaitServers(ctx context.Context) (time.Duration, error) {
 			return time.Since(d.started), nil
 		}
 		if time.Now().After(deadline) {
-			return 0, fmt.Errorf("%d of %d servers ready after 60s", ready, len(st.Servers))
+			return 0, fmt.Errorf("%d of %d servers ready with tools after 60s", ready, len(st.Servers))
 		}
 		time.Sleep(time.Millisecond)
 	}
@@ -204,9 +210,18 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-// WaitTool waits until the face lists tool (as Run resolves it): the face
-// learns of a server's catalog a little after the server is ready.
+// WaitTool waits until the face lists tool (as Run resolves it) and at
+// least as many tools as the servers' status counts: the face learns of a
+// server's catalog a little after the server is ready.
 func (d *Daemon) WaitTool(ctx context.Context, tool, server string) error {
+	st, err := client.New(d.Home).Status(ctx)
+	if err != nil {
+		return fmt.Errorf("daemon status: %w", err)
+	}
+	want := 0
+	for _, s := range st.Servers {
+		want += s.Tools
+	}
 	t := Target{URL: d.FaceURL(), Header: d.Auth(), Protocol: Protocol2026}
 	hc := httpClient(t.Header, 1)
 	defer hc.CloseIdleConnections()
@@ -222,6 +237,9 @@ func (d *Daemon) WaitTool(ctx context.Context, tool, server string) error {
 			return fmt.Errorf("tools/list on the face: %w", err)
 		}
 		_, err = resolveTool(tools, tool, server)
+		if err == nil && len(tools) < want {
+			err = fmt.Errorf("%d tools listed, the servers have %d", len(tools), want)
+		}
 		if err == nil {
 			return nil
 		}
