@@ -1,0 +1,142 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/plexus-mcp/plexus/internal/client"
+	"github.com/plexus-mcp/plexus/internal/daemon"
+	"github.com/plexus-mcp/plexus/internal/testenv"
+)
+
+// BenchmarkFaceCall is one tools/call of the example server's echo, made
+// directly over stdio and through a daemon running in this process, over
+// its HTTP face in both protocol eras. With the daemon in-process,
+// -cpuprofile and -memprofile show the daemon's call path:
+//
+//	go test -run '^$' -bench FaceCall -cpuprofile cpu.out ./internal/e2e
+//
+// The direct leg is the floor; on a shared machine compare ratios, not
+// absolute numbers (docs/performance.md).
+func BenchmarkFaceCall(b *testing.B) {
+	bin := testenv.Binary(b)
+	args := json.RawMessage(`{"text":"ping"}`)
+	call := func(b *testing.B, cs *mcp.ClientSession, name string) {
+		params := &mcp.CallToolParams{Name: name, Arguments: args}
+		ctx := context.Background()
+		b.ReportAllocs()
+		b.ResetTimer()
+		for b.Loop() {
+			res, err := cs.CallTool(ctx, params)
+			if err != nil || res.IsError {
+				b.Fatal(res, err)
+			}
+		}
+	}
+
+	b.Run("direct", func(b *testing.B) {
+		c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+		cs, err := c.Connect(context.Background(), &mcp.CommandTransport{Command: exec.Command(bin, "example-server")}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer cs.Close()
+		call(b, cs, "echo")
+	})
+
+	url, token := inProcessDaemon(b, bin)
+	for _, era := range []string{"2026-07-28", "2025-11-25"} {
+		b.Run("http-"+era, func(b *testing.B) {
+			hc := &http.Client{Transport: bearer{token}}
+			c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+			cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc, DisableStandaloneSSE: true},
+				&mcp.ClientSessionOptions{ProtocolVersion: era})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer cs.Close()
+			call(b, cs, echoName(b, cs))
+		})
+	}
+}
+
+// inProcessDaemon runs daemon.Run in this process on a fresh home with the
+// example server and the face's external calls on, and returns the face's
+// URL and token once the echo tool is listed there.
+func inProcessDaemon(b *testing.B, bin string) (url, token string) {
+	home := filepath.Join(b.TempDir(), "home")
+	if err := os.Mkdir(home, 0o700); err != nil {
+		b.Fatal(err)
+	}
+	cfg := `{"mcp": {"face": {"allowExternalCall": true}, "servers": {"example": {"type": "stdio", "command": ` +
+		jsonString(bin) + `, "args": ["example-server"]}}}}`
+	if err := os.WriteFile(filepath.Join(home, "extensions.json"), []byte(cfg), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- daemon.Run(ctx, daemon.Options{Home: home, Shim: []string{bin, "__plexus-shim"}, Listen: "127.0.0.1:0"})
+	}()
+	b.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil && ctx.Err() == nil {
+			b.Errorf("daemon: %v", err)
+		}
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		st, err := client.New(home).Status(ctx)
+		if err == nil && len(st.Servers) == 1 && st.Servers[0].State == "ready" {
+			tok, err := os.ReadFile(filepath.Join(home, "token"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			return "http://" + st.HTTPAddr + "/mcp", strings.TrimSpace(string(tok))
+		}
+		select {
+		case err := <-done:
+			b.Fatalf("daemon exited: %v", err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("daemon not ready after 30s: %v %+v", err, st)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// echoName waits until the face lists the example server's echo and
+// returns its Plexus name.
+func echoName(b *testing.B, cs *mcp.ClientSession) string {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		res, err := cs.ListTools(context.Background(), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, t := range res.Tools {
+			if strings.HasPrefix(t.Name, "mcp_example_echo_") {
+				return t.Name
+			}
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("no echo tool on the face after 30s: %d tools", len(res.Tools))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}

@@ -1,0 +1,107 @@
+package loadtest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/plexus-mcp/plexus/internal/testenv"
+)
+
+// sane checks what any successful run must satisfy.
+func sane(t *testing.T, what string, r *Result, calls int) {
+	t.Helper()
+	if r.Calls != calls || r.Errors != 0 {
+		t.Errorf("%s: %d calls, %d errors (%s); want %d calls, none failed", what, r.Calls, r.Errors, r.FirstError, calls)
+	}
+	if !(r.P50 > 0 && r.P50 <= r.P90 && r.P90 <= r.P99 && r.P99 <= r.Max) {
+		t.Errorf("%s: percentiles out of order: %+v", what, r.Latency)
+	}
+	if r.Max > 30e6 {
+		t.Errorf("%s: a call took %.0fµs, past the call timeout", what, r.Max)
+	}
+	if r.CallsPerSec <= 0 || r.HandshakeUs <= 0 || r.ListUs <= 0 || r.ElapsedMs <= 0 {
+		t.Errorf("%s: zero measurement in %+v", what, r)
+	}
+	// calls/s and the elapsed time must agree.
+	if got := float64(r.Calls) / (r.ElapsedMs / 1e3); got < r.CallsPerSec*0.99 || got > r.CallsPerSec*1.01 {
+		t.Errorf("%s: %.0f calls/s but %d calls in %.1fms", what, r.CallsPerSec, r.Calls, r.ElapsedMs)
+	}
+}
+
+func TestRunExampleServerBothEras(t *testing.T) {
+	bin := testenv.Binary(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	for _, era := range []string{Protocol2026, Protocol2025} {
+		r, err := Run(ctx, Target{Stdio: []string{bin, "example-server"}, Protocol: era},
+			Workload{Tool: "echo", Args: json.RawMessage(`{"text":"hi"}`), Calls: 60, Concurrency: 4, Sessions: 2})
+		if err != nil {
+			t.Fatalf("%s: %v", era, err)
+		}
+		sane(t, era, r, 60)
+		if r.Protocol != era {
+			t.Errorf("negotiated %q, asked for %q", r.Protocol, era)
+		}
+		if r.Tools < 5 || r.Sessions != 2 || r.Concurrency != 4 {
+			t.Errorf("%s: %d tools, %d sessions, %d callers", era, r.Tools, r.Sessions, r.Concurrency)
+		}
+	}
+}
+
+func TestRunCountsToolErrors(t *testing.T) {
+	bin := testenv.Binary(t)
+	// An unknown time zone is a tool error on every call.
+	r, err := Run(t.Context(), Target{Stdio: []string{bin, "example-server"}},
+		Workload{Tool: "now", Args: json.RawMessage(`{"timezone":"Not/AZone"}`), Calls: 5, Warmup: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Errors != 5 || r.FirstError == "" {
+		t.Errorf("%d errors (%q), want every one of 5 calls to fail", r.Errors, r.FirstError)
+	}
+	_, err = Run(t.Context(), Target{Stdio: []string{bin, "example-server"}}, Workload{Tool: "nosuchtool", Calls: 1})
+	if err == nil || !strings.Contains(err.Error(), `no tool "nosuchtool"`) {
+		t.Errorf("unknown tool: %v", err)
+	}
+}
+
+// TestRunThroughDaemonKeepsTokenSecret drives the daemon's HTTP face with
+// its token and resolves the upstream tool name; neither the result nor
+// its summary may carry the token.
+func TestRunThroughDaemonKeepsTokenSecret(t *testing.T) {
+	bin := testenv.Binary(t)
+	d, err := StartDaemon(t.Context(), bin, [][]string{{bin, "example-server"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Stop()
+	if _, err := d.WaitServers(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.WaitTool(t.Context(), "echo", ""); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Run(t.Context(), Target{URL: d.FaceURL(), Header: d.Auth()},
+		Workload{Tool: "echo", Args: json.RawMessage(`{"text":"x"}`), Calls: 40, Concurrency: 3, PID: d.PID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log(r.Line())
+	sane(t, "face", r, 40)
+	if r.Proc == nil || r.Proc.PID != d.PID || r.Proc.RSSAfter <= 0 || r.Proc.CPUUs < 0 {
+		t.Errorf("daemon process reading: %+v", r.Proc)
+	}
+	b, _ := json.Marshal(r)
+	if tok := d.token; len(tok) < 16 || bytes.Contains(b, []byte(tok)) || strings.Contains(r.Line(), tok) {
+		t.Errorf("the daemon's token (%d chars) is in the result", len(tok))
+	}
+	// Without the token the face refuses, and the error says so.
+	_, err = Run(t.Context(), Target{URL: d.FaceURL()}, Workload{Tool: "echo", Calls: 1})
+	if err == nil {
+		t.Error("no token: the run succeeded")
+	}
+}

@@ -1,0 +1,106 @@
+package loadtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The protocol eras a Target can speak.
+const (
+	Protocol2026 = "2026-07-28" // stateless requests (server/discover, no session)
+	Protocol2025 = "2025-11-25" // initialize and a session
+)
+
+// Target is the endpoint under load: a stdio command or a URL.
+type Target struct {
+	// Stdio is the argv of a stdio server, started once per session.
+	Stdio []string
+	// Env is added to the environment of the stdio command.
+	Env []string
+	// Stderr receives the stdio command's stderr; nil discards it.
+	Stderr io.Writer
+
+	// URL is a streamable HTTP endpoint; Header is sent with every request.
+	URL    string
+	Header http.Header
+
+	// Protocol is the version the client asks for: Protocol2026 or
+	// Protocol2025 ("" is the SDK's latest). Asked for 2025-11-25, the SDK
+	// skips server/discover and initializes a session even with a server
+	// that also speaks 2026-07-28.
+	Protocol string
+}
+
+func (t Target) validate() error {
+	switch {
+	case len(t.Stdio) == 0 && t.URL == "":
+		return errors.New("no endpoint: give a stdio command or a URL")
+	case len(t.Stdio) > 0 && t.URL != "":
+		return errors.New("give a stdio command or a URL, not both")
+	}
+	switch t.Protocol {
+	case "", Protocol2026, Protocol2025:
+		return nil
+	}
+	return fmt.Errorf("protocol %q: want %s or %s", t.Protocol, Protocol2026, Protocol2025)
+}
+
+// String names the endpoint for messages.
+func (t Target) String() string {
+	if t.URL != "" {
+		return t.URL
+	}
+	return fmt.Sprintf("%q", t.Stdio)
+}
+
+// connect opens one MCP session and returns it with its handshake time.
+func (t Target) connect(ctx context.Context, hc *http.Client) (*mcp.ClientSession, time.Duration, error) {
+	var tr mcp.Transport
+	if t.URL != "" {
+		tr = &mcp.StreamableClientTransport{Endpoint: t.URL, HTTPClient: hc, DisableStandaloneSSE: true, MaxRetries: -1}
+	} else {
+		cmd := exec.Command(t.Stdio[0], t.Stdio[1:]...)
+		cmd.Env = append(os.Environ(), t.Env...)
+		cmd.Stderr = t.Stderr
+		tr = &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: "plexus-load", Version: "1"}, nil)
+	start := time.Now()
+	cs, err := c.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: t.Protocol})
+	if err != nil {
+		return nil, 0, fmt.Errorf("connecting to %s: %w", t, err)
+	}
+	return cs, time.Since(start), nil
+}
+
+// httpClient keeps enough idle connections for every concurrent caller, so
+// that a run measures the endpoint and not new TCP connections.
+func httpClient(header http.Header, conns int) *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConns = 0
+	tr.MaxIdleConnsPerHost = max(conns, 2)
+	return &http.Client{Transport: headerTransport{header: header, next: tr}}
+}
+
+type headerTransport struct {
+	header http.Header
+	next   http.RoundTripper
+}
+
+func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if len(h.header) > 0 {
+		r = r.Clone(r.Context())
+		for k, vs := range h.header {
+			r.Header[k] = vs
+		}
+	}
+	return h.next.RoundTrip(r)
+}
