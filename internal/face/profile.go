@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"sync"
 
@@ -50,8 +51,10 @@ func newProfile(f *Face, name string, def definition) *profile {
 		sessions: map[*mcp.ServerSession]*downstream{}}
 	opts := &mcp.ServerOptions{
 		Instructions: "Plexus runs the user's MCP servers and offers them here. plexus_status and plexus_snapshot describe them.",
-		Logger:       f.log.With("component", "face", "profile", name),
-		HasTools:     true,
+		// The SDK logs every stateless request's session at INFO: warnings
+		// and errors are what the daemon's log needs from it.
+		Logger:   slog.New(minLevel{f.log.With("profile", name).Handler(), slog.LevelWarn}),
+		HasTools: true,
 	}
 	if def.external {
 		opts.HasResources, opts.HasPrompts = true, true
@@ -197,3 +200,19 @@ func (p *profile) callTool(name string) mcp.ToolHandler {
 		return d.sess.Call(ctx, name, req.Params.Arguments)
 	}
 }
+
+// minLevel drops records below min.
+type minLevel struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (m minLevel) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= m.min && m.Handler.Enabled(ctx, l)
+}
+
+func (m minLevel) WithAttrs(a []slog.Attr) slog.Handler {
+	return minLevel{m.Handler.WithAttrs(a), m.min}
+}
+
+func (m minLevel) WithGroup(g string) slog.Handler { return minLevel{m.Handler.WithGroup(g), m.min} }
