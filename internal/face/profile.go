@@ -149,8 +149,10 @@ func (p *profile) syncTools() {
 			continue
 		}
 		seen[name] = true
-		var schema map[string]any
-		if json.Unmarshal(e.InputSchema, &schema) != nil || schema["type"] != "object" {
+		var schema struct {
+			Type any `json:"type"`
+		}
+		if json.Unmarshal(e.InputSchema, &schema) != nil || schema.Type != "object" {
 			p.f.log.Warn("face: tool has no object input schema; not offered", "tool", e.Name)
 			continue
 		}
@@ -158,7 +160,9 @@ func (p *profile) syncTools() {
 		if p.tools[name] == def {
 			continue
 		}
-		tool := &mcp.Tool{Name: name, Title: e.Title, Description: e.Description, InputSchema: schema}
+		// Raw: the SDK writes it out as it is on every tools/list, where a
+		// decoded schema would be encoded anew each time.
+		tool := &mcp.Tool{Name: name, Title: e.Title, Description: e.Description, InputSchema: e.InputSchema}
 		if len(e.OutputSchema) > 0 {
 			tool.OutputSchema = e.OutputSchema
 		}

@@ -493,14 +493,12 @@ func (s *Store) saveLocked(next *File) error {
 	if err != nil {
 		return fmt.Errorf("saving pins: %w", err)
 	}
-	saved, err := Decode(data)
-	if err != nil {
-		return fmt.Errorf("saving pins: %w", err)
-	}
 	if err := atomicfile.WriteFile(s.path, data, 0o600); err != nil {
 		return fmt.Errorf("saving pins: %w", err)
 	}
-	s.f = saved
+	// next is a fresh copy nobody else holds; decoding what was just
+	// encoded would only cost (the file is checked when it is loaded).
+	s.f = next
 	return nil
 }
 
