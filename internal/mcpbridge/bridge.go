@@ -5,7 +5,8 @@
 // through unchanged, so the face alone decides what the client sees, and
 // server→client requests (elicitation, sampling), progress, cancellation
 // and list_changed notifications all cross it. Each client message is one
-// POST, sent at once (a long call does not hold back the next); answers
+// POST — a request at once (a long call does not hold back the next), a
+// notification in order before the next line is read; answers
 // arriving as JSON or as an SSE stream are written out whole, one per
 // line. After initialize it keeps the session id and protocol version the
 // face gave, and holds a GET stream open for the face's own notifications.
@@ -68,6 +69,15 @@ func (b *Bridge) Run(ctx context.Context, in io.Reader, out io.Writer) error {
 		head, err := peek(msg)
 		if err != nil {
 			b.writeError(nil, -32700, "parse error: "+err.Error())
+			continue
+		}
+		if head.ID == nil {
+			// A notification (initialized, cancelled) or an answer to the
+			// face's request: sent before the next line is read, so that
+			// it reaches the face in order — initialized before the
+			// requests that follow it. Requests go at once, each in its
+			// own POST, so that a long call holds nothing back.
+			b.post(ctx, msg, head)
 			continue
 		}
 		b.inflight.Add(1)
