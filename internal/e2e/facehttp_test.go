@@ -333,3 +333,43 @@ func TestFaceCancellation(t *testing.T) {
 		t.Errorf("after cancel: %q", got)
 	}
 }
+
+// TestFaceRoots: a server asks for roots in the middle of a call and gets
+// the roots of the client that made the call — through a 2026-07-28
+// server (in its result) and through a session-era one (a roots/list
+// request on the connection), to clients of both eras.
+func TestFaceRoots(t *testing.T) {
+	e, base, token := faceEnv(t, "")
+	e.MustRun("add", "old", "--", e.Bin, "example-server")
+	p := filepath.Join(e.Home, "extensions.json")
+	b, _ := os.ReadFile(p)
+	os.WriteFile(p, []byte(strings.Replace(string(b), `"old": {`, `"old": {"protocolVersion": "2025-11-25",`, 1)), 0o600)
+	e.MustRun("reload")
+	all := tools(t, e)
+	for _, server := range []string{"example", "old"} {
+		tool := toolNamed(t, all, server, "roots").Name
+		for _, era := range []string{"", "2025-11-25"} {
+			c := mcp.NewClient(&mcp.Implementation{Name: "editor", Version: "1"}, nil)
+			c.AddRoots(&mcp.Root{URI: "file:///work/" + server + era, Name: "work"})
+			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+			cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: &http.Client{Transport: bearer{token}}},
+				&mcp.ClientSessionOptions{ProtocolVersion: era})
+			if err != nil {
+				cancel()
+				t.Fatal(err)
+			}
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool})
+			if server == "old" && era == "" {
+				// A session-era server asking a 2026-07-28 client mid-call:
+				// there is no session to ask on, and the error says so.
+				if err == nil && !res.IsError || err != nil && !strings.Contains(err.Error(), "without a session") {
+					t.Errorf("session-era server, 2026-07-28 client: %+v %v", res, err)
+				}
+			} else if got, want := textOf(t)(res, err), "file:///work/"+server+era; got != want {
+				t.Errorf("server %s, client era %q: roots %q, want %q", server, era, got, want)
+			}
+			cs.Close()
+			cancel()
+		}
+	}
+}

@@ -71,7 +71,7 @@ func TestMetrics(t *testing.T) {
 		`plexus_server_state{server="example",state="ready"} 1`,
 		`plexus_server_state{server="example",state="backoff"} 0`,
 		`plexus_server_restarts{server="example"} 0`,
-		`plexus_server_tools{server="example"} 5`,
+		`plexus_server_tools{server="example"} 6`,
 		`plexus_call_duration_seconds_count{server="example"} 2`,
 	} {
 		mustContain(t, "metrics", body, want)

@@ -31,7 +31,7 @@ func TestThinPATHFindsLoginShellCommands(t *testing.T) {
 
 	e.MustRun("add", "mine", "--", "my-mcp-server")
 	st := waitState(t, e, "mine", "ready", 20*time.Second)
-	if st.Tools != 5 {
+	if st.Tools != 6 {
 		t.Fatalf("mine: %+v", st)
 	}
 

@@ -30,7 +30,7 @@ func TestQuickstart(t *testing.T) {
 	// group, as npx does: removing the server must end it too.
 	e.MustRun("add", "example", "--", "sh", "-c", "sleep 1000 & exec "+e.Bin+" example-server")
 	st := waitState(t, e, "example", "ready", 30*time.Second)
-	if st.Tools != 5 || st.Type != "stdio" || !st.Enabled || st.PID == 0 {
+	if st.Tools != 6 || st.Type != "stdio" || !st.Enabled || st.PID == 0 {
 		t.Fatalf("status after add: %+v", st)
 	}
 

@@ -85,7 +85,7 @@ func TestListings(t *testing.T) {
 		names = append(names, tool.Name)
 	}
 	slices.Sort(names)
-	if want := []string{"ask", "echo", "now", "sha256", "sleep"}; !slices.Equal(names, want) {
+	if want := []string{"ask", "echo", "now", "roots", "sha256", "sleep"}; !slices.Equal(names, want) {
 		t.Errorf("tools = %q, want %q", names, want)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 	// Embedded zone data: the example must answer "now" for any IANA zone
 	// even on systems without /usr/share/zoneinfo (Windows, minimal
@@ -81,6 +82,25 @@ func addTools(s *mcp.Server, o options) {
 		Description: "Ask the user a question (elicitation) and return their answer; useful to try how a client answers a server's questions.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)},
 	}, ask)
+	mcp.AddTool(s, &mcp.Tool{
+		Name:        "roots",
+		Description: "List the client's roots (the folders it offers); useful to try how roots reach a server.",
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)},
+	}, roots)
+}
+
+// roots asks the client for its roots as a multi-round-trip result, like
+// ask; for an older client the SDK sends roots/list on the session.
+func roots(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+	r, ok := req.Params.InputResponses["roots"].(*mcp.ListRootsResult)
+	if !ok || r == nil {
+		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"roots": &mcp.ListRootsParams{}}}, nil, nil
+	}
+	var b strings.Builder
+	for _, root := range r.Roots {
+		fmt.Fprintf(&b, "%s\n", root.URI)
+	}
+	return text(strings.TrimSpace(b.String())), nil, nil
 }
 
 type askInput struct {

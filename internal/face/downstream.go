@@ -115,6 +115,16 @@ func (p peer) CreateMessage(ctx context.Context, params *mcp.CreateMessageParams
 	return p.ss.CreateMessage(ctx, params)
 }
 
+func (p peer) ListRoots(ctx context.Context, params *mcp.ListRootsParams) (*mcp.ListRootsResult, error) {
+	if p.ss.ID() == "" {
+		return nil, errors.New("the client called over MCP 2026-07-28 without a session, so plexus cannot ask it for its roots")
+	}
+	if p.caps().RootsV2 == nil {
+		return nil, errors.New("the client that made this call does not offer roots")
+	}
+	return p.ss.ListRoots(ctx, params)
+}
+
 func (p peer) Progress(ctx context.Context, params *mcp.ProgressNotificationParams) {
 	p.ss.NotifyProgress(ctx, params)
 }

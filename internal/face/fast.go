@@ -180,6 +180,10 @@ func (fastPeer) CreateMessage(context.Context, *mcp.CreateMessageParams) (*mcp.C
 	return nil, errNoSession
 }
 
+func (fastPeer) ListRoots(context.Context, *mcp.ListRootsParams) (*mcp.ListRootsResult, error) {
+	return nil, errNoSession
+}
+
 func (fastPeer) Progress(context.Context, *mcp.ProgressNotificationParams) {}
 func (fastPeer) Log(context.Context, *mcp.LoggingMessageParams)            {}
 

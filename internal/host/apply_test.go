@@ -69,8 +69,8 @@ func TestPutServerCreate(t *testing.T) {
 	}
 	th.readyPID("ex")
 	snapRev, all := th.Servers()
-	if snapRev != 1 || len(all) != 1 || all[0].Name != "ex" || all[0].Tools != 5 {
-		t.Errorf("Servers() = %d, %+v; want revision 1 and ex with 5 tools", snapRev, all)
+	if snapRev != 1 || len(all) != 1 || all[0].Name != "ex" || all[0].Tools != 6 {
+		t.Errorf("Servers() = %d, %+v; want revision 1 and ex with 6 tools", snapRev, all)
 	}
 
 	tools, warnings, err := th.Tools("")

@@ -181,10 +181,13 @@ func (c *Conn) handshake(ctx context.Context, s Spec, t mcp.Transport) error {
 	c.clientInfo = s.ClientInfo
 	client := mcp.NewClient(s.ClientInfo, opts)
 	t = routeTransport{inner: t, c: c}
+	var so *mcp.ClientSessionOptions
 	if s.ProtocolVersion != "" {
-		t = pinnedTransport{inner: t, version: s.ProtocolVersion}
+		// A session-era version: the SDK then initializes with it, without
+		// trying server/discover.
+		so = &mcp.ClientSessionOptions{ProtocolVersion: s.ProtocolVersion}
 	}
-	cs, err := client.Connect(ctx, t, nil)
+	cs, err := client.Connect(ctx, t, so)
 	if err != nil {
 		if c.explain != nil {
 			err = c.explain(err)

@@ -25,6 +25,7 @@ type Peer interface {
 	// the client's own token.
 	Progress(ctx context.Context, p *mcp.ProgressNotificationParams)
 	Log(ctx context.Context, p *mcp.LoggingMessageParams)
+	ListRoots(ctx context.Context, p *mcp.ListRootsParams) (*mcp.ListRootsResult, error)
 	// Capabilities are what the client declared; an MCP 2026-07-28 server
 	// sees them on each request (what it may ask of the caller).
 	Capabilities() *mcp.ClientCapabilities

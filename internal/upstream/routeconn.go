@@ -8,7 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// routeTransport answers a server's elicitation and sampling requests on
+// routeTransport answers a server's elicitation, sampling and roots requests on
 // the connection itself, before the SDK's client sees them: Plexus is a
 // proxy, so it hands the request to the client whose call caused it as the
 // server wrote it, and the answer back as that client wrote it. The SDK's
@@ -50,7 +50,7 @@ func (r *routeConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			return msg, nil
 		}
 		switch {
-		case req.IsCall() && (req.Method == "elicitation/create" || req.Method == "sampling/createMessage"):
+		case req.IsCall() && (req.Method == "elicitation/create" || req.Method == "sampling/createMessage" || req.Method == "roots/list"):
 			go r.answer(req)
 		case !req.IsCall() && (req.Method == "notifications/progress" || req.Method == "notifications/message"):
 			// In stream order, so that they reach the caller before the
@@ -93,7 +93,8 @@ func (r *routeConn) notify(ctx context.Context, req *jsonrpc.Request) {
 // answer routes one request and writes the answer back to the server.
 func (r *routeConn) answer(req *jsonrpc.Request) {
 	ctx := context.Background()
-	what := map[string]string{"elicitation/create": "elicitation request", "sampling/createMessage": "sampling request"}[req.Method]
+	what := map[string]string{"elicitation/create": "elicitation request", "sampling/createMessage": "sampling request",
+		"roots/list": "roots request"}[req.Method]
 	resp := &jsonrpc.Response{ID: req.ID}
 	result, err := r.forward(ctx, req, what)
 	switch {
@@ -120,6 +121,15 @@ func (r *routeConn) forward(ctx context.Context, req *jsonrpc.Request, what stri
 		return nil, err
 	}
 	ctx = callCtx
+	if req.Method == "roots/list" {
+		var params mcp.ListRootsParams
+		if len(req.Params) > 0 {
+			if err := json.Unmarshal(req.Params, &params); err != nil {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "plexus: malformed roots request: " + err.Error()}
+			}
+		}
+		return p.ListRoots(ctx, &params)
+	}
 	if req.Method == "elicitation/create" {
 		var params mcp.ElicitParams
 		if err := json.Unmarshal(req.Params, &params); err != nil {
