@@ -152,3 +152,50 @@ func TestMCPFaceWrites(t *testing.T) {
 		t.Fatalf("after plexus_set_enabled false: %+v", st)
 	}
 }
+
+// TestMCPFaceNotifiesSessionClient: an editor of the session era (as Claude
+// Code is) registered on `plexus mcp` is told when the tools change — a
+// server added meanwhile — and then sees and calls the new tools.
+func TestMCPFaceNotifiesSessionClient(t *testing.T) {
+	e := testenv.New(t)
+	e.StartDaemon()
+	// A new home has no settings file yet.
+	if err := os.WriteFile(filepath.Join(e.Home, "extensions.json"), []byte(`{"mcp": {"face": {"allowExternalCall": true}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e.MustRun("reload")
+
+	changed := make(chan struct{}, 8)
+	c := mcp.NewClient(&mcp.Implementation{Name: "editor", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+	})
+	cmd := exec.Command(e.Bin, "mcp")
+	cmd.Env = append(os.Environ(), "PLEXUS_HOME="+e.Home)
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if v := cs.InitializeResult().ProtocolVersion; v != "2025-11-25" {
+		t.Fatalf("negotiated %s, want the session era", v)
+	}
+	before := toolNames(t, cs)
+
+	e.MustRun("add", "example", "--", e.Bin, "example-server")
+	echo := toolNamed(t, tools(t, e), "example", "echo").Name
+	select {
+	case <-changed:
+	case <-ctx.Done():
+		t.Fatal("no notifications/tools/list_changed after a server was added")
+	}
+	after := toolNames(t, cs)
+	if slices.Contains(before, echo) || !slices.Contains(after, echo) {
+		t.Fatalf("tools before %v, after %v", before, after)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: echo, Arguments: map[string]any{"text": "session era"}})
+	if err != nil || res.IsError || res.Content[0].(*mcp.TextContent).Text != "session era" {
+		t.Fatalf("echo: %+v %v", res, err)
+	}
+}

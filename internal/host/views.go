@@ -204,7 +204,8 @@ func (h *Host) Logs(name string) ([]string, int64, error) {
 	return lines, next, nil
 }
 
-// LiveConfig is the configuration the running servers were built from:
-// shared, never mutated — read it, do not change it. Cheaper than
-// Store().Config(), which copies, for readers on a hot path.
-func (h *Host) LiveConfig() *config.File { return h.snap.Load().cfg }
+// LiveConfig is the saved configuration, shared, never mutated — read it,
+// do not change it. Cheaper than Store().Config(), which copies, for
+// readers on a hot path. Unlike the snapshot's, it includes a reload that
+// changed no server (the face's gates and profiles, say).
+func (h *Host) LiveConfig() *config.File { return h.opts.Store.Shared() }

@@ -137,6 +137,15 @@ func (s *Store) Config() *config.File {
 	return s.cfg.Clone()
 }
 
+// Shared returns the current configuration itself, for readers on a hot
+// path: the store replaces it whole on every save and never changes it, and
+// the caller must not change it either.
+func (s *Store) Shared() *config.File {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cfg
+}
+
 // Creds returns a copy of the current managed environment.
 func (s *Store) Creds() *creds.File {
 	s.mu.Lock()
