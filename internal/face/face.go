@@ -22,6 +22,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -167,20 +168,12 @@ type definition struct {
 }
 
 func (d definition) same(o definition) bool {
-	return strings.Join(d.servers, "\x00") == strings.Join(o.servers, "\x00") && d.servers == nil == (o.servers == nil) &&
+	return slices.Equal(d.servers, o.servers) && (d.servers == nil) == (o.servers == nil) &&
 		d.naming == o.naming && d.metaTools == o.metaTools && d.external == o.external && d.write == o.write
 }
 
 func (d definition) has(server string) bool {
-	if d.servers == nil {
-		return true
-	}
-	for _, s := range d.servers {
-		if s == server {
-			return true
-		}
-	}
-	return false
+	return d.servers == nil || slices.Contains(d.servers, server)
 }
 
 // resolveProfile finds profile name ("" is the default: every server, or
