@@ -7,10 +7,11 @@ import (
 )
 
 // TestImportsOnlyAPITypes keeps the client a thin layer that every front end
-// can use: of Plexus it may import the wire types alone.
+// can use: of Plexus it may import the wire types and the event-stream
+// reader alone.
 func TestImportsOnlyAPITypes(t *testing.T) {
 	for _, pkg := range testenv.OwnDeps(t) {
-		if pkg != "internal/client" && pkg != "internal/apitype" {
+		if pkg != "internal/client" && pkg != "internal/apitype" && pkg != "internal/sse" {
 			t.Errorf("client depends on %s", pkg)
 		}
 	}

@@ -1,8 +1,6 @@
 package client
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,10 +9,10 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
-	"strings"
 	"sync"
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
+	"github.com/plexus-mcp/plexus/internal/sse"
 )
 
 // MaxEventSize bounds one event of the event stream: its data, all lines
@@ -40,7 +38,7 @@ var ErrEventStreamClosed = errors.New("the daemon closed the event stream")
 type EventStream struct {
 	ctx  context.Context
 	body io.ReadCloser
-	sse  *sseReader
+	sse  *sse.Reader
 
 	closeOnce sync.Once
 	err       error // sticky: once set, Next returns it
@@ -82,7 +80,7 @@ func (c *Client) eventStream(ctx context.Context, path string) (*EventStream, er
 		resp.Body.Close()
 		return nil, fmt.Errorf("the daemon answered GET %s with %q, not an event stream (is the daemon the same version as this program?)", path, resp.Header.Get("Content-Type"))
 	}
-	return &EventStream{ctx: ctx, body: resp.Body, sse: newSSEReader(resp.Body, MaxEventSize)}, nil
+	return &EventStream{ctx: ctx, body: resp.Body, sse: sse.NewReader(resp.Body, MaxEventSize)}, nil
 }
 
 // Next returns the next event, waiting for it as long as it takes. It fails
@@ -98,19 +96,19 @@ func (s *EventStream) Next() (apitype.Event, error) {
 	if s.err != nil {
 		return apitype.Event{}, s.err
 	}
-	se, err := s.sse.next()
+	se, err := s.sse.Next()
 	if err != nil {
 		s.err = s.streamError(err)
 		s.Close()
 		return apitype.Event{}, s.err
 	}
 	var ev apitype.Event
-	if err := json.Unmarshal([]byte(se.data), &ev); err != nil {
-		return apitype.Event{}, fmt.Errorf("decoding a %q event from the daemon: %w (is the daemon the same version as this program?)", se.typ, err)
+	if err := json.Unmarshal([]byte(se.Data), &ev); err != nil {
+		return apitype.Event{}, fmt.Errorf("decoding a %q event from the daemon: %w (is the daemon the same version as this program?)", se.Type, err)
 	}
 	if ev.Type == "" {
 		// The SSE event name carries the type too; the data should repeat it.
-		ev.Type = se.typ
+		ev.Type = se.Type
 	}
 	return ev, nil
 }
@@ -138,135 +136,10 @@ func (s *EventStream) streamError(err error) error {
 	switch {
 	case errors.Is(err, io.EOF):
 		return ErrEventStreamClosed
-	case errors.Is(err, errEventTooLarge):
+	case errors.Is(err, sse.ErrTooLarge):
 		// The client gave up, not the daemon.
-		return fmt.Errorf("reading the daemon's events: %w", err)
+		return fmt.Errorf("reading the daemon's events: %w (%d MiB)", err, MaxEventSize>>20)
 	}
 	return fmt.Errorf("%w: %w", ErrEventStreamClosed, err)
 }
 
-// errEventTooLarge is an event beyond the reader's limit.
-var errEventTooLarge = fmt.Errorf("an event is larger than %d MiB", MaxEventSize>>20)
-
-// sseEvent is one dispatched server-sent event.
-type sseEvent struct {
-	typ  string // the event name, "message" when none was given
-	data string // the data lines joined with "\n"
-}
-
-// sseReader parses a text/event-stream as the HTML Living Standard
-// ("Server-sent events", §9.2.6 Interpreting an event stream) says: lines
-// end in CRLF, LF or CR alone; a line starting with ":" is a comment; a
-// blank line dispatches the event gathered so far, unless it has no data;
-// an event cut off by the end of the stream is dropped.
-type sseReader struct {
-	sc  *bufio.Scanner
-	max int
-	// first is set until the first line has been read, whose leading
-	// UTF-8 BOM, if any, is not part of it.
-	first bool
-}
-
-func newSSEReader(r io.Reader, maxEvent int) *sseReader {
-	sc := bufio.NewScanner(r)
-	// Room for the longest data line: the field name and the separator
-	// besides the data itself.
-	sc.Buffer(make([]byte, 0, 4096), maxEvent+len("data: ")+2)
-	sc.Split(sseLines())
-	return &sseReader{sc: sc, max: maxEvent, first: true}
-}
-
-// next returns the next event with data. It returns io.EOF at the end of
-// the stream, errEventTooLarge for an event over the limit, and the
-// reader's error otherwise.
-func (r *sseReader) next() (sseEvent, error) {
-	var (
-		typ     string
-		data    strings.Builder
-		hasData bool
-	)
-	for r.sc.Scan() {
-		line := r.sc.Bytes()
-		if r.first {
-			line = bytes.TrimPrefix(line, []byte("\ufeff"))
-			r.first = false
-		}
-		if len(line) == 0 {
-			if !hasData {
-				// An event without data is not dispatched; its name is
-				// forgotten with it.
-				typ = ""
-				continue
-			}
-			if typ == "" {
-				typ = "message"
-			}
-			return sseEvent{typ: typ, data: data.String()}, nil
-		}
-		if line[0] == ':' {
-			continue // a comment: the daemon's keep-alive
-		}
-		field, value := line, []byte(nil)
-		if i := bytes.IndexByte(line, ':'); i >= 0 {
-			field, value = line[:i], line[i+1:]
-			value = bytes.TrimPrefix(value, []byte(" "))
-		}
-		switch string(field) {
-		case "event":
-			typ = string(value)
-		case "data":
-			if data.Len()+len(value)+1 > r.max {
-				return sseEvent{}, errEventTooLarge
-			}
-			if hasData {
-				data.WriteByte('\n')
-			}
-			data.Write(value)
-			hasData = true
-		}
-		// "id" and "retry" serve reconnection, which the client does not
-		// do: a new connection starts from the current state instead.
-		// Unknown fields are ignored, as the standard says.
-	}
-	if err := r.sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			return sseEvent{}, errEventTooLarge
-		}
-		return sseEvent{}, err
-	}
-	return sseEvent{}, io.EOF
-}
-
-// sseLines returns a bufio.SplitFunc that splits at CRLF, LF or a lone CR.
-// A CR is a line end at once, without waiting to see whether an LF follows
-// (a stream that ends its lines with CR alone must not stall until the next
-// byte arrives); an LF right after it is then skipped.
-func sseLines() bufio.SplitFunc {
-	afterCR := false
-	return func(data []byte, atEOF bool) (int, []byte, error) {
-		if afterCR && len(data) > 0 {
-			afterCR = false
-			if data[0] == '\n' {
-				return 1, nil, nil
-			}
-		}
-		if i := bytes.IndexAny(data, "\r\n"); i >= 0 {
-			if data[i] == '\r' {
-				if i+1 < len(data) {
-					if data[i+1] == '\n' {
-						return i + 2, data[:i], nil
-					}
-				} else {
-					afterCR = true
-				}
-			}
-			return i + 1, data[:i], nil
-		}
-		if atEOF && len(data) > 0 {
-			// A last line without its end: returned so that the reader
-			// sees it, and then drops the unfinished event with it.
-			return len(data), data, nil
-		}
-		return 0, nil, nil
-	}
-}

@@ -25,10 +25,15 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/plexus-mcp/plexus/internal/sse"
 )
 
-// maxLine bounds one message from the client.
-const maxLine = 8 << 20
+// maxLine bounds one message from the client; maxAnswer one from the face.
+const (
+	maxLine   = 8 << 20
+	maxAnswer = 64 << 20
+)
 
 // Bridge runs until in ends or ctx is done.
 type Bridge struct {
@@ -170,7 +175,7 @@ func (b *Bridge) post(ctx context.Context, msg []byte, h *head) {
 	case ct == "text/event-stream":
 		b.relayEvents(resp.Body, h.Method == "initialize")
 	case ct == "application/json":
-		body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+		body, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
 		if err != nil {
 			b.writeError(h.ID, -32603, "plexus: reading the answer: "+err.Error())
 			return
@@ -188,26 +193,16 @@ func (b *Bridge) post(ctx context.Context, msg []byte, h *head) {
 
 // relayEvents writes each SSE event's data as one message.
 func (b *Bridge) relayEvents(r io.Reader, initialize bool) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 64<<20)
-	var data bytes.Buffer
-	for sc.Scan() {
-		line := sc.Bytes()
-		switch {
-		case len(line) == 0:
-			if data.Len() > 0 {
-				b.deliver(data.Bytes(), initialize)
-				data.Reset()
+	events := sse.NewReader(r, maxAnswer)
+	for {
+		ev, err := events.Next()
+		if err != nil {
+			if errors.Is(err, sse.ErrTooLarge) && b.Warn != nil {
+				b.Warn("the face sent a message over %d MiB; the rest of that answer is lost", maxAnswer>>20)
 			}
-		case bytes.HasPrefix(line, []byte("data:")):
-			if data.Len() > 0 {
-				data.WriteByte('\n')
-			}
-			data.Write(bytes.TrimPrefix(bytes.TrimPrefix(line, []byte("data:")), []byte(" ")))
+			return
 		}
-	}
-	if data.Len() > 0 {
-		b.deliver(data.Bytes(), initialize)
+		b.deliver([]byte(ev.Data), initialize)
 	}
 }
 

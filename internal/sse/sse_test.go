@@ -1,0 +1,185 @@
+package sse
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// maxEvent is the limit of the tests, the client's.
+const maxEvent = 16 << 20
+
+// parseAll reads every event of in, delivered in reads of at most chunk
+// bytes, until the reader's error.
+func parseAll(in []byte, chunk, maxEvent int) ([]Event, error) {
+	r := NewReader(&chunkReader{data: in, n: chunk}, maxEvent)
+	var out []Event
+	for {
+		ev, err := r.Next()
+		if err != nil {
+			return out, err
+		}
+		out = append(out, ev)
+	}
+}
+
+// chunkReader returns at most n bytes per Read, as a network would.
+type chunkReader struct {
+	data []byte
+	n    int
+}
+
+func (c *chunkReader) Read(p []byte) (int, error) {
+	if len(c.data) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p[:min(len(p), c.n)], c.data)
+	c.data = c.data[n:]
+	return n, nil
+}
+
+func TestSSEReader(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+		want     []Event
+	}{
+		{"LF", "event: a\ndata: 1\n\n", []Event{{"a", "1"}}},
+		{"CRLF", "event: a\r\ndata: 1\r\n\r\n", []Event{{"a", "1"}}},
+		{"CR", "event: a\rdata: 1\r\r", []Event{{"a", "1"}}},
+		{"multi-line data", "data: a\ndata:b\ndata\ndata:  c\n\n", []Event{{"message", "a\nb\n\n c"}}},
+		{"comments", ":hi\n: there\n\n:\ndata: x\n:mid\n\n", []Event{{"message", "x"}}},
+		{"no data, no event", "event: a\n\ndata: 1\n\n", []Event{{"message", "1"}}},
+		{"BOM", "\ufeffdata: 1\n\n", []Event{{"message", "1"}}},
+		{"unknown fields", "id: 3\nretry: 10\nfoo: bar\ndata: 1\n\n", []Event{{"message", "1"}}},
+		{"cut off", "data: 1\n\ndata: 2\n", []Event{{"message", "1"}}},
+		{"colon in value", "data: {\"a\":1}\n\n", []Event{{"message", `{"a":1}`}}},
+		{"empty data", "data:\n\n", []Event{{"message", ""}}},
+	} {
+		for _, chunk := range []int{1, 2, 3, 4096} {
+			got, err := parseAll([]byte(tc.in), chunk, maxEvent)
+			if err != io.EOF {
+				t.Errorf("%s/%d: err %v", tc.name, chunk, err)
+			}
+			if !equalEvents(got, tc.want) {
+				t.Errorf("%s/%d: got %q, want %q", tc.name, chunk, got, tc.want)
+			}
+		}
+	}
+}
+
+func TestSSEReaderTooLarge(t *testing.T) {
+	// Over the limit in one line, and over it in several.
+	for _, in := range []string{
+		"data: 1\n\ndata: " + strings.Repeat("x", 200) + "\n\n",
+		"data: 1\n\n" + strings.Repeat("data: "+strings.Repeat("x", 40)+"\n", 5) + "\n",
+	} {
+		got, err := parseAll([]byte(in), 7, 100)
+		if !errors.Is(err, ErrTooLarge) || !equalEvents(got, []Event{{"message", "1"}}) {
+			t.Errorf("got %q, %v", got, err)
+		}
+	}
+	// Exactly at the limit is fine.
+	got, err := parseAll([]byte("data: "+strings.Repeat("x", 99)+"\n\n"), 7, 100)
+	if err != io.EOF || len(got) != 1 {
+		t.Errorf("at the limit: %d events, %v", len(got), err)
+	}
+}
+
+func equalEvents(a, b []Event) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// lineEnd is what the standard allows to end a line; CRLF is tried first.
+var lineEnd = regexp.MustCompile("\r\n|\r|\n")
+
+// referenceSSE parses a whole stream at once, as the standard describes it,
+// with none of the streaming reader's buffering: the oracle of FuzzSSE.
+func referenceSSE(in string) []Event {
+	in = strings.TrimPrefix(in, "\ufeff")
+	lines := lineEnd.Split(in, -1)
+	lines = lines[:len(lines)-1] // the unfinished last line
+	var out []Event
+	var typ string
+	var data []string
+	for _, line := range lines {
+		switch {
+		case line == "":
+			if data != nil {
+				if typ == "" {
+					typ = "message"
+				}
+				out = append(out, Event{typ, strings.Join(data, "\n")})
+			}
+			typ, data = "", nil
+		case strings.HasPrefix(line, ":"):
+		default:
+			field, value, _ := strings.Cut(line, ":")
+			value = strings.TrimPrefix(value, " ")
+			switch field {
+			case "event":
+				typ = value
+			case "data":
+				data = append(data, value)
+			}
+		}
+	}
+	return out
+}
+
+// FuzzSSE checks the stream reader against the reference parser on any
+// input cut into any chunks, and that data written as data lines is read
+// back exactly. It must never panic.
+func FuzzSSE(f *testing.F) {
+	f.Add([]byte("event: server\ndata: {\"seq\":1}\n\n"), uint8(3))
+	f.Add([]byte(": keep-alive\r\n\r\ndata: a\r\ndata: b\r\n\r\n"), uint8(0))
+	f.Add([]byte("data: a\rdata: b\r\r\ndata: c\n\r\n"), uint8(1))
+	f.Add([]byte("\ufeffdata:x\n\nevent\ndata\n\n:\n"), uint8(9))
+	f.Add([]byte("data: line one\nline two\r\n"), uint8(2))
+	f.Fuzz(func(t *testing.T, in []byte, chunk uint8) {
+		n := int(chunk)%64 + 1
+
+		// Any stream: the same events as the reference.
+		got, err := parseAll(in, n, maxEvent)
+		if err != io.EOF {
+			t.Fatalf("err %v", err)
+		}
+		if want := referenceSSE(string(in)); !equalEvents(got, want) {
+			t.Fatalf("got %q\nwant %q", got, want)
+		}
+
+		// With a small limit: no panic, and what comes before the error
+		// is what the reference has.
+		small, err := parseAll(in, n, 16)
+		if err != io.EOF && !errors.Is(err, ErrTooLarge) {
+			t.Fatalf("small limit: err %v", err)
+		}
+		if want := referenceSSE(string(in)); len(small) > len(want) || !equalEvents(small, want[:len(small)]) {
+			t.Fatalf("small limit: got %q, want a prefix of %q", small, want)
+		}
+
+		// in as the data of one event, between a keep-alive and a named
+		// event: read back whole, its line ends made "\n".
+		var b bytes.Buffer
+		b.WriteString(": keep-alive\r\n")
+		for _, line := range lineEnd.Split(string(in), -1) {
+			b.WriteString("data: " + line + "\r\n")
+		}
+		b.WriteString("\r\nevent: next\ndata: end\n\n")
+		got, err = parseAll(b.Bytes(), n, maxEvent)
+		want := []Event{{"message", lineEnd.ReplaceAllString(string(in), "\n")}, {"next", "end"}}
+		if err != io.EOF || !equalEvents(got, want) {
+			t.Fatalf("as data: got %q, %v\nwant %q", got, err, want)
+		}
+	})
+}
