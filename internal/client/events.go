@@ -142,4 +142,3 @@ func (s *EventStream) streamError(err error) error {
 	}
 	return fmt.Errorf("%w: %w", ErrEventStreamClosed, err)
 }
-
