@@ -79,7 +79,7 @@ func (p *profile) newDownstream(ctx context.Context) (*downstream, error) {
 
 // withPeer marks ctx so that the server→client traffic of the call reaches
 // client session ss.
-func (d *downstream) withPeer(ctx context.Context, ss *mcp.ServerSession, progressToken any) context.Context {
+func withPeer(ctx context.Context, ss *mcp.ServerSession, progressToken any) context.Context {
 	return upstream.WithPeer(ctx, peer{ss}, progressToken)
 }
 

@@ -67,11 +67,12 @@ func dropUnseen(offered map[string]string, seen map[string]bool) []string {
 
 func (p *profile) readResource(server string) mcp.ResourceHandler {
 	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-		d, err := p.downstream(ctx, req.Session)
-		if err != nil {
+		// The client's session is made here as for a call; the resource and
+		// prompt themselves come from the server's shared instance.
+		if _, err := p.downstream(ctx, req.Session); err != nil {
 			return nil, err
 		}
-		ctx = d.withPeer(ctx, req.Session, nil)
+		ctx = withPeer(ctx, req.Session, nil)
 		ctx = upstream.WithInput(ctx, req.Params.InputResponses, req.Params.RequestState)
 		res, err := p.f.h.ReadResource(ctx, server, req.Params.URI)
 		return res, passOn(err)
@@ -125,11 +126,12 @@ func (p *profile) syncPrompts() {
 
 func (p *profile) getPrompt(server, name string) mcp.PromptHandler {
 	return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-		d, err := p.downstream(ctx, req.Session)
-		if err != nil {
+		// The client's session is made here as for a call; the resource and
+		// prompt themselves come from the server's shared instance.
+		if _, err := p.downstream(ctx, req.Session); err != nil {
 			return nil, err
 		}
-		ctx = d.withPeer(ctx, req.Session, nil)
+		ctx = withPeer(ctx, req.Session, nil)
 		ctx = upstream.WithInput(ctx, req.Params.InputResponses, req.Params.RequestState)
 		res, err := p.f.h.GetPrompt(ctx, server, name, req.Params.Arguments)
 		return res, passOn(err)

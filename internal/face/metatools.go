@@ -71,7 +71,7 @@ func (p *profile) addMetaTools() {
 			if err != nil {
 				return nil, err
 			}
-			ctx = d.withPeer(ctx, req.Session, req.Params.GetProgressToken())
+			ctx = withPeer(ctx, req.Session, req.Params.GetProgressToken())
 			ctx = upstream.WithInput(ctx, req.Params.InputResponses, req.Params.RequestState)
 			return d.sess.Call(ctx, e.Name, a.Arguments)
 		})

@@ -199,7 +199,7 @@ func (p *profile) callTool(name string) mcp.ToolHandler {
 		if err != nil {
 			return nil, err
 		}
-		ctx = d.withPeer(ctx, req.Session, req.Params.GetProgressToken())
+		ctx = withPeer(ctx, req.Session, req.Params.GetProgressToken())
 		ctx = upstream.WithInput(ctx, req.Params.InputResponses, req.Params.RequestState)
 		return d.sess.Call(ctx, name, req.Params.Arguments)
 	}

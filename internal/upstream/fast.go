@@ -143,47 +143,21 @@ func (c *Conn) fastFrame(id string, pc *peerCall, params map[string]json.RawMess
 
 // fastMeta is the _meta of a lean call: for an MCP 2026-07-28 server, the
 // per-request protocol version, client info and the caller's capabilities
-// (elicitation, sampling) it requires; made once per kind of caller.
+// it requires. Callers declare few distinct capability sets, so each meta
+// is made once and kept by them.
 func (c *Conn) fastMeta(pc *peerCall) json.RawMessage {
-	var elicit, sample, elicitURL bool
-	if pc != nil {
-		if caps := pc.peer.Capabilities(); caps != nil {
-			elicit, sample = caps.Elicitation != nil, caps.Sampling != nil
-			elicitURL = elicit && caps.Elicitation.URL != nil
-		}
-	}
-	key := 0
-	if elicit {
-		key |= 1
-	}
-	if sample {
-		key |= 2
-	}
-	if elicitURL {
-		key |= 4
-	}
-	if m := c.metas[key].Load(); m != nil {
-		return *m
+	caps := forwardedCaps(pc)
+	key, _ := json.Marshal(caps)
+	if m, ok := c.metas.Load(string(key)); ok {
+		return m.(json.RawMessage)
 	}
 	m := map[string]any{}
 	if v := c.ProtocolVersion(); v >= "2026-07-28" {
-		caps := map[string]any{}
-		if elicit {
-			e := map[string]any{"form": map[string]any{}}
-			if elicitURL {
-				e["url"] = map[string]any{}
-			}
-			caps["elicitation"] = e
-		}
-		if sample {
-			caps["sampling"] = map[string]any{}
-		}
 		m[mcp.MetaKeyProtocolVersion] = v
 		m[mcp.MetaKeyClientInfo] = c.clientInfo
 		m[mcp.MetaKeyClientCapabilities] = caps
 	}
 	b, _ := json.Marshal(m)
-	raw := json.RawMessage(b)
-	c.metas[key].Store(&raw)
-	return raw
+	c.metas.Store(string(key), json.RawMessage(b))
+	return b
 }

@@ -167,8 +167,8 @@ func (f *inflight) peersLocked() int {
 	return len(seen)
 }
 
-// clientHandlers are the SDK client options that route server→client
-// traffic to the peer that caused it.
+// clientHandlers are the SDK client options behind the routing: what
+// Plexus declares to servers, and multi-round-trip left to the callers.
 func (c *Conn) clientHandlers(o *mcp.ClientOptions) {
 	// input_required results pass through to the caller (WithInput).
 	o.MultiRoundTrip = &mcp.MultiRoundTripOptions{Disabled: true}
@@ -176,23 +176,8 @@ func (c *Conn) clientHandlers(o *mcp.ClientOptions) {
 		Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}},
 		Sampling:    &mcp.SamplingCapabilities{},
 	}
-	o.ElicitationHandler = func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-		p, callCtx, err := c.calls.route(ctx, "elicitation request")
-		if err != nil {
-			c.log.Warn("elicitation refused", "err", err)
-			return nil, err
-		}
-		return p.Elicit(callCtx, req.Params)
-	}
-	o.CreateMessageHandler = func(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-		p, callCtx, err := c.calls.route(ctx, "sampling request")
-		if err != nil {
-			c.log.Warn("sampling refused", "err", err)
-			return nil, err
-		}
-		return p.CreateMessage(callCtx, req.Params)
-	}
-	// Progress and log notifications are routed by routeConn, in order.
+	// Elicitation, sampling and roots requests, progress and log
+	// notifications are routed by routeConn, on the connection, in order.
 	o.ResourceUpdatedHandler = func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
 		c.resMu.Lock()
 		fns := make([]func(string), 0, len(c.resWatch))
@@ -236,23 +221,33 @@ func (c *Conn) askForLogs(ctx context.Context, cs *mcp.ClientSession) {
 }
 
 // callMeta is the _meta Plexus sends with a call from peer pc: the caller's
-// capabilities as far as Plexus forwards them (elicitation, sampling; no
-// roots), the log level, and the progress token.
+// capabilities as far as Plexus forwards them, the log level, and the
+// progress token.
 func callMeta(pc *peerCall, token any) mcp.Meta {
-	caps := map[string]any{}
-	if c := pc.peer.Capabilities(); c != nil {
-		if c.Elicitation != nil {
-			caps["elicitation"] = c.Elicitation
-		}
-		if c.Sampling != nil {
-			caps["sampling"] = c.Sampling
-		}
-	}
-	m := mcp.Meta{mcp.MetaKeyLogLevel: logLevelAll, mcp.MetaKeyClientCapabilities: caps}
+	m := mcp.Meta{mcp.MetaKeyLogLevel: logLevelAll, mcp.MetaKeyClientCapabilities: forwardedCaps(pc)}
 	if token != nil {
 		m["progressToken"] = token
 	}
 	return m
+}
+
+// forwardedCaps is what a server learns of the caller's capabilities:
+// elicitation and sampling, which Plexus forwards; not roots, which it does
+// not declare. A map, not an mcp.ClientCapabilities, whose roots field
+// would always be written (as {}) and declare roots.
+func forwardedCaps(pc *peerCall) map[string]any {
+	out := map[string]any{}
+	if pc != nil {
+		if c := pc.peer.Capabilities(); c != nil {
+			if c.Elicitation != nil {
+				out["elicitation"] = c.Elicitation
+			}
+			if c.Sampling != nil {
+				out["sampling"] = c.Sampling
+			}
+		}
+	}
+	return out
 }
 
 // needsInput refuses a result that asks for input when there is no client

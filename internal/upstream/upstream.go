@@ -22,13 +22,11 @@
 package upstream
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -131,8 +129,8 @@ type Conn struct {
 	// clientInfo is how Plexus names itself to the server.
 	clientInfo *mcp.Implementation
 	// metas are the _meta of lean calls by the caller's capabilities
-	// (fast.go): bit 1 elicitation, 2 sampling, 4 URL elicitation.
-	metas [8]atomic.Pointer[json.RawMessage]
+	// (fast.go), JSON → json.RawMessage.
+	metas sync.Map
 	// resWatch are told of notifications/resources/updated (WatchResources).
 	resMu    sync.Mutex
 	resWatch map[string]func(uri string)

@@ -1,0 +1,43 @@
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+type capsPeer struct{ caps *mcp.ClientCapabilities }
+
+func (capsPeer) Elicit(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	return nil, nil
+}
+func (capsPeer) CreateMessage(context.Context, *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+	return nil, nil
+}
+func (capsPeer) Progress(context.Context, *mcp.ProgressNotificationParams) {}
+func (capsPeer) Log(context.Context, *mcp.LoggingMessageParams)            {}
+func (capsPeer) ListRoots(context.Context, *mcp.ListRootsParams) (*mcp.ListRootsResult, error) {
+	return nil, nil
+}
+func (p capsPeer) Capabilities() *mcp.ClientCapabilities { return p.caps }
+
+// TestForwardedCaps: a server learns the caller's elicitation and sampling,
+// and never roots — Plexus does not declare them (declaring them disturbed
+// the conformance fixture's 2026-07-28 sessions).
+func TestForwardedCaps(t *testing.T) {
+	pc := &peerCall{peer: capsPeer{&mcp.ClientCapabilities{
+		Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}},
+		Sampling:    &mcp.SamplingCapabilities{Tools: &mcp.SamplingToolsCapabilities{}},
+		RootsV2:     &mcp.RootCapabilities{ListChanged: true},
+	}}}
+	b, _ := json.Marshal(forwardedCaps(pc))
+	if got := string(b); strings.Contains(got, "roots") || !strings.Contains(got, `"url":{}`) || !strings.Contains(got, `"tools":{}`) {
+		t.Errorf("forwarded %s", got)
+	}
+	if b, _ := json.Marshal(forwardedCaps(&peerCall{peer: capsPeer{&mcp.ClientCapabilities{}}})); string(b) != "{}" {
+		t.Errorf("a client with none: %s", b)
+	}
+}
