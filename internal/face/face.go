@@ -46,6 +46,8 @@ type Face struct {
 	mu       sync.Mutex
 	profiles map[string]*profile // by profile name; "" is the default
 	stop     func()
+
+	caps fastCaps // the lean path's callers' capabilities
 }
 
 // New returns the face of h; Close ends it.

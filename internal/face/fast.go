@@ -9,10 +9,12 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/plexus-mcp/plexus/internal/jsonscan"
 	"github.com/plexus-mcp/plexus/internal/upstream"
 )
 
@@ -31,38 +33,79 @@ type fastRequest struct {
 	ID     json.RawMessage
 	Params map[string]json.RawMessage // without _meta
 	name   string
-	caps   mcp.ClientCapabilities
+	caps   []byte // the client's capabilities as it wrote them
 }
 
 // parseFast reads a client's frame; ok is false for anything but one
 // well-formed MCP 2026-07-28 tools/call that asks for no progress and no
-// log messages (those need the SDK's event stream).
+// log messages (those need the SDK's event stream). The frame is checked
+// whole by encoding/json and then only scanned (jsonscan): the arguments
+// are never decoded, and the capabilities only once per distinct value
+// (fastCaps).
 func parseFast(body []byte) (req fastRequest, ok bool) {
-	var frame struct {
-		JSONRPC string                     `json:"jsonrpc"`
-		ID      json.RawMessage            `json:"id"`
-		Method  string                     `json:"method"`
-		Params  map[string]json.RawMessage `json:"params"`
-	}
-	if json.Unmarshal(body, &frame) != nil || frame.JSONRPC != "2.0" || frame.Method != "tools/call" ||
-		len(frame.ID) == 0 || (frame.ID[0] != '"' && (frame.ID[0] < '0' || frame.ID[0] > '9')) {
+	if !json.Valid(body) {
 		return req, false
 	}
-	var meta map[string]json.RawMessage
-	var version string
-	if json.Unmarshal(frame.Params["_meta"], &meta) != nil || json.Unmarshal(frame.Params["name"], &req.name) != nil ||
-		json.Unmarshal(meta[mcp.MetaKeyProtocolVersion], &version) != nil || version != fastVersion ||
-		json.Unmarshal(meta[mcp.MetaKeyClientCapabilities], &req.caps) != nil || meta[mcp.MetaKeyClientInfo] == nil {
+	var version, method, params []byte
+	seen := 0
+	if !jsonscan.Members(body, func(k, v []byte) bool {
+		seen++
+		switch string(k) {
+		case "jsonrpc":
+			version = v
+		case "id":
+			req.ID = v
+		case "method":
+			method = v
+		case "params":
+			params = v
+		}
+		return true
+	}) || seen > 4 || string(version) != `"2.0"` || string(method) != `"tools/call"` ||
+		len(req.ID) == 0 || (req.ID[0] != '"' && (req.ID[0] < '0' || req.ID[0] > '9')) {
 		return req, false
 	}
-	if _, ok := meta["progressToken"]; ok {
+	var meta, name []byte
+	req.Params = make(map[string]json.RawMessage, 4)
+	if !jsonscan.Members(params, func(k, v []byte) bool {
+		if _, dup := req.Params[string(k)]; dup {
+			return false
+		}
+		if string(k) == "_meta" {
+			meta = v
+		} else {
+			req.Params[string(k)] = v
+		}
+		if string(k) == "name" {
+			name = v
+		}
+		return true
+	}) || meta == nil {
 		return req, false
 	}
-	if _, ok := meta[mcp.MetaKeyLogLevel]; ok {
+	n, plain := jsonscan.String(name)
+	if !plain {
+		return req, false // a name with escapes is none of ours: let the SDK say so
+	}
+	req.name = string(n)
+	var info bool
+	version = nil
+	if !jsonscan.Members(meta, func(k, v []byte) bool {
+		switch string(k) {
+		case mcp.MetaKeyProtocolVersion:
+			version = v
+		case mcp.MetaKeyClientCapabilities:
+			req.caps = v
+		case mcp.MetaKeyClientInfo:
+			info = true
+		case "progressToken", mcp.MetaKeyLogLevel:
+			return false
+		}
+		return true
+	}) || string(version) != `"`+fastVersion+`"` || !info || len(req.caps) == 0 || req.caps[0] != '{' {
 		return req, false
 	}
-	delete(frame.Params, "_meta")
-	req.ID, req.Params = frame.ID, frame.Params
+	delete(req.Params, "_meta")
 	return req, true
 }
 
@@ -74,11 +117,15 @@ func (p *profile) fastCall(w http.ResponseWriter, r *http.Request) bool {
 		r.Header.Get("Mcp-Method") != "tools/call" {
 		return false
 	}
-	if ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); ct != "application/json" ||
-		!strings.Contains(r.Header.Get("Accept"), "application/json") {
+	if ct := r.Header.Get("Content-Type"); ct != "application/json" {
+		if ct, _, _ = mime.ParseMediaType(ct); ct != "application/json" {
+			return false
+		}
+	}
+	if !strings.Contains(r.Header.Get("Accept"), "application/json") {
 		return false
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	body, err := readBody(r)
 	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), r.Body))
 	if err != nil || len(body) > maxBody {
 		return false
@@ -87,9 +134,13 @@ func (p *profile) fastCall(w http.ResponseWriter, r *http.Request) bool {
 	if !ok {
 		return false
 	}
-	name, caps := req.name, req.caps
+	name := req.name
 	if r.Header.Get("Mcp-Name") != name {
 		return false // the SDK says what is wrong with the headers
+	}
+	caps, ok := p.f.caps.get(req.caps)
+	if !ok {
+		return false
 	}
 	p.syncMu.Lock()
 	target, ok := p.toolRoute[name]
@@ -102,7 +153,7 @@ func (p *profile) fastCall(w http.ResponseWriter, r *http.Request) bool {
 	if err != nil {
 		return false
 	}
-	ctx := upstream.WithPeer(r.Context(), fastPeer{&caps}, nil)
+	ctx := upstream.WithPeer(r.Context(), caps, nil)
 	res, handled, err := d.sess.CallRaw(ctx, target, req.Params)
 	if !handled {
 		return false
@@ -127,6 +178,17 @@ func (p *profile) fastCall(w http.ResponseWriter, r *http.Request) bool {
 	w.WriteHeader(status)
 	w.Write(out)
 	return true
+}
+
+// readBody reads up to maxBody+1 bytes of r's body, in one buffer of its
+// declared length when it has one.
+func readBody(r *http.Request) ([]byte, error) {
+	if n := r.ContentLength; n > 0 && n <= maxBody {
+		body := make([]byte, n)
+		k, err := io.ReadFull(r.Body, body)
+		return body[:k], err
+	}
+	return io.ReadAll(io.LimitReader(r.Body, maxBody+1))
 }
 
 // errorStatus is the HTTP status of a JSON-RPC error answer under MCP
@@ -168,23 +230,63 @@ func completed(res json.RawMessage) json.RawMessage {
 // fastPeer is a client without a session: it can take no requests from a
 // server (an MCP 2026-07-28 server asks in its result instead, which
 // passes through), and its progress and logs were not asked for.
-type fastPeer struct{ caps *mcp.ClientCapabilities }
+type fastPeer struct {
+	caps *mcp.ClientCapabilities
+	raw  string // as the client wrote them
+}
 
-func (p fastPeer) Capabilities() *mcp.ClientCapabilities { return p.caps }
+func (p *fastPeer) Capabilities() *mcp.ClientCapabilities { return p.caps }
 
-func (fastPeer) Elicit(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+// CapsKey lets the upstream connection cache what it derives from the
+// capabilities by their bytes, without encoding them again.
+func (p *fastPeer) CapsKey() string { return p.raw }
+
+// fastCaps keeps the peers of the capability sets clients declare: few
+// distinct ones, so each is decoded once. It is bounded: past its size a
+// new set is decoded per call and not kept.
+type fastCaps struct {
+	mu    sync.Mutex
+	peers map[string]*fastPeer
+}
+
+const maxFastCaps = 64
+
+// get returns the peer for raw capabilities; false if they do not decode.
+func (c *fastCaps) get(raw []byte) (*fastPeer, bool) {
+	c.mu.Lock()
+	p := c.peers[string(raw)]
+	c.mu.Unlock()
+	if p != nil {
+		return p, true
+	}
+	p = &fastPeer{caps: &mcp.ClientCapabilities{}, raw: string(raw)}
+	if json.Unmarshal(raw, p.caps) != nil {
+		return nil, false
+	}
+	c.mu.Lock()
+	if c.peers == nil {
+		c.peers = map[string]*fastPeer{}
+	}
+	if len(c.peers) < maxFastCaps {
+		c.peers[p.raw] = p
+	}
+	c.mu.Unlock()
+	return p, true
+}
+
+func (*fastPeer) Elicit(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 	return nil, errNoSession
 }
 
-func (fastPeer) CreateMessage(context.Context, *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+func (*fastPeer) CreateMessage(context.Context, *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
 	return nil, errNoSession
 }
 
-func (fastPeer) ListRoots(context.Context, *mcp.ListRootsParams) (*mcp.ListRootsResult, error) {
+func (*fastPeer) ListRoots(context.Context, *mcp.ListRootsParams) (*mcp.ListRootsResult, error) {
 	return nil, errNoSession
 }
 
-func (fastPeer) Progress(context.Context, *mcp.ProgressNotificationParams) {}
-func (fastPeer) Log(context.Context, *mcp.LoggingMessageParams)            {}
+func (*fastPeer) Progress(context.Context, *mcp.ProgressNotificationParams) {}
+func (*fastPeer) Log(context.Context, *mcp.LoggingMessageParams)            {}
 
 var errNoSession = errors.New("the client called over MCP 2026-07-28 without a session, so plexus cannot forward this server's request to it")

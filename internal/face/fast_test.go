@@ -12,24 +12,29 @@ const goodCall = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name"
 
 func TestParseFast(t *testing.T) {
 	req, ok := parseFast([]byte(goodCall))
-	if !ok || req.name != "echo" || string(req.ID) != "7" || req.caps.Elicitation == nil || req.caps.Sampling != nil {
+	if !ok || req.name != "echo" || string(req.ID) != "7" || string(req.caps) != `{"elicitation":{}}` {
 		t.Fatalf("good call: %+v %v", req, ok)
 	}
 	if _, has := req.Params["_meta"]; has || string(req.Params["arguments"]) != `{"text":"x"}` {
 		t.Errorf("params: %s", req.Params)
 	}
 	for name, body := range map[string]string{
-		"progress":      strings.Replace(goodCall, `"_meta":{`, `"_meta":{"progressToken":1,`, 1),
-		"log level":     strings.Replace(goodCall, `"_meta":{`, `"_meta":{"io.modelcontextprotocol/logLevel":"info",`, 1),
-		"other version": strings.Replace(goodCall, `"2026-07-28"`, `"2025-11-25"`, 1),
-		"no client":     strings.Replace(goodCall, `"io.modelcontextprotocol/clientInfo"`, `"x"`, 1),
-		"other method":  strings.Replace(goodCall, `tools/call`, `tools/list`, 1),
-		"notification":  strings.Replace(goodCall, `"id":7,`, ``, 1),
-		"null id":       strings.Replace(goodCall, `"id":7`, `"id":null`, 1),
-		"batch":         "[" + goodCall + "]",
-		"bad version":   strings.Replace(goodCall, `"2.0"`, `"1.0"`, 1),
-		"name a number": strings.Replace(goodCall, `"name":"echo"`, `"name":3`, 1),
-		"truncated":     goodCall[:40],
+		"progress":        strings.Replace(goodCall, `"_meta":{`, `"_meta":{"progressToken":1,`, 1),
+		"log level":       strings.Replace(goodCall, `"_meta":{`, `"_meta":{"io.modelcontextprotocol/logLevel":"info",`, 1),
+		"other version":   strings.Replace(goodCall, `"2026-07-28"`, `"2025-11-25"`, 1),
+		"no client":       strings.Replace(goodCall, `"io.modelcontextprotocol/clientInfo"`, `"x"`, 1),
+		"other method":    strings.Replace(goodCall, `tools/call`, `tools/list`, 1),
+		"notification":    strings.Replace(goodCall, `"id":7,`, ``, 1),
+		"null id":         strings.Replace(goodCall, `"id":7`, `"id":null`, 1),
+		"batch":           "[" + goodCall + "]",
+		"bad version":     strings.Replace(goodCall, `"2.0"`, `"1.0"`, 1),
+		"name a number":   strings.Replace(goodCall, `"name":"echo"`, `"name":3`, 1),
+		"truncated":       goodCall[:40],
+		"trailing junk":   goodCall + "x",
+		"escaped name":    strings.Replace(goodCall, `"name":"echo"`, `"name":"ech\u006f"`, 1),
+		"twice a name":    strings.Replace(goodCall, `"name":"echo"`, `"name":"echo","name":"other"`, 1),
+		"caps not object": strings.Replace(goodCall, `{"elicitation":{}}`, `[]`, 1),
+		"extra member":    strings.Replace(goodCall, `"id":7,`, `"id":7,"x":1,`, 1),
 	} {
 		if _, ok := parseFast([]byte(body)); ok {
 			t.Errorf("%s: taken by the lean path", name)

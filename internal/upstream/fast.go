@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/plexus-mcp/plexus/internal/jsonscan"
 )
 
 // The lean call path (issue 7, R-Q-2): a proxy that already holds a
@@ -61,6 +64,43 @@ func (f *fastCalls) deliver(resp *jsonrpc.Response) bool {
 		ch <- resp
 	}
 	return true // a late answer to an abandoned call is dropped too
+}
+
+// deliverFrame hands a frame that is a successful answer to a lean call
+// to its caller, having only scanned it (jsonscan): its result is passed on
+// as bytes. False for anything else (an error answer too): the frame is
+// decoded as usual, and deliver still finds a lean call's answer.
+func (f *fastCalls) deliverFrame(line []byte) bool {
+	if !bytes.Contains(line, []byte(fastPrefix)) || !json.Valid(line) {
+		return false
+	}
+	var version, id, result []byte
+	n := 0
+	if !jsonscan.Members(line, func(k, v []byte) bool {
+		n++
+		switch string(k) {
+		case "jsonrpc":
+			version = v
+		case "id":
+			id = v
+		case "result":
+			result = v
+		default:
+			return false
+		}
+		return true
+	}) || n != 3 || string(version) != `"2.0"` || result == nil {
+		return false
+	}
+	s, ok := jsonscan.String(id)
+	if !ok || !bytes.HasPrefix(s, []byte(fastPrefix)) {
+		return false
+	}
+	rid, err := jsonrpc.MakeID(string(s))
+	if err != nil {
+		return false
+	}
+	return f.deliver(&jsonrpc.Response{ID: rid, Result: result})
 }
 
 // CallRaw calls a tool with params as the client sent them, except that
@@ -134,7 +174,7 @@ func (c *Conn) fastFrame(id string, pc *peerCall, params map[string]json.RawMess
 			continue
 		}
 		b = append(b, ',')
-		b = strconv.AppendQuote(b, k)
+		b = appendKey(b, k)
 		b = append(b, ':')
 		b = append(b, v...)
 	}
@@ -144,20 +184,54 @@ func (c *Conn) fastFrame(id string, pc *peerCall, params map[string]json.RawMess
 // fastMeta is the _meta of a lean call: for an MCP 2026-07-28 server, the
 // per-request protocol version, client info and the caller's capabilities
 // it requires. Callers declare few distinct capability sets, so each meta
-// is made once and kept by them.
+// is made once and kept, by the capabilities' bytes when the caller has
+// them (capsKeyer) and up to maxMetas of them.
 func (c *Conn) fastMeta(pc *peerCall) json.RawMessage {
-	caps := forwardedCaps(pc)
-	key, _ := json.Marshal(caps)
-	if m, ok := c.metas.Load(string(key)); ok {
+	var key string
+	if k, ok := peerOf(pc).(capsKeyer); ok {
+		key = "raw " + k.CapsKey()
+	} else {
+		b, _ := json.Marshal(forwardedCaps(pc))
+		key = string(b)
+	}
+	if m, ok := c.metas.Load(key); ok {
 		return m.(json.RawMessage)
 	}
 	m := map[string]any{}
 	if v := c.ProtocolVersion(); v >= "2026-07-28" {
 		m[mcp.MetaKeyProtocolVersion] = v
 		m[mcp.MetaKeyClientInfo] = c.clientInfo
-		m[mcp.MetaKeyClientCapabilities] = caps
+		m[mcp.MetaKeyClientCapabilities] = forwardedCaps(pc)
 	}
 	b, _ := json.Marshal(m)
-	c.metas.Store(string(key), json.RawMessage(b))
+	if c.nmetas.Add(1) <= maxMetas {
+		c.metas.Store(key, json.RawMessage(b))
+	}
 	return b
+}
+
+const maxMetas = 64
+
+// capsKeyer is a Peer that has its capabilities as the bytes it was sent.
+type capsKeyer interface{ CapsKey() string }
+
+func peerOf(pc *peerCall) Peer {
+	if pc == nil {
+		return nil
+	}
+	return pc.peer
+}
+
+// appendKey appends k as a JSON string: as it is when it needs no escape
+// (a key the face scanned from valid JSON), else encoded.
+func appendKey(b []byte, k string) []byte {
+	for i := 0; i < len(k); i++ {
+		if c := k[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+			q, _ := json.Marshal(k)
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, k...)
+	return append(b, '"')
 }

@@ -112,7 +112,9 @@ func (c *stdioConn) readLoop() {
 	for {
 		var line []byte
 		line, err = readFrame(c.br)
-		if msgs, ok := decodeFrame(line); ok {
+		if f := c.fast.Load(); f != nil && f.deliverFrame(line) {
+			// an answer to a lean call, handed over undecoded
+		} else if msgs, ok := decodeFrame(line); ok {
 			for _, m := range msgs {
 				if !c.deliver(m) {
 					err = mcp.ErrConnectionClosed

@@ -27,6 +27,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -130,7 +131,8 @@ type Conn struct {
 	clientInfo *mcp.Implementation
 	// metas are the _meta of lean calls by the caller's capabilities
 	// (fast.go), JSON → json.RawMessage.
-	metas sync.Map
+	metas  sync.Map
+	nmetas atomic.Int64
 	// resWatch are told of notifications/resources/updated (WatchResources).
 	resMu    sync.Mutex
 	resWatch map[string]func(uri string)
