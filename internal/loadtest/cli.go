@@ -26,7 +26,8 @@ const usage = `plexus-load drives an MCP endpoint and measures it.
   plexus-load --startup [--server 'CMD ARGS'] [--servers N]
   plexus-load --serve-tools N        (a stdio MCP server with N tools)
 
-The workload: --tool, --args, -n calls, -c callers, -s sessions, --protocol.
+The workload: --tool, --args, -n calls, -c callers, -s sessions, --protocol,
+--client (sdk, or raw: the least a 2026-07-28 client can do).
 --compare runs it directly against the server and through a Plexus daemon
 it starts on a temporary home (one caller, then -c callers, default 16).
 The default server is the example server, plexus example-server. Every
@@ -43,6 +44,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var (
 		stdio      = fs.String("stdio", "", "a stdio server to drive, as a command line")
 		url        = fs.String("url", "", "a streamable HTTP endpoint to drive")
+		client     = fs.String("client", ClientSDK, "the MCP client to drive with: sdk (the official Go SDK's) or raw (MCP 2026-07-28 as bytes: what the endpoint adds, not what a client costs)")
 		protocol   = fs.String("protocol", "", "the protocol version to ask for: "+Protocol2026+" or "+Protocol2025+" (default: the SDK's latest)")
 		tool       = fs.String("tool", "echo", "the tool to call (its upstream name is enough behind Plexus)")
 		argsJSON   = fs.String("args", `{"text":"x"}`, "the tool's arguments, a JSON object")
@@ -116,12 +118,15 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			rep, err := Startup(ctx, bin, argv, *servers)
 			return report(stdout, stderr, rep, err, func() { printStartup(stdout, rep) })
 		}
-		rep, err := Compare(ctx, CompareOptions{Plexus: bin, Server: argv, Servers: *servers, Via: *via, Protocol: *protocol,
+		if err := (Target{Stdio: argv, Protocol: *protocol, Client: *client}).validate(); err != nil {
+			return usageErr("%v", err)
+		}
+		rep, err := Compare(ctx, CompareOptions{Plexus: bin, Server: argv, Servers: *servers, Via: *via, Protocol: *protocol, Client: *client,
 			Workload: w, Concurrency: *conc, IdleSessions: *idle, Progress: stdout})
 		return report(stdout, stderr, rep, err, func() { printRatios(stdout, rep) })
 	}
 
-	t := Target{URL: *url, Header: headers, Protocol: *protocol, Stderr: nil}
+	t := Target{URL: *url, Header: headers, Protocol: *protocol, Client: *client}
 	if *stdio != "" {
 		argv, err := cmdline.Split(*stdio)
 		if err != nil || len(argv) == 0 {

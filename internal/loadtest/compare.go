@@ -1,6 +1,7 @@
 package loadtest
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -23,6 +24,7 @@ type CompareOptions struct {
 	Servers  int
 	Via      string // ViaHTTP ("" too) or ViaStdio
 	Protocol string // the era both legs ask for; "" is the SDK's latest
+	Client   string // the client both legs use: ClientSDK ("" too) or ClientRaw
 	// Workload is the one-caller latency phase (its Concurrency is
 	// ignored: 1); Concurrency callers then run the throughput phase with
 	// the same number of calls. 0 means 16.
@@ -74,6 +76,7 @@ type Report struct {
 	Server      []string    `json:"server"`
 	Via         string      `json:"via"`
 	Protocol    string      `json:"protocol"`
+	Client      string      `json:"client"`
 	Tool        string      `json:"tool"`
 	Calls       int         `json:"calls"`
 	Concurrency int         `json:"concurrency"`
@@ -111,7 +114,7 @@ func Compare(ctx context.Context, o CompareOptions) (*Report, error) {
 		return nil, err
 	}
 	defer d.Stop()
-	rep := &Report{Server: o.Server, Via: o.Via, Protocol: o.Protocol, Tool: o.Workload.Tool, Calls: o.Workload.Calls,
+	rep := &Report{Server: o.Server, Via: o.Via, Protocol: o.Protocol, Client: cmp.Or(o.Client, ClientSDK), Tool: o.Workload.Tool, Calls: o.Workload.Calls,
 		Concurrency: o.Concurrency, Sessions: max(o.Workload.Sessions, 1)}
 	rep.Daemon = DaemonStats{PID: d.PID, Servers: o.Servers, ReadyMs: ms(d.Ready)}
 	sr, err := d.WaitServers(ctx)
@@ -128,10 +131,10 @@ func Compare(ctx context.Context, o CompareOptions) (*Report, error) {
 	}
 	rep.Daemon.IdleRSS = idle.RSS
 
-	direct := Target{Stdio: o.Server, Protocol: o.Protocol}
-	plexus := Target{URL: d.FaceURL(), Header: d.Auth(), Protocol: o.Protocol}
+	direct := Target{Stdio: o.Server, Protocol: o.Protocol, Client: o.Client}
+	plexus := Target{URL: d.FaceURL(), Header: d.Auth(), Protocol: o.Protocol, Client: o.Client}
 	if o.Via == ViaStdio {
-		plexus = Target{Stdio: []string{o.Plexus, "mcp"}, Env: []string{"PLEXUS_HOME=" + d.Home}, Protocol: o.Protocol}
+		plexus = Target{Stdio: []string{o.Plexus, "mcp"}, Env: []string{"PLEXUS_HOME=" + d.Home}, Protocol: o.Protocol, Client: o.Client}
 	}
 	// Sessions first, on the idle daemon: after the load phases its heap
 	// holds their garbage, which the collector returns at its own pace.
@@ -210,21 +213,21 @@ func ratio(a, b float64) float64 {
 // They are session-era sessions whatever the run's era: a 2026-07-28
 // client holds no session on the server.
 func sessionsRSS(ctx context.Context, t Target, pid, n int) (int64, error) {
-	t.Protocol = Protocol2025
+	t.Protocol, t.Client = Protocol2025, ClientSDK
 	before, err := ReadProc(pid)
 	if err != nil {
 		return 0, err
 	}
 	hc := httpClient(t.Header, n)
 	defer hc.CloseIdleConnections()
-	sessions, _, err := openSessions(ctx, t, hc, n)
+	sessions, _, err := openSessions(ctx, t, hc, n, 1)
 	defer closeAll(sessions)
 	if err != nil {
 		return 0, fmt.Errorf("opening %d idle sessions: %w", n, err)
 	}
 	// Each session's first call gives it a host session (its composition).
 	for _, cs := range sessions {
-		if _, err := listTools(ctx, cs); err != nil {
+		if _, err := cs.tools(ctx); err != nil {
 			return 0, fmt.Errorf("listing on an idle session: %w", err)
 		}
 	}

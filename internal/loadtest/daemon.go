@@ -225,14 +225,14 @@ func (d *Daemon) WaitTool(ctx context.Context, tool, server string) error {
 	t := Target{URL: d.FaceURL(), Header: d.Auth(), Protocol: Protocol2026}
 	hc := httpClient(t.Header, 1)
 	defer hc.CloseIdleConnections()
-	cs, _, err := t.connect(ctx, hc)
+	cs, _, err := t.open(ctx, hc, 1)
 	if err != nil {
 		return err
 	}
-	defer cs.Close()
+	defer cs.close()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		tools, err := listTools(ctx, cs)
+		tools, err := cs.tools(ctx)
 		if err != nil {
 			return fmt.Errorf("tools/list on the face: %w", err)
 		}

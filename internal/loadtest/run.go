@@ -64,6 +64,7 @@ func (w *Workload) defaults() error {
 // Result is what Run measured. Times are in microseconds.
 type Result struct {
 	Target      string  `json:"target"`
+	Client      string  `json:"client"`   // sdk or raw
 	Protocol    string  `json:"protocol"` // as negotiated
 	Sessions    int     `json:"sessions"`
 	Concurrency int     `json:"concurrency"`
@@ -100,17 +101,18 @@ func Run(ctx context.Context, t Target, w Workload) (*Result, error) {
 	hc := httpClient(t.Header, w.Concurrency)
 	defer hc.CloseIdleConnections()
 
-	sessions, handshakes, err := openSessions(ctx, t, hc, w.Sessions)
+	sessions, handshakes, err := openSessions(ctx, t, hc, w.Sessions, (w.Concurrency+w.Sessions-1)/w.Sessions)
 	defer closeAll(sessions)
 	if err != nil {
 		return nil, err
 	}
-	r := &Result{Target: t.String(), Sessions: w.Sessions, Concurrency: w.Concurrency, HandshakeUs: median(handshakes)}
-	if init := sessions[0].InitializeResult(); init != nil {
-		r.Protocol = init.ProtocolVersion
+	r := &Result{Target: t.String(), Client: t.Client, Sessions: w.Sessions, Concurrency: w.Concurrency, HandshakeUs: median(handshakes)}
+	if r.Client == "" {
+		r.Client = ClientSDK
 	}
+	r.Protocol = sessions[0].protocol()
 	start := time.Now()
-	tools, err := listTools(ctx, sessions[0])
+	tools, err := sessions[0].tools(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("tools/list on %s: %w", t, err)
 	}
@@ -119,7 +121,7 @@ func Run(ctx context.Context, t Target, w Workload) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", t, err)
 	}
-	params := &mcp.CallToolParams{Name: name, Arguments: w.Args}
+	params := toolCall{name, w.Args}
 
 	if w.Warmup > 0 {
 		if wr := callMany(ctx, sessions, params, w.Warmup, w.Concurrency, w.CallTimeout); wr.errors == w.Warmup {
@@ -154,12 +156,13 @@ func Run(ctx context.Context, t Target, w Workload) (*Result, error) {
 }
 
 // openSessions connects n sessions in turn (a handshake each, measured
-// alone); on error it returns the sessions opened so far, for closing.
-func openSessions(ctx context.Context, t Target, hc *http.Client, n int) ([]*mcp.ClientSession, []float64, error) {
-	var sessions []*mcp.ClientSession
+// alone), each for conns callers at once; on error it returns the sessions
+// opened so far, for closing.
+func openSessions(ctx context.Context, t Target, hc *http.Client, n, conns int) ([]session, []float64, error) {
+	var sessions []session
 	var handshakes []float64
 	for range n {
-		cs, d, err := t.connect(ctx, hc)
+		cs, d, err := t.open(ctx, hc, conns)
 		if err != nil {
 			return sessions, nil, err
 		}
@@ -169,10 +172,10 @@ func openSessions(ctx context.Context, t Target, hc *http.Client, n int) ([]*mcp
 	return sessions, handshakes, nil
 }
 
-func closeAll(sessions []*mcp.ClientSession) {
+func closeAll(sessions []session) {
 	var wg sync.WaitGroup
 	for _, cs := range sessions {
-		wg.Go(func() { cs.Close() })
+		wg.Go(func() { cs.close() })
 	}
 	wg.Wait()
 }
@@ -191,19 +194,19 @@ func listTools(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Tool, error) 
 // resolveTool finds want among the listed tools: by its exact name, else
 // as the upstream name in a Plexus name (mcp_<server>_<tool>_<hash>) when
 // exactly one tool has it, of server if that is not "".
-func resolveTool(tools []*mcp.Tool, want, server string) (string, error) {
+func resolveTool(tools []string, want, server string) (string, error) {
 	prefix := "mcp_"
 	if server != "" {
 		prefix += server + "_"
 	}
 	var found []string
-	for _, t := range tools {
-		if t.Name == want {
+	for _, name := range tools {
+		if name == want {
 			return want, nil
 		}
-		i := strings.LastIndexByte(t.Name, '_')
-		if strings.HasPrefix(t.Name, prefix) && i > 0 && strings.HasSuffix(t.Name[:i], "_"+want) {
-			found = append(found, t.Name)
+		i := strings.LastIndexByte(name, '_')
+		if strings.HasPrefix(name, prefix) && i > 0 && strings.HasSuffix(name[:i], "_"+want) {
+			found = append(found, name)
 		}
 	}
 	switch len(found) {
@@ -223,7 +226,13 @@ type calls struct {
 }
 
 // callMany makes n calls from c callers; caller i uses session i mod S.
-func callMany(ctx context.Context, sessions []*mcp.ClientSession, params *mcp.CallToolParams, n, c int, timeout time.Duration) calls {
+// toolCall is the call a run makes.
+type toolCall struct {
+	name string
+	args json.RawMessage
+}
+
+func callMany(ctx context.Context, sessions []session, params toolCall, n, c int, timeout time.Duration) calls {
 	res := calls{latencies: make([]time.Duration, n)}
 	var next atomic.Int64
 	var mu sync.Mutex
@@ -247,14 +256,11 @@ func callMany(ctx context.Context, sessions []*mcp.ClientSession, params *mcp.Ca
 				}
 				cctx, cancel := context.WithTimeout(ctx, timeout)
 				t0 := time.Now()
-				out, err := cs.CallTool(cctx, params)
+				err := cs.call(cctx, params.name, params.args)
 				res.latencies[k] = time.Since(t0)
 				cancel()
-				switch {
-				case err != nil:
+				if err != nil {
 					fail(err)
-				case out.IsError:
-					fail(fmt.Errorf("the tool answered with an error: %s", resultText(out)))
 				}
 			}
 		})

@@ -52,6 +52,30 @@ func TestRunExampleServerBothEras(t *testing.T) {
 	}
 }
 
+// TestRunRawClient drives the example server with the raw client: the
+// numbers are sane, the era is 2026-07-28, and a tool error counts.
+func TestRunRawClient(t *testing.T) {
+	bin := testenv.Binary(t)
+	target := Target{Stdio: []string{bin, "example-server"}, Client: ClientRaw}
+	r, err := Run(t.Context(), target,
+		Workload{Tool: "echo", Args: json.RawMessage(`{"text":"hi"}`), Calls: 60, Concurrency: 4, Sessions: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sane(t, "raw", r, 60)
+	if r.Protocol != Protocol2026 || r.Client != ClientRaw || r.Tools < 5 {
+		t.Errorf("raw: protocol %q, client %q, %d tools", r.Protocol, r.Client, r.Tools)
+	}
+	r, err = Run(t.Context(), target, Workload{Tool: "now", Args: json.RawMessage(`{"timezone":"Not/AZone"}`), Calls: 3, Warmup: -1})
+	if err != nil || r.Errors != 3 || !strings.Contains(r.FirstError, "Not/AZone") {
+		t.Errorf("raw tool errors: %v, %+v", err, r)
+	}
+	target.Protocol = Protocol2025
+	if _, err := Run(t.Context(), target, Workload{Tool: "echo", Calls: 1}); err == nil || !strings.Contains(err.Error(), "2026-07-28 only") {
+		t.Errorf("raw client asked for 2025-11-25: %v", err)
+	}
+}
+
 func TestRunCountsToolErrors(t *testing.T) {
 	bin := testenv.Binary(t)
 	// An unknown time zone is a tool error on every call.
@@ -85,23 +109,25 @@ func TestRunThroughDaemonKeepsTokenSecret(t *testing.T) {
 	if err := d.WaitTool(t.Context(), "echo", ""); err != nil {
 		t.Fatal(err)
 	}
-	r, err := Run(t.Context(), Target{URL: d.FaceURL(), Header: d.Auth()},
-		Workload{Tool: "echo", Args: json.RawMessage(`{"text":"x"}`), Calls: 40, Concurrency: 3, PID: d.PID})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Log(r.Line())
-	sane(t, "face", r, 40)
-	if r.Proc == nil || r.Proc.PID != d.PID || r.Proc.RSSAfter <= 0 || r.Proc.CPUUs < 0 {
-		t.Errorf("daemon process reading: %+v", r.Proc)
-	}
-	b, _ := json.Marshal(r)
-	if tok := d.token; len(tok) < 16 || bytes.Contains(b, []byte(tok)) || strings.Contains(r.Line(), tok) {
-		t.Errorf("the daemon's token (%d chars) is in the result", len(tok))
-	}
-	// Without the token the face refuses, and the error says so.
-	_, err = Run(t.Context(), Target{URL: d.FaceURL()}, Workload{Tool: "echo", Calls: 1})
-	if err == nil {
-		t.Error("no token: the run succeeded")
+	for _, client := range []string{ClientSDK, ClientRaw} {
+		r, err := Run(t.Context(), Target{URL: d.FaceURL(), Header: d.Auth(), Client: client},
+			Workload{Tool: "echo", Args: json.RawMessage(`{"text":"x"}`), Calls: 40, Concurrency: 3, Sessions: 2, PID: d.PID})
+		if err != nil {
+			t.Fatalf("%s: %v", client, err)
+		}
+		t.Log(client, r.Line())
+		sane(t, "face, "+client, r, 40)
+		if r.Proc == nil || r.Proc.PID != d.PID || r.Proc.RSSAfter <= 0 || r.Proc.CPUUs < 0 {
+			t.Errorf("%s: daemon process reading: %+v", client, r.Proc)
+		}
+		b, _ := json.Marshal(r)
+		if tok := d.token; len(tok) < 16 || bytes.Contains(b, []byte(tok)) || strings.Contains(r.Line(), tok) {
+			t.Errorf("%s: the daemon's token (%d chars) is in the result", client, len(tok))
+		}
+		// Without the token the face refuses, and the error says so.
+		_, err = Run(t.Context(), Target{URL: d.FaceURL(), Client: client}, Workload{Tool: "echo", Calls: 1})
+		if err == nil || !strings.Contains(err.Error(), "401") && !strings.Contains(err.Error(), "token") && !strings.Contains(err.Error(), "Unauthorized") {
+			t.Errorf("%s: no token: %v", client, err)
+		}
 	}
 }

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"sync"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // StartupReport is what Startup measured. Times are in milliseconds.
@@ -83,18 +81,18 @@ func Startup(ctx context.Context, plexus string, server []string, n int) (*Start
 // time from process start to handshake done, in ms, sorted.
 func parallelHandshakes(ctx context.Context, t Target, n int) ([]float64, error) {
 	times := make([]float64, n)
-	sessions := make([]*mcp.ClientSession, n)
+	sessions := make([]session, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
 			var d time.Duration
-			sessions[i], d, errs[i] = t.connect(ctx, nil)
+			sessions[i], d, errs[i] = t.open(ctx, nil, 1)
 			times[i] = ms(d)
 		})
 	}
 	wg.Wait()
-	var open []*mcp.ClientSession
+	var open []session
 	for _, cs := range sessions {
 		if cs != nil {
 			open = append(open, cs)

@@ -4,8 +4,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func TestSummarise(t *testing.T) {
@@ -38,15 +36,9 @@ func TestMedian(t *testing.T) {
 }
 
 func TestResolveTool(t *testing.T) {
-	list := func(names ...string) []*mcp.Tool {
-		var ts []*mcp.Tool
-		for _, n := range names {
-			ts = append(ts, &mcp.Tool{Name: n})
-		}
-		return ts
-	}
+	list := func(names ...string) []string { return names }
 	for _, tc := range []struct {
-		tools   []*mcp.Tool
+		tools   []string
 		want    string
 		server  string
 		got     string

@@ -2,6 +2,7 @@ package loadtest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -37,7 +38,17 @@ type Target struct {
 	// skips server/discover and initializes a session even with a server
 	// that also speaks 2026-07-28.
 	Protocol string
+
+	// Client is ClientSDK (the official Go SDK's client, "" too) or
+	// ClientRaw (raw.go: MCP 2026-07-28 only).
+	Client string
 }
+
+// The clients a Target can be driven with.
+const (
+	ClientSDK = "sdk"
+	ClientRaw = "raw"
+)
 
 func (t Target) validate() error {
 	switch {
@@ -46,12 +57,97 @@ func (t Target) validate() error {
 	case len(t.Stdio) > 0 && t.URL != "":
 		return errors.New("give a stdio command or a URL, not both")
 	}
+	switch t.Client {
+	case "", ClientSDK:
+	case ClientRaw:
+		if t.Protocol == Protocol2025 {
+			return fmt.Errorf("the raw client speaks %s only", Protocol2026)
+		}
+	default:
+		return fmt.Errorf("client %q: want %s or %s", t.Client, ClientSDK, ClientRaw)
+	}
 	switch t.Protocol {
 	case "", Protocol2026, Protocol2025:
 		return nil
 	}
 	return fmt.Errorf("protocol %q: want %s or %s", t.Protocol, Protocol2026, Protocol2025)
 }
+
+// session is one client of the endpoint: the SDK's or the raw one.
+type session interface {
+	protocol() string
+	tools(ctx context.Context) ([]string, error)
+	call(ctx context.Context, name string, args json.RawMessage) error
+	close() error
+}
+
+// open opens a session with t's client, and returns its handshake time
+// (none for the raw client: MCP 2026-07-28 needs no handshake).
+func (t Target) open(ctx context.Context, hc *http.Client, conns int) (session, time.Duration, error) {
+	if t.Client != ClientRaw {
+		cs, d, err := t.connect(ctx, hc)
+		if err != nil {
+			return nil, 0, err
+		}
+		return sdkSession{cs}, d, nil
+	}
+	var s rawSessionOf
+	start := time.Now()
+	if t.URL != "" {
+		h, err := newRawHTTP(t.URL, t.Header, conns)
+		if err != nil {
+			return nil, 0, err
+		}
+		s = rawSessionOf{h.send, h.close}
+	} else {
+		p, err := dialRawStdio(ctx, t)
+		if err != nil {
+			return nil, 0, err
+		}
+		s = rawSessionOf{p.send, p.close}
+	}
+	// What a 2026-07-28 client asks first; the handshake time.
+	a, err := s.send(ctx, "server/discover", "", "")
+	if err == nil && a.Error != nil {
+		err = a.err()
+	}
+	if err != nil {
+		s.close()
+		return nil, 0, fmt.Errorf("server/discover on %s: %w", t, err)
+	}
+	return s, time.Since(start), nil
+}
+
+type sdkSession struct{ cs *mcp.ClientSession }
+
+func (s sdkSession) protocol() string {
+	if init := s.cs.InitializeResult(); init != nil {
+		return init.ProtocolVersion
+	}
+	return ""
+}
+
+func (s sdkSession) tools(ctx context.Context) ([]string, error) {
+	tools, err := listTools(ctx, s.cs)
+	names := make([]string, len(tools))
+	for i, t := range tools {
+		names[i] = t.Name
+	}
+	return names, err
+}
+
+func (s sdkSession) call(ctx context.Context, name string, args json.RawMessage) error {
+	out, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	switch {
+	case err != nil:
+		return err
+	case out.IsError:
+		return fmt.Errorf("the tool answered with an error: %s", resultText(out))
+	}
+	return nil
+}
+
+func (s sdkSession) close() error { return s.cs.Close() }
 
 // String names the endpoint for messages.
 func (t Target) String() string {
