@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -44,6 +45,13 @@ func main() {
 			exe, err := os.Executable()
 			if err != nil {
 				return fmt.Errorf("finding the plexus binary for the process shim: %w", err)
+			}
+			if os.Getenv("GOMAXPROCS") == "" {
+				// One thread runs the daemon's Go code: it waits on pipes
+				// and sockets, and with a second one the scheduler spends
+				// more CPU waking and parking threads than a proxied call
+				// costs (docs/performance.md). The environment still decides.
+				runtime.GOMAXPROCS(1)
 			}
 			return daemon.Run(ctx, daemon.Options{Home: home, Shim: []string{exe, shimCommand}, Stderr: os.Stderr, Listen: o.Listen})
 		},
