@@ -52,3 +52,42 @@ func FuzzDecodeMessage(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDeliverFrame: a frame the lean reader hands over undecoded is one
+// the SDK reads as a successful answer with the same id and result.
+func FuzzDeliverFrame(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":"plexus-fast-7","result":{"content":[{"type":"text","text":"x"}]}}`,
+		`{"id":"plexus-fast-1","jsonrpc":"2.0","result":{}}` + "\n",
+		`{"jsonrpc":"2.0","id":"plexus-fast-2","error":{"code":1,"message":"m"}}`,
+		`{"jsonrpc":"2.0","id":"plexus-fast-3","result":{},"result":[]}`,
+		`{"jsonrpc":"2.0","id":"plexus-fast-\u0034","result":{}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var got *jsonrpc.Response
+		fc := fastCalls{pending: map[string]chan *jsonrpc.Response{}}
+		probe := make(chan *jsonrpc.Response, 1)
+		// Every id the frame could carry is awaited.
+		for _, id := range []string{"plexus-fast-1", "plexus-fast-2", "plexus-fast-3", "plexus-fast-7"} {
+			fc.pending[id] = probe
+		}
+		if !fc.deliverFrame(data) {
+			return
+		}
+		select {
+		case got = <-probe:
+		default:
+			return // an answer to no call of ours, dropped
+		}
+		sdk, err := jsonrpc.DecodeMessage(bytes.TrimSpace(data))
+		resp, ok := sdk.(*jsonrpc.Response)
+		if err != nil || !ok || resp.Error != nil {
+			t.Fatalf("delivered %q, which the SDK reads as %v, %v", data, sdk, err)
+		}
+		if resp.ID != got.ID || !bytes.Equal(bytes.TrimSpace(resp.Result), bytes.TrimSpace(got.Result)) {
+			t.Fatalf("delivered id %v result %s; the SDK reads id %v result %s", got.ID, got.Result, resp.ID, resp.Result)
+		}
+	})
+}
