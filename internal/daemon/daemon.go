@@ -156,6 +156,7 @@ func Run(ctx context.Context, opts Options) error {
 	// Servers start in the background; the API answers at once and shows
 	// each server as "starting" until it is ready.
 	h.Start(context.WithoutCancel(ctx))
+	shedStartupPages()
 	log.Info("daemon ready", "home", opts.Home, "socket", sock, "http", httpAddr, "pid", os.Getpid(),
 		"servers", len(st.Config().MCP.Servers), "startup_ms", time.Since(start).Milliseconds())
 

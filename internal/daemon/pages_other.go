@@ -1,0 +1,6 @@
+//go:build !linux
+
+package daemon
+
+// shedStartupPages is Linux's (pages_linux.go).
+func shedStartupPages() {}
