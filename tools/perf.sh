@@ -14,11 +14,13 @@ load="$bin/plexus-load --plexus $bin/plexus"
 if [ -z "${SUMMARY_ONLY:-}" ]; then
   rm -f "$out"/*.jsonl
   for _ in $(seq "$runs"); do
+    $load --compare -n 2000 --client raw --idle-sessions 100 | tail -1 >>"$out/compare-http-raw.jsonl"
     $load --compare -n 2000 --idle-sessions 100 | tail -1 >>"$out/compare-http.jsonl"
     $load --compare -n 2000 --protocol 2025-11-25 | tail -1 >>"$out/compare-http-2025.jsonl"
     $load --compare -n 200 --servers 10 | tail -1 >>"$out/compare-10servers.jsonl"
     $load --startup --servers 20 | tail -1 >>"$out/startup-20.jsonl"
     $load --compare -n 200 --server "$bin/plexus-load --serve-tools 200" --servers 25 | tail -1 >>"$out/compare-5000tools.jsonl"
+    $load --compare -n 200 --client raw --server "$bin/plexus-load --serve-tools 200" --servers 25 | tail -1 >>"$out/compare-5000tools-raw.jsonl"
     $load --compare -n 1000 --via stdio | tail -1 >>"$out/compare-stdio.jsonl"
   done
 fi
@@ -32,7 +34,7 @@ stat() {
 }
 mib=$(echo "1 / 1048576" | awk '{print 1/1048576}')
 {
-  for f in compare-http compare-http-2025 compare-stdio; do
+  for f in compare-http-raw compare-http compare-http-2025 compare-stdio; do
     [ -s "$out/$f.jsonl" ] || continue
     echo "== $f"
     stat $f.jsonl "direct p50 µs, 1 caller" .direct.latency.p50Us
@@ -43,6 +45,8 @@ mib=$(echo "1 / 1048576" | awk '{print 1/1048576}')
     stat $f.jsonl "plexus calls/s, 16 callers" .plexus.throughput.callsPerSec
     stat $f.jsonl "throughput ratio, 16 callers" .ratios.throughput
     stat $f.jsonl "daemon CPU µs per call" .daemon.cpuPerCallUs
+    stat $f.jsonl "  of which at 1 caller" .plexus.latency.proc.cpuPerCallUs
+    stat $f.jsonl "  of which at 16 callers" .plexus.throughput.proc.cpuPerCallUs
     stat $f.jsonl "longest plexus call ms" .ratios.plexusMaxCallMs
     stat $f.jsonl "plexus errors" .ratios.plexusErrors
     stat $f.jsonl "idle RSS MiB, 1 server" .daemon.idleRssBytes "$mib"
@@ -60,11 +64,12 @@ mib=$(echo "1 / 1048576" | awk '{print 1/1048576}')
     stat startup-20.jsonl "20 direct, slowest ms" .directSlowestMs
     stat startup-20.jsonl "over slowest ms" .overSlowestMs
   fi
-  if [ -s "$out/compare-5000tools.jsonl" ]; then
-    echo "== compare-5000tools"
-    stat compare-5000tools.jsonl "tools listed" .plexus.latency.tools
-    stat compare-5000tools.jsonl "tools/list ms, 1 session" .plexus.latency.listUs 0.001
-    stat compare-5000tools.jsonl "servers ready ms" .daemon.serversReadyMs
-    stat compare-5000tools.jsonl "idle RSS MiB, 25 servers" .daemon.idleRssBytes "$mib"
-  fi
+  for f in compare-5000tools compare-5000tools-raw; do
+    [ -s "$out/$f.jsonl" ] || continue
+    echo "== $f"
+    stat $f.jsonl "tools listed" .plexus.latency.tools
+    stat $f.jsonl "tools/list ms, 1 session" .plexus.latency.listUs 0.001
+    stat $f.jsonl "servers ready ms" .daemon.serversReadyMs
+    stat $f.jsonl "idle RSS MiB, 25 servers" .daemon.idleRssBytes "$mib"
+  done
 } | column -t -s $'\t'
