@@ -156,6 +156,7 @@ func (f *Face) follow(events <-chan apitype.Event) {
 			f.mu.Unlock()
 			for _, p := range ps {
 				p.sync()
+				p.toolPages() // rendered now, not on the next client's time
 			}
 		}
 	}
