@@ -309,3 +309,26 @@ func TestAcceptsBoth(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkRenderToolPages5000 renders the pages of a 5,000-tool list (25
+// servers × 200 tools of plexus-load --serve-tools) in both eras: the
+// face's work after each change of the list, once, not per request.
+func BenchmarkRenderToolPages5000(b *testing.B) {
+	schema := json.RawMessage(`{"type":"object","properties":{"count":{"description":"How many times.","type":"integer"},` +
+		`"path":{"description":"A path to act on.","type":"string"}}}`)
+	var tools []*mcp.Tool
+	for s := 1; s <= 25; s++ {
+		for i := range 200 {
+			tools = append(tools, &mcp.Tool{Name: fmt.Sprintf("mcp_s%d_tool_%03d_abcdefgh", s, i), InputSchema: schema,
+				Description: fmt.Sprintf("Tool number %d of a wide server: it does nothing, and says so.", i)})
+		}
+	}
+	impl := &mcp.Implementation{Name: "plexus", Version: "test"}
+	b.ReportAllocs()
+	for b.Loop() {
+		tp, err := renderToolPages(tools, listPageSize, impl)
+		if err != nil || len(tp.pages) != 5 {
+			b.Fatal(err)
+		}
+	}
+}
