@@ -13,8 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/plexus-mcp/plexus/internal/client"
-	"github.com/plexus-mcp/plexus/internal/daemon"
+	"github.com/plexus-mcp/plexus/internal/apitype"
 	"github.com/plexus-mcp/plexus/internal/testenv"
 )
 
@@ -82,37 +81,10 @@ func inProcessDaemon(b *testing.B, bin string) (url, token string) {
 	if err := os.WriteFile(filepath.Join(home, "extensions.json"), []byte(cfg), 0o600); err != nil {
 		b.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- daemon.Run(ctx, daemon.Options{Home: home, Shim: []string{bin, "__plexus-shim"}, Listen: "127.0.0.1:0"})
-	}()
-	b.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil && ctx.Err() == nil {
-			b.Errorf("daemon: %v", err)
-		}
+	base, token := inProcess(b, home, func(st *apitype.Status) bool {
+		return len(st.Servers) == 1 && st.Servers[0].State == "ready"
 	})
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		st, err := client.New(home).Status(ctx)
-		if err == nil && len(st.Servers) == 1 && st.Servers[0].State == "ready" {
-			tok, err := os.ReadFile(filepath.Join(home, "token"))
-			if err != nil {
-				b.Fatal(err)
-			}
-			return "http://" + st.HTTPAddr + "/mcp", strings.TrimSpace(string(tok))
-		}
-		select {
-		case err := <-done:
-			b.Fatalf("daemon exited: %v", err)
-		default:
-		}
-		if time.Now().After(deadline) {
-			b.Fatalf("daemon not ready after 30s: %v %+v", err, st)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	return base + "/mcp", token
 }
 
 // echoName waits until the face lists the example server's echo and

@@ -15,14 +15,14 @@ var emptySchema = map[string]any{"type": "object", "properties": map[string]any{
 // addControlTools offers plexus_status and plexus_snapshot (R-FACE-2).
 func (p *profile) addControlTools() {
 	h := p.f.h
-	p.srv.AddTool(&mcp.Tool{Name: "plexus_status", InputSchema: emptySchema,
+	p.addTool(&mcp.Tool{Name: "plexus_status", InputSchema: emptySchema,
 		Description: "The Plexus daemon's state: its servers with their state, tool counts and last errors (no secrets)."},
 		func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			rev, servers := h.Servers()
 			return jsonResult(map[string]any{"revision": rev, "startedAt": h.StartedAt(), "servers": servers,
 				"profile": p.name, "allowExternalCall": p.def.external, "allowWrite": p.def.write}, nil)
 		})
-	p.srv.AddTool(&mcp.Tool{Name: "plexus_snapshot", InputSchema: emptySchema,
+	p.addTool(&mcp.Tool{Name: "plexus_snapshot", InputSchema: emptySchema,
 		Description: "Each server's state, its tools (as this profile names them) and its recent errors and stderr lines (no secrets)."},
 		func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			_, servers := h.Servers()
@@ -64,7 +64,7 @@ func (p *profile) addWriteTools() {
 		}
 		return a, err
 	}
-	p.srv.AddTool(&mcp.Tool{Name: "plexus_restart", InputSchema: named(nil),
+	p.addTool(&mcp.Tool{Name: "plexus_restart", InputSchema: named(nil),
 		Description: "Restart one of the user's MCP servers now."},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			a, err := parse(req)
@@ -73,7 +73,7 @@ func (p *profile) addWriteTools() {
 			}
 			return p.serverResult(a.Name, err)
 		})
-	p.srv.AddTool(&mcp.Tool{Name: "plexus_set_enabled", InputSchema: named(map[string]any{"enabled": map[string]any{"type": "boolean"}}, "enabled"),
+	p.addTool(&mcp.Tool{Name: "plexus_set_enabled", InputSchema: named(map[string]any{"enabled": map[string]any{"type": "boolean"}}, "enabled"),
 		Description: "Switch one of the user's MCP servers on or off."},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			a, err := parse(req)
@@ -85,7 +85,7 @@ func (p *profile) addWriteTools() {
 			}
 			return p.serverResult(a.Name, err)
 		})
-	p.srv.AddTool(&mcp.Tool{Name: "plexus_add_server", InputSchema: named(map[string]any{"config": map[string]any{"type": "object",
+	p.addTool(&mcp.Tool{Name: "plexus_add_server", InputSchema: named(map[string]any{"config": map[string]any{"type": "object",
 		"description": `The server as in extensions.json, e.g. {"type":"stdio","command":"npx","args":["-y","pkg"]} or {"type":"http","url":"https://…"}; secrets only as {"env":"VAR"} references.`}}, "config"),
 		Description: "Propose a new MCP server. It is saved but NOT started: the user must approve it with `plexus approve NAME` first."},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {

@@ -89,6 +89,9 @@ func (f *Face) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusNotFound)
 		return
 	}
+	if p.fastList(w, r) {
+		return
+	}
 	if stateless(r) {
 		if p.fastCall(w, r) {
 			return
@@ -155,6 +158,7 @@ func (f *Face) follow(events <-chan apitype.Event) {
 			f.mu.Unlock()
 			for _, p := range ps {
 				p.sync()
+				p.toolPages() // rendered now, not on the next client's time
 			}
 		}
 	}
@@ -207,5 +211,10 @@ func resolveProfile(cfg *config.File, name string) (definition, error) {
 
 // newServer is the SDK server of one profile.
 func (f *Face) newServer(opts *mcp.ServerOptions) *mcp.Server {
-	return mcp.NewServer(&mcp.Implementation{Name: "plexus", Title: "Plexus", Version: f.version}, opts)
+	return mcp.NewServer(f.impl(), opts)
+}
+
+// impl is the face as an MCP server names itself.
+func (f *Face) impl() *mcp.Implementation {
+	return &mcp.Implementation{Name: "plexus", Title: "Plexus", Version: f.version}
 }

@@ -20,7 +20,7 @@ func (p *profile) addMetaTools() {
 		return map[string]any{"type": "object", "properties": props, "required": required}
 	}
 	str := func(desc string) map[string]any { return map[string]any{"type": "string", "description": desc} }
-	p.srv.AddTool(&mcp.Tool{Name: "search_tools",
+	p.addTool(&mcp.Tool{Name: "search_tools",
 		Description: "Search the user's tools by words in their names and descriptions. Returns names and one-line descriptions; use describe_tool for a tool's input schema, then call_tool.",
 		InputSchema: obj(map[string]any{"query": str("Words to look for; empty lists every tool."),
 			"limit": map[string]any{"type": "integer", "minimum": 1, "maximum": 200, "description": "At most this many results (default 20)."}})},
@@ -34,7 +34,7 @@ func (p *profile) addMetaTools() {
 			}
 			return jsonResult(search(p.entries(), a.Query, a.Limit), nil)
 		})
-	p.srv.AddTool(&mcp.Tool{Name: "describe_tool",
+	p.addTool(&mcp.Tool{Name: "describe_tool",
 		Description: "The full description and input schema of one tool found with search_tools.",
 		InputSchema: obj(map[string]any{"name": str("The tool's name, as search_tools gave it.")}, "name")},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -51,7 +51,7 @@ func (p *profile) addMetaTools() {
 			return jsonResult(map[string]any{"name": a.Name, "server": e.Server, "title": e.Title,
 				"description": e.Description, "inputSchema": e.InputSchema}, nil)
 		})
-	p.srv.AddTool(&mcp.Tool{Name: "call_tool",
+	p.addTool(&mcp.Tool{Name: "call_tool",
 		Description: "Call one tool found with search_tools, with arguments matching its input schema (see describe_tool).",
 		InputSchema: obj(map[string]any{"name": str("The tool's name."),
 			"arguments": map[string]any{"type": "object", "description": "The tool's arguments."}}, "name")},

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -37,6 +38,14 @@ type profile struct {
 	lean        map[string]bool
 	promptRoute map[string][2]string
 	resRoute    map[string]string // resource URI or template → server
+	// offer: every tool the SDK server has, by name, as given to it
+	// (addTool): what tools/list lists. listGen counts its changes.
+	offer    map[string]*mcp.Tool
+	listGen  uint64
+	pageSize int // of tools/list, the SDK's and the rendered pages'
+
+	renderMu sync.Mutex                // one rendering of the pages at a time
+	pages    atomic.Pointer[toolPages] // nil: not rendered since the last change
 
 	mu       sync.Mutex
 	sessions map[*mcp.ServerSession]*downstream
@@ -48,13 +57,14 @@ func newProfile(f *Face, name string, def definition) *profile {
 	p := &profile{f: f, name: name, def: def,
 		tools: map[string]string{}, resources: map[string]string{}, templates: map[string]string{}, prompts: map[string]string{},
 		toolRoute: map[string]string{}, lean: map[string]bool{}, promptRoute: map[string][2]string{}, resRoute: map[string]string{},
-		sessions: map[*mcp.ServerSession]*downstream{}}
+		offer: map[string]*mcp.Tool{}, pageSize: listPageSize, sessions: map[*mcp.ServerSession]*downstream{}}
 	opts := &mcp.ServerOptions{
 		Instructions: "Plexus runs the user's MCP servers and offers them here. plexus_status and plexus_snapshot describe them.",
 		// The SDK logs every stateless request's session at INFO: warnings
 		// and errors are what the daemon's log needs from it.
 		Logger:   slog.New(minLevel{f.log.With("profile", name).Handler(), slog.LevelWarn}),
 		HasTools: true,
+		PageSize: p.pageSize,
 	}
 	if def.external {
 		opts.HasResources, opts.HasPrompts = true, true
@@ -174,7 +184,7 @@ func (p *profile) syncTools() {
 		}
 		p.toolRoute[name] = e.Name
 		p.lean[name] = !bytes.Contains(e.InputSchema, []byte(`"x-mcp-header"`))
-		p.srv.AddTool(tool, p.callTool(e.Name))
+		p.addTool(tool, p.callTool(e.Name))
 		p.tools[name] = def
 	}
 	var gone []string
@@ -187,7 +197,7 @@ func (p *profile) syncTools() {
 		}
 	}
 	if len(gone) > 0 {
-		p.srv.RemoveTools(gone...)
+		p.removeTools(gone...)
 	}
 }
 
