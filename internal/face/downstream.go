@@ -47,8 +47,10 @@ func (p *profile) downstream(ctx context.Context, ss *mcp.ServerSession) (*downs
 		return nil, err
 	}
 	p.sessions[ss] = d
+	p.register(ss, d)
 	go func() {
 		ss.Wait()
+		p.unregister(ss)
 		p.mu.Lock()
 		_, live := p.sessions[ss]
 		delete(p.sessions, ss)

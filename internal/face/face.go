@@ -99,6 +99,9 @@ func (f *Face) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.stateless.ServeHTTP(w, r)
 		return
 	}
+	if p.fastSessionCall(w, r) {
+		return
+	}
 	p.stateful.ServeHTTP(w, r)
 }
 

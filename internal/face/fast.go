@@ -43,28 +43,13 @@ type fastRequest struct {
 // are never decoded, and the capabilities only once per distinct value
 // (fastCaps).
 func parseFast(body []byte) (req fastRequest, ok bool) {
-	if !json.Valid(body) {
+	fr, ok := scanFrame(body)
+	if !ok || string(fr.method) != `"tools/call"` ||
+		len(fr.id) == 0 || (fr.id[0] != '"' && (fr.id[0] < '0' || fr.id[0] > '9')) {
 		return req, false
 	}
-	var version, method, params []byte
-	seen := 0
-	if !jsonscan.Members(body, func(k, v []byte) bool {
-		seen++
-		switch string(k) {
-		case "jsonrpc":
-			version = v
-		case "id":
-			req.ID = v
-		case "method":
-			method = v
-		case "params":
-			params = v
-		}
-		return true
-	}) || seen > 4 || string(version) != `"2.0"` || string(method) != `"tools/call"` ||
-		len(req.ID) == 0 || (req.ID[0] != '"' && (req.ID[0] < '0' || req.ID[0] > '9')) {
-		return req, false
-	}
+	req.ID = fr.id
+	params := fr.params
 	var meta, name []byte
 	req.Params = make(map[string]json.RawMessage, 4)
 	if !jsonscan.Members(params, func(k, v []byte) bool {
@@ -89,7 +74,7 @@ func parseFast(body []byte) (req fastRequest, ok bool) {
 	}
 	req.name = string(n)
 	var info bool
-	version = nil
+	var version []byte
 	if !jsonscan.Members(meta, func(k, v []byte) bool {
 		switch string(k) {
 		case mcp.MetaKeyProtocolVersion:
@@ -109,25 +94,46 @@ func parseFast(body []byte) (req fastRequest, ok bool) {
 	return req, true
 }
 
+// frame is the members of a JSON-RPC message the lean paths look at.
+type frame struct{ id, method, params []byte }
+
+// scanFrame checks body whole (json.Valid) and scans it for its members:
+// ok only for an object of version "2.0" with no more than the four
+// members of a request.
+func scanFrame(body []byte) (f frame, ok bool) {
+	if !json.Valid(body) {
+		return f, false
+	}
+	var version []byte
+	seen := 0
+	ok = jsonscan.Members(body, func(k, v []byte) bool {
+		seen++
+		switch string(k) {
+		case "jsonrpc":
+			version = v
+		case "id":
+			f.id = v
+		case "method":
+			f.method = v
+		case "params":
+			f.params = v
+		}
+		return true
+	})
+	return f, ok && seen <= 4 && string(version) == `"2.0"`
+}
+
 // fastCall serves r if it can; false means the SDK handler must, and r's
 // body is left whole for it.
 func (p *profile) fastCall(w http.ResponseWriter, r *http.Request) bool {
 	if r.Method != http.MethodPost || !p.def.external || p.def.metaTools ||
 		r.Header.Get("Mcp-Protocol-Version") != fastVersion || r.Header.Get("Mcp-Session-Id") != "" ||
-		r.Header.Get("Mcp-Method") != "tools/call" {
+		r.Header.Get("Mcp-Method") != "tools/call" || !jsonContent(r) ||
+		!strings.Contains(r.Header.Get("Accept"), "application/json") {
 		return false
 	}
-	if ct := r.Header.Get("Content-Type"); ct != "application/json" {
-		if ct, _, _ = mime.ParseMediaType(ct); ct != "application/json" {
-			return false
-		}
-	}
-	if !strings.Contains(r.Header.Get("Accept"), "application/json") {
-		return false
-	}
-	body, err := readBody(r)
-	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), r.Body))
-	if err != nil || len(body) > maxBody {
+	body, ok := peekBody(r)
+	if !ok {
 		return false
 	}
 	req, ok := parseFast(body)
@@ -153,31 +159,64 @@ func (p *profile) fastCall(w http.ResponseWriter, r *http.Request) bool {
 	if err != nil {
 		return false
 	}
-	ctx := upstream.WithPeer(r.Context(), caps, nil)
-	res, handled, err := d.sess.CallRaw(ctx, target, req.Params)
+	res, handled, err := d.sess.CallRaw(withPeerRaw(r.Context(), caps), target, req.Params, false)
 	if !handled {
 		return false
 	}
+	writeAnswer(w, r, req.ID, res, err, true)
+	return true
+}
+
+// jsonContent reports whether r's body is declared JSON.
+func jsonContent(r *http.Request) bool {
+	ct := r.Header.Get("Content-Type")
+	if ct == "application/json" {
+		return true
+	}
+	ct, _, _ = mime.ParseMediaType(ct)
+	return ct == "application/json"
+}
+
+// peekBody reads r's body and leaves it whole for whoever reads it next;
+// false if it cannot be read or is over maxBody.
+func peekBody(r *http.Request) ([]byte, bool) {
+	body, err := readBody(r)
+	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), r.Body))
+	return body, err == nil && len(body) <= maxBody
+}
+
+func withPeerRaw(ctx context.Context, p *fastPeer) context.Context {
+	return upstream.WithPeer(ctx, p, nil)
+}
+
+// writeAnswer writes the answer to a lean call: the server's result as it
+// wrote it (marked complete for a 2026-07-28 client when it does not say),
+// or the error. A client that went away gets nothing: the server was told.
+func writeAnswer(w http.ResponseWriter, r *http.Request, id, res json.RawMessage, err error, era2026 bool) {
 	var out []byte
 	status := http.StatusOK
 	switch {
 	case err == nil:
-		out = appendResponse(req.ID, completed(res))
+		if era2026 {
+			res = completed(res)
+		}
+		out = appendResponse(id, res)
 	case r.Context().Err() != nil:
-		return true // the client went away; the server was told
+		return
 	default:
 		je := upstream.AnswerError(err)
 		if je == nil && !errors.As(err, &je) {
 			je = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 		}
-		status = errorStatus(je.Code)
+		if era2026 {
+			status = errorStatus(je.Code)
+		}
 		b, _ := json.Marshal(je)
-		out = append(append(append(append([]byte(`{"jsonrpc":"2.0","id":`), req.ID...), `,"error":`...), b...), '}')
+		out = append(append(append(append([]byte(`{"jsonrpc":"2.0","id":`), id...), `,"error":`...), b...), '}')
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	w.Write(out)
-	return true
 }
 
 // readBody reads up to maxBody+1 bytes of r's body, in one buffer of its

@@ -100,3 +100,63 @@ func TestErrorStatus(t *testing.T) {
 		}
 	}
 }
+
+const sessionCall = `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}`
+
+func TestParseSessionRequest(t *testing.T) {
+	req, method, ok := parseSessionRequest([]byte(sessionCall))
+	if !ok || method != "tools/call" || req.name != "echo" || string(req.ID) != "3" || string(req.Params["arguments"]) != `{"text":"x"}` {
+		t.Fatalf("a call: %+v %s %v", req, method, ok)
+	}
+	if req, method, ok := parseSessionRequest([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"a","reason":"r"}}`)); !ok ||
+		method != "notifications/cancelled" || string(req.cancelled) != `"a"` {
+		t.Errorf("a cancellation: %+v %s %v", req, method, ok)
+	}
+	if _, method, ok := parseSessionRequest([]byte(`{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"info"}}`)); !ok || method != "logging/setLevel" {
+		t.Errorf("setLevel: %s %v", method, ok)
+	}
+	for name, body := range map[string]string{
+		"progress":      strings.Replace(sessionCall, `"name"`, `"_meta":{"progressToken":1},"name"`, 1),
+		"a task":        strings.Replace(sessionCall, `"name"`, `"task":{},"name"`, 1),
+		"float id":      strings.Replace(sessionCall, `"id":3`, `"id":3.5`, 1),
+		"escaped name":  strings.Replace(sessionCall, `"echo"`, `"ech\u006f"`, 1),
+		"twice a name":  strings.Replace(sessionCall, `"name":"echo"`, `"name":"echo","name":"x"`, 1),
+		"bad version":   strings.Replace(sessionCall, `"2.0"`, `"1.0"`, 1),
+		"truncated":     sessionCall[:30],
+		"extra member":  strings.Replace(sessionCall, `"id":3,`, `"id":3,"x":1,`, 1),
+		"trailing junk": sessionCall + "]",
+	} {
+		if _, _, ok := parseSessionRequest([]byte(body)); ok {
+			t.Errorf("%s: taken", name)
+		}
+	}
+	// Other _meta passes (the SDK's path does not forward it either).
+	if _, _, ok := parseSessionRequest([]byte(strings.Replace(sessionCall, `"name"`, `"_meta":{"x":1},"name"`, 1))); !ok {
+		t.Error("a call with other _meta refused")
+	}
+}
+
+func FuzzParseSessionRequest(f *testing.F) {
+	f.Add([]byte(sessionCall))
+	f.Add([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		req, method, ok := parseSessionRequest(body)
+		if !ok {
+			return
+		}
+		if method == "notifications/cancelled" && !json.Valid(req.cancelled) {
+			t.Fatalf("cancelled id not JSON: %q", req.cancelled)
+		}
+		if method != "tools/call" {
+			return
+		}
+		if !plainID(req.ID) {
+			t.Fatalf("id %q", req.ID)
+		}
+		for k, v := range req.Params {
+			if !json.Valid(v) {
+				t.Fatalf("param %s not JSON: %q", k, v)
+			}
+		}
+	})
+}

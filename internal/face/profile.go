@@ -47,6 +47,9 @@ type profile struct {
 	renderMu sync.Mutex                // one rendering of the pages at a time
 	pages    atomic.Pointer[toolPages] // nil: not rendered since the last change
 
+	byID     sync.Map   // session id → *leanSession (fastsession.go)
+	prefetch prefetched // results the lean path fetched for the SDK's calls
+
 	mu       sync.Mutex
 	sessions map[*mcp.ServerSession]*downstream
 	shared   *downstream // for stateless (2026-07-28) requests
@@ -208,6 +211,11 @@ func (p *profile) callTool(name string) mcp.ToolHandler {
 		d, err := p.downstream(ctx, req.Session)
 		if err != nil {
 			return nil, err
+		}
+		if req.Params.InputResponses == nil && req.Params.RequestState == "" && req.Session != nil {
+			if res := p.prefetch.take(req.Session.ID(), name, req.Params.Arguments); res != nil {
+				return res, nil // fetched by the lean path, which handed the call over
+			}
 		}
 		ctx = withPeer(ctx, req.Session, req.Params.GetProgressToken())
 		ctx = upstream.WithInput(ctx, req.Params.InputResponses, req.Params.RequestState)

@@ -1,0 +1,170 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// pathRecorder notes, for each tools/call a client POSTs, how the face
+// answered it: "json" (the lean path, fastsession.go) or "sse" (the SDK's
+// handler, which answers a session's request with an event stream).
+type pathRecorder struct {
+	token string
+	mu    sync.Mutex
+	paths []string
+}
+
+func (p *pathRecorder) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+p.token)
+	var call bool
+	if r.Body != nil {
+		b, _ := io.ReadAll(r.Body)
+		call = bytes.Contains(b, []byte(`"method":"tools/call"`))
+		r.Body = io.NopCloser(bytes.NewReader(b))
+	}
+	resp, err := http.DefaultTransport.RoundTrip(r)
+	if err == nil && call {
+		path := "sse"
+		if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+			path = "json"
+		}
+		p.mu.Lock()
+		p.paths = append(p.paths, path)
+		p.mu.Unlock()
+	}
+	return resp, err
+}
+
+func (p *pathRecorder) take() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s := strings.Join(p.paths, " ")
+	p.paths = nil
+	return s
+}
+
+// callsUpstream reads plexus_calls_total of server from the metrics.
+func callsUpstream(t *testing.T, base, token, server string) int {
+	t.Helper()
+	req, _ := http.NewRequest("GET", base+"/metrics", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	n := 0
+	re := regexp.MustCompile(`(?m)^plexus_calls_total\{outcome="[a-z_]+",server="` + server + `"\} (\d+)$`)
+	for _, m := range re.FindAllStringSubmatch(string(b), -1) {
+		k, _ := strconv.Atoi(m[1])
+		n += k
+	}
+	return n
+}
+
+// TestFaceSessionLeanPath: a session-era client (as Claude Code, VS Code
+// and Cursor are) has its calls forwarded as frames once its session is
+// known, with the same answers; a call whose server asks for input is
+// handed to the SDK without calling the server twice; a cancellation
+// reaches the server; a client that sets a log level gets its calls back
+// on the SDK's path, where its log messages ride.
+func TestFaceSessionLeanPath(t *testing.T) {
+	e, base, token := faceEnv(t, "")
+	all := tools(t, e)
+	echo, ask, sleep := toolNamed(t, all, "example", "echo").Name, toolNamed(t, all, "example", "ask").Name, toolNamed(t, all, "example", "sleep").Name
+	rec := &pathRecorder{token: token}
+	c := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, &mcp.ClientOptions{
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": "yes"}}, nil
+		},
+	})
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: &http.Client{Transport: rec}},
+		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if v := cs.InitializeResult().ProtocolVersion; v != "2025-11-25" {
+		t.Fatalf("negotiated %s", v)
+	}
+	text := textOf(t)
+
+	for i := range 4 {
+		want := "x" + strconv.Itoa(i)
+		if got := text(cs.CallTool(ctx, &mcp.CallToolParams{Name: echo, Arguments: map[string]any{"text": want}})); got != want {
+			t.Fatalf("echo %d: %q", i, got)
+		}
+	}
+	// The first call makes the session's host session, through the SDK.
+	if got := rec.take(); got != "sse json json json" {
+		t.Errorf("paths of four calls: %s, want sse json json json", got)
+	}
+	// A tool error comes back as the server wrote it, on the lean path too.
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: toolNamed(t, all, "example", "now").Name, Arguments: map[string]any{"timezone": "Not/AZone"}})
+	if err != nil || !res.IsError || len(res.Content) == 0 || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "Not/AZone") {
+		t.Errorf("tool error: %v %+v", err, res)
+	}
+	if got := rec.take(); got != "json" {
+		t.Errorf("path of a tool error: %s", got)
+	}
+
+	// ask: the server asks in its result; the SDK asks the client on the
+	// session and calls again with the answer. The first round is the one
+	// the lean path made: the server sees two calls, not three.
+	before := callsUpstream(t, base, token, "example")
+	if got := text(cs.CallTool(ctx, &mcp.CallToolParams{Name: ask, Arguments: map[string]any{"question": "ok?"}})); got != "answer: yes" {
+		t.Errorf("ask: %q", got)
+	}
+	if n := callsUpstream(t, base, token, "example") - before; n != 2 {
+		t.Errorf("ask called the server %d times, want 2 (a question, then the answer)", n)
+	}
+	rec.take()
+
+	// Cancelled by notifications/cancelled (the SDK client sends it when
+	// the call's context ends): the server's sleep stops.
+	cctx, ccancel := context.WithCancel(ctx)
+	time.AfterFunc(300*time.Millisecond, ccancel)
+	start := time.Now()
+	if _, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: sleep, Arguments: map[string]any{"ms": 60000}}); err == nil || time.Since(start) > 10*time.Second {
+		t.Fatalf("cancelled call: %v after %s", err, time.Since(start))
+	}
+	if got := rec.take(); got != "json" && got != "" {
+		t.Errorf("path of the cancelled call: %q", got)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(e.MustRun("logs", "example"), "sleep cancelled") {
+		if time.Now().After(deadline) {
+			t.Fatal("the server's sleep was not cancelled")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if got := text(cs.CallTool(ctx, &mcp.CallToolParams{Name: sleep, Arguments: map[string]any{"ms": 1}})); got != "slept 1 ms" {
+		t.Errorf("after cancel: %q", got)
+	}
+	rec.take()
+
+	// A log level set: the session's calls take the SDK's path from now on.
+	if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := text(cs.CallTool(ctx, &mcp.CallToolParams{Name: echo, Arguments: map[string]any{"text": "y"}})); got != "y" {
+		t.Errorf("echo after setLevel: %q", got)
+	}
+	if got := rec.take(); got != "sse" {
+		t.Errorf("path after setLevel: %s, want sse", got)
+	}
+}

@@ -1,0 +1,296 @@
+package face
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/plexus-mcp/plexus/internal/jsonscan"
+)
+
+// The lean path for session-era clients (issue 7): most agents today
+// (Claude Code, VS Code, Cursor) keep a protocol session, and their
+// tools/call would otherwise take the SDK's path, which decodes and
+// encodes every argument and result twice. A call is forwarded as a
+// frame, as fast.go does for MCP 2026-07-28, when nothing of the session
+// can be needed during it:
+//
+//   - the session is live, initialized with the version its header names,
+//     and has had a call through the SDK (which made its host session);
+//   - the request is one plain tools/call without a progress token;
+//   - the client has not set a log level (its log messages ride the SDK's
+//     event stream of the call) nor sent a batch;
+//   - the tool's server speaks MCP 2026-07-28, so it cannot send requests
+//     to the client during the call: it asks in its result instead.
+//
+// Such a result (input_required) is not the client's to read: the SDK
+// turns it into requests on the session and retries the call with the
+// answers. The lean path hands the request to the SDK then, with the
+// result it already has (prefetch), so that the server is not called
+// twice. notifications/cancelled for a lean call cancels it here; the SDK
+// would not know the request.
+
+// leanSession is what the lean path knows of one session of the SDK
+// server.
+type leanSession struct {
+	ss      *mcp.ServerSession
+	d       *downstream
+	version string
+	peer    *fastPeer // the client's capabilities, as initialize declared them
+	off     atomic.Bool
+
+	mu       sync.Mutex
+	inflight map[string]context.CancelFunc // by the request's raw id
+}
+
+// register makes a session known to the lean path; unregister forgets it.
+func (p *profile) register(ss *mcp.ServerSession, d *downstream) {
+	ip := ss.InitializeParams()
+	if ip == nil || !sessionVersions[ip.ProtocolVersion] || ss.ID() == "" {
+		return
+	}
+	caps := ip.Capabilities
+	if caps == nil {
+		caps = &mcp.ClientCapabilities{}
+	}
+	key, _ := json.Marshal(caps)
+	ls := &leanSession{ss: ss, d: d, version: ip.ProtocolVersion, peer: &fastPeer{caps: caps, raw: string(key)},
+		inflight: map[string]context.CancelFunc{}}
+	p.byID.Store(ss.ID(), ls)
+}
+
+func (p *profile) unregister(ss *mcp.ServerSession) { p.byID.Delete(ss.ID()) }
+
+// fastSessionCall serves r, a POST on a session, if it can; false means
+// the SDK handler must, and r's body is left whole for it. On the way it
+// notes what it must know of the session's other requests: a log level
+// set, a batch, the cancellation of a lean call.
+func (p *profile) fastSessionCall(w http.ResponseWriter, r *http.Request) bool {
+	if r.Method != http.MethodPost || !p.def.external || p.def.metaTools {
+		return false
+	}
+	v, ok := p.byID.Load(r.Header.Get("Mcp-Session-Id"))
+	if !ok {
+		return false
+	}
+	ls := v.(*leanSession)
+	if ls.off.Load() || r.Header.Get("Mcp-Protocol-Version") != ls.version || !jsonContent(r) || !acceptsBoth(r.Header.Values("Accept")) {
+		return false
+	}
+	body, ok := peekBody(r)
+	if !ok {
+		return false
+	}
+	if b := bytes.TrimSpace(body); len(b) > 0 && b[0] == '[' {
+		ls.off.Store(true) // a batch: what it holds is not looked into
+		return false
+	}
+	req, method, ok := parseSessionRequest(body)
+	switch {
+	case !ok:
+		return false
+	case method == "logging/setLevel":
+		ls.off.Store(true) // its log messages ride the SDK's streams from now on
+		return false
+	case method == "notifications/cancelled":
+		ls.cancel(req.cancelled)
+		return false
+	case method != "tools/call":
+		return false
+	}
+	p.syncMu.Lock()
+	target, routed := p.toolRoute[req.name]
+	lean := p.lean[req.name]
+	p.syncMu.Unlock()
+	if !routed || !lean {
+		return false
+	}
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	ls.mu.Lock()
+	if _, dup := ls.inflight[string(req.ID)]; dup {
+		ls.mu.Unlock()
+		return false // the SDK says what is wrong with a reused id
+	}
+	ls.inflight[string(req.ID)] = cancel
+	ls.mu.Unlock()
+	defer func() {
+		ls.mu.Lock()
+		delete(ls.inflight, string(req.ID))
+		ls.mu.Unlock()
+	}()
+	args := req.Params["arguments"]
+	res, handled, err := ls.d.sess.CallRaw(withPeerRaw(ctx, ls.peer), target, req.Params, true)
+	if !handled {
+		return false
+	}
+	if err == nil && inputRequired(res) {
+		var out mcp.CallToolResult
+		if json.Unmarshal(res, &out) != nil {
+			return false // the SDK calls again, and says what is wrong
+		}
+		p.prefetch.put(ls.ss.ID(), target, args, &out)
+		return false
+	}
+	if err != nil && ctx.Err() != nil && r.Context().Err() == nil {
+		// Cancelled by the client: it expects no answer.
+		w.WriteHeader(http.StatusAccepted)
+		return true
+	}
+	writeAnswer(w, r, req.ID, res, err, false)
+	return true
+}
+
+// cancel ends the lean call with raw id, if there is one.
+func (ls *leanSession) cancel(id json.RawMessage) {
+	ls.mu.Lock()
+	c := ls.inflight[string(id)]
+	ls.mu.Unlock()
+	if c != nil {
+		c()
+	}
+}
+
+// sessionRequest is what fastSessionCall reads of a request.
+type sessionRequest struct {
+	fastRequest
+	cancelled json.RawMessage // the requestId of notifications/cancelled
+}
+
+// parseSessionRequest reads a session's frame: for a tools/call its id,
+// name and params (ok only if it asks for no progress and has nothing but
+// a name, arguments and _meta), for notifications/cancelled the id it
+// cancels, and otherwise the method only.
+func parseSessionRequest(body []byte) (req sessionRequest, method string, ok bool) {
+	fr, ok := scanFrame(body)
+	if !ok {
+		return req, "", false
+	}
+	req.ID = fr.id
+	params := fr.params
+	s, plain := jsonscan.String(fr.method)
+	if !plain {
+		return req, "", false
+	}
+	method = string(s)
+	switch method {
+	case "notifications/cancelled":
+		jsonscan.Members(params, func(k, v []byte) bool {
+			if string(k) == "requestId" {
+				req.cancelled = v
+			}
+			return true
+		})
+		return req, method, req.cancelled != nil
+	case "tools/call":
+	default:
+		return req, method, true
+	}
+	if !plainID(req.ID) {
+		return req, method, false
+	}
+	req.Params = make(map[string]json.RawMessage, 3)
+	var meta, name []byte
+	if !jsonscan.Members(params, func(k, v []byte) bool {
+		switch string(k) {
+		case "name":
+			name = v
+		case "arguments":
+		case "_meta":
+			meta = v
+			return true
+		default:
+			return false // something the SDK knows and this path does not
+		}
+		if _, dup := req.Params[string(k)]; dup {
+			return false
+		}
+		req.Params[string(k)] = v
+		return true
+	}) {
+		return req, method, false
+	}
+	n, plain := jsonscan.String(name)
+	if !plain {
+		return req, method, false
+	}
+	req.name = string(n)
+	if meta != nil && !jsonscan.Members(meta, func(k, _ []byte) bool { return string(k) != "progressToken" }) {
+		return req, method, false
+	}
+	return req, method, true
+}
+
+// inputRequired reports whether a result asks the client for input.
+func inputRequired(res json.RawMessage) bool {
+	if !bytes.Contains(res, []byte(`"input_required"`)) {
+		return false
+	}
+	var r struct {
+		ResultType string `json:"resultType"`
+	}
+	return json.Unmarshal(res, &r) == nil && r.ResultType == "input_required"
+}
+
+// prefetched are results that asked for input, fetched by the lean path
+// for a call it then handed to the SDK: the SDK's call takes its result
+// from here instead of calling the server a second time.
+type prefetched struct {
+	mu sync.Mutex
+	m  map[string]prefetch
+}
+
+type prefetch struct {
+	res  *mcp.CallToolResult
+	when time.Time
+}
+
+// prefetchTTL bounds how long a result waits for its call: the SDK takes
+// it at once, unless it refused the request.
+const prefetchTTL = 30 * time.Second
+
+func prefetchKey(session, name string, args json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, args) != nil {
+		b.Reset()
+		b.Write(args)
+	}
+	return session + "\x00" + name + "\x00" + b.String()
+}
+
+func (p *prefetched) put(session, name string, args json.RawMessage, res *mcp.CallToolResult) {
+	now := time.Now()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.m == nil {
+		p.m = map[string]prefetch{}
+	}
+	for k, v := range p.m {
+		if now.Sub(v.when) > prefetchTTL {
+			delete(p.m, k)
+		}
+	}
+	p.m[prefetchKey(session, name, args)] = prefetch{res, now}
+}
+
+// take returns and forgets the result fetched for this call, if any.
+func (p *prefetched) take(session, name string, args json.RawMessage) *mcp.CallToolResult {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.m) == 0 {
+		return nil
+	}
+	k := prefetchKey(session, name, args)
+	v, ok := p.m[k]
+	delete(p.m, k)
+	if !ok || time.Since(v.when) > prefetchTTL {
+		return nil
+	}
+	return v.res
+}
