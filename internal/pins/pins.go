@@ -41,8 +41,18 @@ type Store struct {
 	path string
 	now  func() time.Time
 
+	// writeMu serialises the writes of the file; it is taken before mu.
+	// Every write but a group commit's (commit.go) holds mu as well.
+	writeMu sync.Mutex
+
 	mu sync.Mutex
 	f  *File // guarded by mu; replaced whole on every save, never mutated
+	// version counts the changes of f and provisional, so that a caller
+	// can tell a decision of Check is still current; guarded by mu.
+	version int64
+	// open is the batch of first-seen pins waiting for a write, writing
+	// the one being written (commit.go); guarded by mu.
+	open, writing *batch
 
 	// broken is why the pins could not be loaded; then nothing is trusted
 	// and nothing is saved.
@@ -118,6 +128,14 @@ func Open(home string, configured map[string]config.Server) (*Store, error) {
 // server needs approval, saying why, and every approval fails with err.
 func Unavailable(err error) *Store {
 	return &Store{now: time.Now, f: &File{Servers: map[string]Server{}}, broken: err}
+}
+
+// Version changes whenever the pins or the provisional trusts change: a
+// decision of Check over the same entries is current while it does not.
+func (s *Store) Version() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.version
 }
 
 // Path returns the file's path.
@@ -206,52 +224,44 @@ func (s *Store) pendingLocked(server string, t Trust) *Pending {
 // for the first time on a trusted server is pinned and offered; a tool whose
 // definition differs from its pin is held back. If the new pins cannot be
 // saved, the new tools are held back too, saying why: nothing is offered
-// that is not pinned on disk. The per-server operations (read_resource,
+// that is not pinned on disk. Checks that pin new tools at the same time
+// share one write (commit.go). The per-server operations (read_resource,
 // get_prompt) describe resources and prompts, which change in the normal
 // course of things, and are not pinned.
 func (s *Store) Check(server string, t Trust, entries []catalog.Entry) Decision {
+	err := s.Pin(server, t, entries)
+	if err == nil {
+		// A tool still not pinned: its server's trust changed meanwhile,
+		// and it is pending now.
+		err = errors.New("its server's approval changed while it was being recorded")
+	}
+	d, _ := s.Decide(server, t, entries, err)
+	return d
+}
+
+// Decide is Check without saving: a tool seen for the first time is
+// neither offered nor held back, and unpinned says there are such tools,
+// to be pinned with Check. If saveErr is set they are held back instead,
+// saying that their pins could not be saved because of it.
+func (s *Store) Decide(server string, t Trust, entries []catalog.Entry, saveErr error) (d Decision, unpinned bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var d Decision
+	d, fresh := s.decideLocked(server, t, entries, saveErr)
+	return d, len(fresh) > 0
+}
+
+// decideLocked is Check's decision over the pins as they are. A tool not
+// pinned yet is returned in fresh, and the decision is incomplete, unless
+// saveErr says why it could not be pinned: then it is held back.
+func (s *Store) decideLocked(server string, t Trust, entries []catalog.Entry, saveErr error) (d Decision, fresh map[string]hashed) {
 	if p := s.pendingLocked(server, t); p != nil {
 		d.Pending = p
 		if rec, ok := s.f.Servers[server]; ok {
 			d.Withheld = slices.Sorted(maps.Keys(rec.Tools))
 		}
-		return d
+		return d, nil
 	}
-	rec, recorded := s.f.Servers[server]
-	if !recorded {
-		// Trusted provisionally: its first pins record the approval too.
-		// Only a server in the published set is checked, and the host
-		// swaps one in only once its settings are saved.
-		rec = s.approved(Server{}, t)
-	}
-	fresh := map[string]hashed{}
-	for _, e := range entries {
-		if e.Kind != catalog.KindTool {
-			continue
-		}
-		if _, pinned := rec.Tools[e.Tool]; !pinned {
-			fresh[e.Tool] = s.definitionLocked(e)
-		}
-	}
-	var saveErr error
-	if len(fresh) > 0 {
-		next := s.clone()
-		r := rec
-		r.Tools = maps.Clone(r.Tools)
-		if r.Tools == nil {
-			r.Tools = map[string]Tool{}
-		}
-		now := s.now().UTC()
-		for name, f := range fresh {
-			r.Tools[name] = Tool{Hash: f.hash, Definition: f.def, PinnedAt: now}
-		}
-		next.Servers[server] = r
-		saveErr = s.saveLocked(next)
-		rec = s.f.Servers[server]
-	}
+	rec := s.f.Servers[server]
 	for _, e := range entries {
 		if e.Kind != catalog.KindTool {
 			d.Offered = append(d.Offered, e)
@@ -268,12 +278,17 @@ func (s *Store) Check(server string, t Trust, entries []catalog.Entry) Decision 
 			old := pin
 			d.Held = append(d.Held, Held{Entry: e, New: def, NewHash: hash, Old: &old, Changed: changed,
 				Reason: "its " + joinAnd(fieldWords(changed)) + " changed since it was accepted"})
+		case saveErr == nil:
+			if fresh == nil {
+				fresh = map[string]hashed{}
+			}
+			fresh[e.Tool] = h
 		default:
 			d.Held = append(d.Held, Held{Entry: e, New: def, NewHash: hash,
 				Reason: fmt.Sprintf("it is new, and its definition could not be recorded: %v", saveErr)})
 		}
 	}
-	return d
+	return d, fresh
 }
 
 // Approve trusts t as the definition of server; the server's tool pins are
@@ -282,6 +297,8 @@ func (s *Store) Check(server string, t Trust, entries []catalog.Entry) Decision 
 // The returned undo puts back what was there before, for a transaction that
 // fails after the approval; it reports whether that could be saved.
 func (s *Store) Approve(server string, t Trust, key string) (undo func() error, err error) {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if key != "" && key != t.Key() {
@@ -312,9 +329,11 @@ func (s *Store) Provisional(server string, t Trust) (commit func() error, abort 
 	}
 	key := t.Key()
 	s.provisional[server] = key
+	s.version++
 	drop := func() {
 		if s.provisional[server] == key {
 			delete(s.provisional, server)
+			s.version++
 		}
 	}
 	commit = func() error {
@@ -335,6 +354,8 @@ func (s *Store) Provisional(server string, t Trust) (commit func() error, abort 
 // Forget drops everything pinned for server, as when it is removed. The
 // returned undo puts it back.
 func (s *Store) Forget(server string) (undo func() error, err error) {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	prev, had := s.f.Servers[server]
@@ -355,6 +376,8 @@ func (s *Store) Forget(server string) (undo func() error, err error) {
 // refused with a *ChangedError. A named tool that is not held back is a
 // *NotHeldError. It returns the tools accepted, sorted.
 func (s *Store) Accept(server string, t Trust, entries []catalog.Entry, tools []string, all bool, expect map[string]string) ([]string, error) {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	rec, ok := s.f.Servers[server]
@@ -462,6 +485,8 @@ func (s *Store) approved(rec Server, t Trust) Server {
 // removes it if there was none).
 func (s *Store) restorer(server string, prev Server, had bool) func() error {
 	return func() error {
+		s.writeMu.Lock()
+		defer s.writeMu.Unlock()
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		next := s.clone()
@@ -480,12 +505,25 @@ func (s *Store) clone() *File {
 }
 
 // saveLocked writes next as the next revision and, once it is durable,
-// keeps in memory exactly what a later Open will read back.
+// keeps in memory exactly what a later Open will read back. The caller
+// holds writeMu and mu.
 func (s *Store) saveLocked(next *File) error {
+	next.Revision = s.f.Revision + 1
+	if err := s.write(next); err != nil {
+		return err
+	}
+	// next is a fresh copy nobody else holds; decoding what was just
+	// encoded would only cost (the file is checked when it is loaded).
+	s.f = next
+	s.version++
+	return nil
+}
+
+// write encodes next and writes it durably. The caller holds writeMu.
+func (s *Store) write(next *File) error {
 	if s.broken != nil {
 		return fmt.Errorf("saving pins: they could not be loaded: %w", s.broken)
 	}
-	next.Revision = s.f.Revision + 1
 	if next.Servers == nil {
 		next.Servers = map[string]Server{}
 	}
@@ -496,9 +534,6 @@ func (s *Store) saveLocked(next *File) error {
 	if err := atomicfile.WriteFile(s.path, data, 0o600); err != nil {
 		return fmt.Errorf("saving pins: %w", err)
 	}
-	// next is a fresh copy nobody else holds; decoding what was just
-	// encoded would only cost (the file is checked when it is loaded).
-	s.f = next
 	return nil
 }
 
