@@ -241,12 +241,15 @@ type pinsView struct {
 }
 
 // filter runs srv's entries through the pins and returns those that may be
-// offered, recording the decision. The caller holds serversMu.
-func (v *pinsView) filter(p *pins.Store, name string, srv *supervisor.Server) []catalog.Entry {
+// offered, recording the decision; complete is false if some of its tools
+// are seen for the first time and not pinned yet (see publish), unless
+// saveErr says why they could not be: then they are held back. The caller
+// holds serversMu.
+func (v *pinsView) filter(p *pins.Store, name string, srv *supervisor.Server, saveErr error) (offered []catalog.Entry, complete bool) {
 	if v.decisions == nil {
 		v.decisions, v.withheld = map[string]pins.Decision{}, map[string]string{}
 	}
-	d := p.Check(name, pins.TrustOf(srv.Config()), srv.Entries())
+	d, unpinned := p.Decide(name, pins.TrustOf(srv.Config()), srv.Entries(), saveErr)
 	v.decisions[name] = d
 	for _, held := range d.Held {
 		v.withheld[held.Entry.Name] = fmt.Sprintf("tool %s of server %s is held back: %s. Nothing was called. "+
@@ -258,7 +261,7 @@ func (v *pinsView) filter(p *pins.Store, name string, srv *supervisor.Server) []
 				"A person can review it and approve it with `plexus approve %s`.", name, d.Pending.Reason, name)
 		}
 	}
-	return d.Offered
+	return d.Offered, !unpinned
 }
 
 // heldCall answers a call of a tool that is held back, if name is one.
@@ -281,6 +284,7 @@ func (h *Host) offered(snap *snapshot, name string, srv *supervisor.Server) []ca
 func (s *snapshot) status(name string) apitype.ServerStatus {
 	srv := s.servers[name]
 	st := serverStatus(srv)
+	st.State = s.publishedState(name, st.State)
 	if s.auth != nil {
 		st.Auth = s.auth(name, srv.Config())
 	}
