@@ -1,0 +1,74 @@
+package host
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/plexus-mcp/plexus/internal/apitype"
+	"github.com/plexus-mcp/plexus/internal/catalog"
+	"github.com/plexus-mcp/plexus/internal/testenv"
+)
+
+// TestReadyMeansCallable: a server shows "ready" — in its status and its
+// events — only once its catalog is published, so that a client that
+// waits for "ready" can call its tools at once. Servers that connect
+// together wait for their first tools to be pinned: before, the status
+// said "ready" with no tools meanwhile.
+func TestReadyMeansCallable(t *testing.T) {
+	const n = 8
+	home := filepath.Join(t.TempDir(), "home")
+	if err := os.Mkdir(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	bin := testenv.Binary(t)
+	servers := map[string]any{}
+	for i := range n {
+		servers[fmt.Sprintf("s%d", i)] = map[string]any{"type": "stdio", "command": bin, "args": []string{"example-server"}}
+	}
+	cfg := mustJSON(t, map[string]any{"mcp": map[string]any{"servers": servers}})
+	if err := os.WriteFile(filepath.Join(home, "extensions.json"), cfg, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	th := newTestHostAt(t, home)
+	events, stop := th.Subscribe()
+	defer stop()
+	th.Start(t.Context())
+
+	called := map[string]bool{}
+	deadline := time.Now().Add(60 * time.Second)
+	for len(called) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d servers ready after 60s", len(called), n)
+		}
+		_, sts := th.Servers()
+		for _, st := range sts {
+			if st.State != apitype.StateReady || called[st.Name] {
+				continue
+			}
+			if st.Tools == 0 {
+				t.Fatalf("%s is ready with no tools: its catalog is not published", st.Name)
+			}
+			res, err := th.Call(t.Context(), catalog.ToolName(st.Name, "echo"), json.RawMessage(`{"text":"x"}`))
+			if err != nil || res.IsError {
+				t.Fatalf("calling %s's echo as soon as it is ready: %+v, %v", st.Name, res, err)
+			}
+			called[st.Name] = true
+		}
+		time.Sleep(time.Millisecond)
+	}
+	for {
+		select {
+		case ev := <-events:
+			if ev.Type == apitype.EventServer && ev.Status.State == apitype.StateReady && ev.Status.Tools == 0 {
+				t.Fatalf("event: %s ready with no tools", ev.Server)
+			}
+			continue
+		default:
+		}
+		break
+	}
+}
