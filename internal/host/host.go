@@ -92,6 +92,8 @@ type snapshot struct {
 	// states are the servers' states as of this snapshot: a server is
 	// ready once its catalog is in (publish.go).
 	states map[string]string
+	// fps fingerprint each server's offered entries (publish.go).
+	fps map[string][32]byte
 	// auth renders a server's OAuth state (Host.authStatus).
 	auth func(name string, sc config.Server) *apitype.AuthStatus
 }

@@ -1,10 +1,14 @@
 package host
 
 import (
+	"crypto/sha256"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 
+	"github.com/plexus-mcp/plexus/internal/catalog"
 	"github.com/plexus-mcp/plexus/internal/pins"
 	"github.com/plexus-mcp/plexus/internal/supervisor"
 )
@@ -72,29 +76,110 @@ func (h *Host) pinFirstSight(servers []*supervisor.Server) map[string]error {
 // A server in unrecorded has its new tools held back with that error
 // instead. The caller holds serversMu.
 func (h *Host) rebuildLocked(unrecorded map[string]error) (unpinned []*supervisor.Server) {
-	s := &snapshot{cfg: h.cfg, servers: make(map[string]*supervisor.Server, len(h.servers)), index: map[string]indexed{},
-		auth: h.authStatus, states: make(map[string]string, len(h.servers))}
+	s := &snapshot{cfg: h.cfg, servers: make(map[string]*supervisor.Server, len(h.servers)),
+		auth: h.authStatus, states: make(map[string]string, len(h.servers)), fps: make(map[string][32]byte, len(h.servers))}
+	decided := make(map[string]decided, len(h.servers))
+	runs := make([][]catalog.Entry, 0, len(h.servers))
+	total := 0
 	for name, srv := range h.servers {
 		s.servers[name] = srv
 		s.names = append(s.names, name)
 		// The state before the entries: a server is ready only once its
 		// entries are installed, so "ready" here comes with its catalog.
 		s.states[name] = srv.State()
-		offered, complete := s.pins.filter(h.pins.store, name, srv, unrecorded[name])
-		if !complete {
+		dc := h.decide(name, srv, unrecorded[name])
+		decided[name] = dc
+		s.pins.record(name, dc.d)
+		s.fps[name] = dc.fp
+		if dc.unpinned {
 			unpinned = append(unpinned, srv)
 			s.states[name] = supervisor.StateStarting
 		}
-		for _, e := range offered {
-			s.index[e.Name] = indexed{entry: e, server: srv}
-			s.tools = append(s.tools, e)
-		}
+		runs = append(runs, dc.d.Offered)
+		total += len(dc.d.Offered)
 	}
+	h.pins.decided = decided
 	sort.Strings(s.names)
-	sort.Slice(s.tools, func(i, j int) bool { return s.tools[i].Name < s.tools[j].Name })
+	s.tools = mergeByName(runs, total)
+	s.index = make(map[string]indexed, total)
+	for _, e := range s.tools {
+		s.index[e.Name] = indexed{entry: e, server: s.servers[e.Server]}
+	}
 	h.snap.Store(s)
 	h.emitChangesLocked(s)
 	return unpinned
+}
+
+// decided is what pinning made of one server's entries, kept for the next
+// rebuild: with many servers, most publishes change one of them, and
+// deciding, hashing and sorting 5,000 tools each time is what made the
+// daemon slow to start.
+type decided struct {
+	srv      *supervisor.Server
+	entries  []catalog.Entry // decided over, compared by identity: entries are replaced, never changed
+	version  int64           // the pins' version of the server
+	d        pins.Decision   // d.Offered sorted by name
+	unpinned bool
+	fp       [32]byte // the offered entries, for the catalog event
+}
+
+// decide runs srv's entries through the pins, or returns the decision of
+// the last rebuild if nothing it depends on changed. The caller holds
+// serversMu.
+func (h *Host) decide(name string, srv *supervisor.Server, saveErr error) decided {
+	entries := srv.Entries()
+	version := h.pins.store.Version(name) // before Decide: a change meanwhile makes it stale
+	if c, ok := h.pins.decided[name]; ok && saveErr == nil && c.srv == srv && c.version == version && sameEntries(c.entries, entries) {
+		return c
+	}
+	d, unpinned := h.pins.store.Decide(name, pins.TrustOf(srv.Config()), entries, saveErr)
+	if !slices.IsSortedFunc(d.Offered, byName) {
+		d.Offered = slices.Clone(d.Offered)
+		slices.SortStableFunc(d.Offered, byName)
+	}
+	c := decided{srv: srv, entries: entries, version: version, d: d, unpinned: unpinned, fp: catalogFingerprint(d.Offered)}
+	if saveErr != nil {
+		c.srv = nil // a decision made with an error is not kept
+	}
+	return c
+}
+
+func byName(a, b catalog.Entry) int { return strings.Compare(a.Name, b.Name) }
+
+func sameEntries(a, b []catalog.Entry) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
+// catalogFingerprint identifies what of a server's offered entries sessions
+// see, for the "catalog changed" event.
+func catalogFingerprint(entries []catalog.Entry) [32]byte {
+	sum := sha256.New()
+	for _, e := range entries {
+		for _, f := range [][]byte{[]byte(e.Name), []byte(e.Description), e.InputSchema, e.OutputSchema} {
+			sum.Write(f)
+			sum.Write([]byte{0})
+		}
+	}
+	return [32]byte(sum.Sum(nil))
+}
+
+// mergeByName merges runs sorted by name into one sorted slice of total
+// entries.
+func mergeByName(runs [][]catalog.Entry, total int) []catalog.Entry {
+	out := make([]catalog.Entry, 0, total)
+	for {
+		best := -1
+		for i, r := range runs {
+			if len(r) > 0 && (best < 0 || r[0].Name < runs[best][0].Name) {
+				best = i
+			}
+		}
+		if best < 0 {
+			return out
+		}
+		out = append(out, runs[best][0])
+		runs[best] = runs[best][1:]
+	}
 }
 
 // publishedState is the state of server name shown with snapshot s: the

@@ -72,3 +72,22 @@ func TestReadyMeansCallable(t *testing.T) {
 		break
 	}
 }
+
+func TestMergeByName(t *testing.T) {
+	run := func(names ...string) []catalog.Entry {
+		var out []catalog.Entry
+		for _, n := range names {
+			out = append(out, catalog.Entry{Name: n})
+		}
+		return out
+	}
+	runs := [][]catalog.Entry{run("mcp_s10_a", "mcp_s10_z"), nil, run("mcp_s1_a", "mcp_s1_b", "mcp_s1_y"), run("mcp_s2_c")}
+	var got []string
+	for _, e := range mergeByName(runs, 6) {
+		got = append(got, e.Name)
+	}
+	want := []string{"mcp_s10_a", "mcp_s10_z", "mcp_s1_a", "mcp_s1_b", "mcp_s1_y", "mcp_s2_c"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("merged %v, want %v", got, want)
+	}
+}

@@ -110,7 +110,9 @@ func (s *Store) commit(b *batch) error {
 	s.mu.Lock()
 	if err == nil {
 		s.f = next
-		s.version++
+		for server := range b.servers {
+			s.touchLocked(server)
+		}
 	}
 	s.writing = nil
 	s.mu.Unlock()

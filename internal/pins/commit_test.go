@@ -79,7 +79,7 @@ func TestGroupCommitAfterForget(t *testing.T) {
 	s.mu.Lock()
 	next := s.clone()
 	delete(next.Servers, "docs")
-	if err := s.saveLocked(next); err != nil {
+	if err := s.saveLocked(next, "docs"); err != nil {
 		t.Fatal(err)
 	}
 	s.mu.Unlock()

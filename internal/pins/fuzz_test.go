@@ -22,7 +22,7 @@ func FuzzDecode(f *testing.F) {
 		Env: map[string]config.Ref{"T": {Env: "V"}}}))
 	next.Servers["web"] = s.approved(Server{}, TrustOf(config.Server{Type: "http", URL: "https://x.example/?k=$K",
 		Headers: map[string]config.Value{"A": {Env: "B"}}, OAuth: &config.OAuth{ClientID: "c"}}))
-	if err := s.saveLocked(next); err != nil {
+	if err := s.saveLocked(next, ""); err != nil {
 		f.Fatal(err)
 	}
 	s.Check("docs", s.f.Servers["docs"].Approved, []catalog.Entry{tool("docs", "search", "Search\u00e9 <b>")})

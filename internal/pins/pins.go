@@ -47,9 +47,10 @@ type Store struct {
 
 	mu sync.Mutex
 	f  *File // guarded by mu; replaced whole on every save, never mutated
-	// version counts the changes of f and provisional, so that a caller
-	// can tell a decision of Check is still current; guarded by mu.
-	version int64
+	// versions count the changes of each server's pins and provisional
+	// trust, so that a caller can tell a decision of Decide over the same
+	// entries is still current; guarded by mu.
+	versions map[string]int64
 	// open is the batch of first-seen pins waiting for a write, writing
 	// the one being written (commit.go); guarded by mu.
 	open, writing *batch
@@ -106,7 +107,7 @@ func Open(home string, configured map[string]config.Server) (*Store, error) {
 		for name, sc := range configured {
 			next.Servers[name] = s.approved(Server{}, TrustOf(sc))
 		}
-		if err := s.saveLocked(next); err != nil {
+		if err := s.saveLocked(next, ""); err != nil {
 			return nil, err
 		}
 		return s, nil
@@ -130,12 +131,21 @@ func Unavailable(err error) *Store {
 	return &Store{now: time.Now, f: &File{Servers: map[string]Server{}}, broken: err}
 }
 
-// Version changes whenever the pins or the provisional trusts change: a
-// decision of Check over the same entries is current while it does not.
-func (s *Store) Version() int64 {
+// Version changes whenever server's pins or provisional trust change: a
+// decision of Decide over the same definition and entries is current while
+// it does not.
+func (s *Store) Version(server string) int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.version
+	return s.versions[server]
+}
+
+// touchLocked records a change of server's pins or trust.
+func (s *Store) touchLocked(server string) {
+	if s.versions == nil {
+		s.versions = map[string]int64{}
+	}
+	s.versions[server]++
 }
 
 // Path returns the file's path.
@@ -310,7 +320,7 @@ func (s *Store) Approve(server string, t Trust, key string) (undo func() error, 
 	}
 	next := s.clone()
 	next.Servers[server] = s.approved(prev, t)
-	if err := s.saveLocked(next); err != nil {
+	if err := s.saveLocked(next, server); err != nil {
 		return nil, err
 	}
 	return s.restorer(server, prev, had), nil
@@ -329,11 +339,11 @@ func (s *Store) Provisional(server string, t Trust) (commit func() error, abort 
 	}
 	key := t.Key()
 	s.provisional[server] = key
-	s.version++
+	s.touchLocked(server)
 	drop := func() {
 		if s.provisional[server] == key {
 			delete(s.provisional, server)
-			s.version++
+			s.touchLocked(server)
 		}
 	}
 	commit = func() error {
@@ -364,7 +374,7 @@ func (s *Store) Forget(server string) (undo func() error, err error) {
 	}
 	next := s.clone()
 	delete(next.Servers, server)
-	if err := s.saveLocked(next); err != nil {
+	if err := s.saveLocked(next, server); err != nil {
 		return nil, err
 	}
 	return s.restorer(server, prev, had), nil
@@ -435,7 +445,7 @@ func (s *Store) Accept(server string, t Trust, entries []catalog.Entry, tools []
 		r.Tools[name] = nt
 	}
 	next.Servers[server] = r
-	if err := s.saveLocked(next); err != nil {
+	if err := s.saveLocked(next, server); err != nil {
 		return nil, err
 	}
 	return slices.Sorted(maps.Keys(chosen)), nil
@@ -495,7 +505,7 @@ func (s *Store) restorer(server string, prev Server, had bool) func() error {
 		} else {
 			delete(next.Servers, server)
 		}
-		return s.saveLocked(next)
+		return s.saveLocked(next, server)
 	}
 }
 
@@ -504,10 +514,10 @@ func (s *Store) clone() *File {
 	return &File{Revision: s.f.Revision, Servers: maps.Clone(s.f.Servers)}
 }
 
-// saveLocked writes next as the next revision and, once it is durable,
-// keeps in memory exactly what a later Open will read back. The caller
-// holds writeMu and mu.
-func (s *Store) saveLocked(next *File) error {
+// saveLocked writes next, which changes server's record, as the next
+// revision and, once it is durable, keeps in memory exactly what a later
+// Open will read back. The caller holds writeMu and mu.
+func (s *Store) saveLocked(next *File, server string) error {
 	next.Revision = s.f.Revision + 1
 	if err := s.write(next); err != nil {
 		return err
@@ -515,7 +525,7 @@ func (s *Store) saveLocked(next *File) error {
 	// next is a fresh copy nobody else holds; decoding what was just
 	// encoded would only cost (the file is checked when it is loaded).
 	s.f = next
-	s.version++
+	s.touchLocked(server)
 	return nil
 }
 
