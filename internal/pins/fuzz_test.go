@@ -1,6 +1,7 @@
 package pins
 
 import (
+	"bytes"
 	"errors"
 	"reflect"
 	"strings"
@@ -62,6 +63,10 @@ func FuzzDecode(f *testing.F) {
 		b, err := Encode(f1)
 		if err != nil {
 			t.Fatalf("Encode(Decode(%q)) = %v", data, err)
+		}
+		var c encodedRecords
+		if cached, err := c.encode(f1); err != nil || !bytes.Equal(cached, b) {
+			t.Fatalf("the cached encoding of %q differs (%v):\n%s\nwant:\n%s", data, err, cached, b)
 		}
 		f2, err := Decode(b)
 		if err != nil {

@@ -44,6 +44,7 @@ type Store struct {
 	// writeMu serialises the writes of the file; it is taken before mu.
 	// Every write but a group commit's (commit.go) holds mu as well.
 	writeMu sync.Mutex
+	encoded encodedRecords // guarded by writeMu
 
 	mu sync.Mutex
 	f  *File // guarded by mu; replaced whole on every save, never mutated
@@ -537,7 +538,7 @@ func (s *Store) write(next *File) error {
 	if next.Servers == nil {
 		next.Servers = map[string]Server{}
 	}
-	data, err := Encode(next)
+	data, err := s.encoded.encode(next)
 	if err != nil {
 		return fmt.Errorf("saving pins: %w", err)
 	}
