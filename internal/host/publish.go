@@ -20,6 +20,10 @@ type publishing struct {
 	mu        sync.Mutex // held by the round under way; taken before serversMu
 	requested atomic.Int64
 	done      int64 // guarded by mu: the requests the current snapshot serves
+	// unrecorded says why the new tools of a server could not be pinned in
+	// the last round: they stay held back, saying so, while the next round
+	// tries again. Guarded by mu.
+	unrecorded map[string]error
 }
 
 // publish rebuilds the snapshot from the current server set; when it
@@ -41,13 +45,14 @@ func (h *Host) publish() {
 	}
 	upto := h.pub.requested.Load()
 	h.serversMu.Lock()
-	unpinned := h.rebuildLocked(nil)
+	unpinned := h.rebuildLocked(h.pub.unrecorded)
 	h.serversMu.Unlock()
 	if len(unpinned) > 0 {
 		errs := h.pinFirstSight(unpinned)
 		h.serversMu.Lock()
 		h.rebuildLocked(errs)
 		h.serversMu.Unlock()
+		h.pub.unrecorded = errs
 	}
 	h.pub.done = upto
 }
@@ -71,10 +76,11 @@ func (h *Host) pinFirstSight(servers []*supervisor.Server) map[string]error {
 	return out
 }
 
-// rebuildLocked publishes a new snapshot and returns the servers it left
-// out because they have tools not pinned yet: their pins are to be saved.
-// A server in unrecorded has its new tools held back with that error
-// instead. The caller holds serversMu.
+// rebuildLocked publishes a new snapshot and returns the servers that have
+// tools not pinned yet: their pins are to be saved. Such a server is left
+// out (it is starting), unless unrecorded says why its new tools could not
+// be pinned: then they are held back with that error. The caller holds
+// serversMu.
 func (h *Host) rebuildLocked(unrecorded map[string]error) (unpinned []*supervisor.Server) {
 	s := &snapshot{cfg: h.cfg, servers: make(map[string]*supervisor.Server, len(h.servers)),
 		auth: h.authStatus, states: make(map[string]string, len(h.servers)), fps: make(map[string][32]byte, len(h.servers))}
@@ -87,14 +93,20 @@ func (h *Host) rebuildLocked(unrecorded map[string]error) (unpinned []*superviso
 		// The state before the entries: a server is ready only once its
 		// entries are installed, so "ready" here comes with its catalog.
 		s.states[name] = srv.State()
-		dc := h.decide(name, srv, unrecorded[name])
-		decided[name] = dc
-		s.pins.record(name, dc.d)
-		s.fps[name] = dc.fp
+		dc := h.decide(name, srv, nil)
 		if dc.unpinned {
 			unpinned = append(unpinned, srv)
 			s.states[name] = supervisor.StateStarting
+			if err := unrecorded[name]; err != nil {
+				// Tried before and failed: held back, saying why, rather
+				// than starting again at every publish.
+				dc = h.decide(name, srv, err)
+				s.states[name] = srv.State()
+			}
 		}
+		decided[name] = dc
+		s.pins.record(name, dc.d)
+		s.fps[name] = dc.fp
 		runs = append(runs, dc.d.Offered)
 		total += len(dc.d.Offered)
 	}

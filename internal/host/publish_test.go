@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -89,5 +90,49 @@ func TestMergeByName(t *testing.T) {
 	want := []string{"mcp_s10_a", "mcp_s10_z", "mcp_s1_a", "mcp_s1_b", "mcp_s1_y", "mcp_s2_c"}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("merged %v, want %v", got, want)
+	}
+}
+
+// TestUnsavedPinsHeldBack: tools seen for the first time whose pins cannot
+// be written are held back, saying why, and the server is ready with
+// them held; once the disk takes the pins again, the next publish offers
+// them.
+func TestUnsavedPinsHeldBack(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "home")
+	if err := os.Mkdir(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cfg := mustJSON(t, map[string]any{"mcp": map[string]any{"servers": map[string]any{
+		"docs": map[string]any{"type": "stdio", "command": testenv.Binary(t), "args": []string{"example-server"}}}}})
+	if err := os.WriteFile(filepath.Join(home, "extensions.json"), cfg, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	th := newTestHostAt(t, home) // trusts docs, writing pins.json
+	pinsFile := th.pins.store.Path()
+	if err := os.Remove(pinsFile); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(pinsFile, 0o700); err != nil { // a write cannot replace it
+		t.Fatal(err)
+	}
+	th.Start(t.Context())
+	var st apitype.ServerStatus
+	waitFor(t, "docs ready with its tools held", func() bool {
+		st = th.status("docs")
+		return st.State == apitype.StateReady && len(st.Held) > 0
+	})
+	if st.Tools != 0 || !strings.Contains(st.Held[0].Reason, "could not be recorded") {
+		t.Fatalf("unpinned tools: %d offered, held %+v", st.Tools, st.Held)
+	}
+	res, err := th.Call(t.Context(), catalog.ToolName("docs", "echo"), json.RawMessage(`{"text":"x"}`))
+	if err != nil || !res.IsError || !strings.Contains(resultText(res), "held back") {
+		t.Fatalf("calling an unpinned tool: %+v, %v", res, err)
+	}
+	if err := os.Remove(pinsFile); err != nil {
+		t.Fatal(err)
+	}
+	th.publish()
+	if st = th.status("docs"); st.State != apitype.StateReady || st.Tools == 0 || len(st.Held) != 0 {
+		t.Fatalf("after the disk came back: %s, %d tools, held %d", st.State, st.Tools, len(st.Held))
 	}
 }
