@@ -26,6 +26,14 @@ type publishing struct {
 	unrecorded map[string]error
 }
 
+// serverChanged is the OnChange callback of srv: it hashes srv's tools for
+// pinning in srv's own goroutine, in parallel with the other servers',
+// before the publish that needs them.
+func (h *Host) serverChanged(srv *supervisor.Server) {
+	h.pins.store.Prepare(srv.Entries())
+	h.publish()
+}
+
 // publish rebuilds the snapshot from the current server set; when it
 // returns, the snapshot reflects every change made before it was called.
 // It is the OnChange callback of every server, so it must not hold

@@ -109,3 +109,23 @@ func waitQueued(t *testing.T, s *Store, server string) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// TestPrepare: definitions hashed ahead are the ones Check uses.
+func TestPrepare(t *testing.T) {
+	s := open(t, t.TempDir(), map[string]config.Server{"docs": stdio("docs-mcp")})
+	entries := []catalog.Entry{tool("docs", "a", "A."), tool("docs", "b", "B.")}
+	s.Prepare(entries)
+	s.mu.Lock()
+	cached := len(s.defs)
+	s.mu.Unlock()
+	if cached != 2 {
+		t.Fatalf("%d definitions prepared, want 2", cached)
+	}
+	d := s.Check("docs", TrustOf(stdio("docs-mcp")), entries)
+	if len(d.Offered) != 2 {
+		t.Fatalf("offered %v", names(d.Offered))
+	}
+	if got, want := s.File().Servers["docs"].Tools["a"].Hash, hashOf(entries[0]).hash; got != want {
+		t.Errorf("pinned hash %s, want %s", got, want)
+	}
+}

@@ -80,17 +80,62 @@ const maxCachedDefs = 8192
 
 // definitionLocked returns the definition of e and its hash.
 func (s *Store) definitionLocked(e catalog.Entry) hashed {
-	key := strings.Join([]string{e.Tool, e.Title, e.Description, string(e.InputSchema), string(e.OutputSchema), string(e.Annotations)}, "\x00")
+	key := definitionKey(e)
 	if d, ok := s.defs[key]; ok {
 		return d
 	}
+	d := hashOf(e)
+	s.keepLocked(key, d)
+	return d
+}
+
+// definitionKey is e's raw content, the key of the definitions cache.
+func definitionKey(e catalog.Entry) string {
+	return strings.Join([]string{e.Tool, e.Title, e.Description, string(e.InputSchema), string(e.OutputSchema), string(e.Annotations)}, "\x00")
+}
+
+func hashOf(e catalog.Entry) hashed {
 	def := DefinitionOf(e)
-	d := hashed{def, def.Hash(e.Tool)}
+	return hashed{def, def.Hash(e.Tool)}
+}
+
+func (s *Store) keepLocked(key string, d hashed) {
 	if s.defs == nil || len(s.defs) >= maxCachedDefs {
 		s.defs = map[string]hashed{}
 	}
 	s.defs[key] = d
-	return d
+}
+
+// Prepare computes the definitions and hashes of the tools among entries
+// that Check and Decide will need, without holding the store's lock while
+// it does: servers that connect together hash their tools in parallel,
+// rather than one after the other in the host's publish.
+func (s *Store) Prepare(entries []catalog.Entry) {
+	var todo []catalog.Entry
+	var keys []string
+	s.mu.Lock()
+	for _, e := range entries {
+		if e.Kind != catalog.KindTool {
+			continue
+		}
+		key := definitionKey(e)
+		if _, ok := s.defs[key]; !ok {
+			todo, keys = append(todo, e), append(keys, key)
+		}
+	}
+	s.mu.Unlock()
+	if len(todo) == 0 {
+		return
+	}
+	done := make([]hashed, len(todo))
+	for i, e := range todo {
+		done[i] = hashOf(e)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, key := range keys {
+		s.keepLocked(key, done[i])
+	}
 }
 
 // Open loads $home/pins.json. If there is none yet — the first start of a
