@@ -43,7 +43,7 @@ func (h *Host) serverChanged(srv *supervisor.Server) {
 // (R-CAT-6). A round builds the snapshot without the servers that have
 // such tools (they show as starting), pins those servers' tools outside
 // serversMu — servers that list their tools together share one write of
-// the pins (pins.Store.Check) — and builds it again.
+// the pins (pins.Store.Pin) — and builds it again.
 func (h *Host) publish() {
 	req := h.pub.requested.Add(1)
 	h.pub.mu.Lock()
