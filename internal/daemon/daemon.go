@@ -103,6 +103,7 @@ func Run(ctx context.Context, opts Options) error {
 
 	api := localapi.New(h, log.With("component", "localapi"))
 	var tcp *http.Server
+	var serveTCP func()
 	var httpAddr string
 	if opts.Listen != "off" {
 		addr := opts.Listen
@@ -137,7 +138,7 @@ func Run(ctx context.Context, opts Options) error {
 			httpAddr = tln.Addr().String()
 			tcp = &http.Server{Handler: loopbackMux(lb, api, httpAddr, log), ReadHeaderTimeout: 10 * time.Second,
 				ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
-			go tcp.Serve(tln)
+			serveTCP = func() { go tcp.Serve(tln) }
 		}
 	}
 
@@ -150,12 +151,16 @@ func Run(ctx context.Context, opts Options) error {
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	// Servers start in the background; the API answers at once and shows
+	// each server as "starting" until it is ready. The set is in place
+	// before the API answers, so that its first status lists every server.
+	h.Start(context.WithoutCancel(ctx))
+	if serveTCP != nil {
+		serveTCP()
+	}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 
-	// Servers start in the background; the API answers at once and shows
-	// each server as "starting" until it is ready.
-	h.Start(context.WithoutCancel(ctx))
 	shedStartupPages()
 	log.Info("daemon ready", "home", opts.Home, "socket", sock, "http", httpAddr, "pid", os.Getpid(),
 		"servers", len(st.Config().MCP.Servers), "startup_ms", time.Since(start).Milliseconds())

@@ -90,8 +90,10 @@ func (h *Host) emitChangesLocked(s *snapshot) {
 	}
 	h.announceHeldLocked(s)
 	sum := sha256.New()
-	for _, e := range s.tools {
-		fmt.Fprintf(sum, "%s\x00%s\x00%s\x00%s\x00", e.Name, e.Description, e.InputSchema, e.OutputSchema)
+	for _, name := range s.names {
+		fp := s.fps[name]
+		sum.Write([]byte(name + "\x00"))
+		sum.Write(fp[:])
 	}
 	fp := hex.EncodeToString(sum.Sum(nil))
 	if fp != h.catalogFP {

@@ -11,7 +11,6 @@ package host
 import (
 	"context"
 	"log/slog"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -69,6 +68,7 @@ type Host struct {
 	events    bus
 	announced map[string]string // guarded by serversMu: last announced state per server
 	catalogFP string            // guarded by serversMu: fingerprint of the announced catalog
+	pub       publishing
 
 	probes   probes
 	sessions sessions
@@ -89,6 +89,11 @@ type snapshot struct {
 	tools []catalog.Entry // sorted by name
 	// pins is what pinning decided: held tools, servers awaiting approval.
 	pins pinsView
+	// states are the servers' states as of this snapshot: a server is
+	// ready once its catalog is in (publish.go).
+	states map[string]string
+	// fps fingerprint each server's offered entries (publish.go).
+	fps map[string][32]byte
 	// auth renders a server's OAuth state (Host.authStatus).
 	auth func(name string, sc config.Server) *apitype.AuthStatus
 }
@@ -191,24 +196,4 @@ func (h *Host) Close() {
 	}
 	h.bg.Wait()
 	h.publish()
-}
-
-// publish rebuilds the snapshot from the current server set. It is the
-// OnChange callback of every server, so it must not hold applyMu.
-func (h *Host) publish() {
-	h.serversMu.Lock()
-	defer h.serversMu.Unlock()
-	s := &snapshot{cfg: h.cfg, servers: make(map[string]*supervisor.Server, len(h.servers)), index: map[string]indexed{}, auth: h.authStatus}
-	for name, srv := range h.servers {
-		s.servers[name] = srv
-		s.names = append(s.names, name)
-		for _, e := range s.pins.filter(h.pins.store, name, srv) {
-			s.index[e.Name] = indexed{entry: e, server: srv}
-			s.tools = append(s.tools, e)
-		}
-	}
-	sort.Strings(s.names)
-	sort.Slice(s.tools, func(i, j int) bool { return s.tools[i].Name < s.tools[j].Name })
-	h.snap.Store(s)
-	h.emitChangesLocked(s)
 }

@@ -35,6 +35,9 @@ type hostPins struct {
 	// announced holds the held signature last announced per server;
 	// guarded by serversMu.
 	announced map[string]string
+	// decided caches each server's decision for the next rebuild; guarded
+	// by serversMu (publish.go).
+	decided map[string]decided
 }
 
 // openPins returns the pins given in opts, or opens them from the store's
@@ -240,13 +243,12 @@ type pinsView struct {
 	withheld map[string]string
 }
 
-// filter runs srv's entries through the pins and returns those that may be
-// offered, recording the decision. The caller holds serversMu.
-func (v *pinsView) filter(p *pins.Store, name string, srv *supervisor.Server) []catalog.Entry {
+// record keeps what pinning decided for server name. The caller holds
+// serversMu.
+func (v *pinsView) record(name string, d pins.Decision) {
 	if v.decisions == nil {
 		v.decisions, v.withheld = map[string]pins.Decision{}, map[string]string{}
 	}
-	d := p.Check(name, pins.TrustOf(srv.Config()), srv.Entries())
 	v.decisions[name] = d
 	for _, held := range d.Held {
 		v.withheld[held.Entry.Name] = fmt.Sprintf("tool %s of server %s is held back: %s. Nothing was called. "+
@@ -258,7 +260,6 @@ func (v *pinsView) filter(p *pins.Store, name string, srv *supervisor.Server) []
 				"A person can review it and approve it with `plexus approve %s`.", name, d.Pending.Reason, name)
 		}
 	}
-	return d.Offered
 }
 
 // heldCall answers a call of a tool that is held back, if name is one.
@@ -281,6 +282,7 @@ func (h *Host) offered(snap *snapshot, name string, srv *supervisor.Server) []ca
 func (s *snapshot) status(name string) apitype.ServerStatus {
 	srv := s.servers[name]
 	st := serverStatus(srv)
+	st.State = s.publishedState(name, st.State)
 	if s.auth != nil {
 		st.Auth = s.auth(name, srv.Config())
 	}

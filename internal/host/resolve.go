@@ -115,13 +115,14 @@ func (h *Host) newServerWith(name string, sc config.Server, cfg *config.File, lo
 	if gate := h.approvalGate(name, sc); gate != nil {
 		err = gate // R-CAT-6: never started before a person approved it
 	}
-	srv := supervisor.New(supervisor.Params{
+	var srv *supervisor.Server
+	srv = supervisor.New(supervisor.Params{
 		Name:     name,
 		Config:   sc,
 		Spec:     spec,
 		Limits:   h.opts.Limits,
 		Logger:   h.log,
-		OnChange: h.publish,
+		OnChange: func() { h.serverChanged(srv) },
 		OnStderr: func(line string, seq int64) { h.emitStderr(name, line, seq) },
 	})
 	if err != nil && sc.IsEnabled() {

@@ -122,6 +122,7 @@ func (h *Host) Tools(server string) ([]catalog.Entry, []string, error) {
 		}
 		srv := snap.servers[name]
 		st := srv.Status()
+		st.State = snap.publishedState(name, st.State)
 		switch st.State {
 		case supervisor.StateReady, supervisor.StateDisabled:
 		default:

@@ -1,6 +1,7 @@
 package pins
 
 import (
+	"bytes"
 	"errors"
 	"reflect"
 	"strings"
@@ -22,7 +23,7 @@ func FuzzDecode(f *testing.F) {
 		Env: map[string]config.Ref{"T": {Env: "V"}}}))
 	next.Servers["web"] = s.approved(Server{}, TrustOf(config.Server{Type: "http", URL: "https://x.example/?k=$K",
 		Headers: map[string]config.Value{"A": {Env: "B"}}, OAuth: &config.OAuth{ClientID: "c"}}))
-	if err := s.saveLocked(next); err != nil {
+	if err := s.saveLocked(next, ""); err != nil {
 		f.Fatal(err)
 	}
 	s.Check("docs", s.f.Servers["docs"].Approved, []catalog.Entry{tool("docs", "search", "Search\u00e9 <b>")})
@@ -62,6 +63,10 @@ func FuzzDecode(f *testing.F) {
 		b, err := Encode(f1)
 		if err != nil {
 			t.Fatalf("Encode(Decode(%q)) = %v", data, err)
+		}
+		var c encodedRecords
+		if cached, err := c.encode(f1); err != nil || !bytes.Equal(cached, b) {
+			t.Fatalf("the cached encoding of %q differs (%v):\n%s\nwant:\n%s", data, err, cached, b)
 		}
 		f2, err := Decode(b)
 		if err != nil {

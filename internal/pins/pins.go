@@ -41,8 +41,20 @@ type Store struct {
 	path string
 	now  func() time.Time
 
+	// writeMu serialises the writes of the file; it is taken before mu.
+	// Every write but a group commit's (commit.go) holds mu as well.
+	writeMu sync.Mutex
+	encoded encodedRecords // guarded by writeMu
+
 	mu sync.Mutex
 	f  *File // guarded by mu; replaced whole on every save, never mutated
+	// versions count the changes of each server's pins and provisional
+	// trust, so that a caller can tell a decision of Decide over the same
+	// entries is still current; guarded by mu.
+	versions map[string]int64
+	// open is the batch of first-seen pins waiting for a write, writing
+	// the one being written (commit.go); guarded by mu.
+	open, writing *batch
 
 	// broken is why the pins could not be loaded; then nothing is trusted
 	// and nothing is saved.
@@ -68,17 +80,62 @@ const maxCachedDefs = 8192
 
 // definitionLocked returns the definition of e and its hash.
 func (s *Store) definitionLocked(e catalog.Entry) hashed {
-	key := strings.Join([]string{e.Tool, e.Title, e.Description, string(e.InputSchema), string(e.OutputSchema), string(e.Annotations)}, "\x00")
+	key := definitionKey(e)
 	if d, ok := s.defs[key]; ok {
 		return d
 	}
+	d := hashOf(e)
+	s.keepLocked(key, d)
+	return d
+}
+
+// definitionKey is e's raw content, the key of the definitions cache.
+func definitionKey(e catalog.Entry) string {
+	return strings.Join([]string{e.Tool, e.Title, e.Description, string(e.InputSchema), string(e.OutputSchema), string(e.Annotations)}, "\x00")
+}
+
+func hashOf(e catalog.Entry) hashed {
 	def := DefinitionOf(e)
-	d := hashed{def, def.Hash(e.Tool)}
+	return hashed{def, def.Hash(e.Tool)}
+}
+
+func (s *Store) keepLocked(key string, d hashed) {
 	if s.defs == nil || len(s.defs) >= maxCachedDefs {
 		s.defs = map[string]hashed{}
 	}
 	s.defs[key] = d
-	return d
+}
+
+// Prepare computes the definitions and hashes of the tools among entries
+// that Check and Decide will need, without holding the store's lock while
+// it does: servers that connect together hash their tools in parallel,
+// rather than one after the other in the host's publish.
+func (s *Store) Prepare(entries []catalog.Entry) {
+	var todo []catalog.Entry
+	var keys []string
+	s.mu.Lock()
+	for _, e := range entries {
+		if e.Kind != catalog.KindTool {
+			continue
+		}
+		key := definitionKey(e)
+		if _, ok := s.defs[key]; !ok {
+			todo, keys = append(todo, e), append(keys, key)
+		}
+	}
+	s.mu.Unlock()
+	if len(todo) == 0 {
+		return
+	}
+	done := make([]hashed, len(todo))
+	for i, e := range todo {
+		done[i] = hashOf(e)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, key := range keys {
+		s.keepLocked(key, done[i])
+	}
 }
 
 // Open loads $home/pins.json. If there is none yet — the first start of a
@@ -96,7 +153,7 @@ func Open(home string, configured map[string]config.Server) (*Store, error) {
 		for name, sc := range configured {
 			next.Servers[name] = s.approved(Server{}, TrustOf(sc))
 		}
-		if err := s.saveLocked(next); err != nil {
+		if err := s.saveLocked(next, ""); err != nil {
 			return nil, err
 		}
 		return s, nil
@@ -118,6 +175,23 @@ func Open(home string, configured map[string]config.Server) (*Store, error) {
 // server needs approval, saying why, and every approval fails with err.
 func Unavailable(err error) *Store {
 	return &Store{now: time.Now, f: &File{Servers: map[string]Server{}}, broken: err}
+}
+
+// Version changes whenever server's pins or provisional trust change: a
+// decision of Decide over the same definition and entries is current while
+// it does not.
+func (s *Store) Version(server string) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.versions[server]
+}
+
+// touchLocked records a change of server's pins or trust.
+func (s *Store) touchLocked(server string) {
+	if s.versions == nil {
+		s.versions = map[string]int64{}
+	}
+	s.versions[server]++
 }
 
 // Path returns the file's path.
@@ -206,52 +280,44 @@ func (s *Store) pendingLocked(server string, t Trust) *Pending {
 // for the first time on a trusted server is pinned and offered; a tool whose
 // definition differs from its pin is held back. If the new pins cannot be
 // saved, the new tools are held back too, saying why: nothing is offered
-// that is not pinned on disk. The per-server operations (read_resource,
+// that is not pinned on disk. Checks that pin new tools at the same time
+// share one write (commit.go). The per-server operations (read_resource,
 // get_prompt) describe resources and prompts, which change in the normal
 // course of things, and are not pinned.
 func (s *Store) Check(server string, t Trust, entries []catalog.Entry) Decision {
+	err := s.Pin(server, t, entries)
+	if err == nil {
+		// A tool still not pinned: its server's trust changed meanwhile,
+		// and it is pending now.
+		err = errors.New("its server's approval changed while it was being recorded")
+	}
+	d, _ := s.Decide(server, t, entries, err)
+	return d
+}
+
+// Decide is Check without saving: a tool seen for the first time is
+// neither offered nor held back, and unpinned says there are such tools,
+// to be pinned with Check. If saveErr is set they are held back instead,
+// saying that their pins could not be saved because of it.
+func (s *Store) Decide(server string, t Trust, entries []catalog.Entry, saveErr error) (d Decision, unpinned bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var d Decision
+	d, fresh := s.decideLocked(server, t, entries, saveErr)
+	return d, len(fresh) > 0
+}
+
+// decideLocked is Check's decision over the pins as they are. A tool not
+// pinned yet is returned in fresh, and the decision is incomplete, unless
+// saveErr says why it could not be pinned: then it is held back.
+func (s *Store) decideLocked(server string, t Trust, entries []catalog.Entry, saveErr error) (d Decision, fresh map[string]hashed) {
 	if p := s.pendingLocked(server, t); p != nil {
 		d.Pending = p
 		if rec, ok := s.f.Servers[server]; ok {
 			d.Withheld = slices.Sorted(maps.Keys(rec.Tools))
 		}
-		return d
+		return d, nil
 	}
-	rec, recorded := s.f.Servers[server]
-	if !recorded {
-		// Trusted provisionally: its first pins record the approval too.
-		// Only a server in the published set is checked, and the host
-		// swaps one in only once its settings are saved.
-		rec = s.approved(Server{}, t)
-	}
-	fresh := map[string]hashed{}
-	for _, e := range entries {
-		if e.Kind != catalog.KindTool {
-			continue
-		}
-		if _, pinned := rec.Tools[e.Tool]; !pinned {
-			fresh[e.Tool] = s.definitionLocked(e)
-		}
-	}
-	var saveErr error
-	if len(fresh) > 0 {
-		next := s.clone()
-		r := rec
-		r.Tools = maps.Clone(r.Tools)
-		if r.Tools == nil {
-			r.Tools = map[string]Tool{}
-		}
-		now := s.now().UTC()
-		for name, f := range fresh {
-			r.Tools[name] = Tool{Hash: f.hash, Definition: f.def, PinnedAt: now}
-		}
-		next.Servers[server] = r
-		saveErr = s.saveLocked(next)
-		rec = s.f.Servers[server]
-	}
+	rec := s.f.Servers[server]
 	for _, e := range entries {
 		if e.Kind != catalog.KindTool {
 			d.Offered = append(d.Offered, e)
@@ -268,12 +334,17 @@ func (s *Store) Check(server string, t Trust, entries []catalog.Entry) Decision 
 			old := pin
 			d.Held = append(d.Held, Held{Entry: e, New: def, NewHash: hash, Old: &old, Changed: changed,
 				Reason: "its " + joinAnd(fieldWords(changed)) + " changed since it was accepted"})
+		case saveErr == nil:
+			if fresh == nil {
+				fresh = map[string]hashed{}
+			}
+			fresh[e.Tool] = h
 		default:
 			d.Held = append(d.Held, Held{Entry: e, New: def, NewHash: hash,
 				Reason: fmt.Sprintf("it is new, and its definition could not be recorded: %v", saveErr)})
 		}
 	}
-	return d
+	return d, fresh
 }
 
 // Approve trusts t as the definition of server; the server's tool pins are
@@ -282,6 +353,8 @@ func (s *Store) Check(server string, t Trust, entries []catalog.Entry) Decision 
 // The returned undo puts back what was there before, for a transaction that
 // fails after the approval; it reports whether that could be saved.
 func (s *Store) Approve(server string, t Trust, key string) (undo func() error, err error) {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if key != "" && key != t.Key() {
@@ -293,7 +366,7 @@ func (s *Store) Approve(server string, t Trust, key string) (undo func() error, 
 	}
 	next := s.clone()
 	next.Servers[server] = s.approved(prev, t)
-	if err := s.saveLocked(next); err != nil {
+	if err := s.saveLocked(next, server); err != nil {
 		return nil, err
 	}
 	return s.restorer(server, prev, had), nil
@@ -312,9 +385,11 @@ func (s *Store) Provisional(server string, t Trust) (commit func() error, abort 
 	}
 	key := t.Key()
 	s.provisional[server] = key
+	s.touchLocked(server)
 	drop := func() {
 		if s.provisional[server] == key {
 			delete(s.provisional, server)
+			s.touchLocked(server)
 		}
 	}
 	commit = func() error {
@@ -335,6 +410,8 @@ func (s *Store) Provisional(server string, t Trust) (commit func() error, abort 
 // Forget drops everything pinned for server, as when it is removed. The
 // returned undo puts it back.
 func (s *Store) Forget(server string) (undo func() error, err error) {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	prev, had := s.f.Servers[server]
@@ -343,7 +420,7 @@ func (s *Store) Forget(server string) (undo func() error, err error) {
 	}
 	next := s.clone()
 	delete(next.Servers, server)
-	if err := s.saveLocked(next); err != nil {
+	if err := s.saveLocked(next, server); err != nil {
 		return nil, err
 	}
 	return s.restorer(server, prev, had), nil
@@ -355,6 +432,8 @@ func (s *Store) Forget(server string) (undo func() error, err error) {
 // refused with a *ChangedError. A named tool that is not held back is a
 // *NotHeldError. It returns the tools accepted, sorted.
 func (s *Store) Accept(server string, t Trust, entries []catalog.Entry, tools []string, all bool, expect map[string]string) ([]string, error) {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	rec, ok := s.f.Servers[server]
@@ -412,7 +491,7 @@ func (s *Store) Accept(server string, t Trust, entries []catalog.Entry, tools []
 		r.Tools[name] = nt
 	}
 	next.Servers[server] = r
-	if err := s.saveLocked(next); err != nil {
+	if err := s.saveLocked(next, server); err != nil {
 		return nil, err
 	}
 	return slices.Sorted(maps.Keys(chosen)), nil
@@ -462,6 +541,8 @@ func (s *Store) approved(rec Server, t Trust) Server {
 // removes it if there was none).
 func (s *Store) restorer(server string, prev Server, had bool) func() error {
 	return func() error {
+		s.writeMu.Lock()
+		defer s.writeMu.Unlock()
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		next := s.clone()
@@ -470,7 +551,7 @@ func (s *Store) restorer(server string, prev Server, had bool) func() error {
 		} else {
 			delete(next.Servers, server)
 		}
-		return s.saveLocked(next)
+		return s.saveLocked(next, server)
 	}
 }
 
@@ -479,26 +560,36 @@ func (s *Store) clone() *File {
 	return &File{Revision: s.f.Revision, Servers: maps.Clone(s.f.Servers)}
 }
 
-// saveLocked writes next as the next revision and, once it is durable,
-// keeps in memory exactly what a later Open will read back.
-func (s *Store) saveLocked(next *File) error {
+// saveLocked writes next, which changes server's record, as the next
+// revision and, once it is durable, keeps in memory exactly what a later
+// Open will read back. The caller holds writeMu and mu.
+func (s *Store) saveLocked(next *File, server string) error {
+	next.Revision = s.f.Revision + 1
+	if err := s.write(next); err != nil {
+		return err
+	}
+	// next is a fresh copy nobody else holds; decoding what was just
+	// encoded would only cost (the file is checked when it is loaded).
+	s.f = next
+	s.touchLocked(server)
+	return nil
+}
+
+// write encodes next and writes it durably. The caller holds writeMu.
+func (s *Store) write(next *File) error {
 	if s.broken != nil {
 		return fmt.Errorf("saving pins: they could not be loaded: %w", s.broken)
 	}
-	next.Revision = s.f.Revision + 1
 	if next.Servers == nil {
 		next.Servers = map[string]Server{}
 	}
-	data, err := Encode(next)
+	data, err := s.encoded.encode(next)
 	if err != nil {
 		return fmt.Errorf("saving pins: %w", err)
 	}
 	if err := atomicfile.WriteFile(s.path, data, 0o600); err != nil {
 		return fmt.Errorf("saving pins: %w", err)
 	}
-	// next is a fresh copy nobody else holds; decoding what was just
-	// encoded would only cost (the file is checked when it is loaded).
-	s.f = next
 	return nil
 }
 

@@ -271,6 +271,13 @@ func (s *Server) Status() Status {
 	return st
 }
 
+// State returns the visible state alone, without the copies Status makes.
+func (s *Server) State() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.status.State
+}
+
 // Logs returns the kept stderr lines and the sequence number of the next.
 func (s *Server) Logs() ([]string, int64) { return s.stderr.snapshot() }
 
