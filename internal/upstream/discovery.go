@@ -3,6 +3,7 @@ package upstream
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -23,56 +24,63 @@ func (c *Conn) Refresh(ctx context.Context) (Discovery, error) {
 	return c.Discovery(), nil
 }
 
-// refresh does the listing; on failure it says which phase failed.
+// refresh does the listing; on failure it says which phase failed. The
+// kinds are listed at once (a round trip each, not four in a row: most of
+// a server's start after its handshake); a failure is reported for the
+// first phase in the order tools, resources, templates, prompts.
 func (c *Conn) refresh(ctx context.Context) (phase string, err error) {
 	c.refreshMu.Lock()
 	defer c.refreshMu.Unlock()
 	cs, caps := c.session, c.Capabilities()
 	var d Discovery
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
 	if caps.Tools != nil {
-		d.Tools, err = listAll(ctx, func(cursor string) ([]*mcp.Tool, string, error) {
-			r, err := cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
-			if err != nil {
-				return nil, "", err
-			}
-			return r.Tools, r.NextCursor, nil
+		wg.Go(func() {
+			d.Tools, errs[0] = listAll(ctx, func(cursor string) ([]*mcp.Tool, string, error) {
+				r, err := cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
+				if err != nil {
+					return nil, "", err
+				}
+				return r.Tools, r.NextCursor, nil
+			})
 		})
-		if err != nil {
-			return "listing tools", err
-		}
 	}
 	if caps.Resources != nil {
-		d.Resources, err = listAll(ctx, func(cursor string) ([]*mcp.Resource, string, error) {
-			r, err := cs.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cursor})
-			if err != nil {
-				return nil, "", err
-			}
-			return r.Resources, r.NextCursor, nil
+		wg.Go(func() {
+			d.Resources, errs[1] = listAll(ctx, func(cursor string) ([]*mcp.Resource, string, error) {
+				r, err := cs.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cursor})
+				if err != nil {
+					return nil, "", err
+				}
+				return r.Resources, r.NextCursor, nil
+			})
 		})
-		if err != nil {
-			return "listing resources", err
-		}
-		d.ResourceTemplates, err = listAll(ctx, func(cursor string) ([]*mcp.ResourceTemplate, string, error) {
-			r, err := cs.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Cursor: cursor})
-			if err != nil {
-				return nil, "", err
-			}
-			return r.ResourceTemplates, r.NextCursor, nil
+		wg.Go(func() {
+			d.ResourceTemplates, errs[2] = listAll(ctx, func(cursor string) ([]*mcp.ResourceTemplate, string, error) {
+				r, err := cs.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Cursor: cursor})
+				if err != nil {
+					return nil, "", err
+				}
+				return r.ResourceTemplates, r.NextCursor, nil
+			})
 		})
-		if err != nil {
-			return "listing resource templates", err
-		}
 	}
 	if caps.Prompts != nil {
-		d.Prompts, err = listAll(ctx, func(cursor string) ([]*mcp.Prompt, string, error) {
-			r, err := cs.ListPrompts(ctx, &mcp.ListPromptsParams{Cursor: cursor})
-			if err != nil {
-				return nil, "", err
-			}
-			return r.Prompts, r.NextCursor, nil
+		wg.Go(func() {
+			d.Prompts, errs[3] = listAll(ctx, func(cursor string) ([]*mcp.Prompt, string, error) {
+				r, err := cs.ListPrompts(ctx, &mcp.ListPromptsParams{Cursor: cursor})
+				if err != nil {
+					return nil, "", err
+				}
+				return r.Prompts, r.NextCursor, nil
+			})
 		})
-		if err != nil {
-			return "listing prompts", err
+	}
+	wg.Wait()
+	for i, phase := range []string{"listing tools", "listing resources", "listing resource templates", "listing prompts"} {
+		if errs[i] != nil {
+			return phase, errs[i]
 		}
 	}
 	c.mu.Lock()
