@@ -2,7 +2,6 @@ package loadtest
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,6 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/plexus-mcp/plexus/internal/rawhttp"
 	"github.com/plexus-mcp/plexus/internal/sse"
 )
 
@@ -229,20 +229,14 @@ func (s *rawStdio) close() error {
 }
 
 // rawHTTP is a raw client of a streamable HTTP endpoint: every request a
-// POST of its own, as MCP 2026-07-28 allows, written by hand on a kept-alive
-// connection and read back with net/http's parser, in the caller's
-// goroutine (net/http's client hands each request to two goroutines of its
-// own). Plain http:// only: it is for endpoints on this machine.
+// POST of its own, as MCP 2026-07-28 allows, made in the caller's
+// goroutine on a kept-alive connection (rawhttp). Plain http:// only: it
+// is for endpoints on this machine.
 type rawHTTP struct {
-	addr, path, host string
-	header           http.Header
-	idle             chan *rawConn
-	seq              atomic.Int64
-}
-
-type rawConn struct {
-	c  net.Conn
-	br *bufio.Reader
+	path   string
+	header http.Header
+	cl     *rawhttp.Client
+	seq    atomic.Int64
 }
 
 func newRawHTTP(endpoint string, header http.Header, conns int) (*rawHTTP, error) {
@@ -254,88 +248,39 @@ func newRawHTTP(endpoint string, header http.Header, conns int) (*rawHTTP, error
 	if u.Port() == "" {
 		addr = net.JoinHostPort(u.Hostname(), "80")
 	}
-	return &rawHTTP{addr: addr, path: u.RequestURI(), host: u.Host, header: header, idle: make(chan *rawConn, max(conns, 1))}, nil
-}
-
-func (s *rawHTTP) conn(ctx context.Context) (*rawConn, error) {
-	select {
-	case c := <-s.idle:
-		return c, nil
-	default:
-	}
 	var d net.Dialer
-	c, err := d.DialContext(ctx, "tcp", s.addr)
-	if err != nil {
-		return nil, err
-	}
-	return &rawConn{c: c, br: bufio.NewReaderSize(c, 16<<10)}, nil
+	dial := func(ctx context.Context) (net.Conn, error) { return d.DialContext(ctx, "tcp", addr) }
+	return &rawHTTP{path: u.RequestURI(), header: header, cl: &rawhttp.Client{Dial: dial, Host: u.Host, MaxIdle: max(conns, 1)}}, nil
 }
 
 func (s *rawHTTP) send(ctx context.Context, method, name, params string) (*rawAnswer, error) {
-	body := rawRequest(s.seq.Add(1), method, params)
-	var req bytes.Buffer
-	fmt.Fprintf(&req, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"+
-		"Mcp-Protocol-Version: %s\r\nMcp-Method: %s\r\n", s.path, s.host, Protocol2026, method)
+	h := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"},
+		"Mcp-Protocol-Version": {Protocol2026}, "Mcp-Method": {method}}
 	if name != "" {
-		fmt.Fprintf(&req, "Mcp-Name: %s\r\n", name)
+		h["Mcp-Name"] = []string{name}
 	}
 	for k, vs := range s.header {
-		for _, v := range vs {
-			fmt.Fprintf(&req, "%s: %s\r\n", k, v)
-		}
+		h[k] = vs
 	}
-	fmt.Fprintf(&req, "Content-Length: %d\r\n\r\n", len(body))
-	req.Write(body)
-
-	c, err := s.conn(ctx)
+	resp, err := s.cl.Do(ctx, http.MethodPost, s.path, h, rawRequest(s.seq.Add(1), method, params))
 	if err != nil {
-		return nil, err
-	}
-	stop := context.AfterFunc(ctx, func() { c.c.SetDeadline(time.Now()) })
-	data, status, keep, err := c.roundTrip(req.Bytes())
-	if !stop() {
-		keep = false // the deadline may have been set
-	}
-	if keep && err == nil {
-		select {
-		case s.idle <- c:
-		default:
-			c.c.Close()
-		}
-	} else {
-		c.c.Close()
-	}
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
 		return nil, fmt.Errorf("%s: %w", method, err)
+	}
+	defer resp.Body.Close()
+	var data []byte
+	if ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); ct == "text/event-stream" {
+		data, err = lastEvent(resp.Body)
+	} else {
+		data, err = io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: reading the answer: %w", method, err)
 	}
 	var a rawAnswer
 	if err := json.Unmarshal(data, &a); err != nil {
-		return nil, fmt.Errorf("%s: HTTP %d, not a JSON-RPC answer: %.200s", method, status, data)
+		return nil, fmt.Errorf("%s: HTTP %d, not a JSON-RPC answer: %.200s", method, resp.StatusCode, data)
 	}
 	return &a, nil
-}
-
-// roundTrip writes one request and reads its answer: the JSON-RPC message,
-// from a JSON body or an event stream.
-func (c *rawConn) roundTrip(req []byte) (data []byte, status int, keep bool, err error) {
-	if _, err := c.c.Write(req); err != nil {
-		return nil, 0, false, err
-	}
-	resp, err := http.ReadResponse(c.br, nil)
-	if err != nil {
-		return nil, 0, false, fmt.Errorf("reading the answer: %w", err)
-	}
-	defer resp.Body.Close()
-	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	if ct == "text/event-stream" {
-		data, err = lastEvent(resp.Body)
-		return data, resp.StatusCode, false, err // the rest of the stream is not read
-	}
-	data, err = io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
-	return data, resp.StatusCode, !resp.Close && err == nil, err
 }
 
 // lastEvent reads an event stream to its answer: the message with an id.
@@ -356,12 +301,6 @@ func lastEvent(r io.Reader) ([]byte, error) {
 }
 
 func (s *rawHTTP) close() error {
-	for {
-		select {
-		case c := <-s.idle:
-			c.c.Close()
-		default:
-			return nil
-		}
-	}
+	s.cl.CloseIdle()
+	return nil
 }
