@@ -78,6 +78,6 @@ func ensureDaemon(ctx context.Context, c *client.Client) error {
 
 func (a *app) serveMCP(ctx context.Context, c *client.Client, profile string) error {
 	url, hc := c.MCP(profile)
-	b := &mcpbridge.Bridge{HTTP: hc, URL: url, Warn: a.warnf}
+	b := &mcpbridge.Bridge{HTTP: hc, URL: url, Warn: a.warnf, Dial: c.Dial}
 	return b.Run(ctx, a.env.Stdin, a.env.Stdout)
 }

@@ -73,6 +73,18 @@ type Client struct {
 	streams *http.Client
 }
 
+// Dial connects to the daemon's socket.
+func (c *Client) Dial(ctx context.Context) (net.Conn, error) {
+	d := net.Dialer{Timeout: dialTimeout}
+	conn, err := d.DialContext(ctx, "unix", c.socket)
+	if err != nil {
+		// Marked so that do can tell "never reached the daemon" (safe to
+		// say it is not running) from a failure mid-call.
+		return nil, &dialError{err: err}
+	}
+	return conn, nil
+}
+
 // New returns a client of the daemon whose home is home.
 func New(home string) *Client {
 	c := &Client{
@@ -82,14 +94,7 @@ func New(home string) *Client {
 	}
 	tr := &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			d := net.Dialer{Timeout: dialTimeout}
-			conn, err := d.DialContext(ctx, "unix", c.socket)
-			if err != nil {
-				// Marked so that do can tell "never reached the daemon"
-				// (safe to say it is not running) from a failure mid-call.
-				return nil, &dialError{err: err}
-			}
-			return conn, nil
+			return c.Dial(ctx)
 		},
 		MaxIdleConns:    4,
 		IdleConnTimeout: 30 * time.Second,

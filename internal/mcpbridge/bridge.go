@@ -21,11 +21,16 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
+	"github.com/plexus-mcp/plexus/internal/jsonscan"
+	"github.com/plexus-mcp/plexus/internal/rawhttp"
 	"github.com/plexus-mcp/plexus/internal/sse"
 )
 
@@ -39,6 +44,11 @@ const (
 type Bridge struct {
 	HTTP *http.Client // reaches the face; no overall timeout
 	URL  string
+	// Dial, if set, connects to the face's server for the POSTs, which
+	// then go out in the goroutine that reads the answer (rawhttp); the
+	// event stream and the session's end still go through HTTP.
+	Dial func(ctx context.Context) (net.Conn, error)
+	raw  *rawhttp.Client
 	// Warn reports problems that do not end the bridge; may be nil.
 	Warn func(format string, args ...any)
 
@@ -61,6 +71,14 @@ func (b *Bridge) Run(ctx context.Context, in io.Reader, out io.Writer) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	b.listenCtx, b.stopListen = context.WithCancel(ctx)
+	if b.Dial != nil {
+		u, err := url.Parse(b.URL)
+		if err != nil {
+			return fmt.Errorf("the face's URL %q: %w", b.URL, err)
+		}
+		b.raw = &rawhttp.Client{Dial: b.Dial, Host: u.Host}
+		defer b.raw.CloseIdle()
+	}
 	b.listenerDone = make(chan struct{})
 	b.out = newWriter(out)
 	sc := bufio.NewScanner(in)
@@ -103,57 +121,132 @@ func (b *Bridge) Run(ctx context.Context, in io.Reader, out io.Writer) error {
 func newWriter(w io.Writer) *bufio.Writer { return bufio.NewWriter(w) }
 
 // head is what the bridge reads of a message: little, so that large
-// arguments are never decoded here.
+// arguments are never decoded here (the message is checked whole, then
+// scanned: jsonscan).
 type head struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-	Params struct {
-		Meta map[string]any `json:"_meta"`
-		Name string         `json:"name"`
-		URI  string         `json:"uri"`
-	} `json:"params"`
+	ID      json.RawMessage // nil for a notification
+	Method  string
+	Name    string // of tools/call and prompts/get; the URI of resources/read
+	version string // a 2026-07-28 request's protocol version, from its _meta
 }
 
 func peek(msg []byte) (*head, error) {
+	if !json.Valid(msg) {
+		var v any
+		return nil, json.Unmarshal(msg, &v) // says what is wrong
+	}
 	var h head
-	if err := json.Unmarshal(msg, &h); err != nil {
+	var method, params []byte
+	if !jsonscan.Members(msg, func(k, v []byte) bool {
+		switch string(k) {
+		case "id":
+			h.ID = v
+		case "method":
+			method = v
+		case "params":
+			params = v
+		}
+		return true
+	}) {
+		if b := bytes.TrimSpace(msg); len(b) > 0 && b[0] == '{' {
+			return decodeHead(msg) // a key with an escape: decoded instead
+		}
+		return nil, errors.New("not a JSON-RPC message: a JSON object is expected")
+	}
+	var err error
+	if h.Method, err = jsonString(method); err != nil {
 		return nil, err
 	}
+	var name, uri, meta []byte
+	jsonscan.Members(params, func(k, v []byte) bool {
+		switch string(k) {
+		case "name":
+			name = v
+		case "uri":
+			uri = v
+		case "_meta":
+			meta = v
+		}
+		return true
+	})
+	switch h.Method {
+	case "tools/call", "prompts/get":
+		h.Name, _ = jsonString(name)
+	case "resources/read":
+		h.Name, _ = jsonString(uri)
+	}
+	jsonscan.Members(meta, func(k, v []byte) bool {
+		if string(k) == "io.modelcontextprotocol/protocolVersion" {
+			h.version, _ = jsonString(v)
+		}
+		return true
+	})
 	return &h, nil
 }
 
-func (b *Bridge) post(ctx context.Context, msg []byte, h *head) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, b.URL, bytes.NewReader(msg))
-	if err != nil {
-		b.writeError(h.ID, -32603, err.Error())
-		return
+// jsonString is a JSON string's value; "" for none (nil).
+func jsonString(v []byte) (string, error) {
+	if v == nil {
+		return "", nil
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
+	if s, ok := jsonscan.String(v); ok && utf8.Valid(s) {
+		return string(s), nil
+	}
+	var s string
+	err := json.Unmarshal(v, &s)
+	return s, err
+}
+
+// decodeHead reads a message's head with encoding/json, for what the scan
+// does not take (keys written with escapes).
+func decodeHead(msg []byte) (*head, error) {
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params struct {
+			Meta map[string]json.RawMessage `json:"_meta"`
+			Name string                     `json:"name"`
+			URI  string                     `json:"uri"`
+		} `json:"params"`
+	}
+	if err := json.Unmarshal(msg, &m); err != nil {
+		return nil, err
+	}
+	h := &head{ID: m.ID, Method: m.Method}
+	switch h.Method {
+	case "tools/call", "prompts/get":
+		h.Name = m.Params.Name
+	case "resources/read":
+		h.Name = m.Params.URI
+	}
+	json.Unmarshal(m.Params.Meta["io.modelcontextprotocol/protocolVersion"], &h.version)
+	return h, nil
+}
+
+func (b *Bridge) post(ctx context.Context, msg []byte, h *head) {
+	hdr := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"}}
 	b.mu.Lock()
 	sid, version := b.sessionID, b.version
 	b.mu.Unlock()
-	if v, ok := h.Params.Meta["io.modelcontextprotocol/protocolVersion"].(string); ok && version == "" {
-		version = v // an MCP 2026-07-28 client: no initialize, the version in each request
+	if h.version != "" && version == "" {
+		version = h.version // an MCP 2026-07-28 client: no initialize, the version in each request
 	}
 	if sid != "" {
-		req.Header.Set("Mcp-Session-Id", sid)
+		hdr["Mcp-Session-Id"] = []string{sid}
 	}
 	if version != "" {
-		req.Header.Set("Mcp-Protocol-Version", version)
+		hdr["Mcp-Protocol-Version"] = []string{version}
 	}
 	if version >= "2026-07-28" && h.Method != "" {
 		// MCP 2026-07-28 names the method (and what it acts on) in headers
 		// too, so that proxies can route without reading the body.
-		req.Header.Set("Mcp-Method", h.Method)
+		hdr["Mcp-Method"] = []string{h.Method}
 		switch h.Method {
-		case "tools/call", "prompts/get":
-			req.Header.Set("Mcp-Name", h.Params.Name)
-		case "resources/read":
-			req.Header.Set("Mcp-Name", h.Params.URI)
+		case "tools/call", "prompts/get", "resources/read":
+			hdr["Mcp-Name"] = []string{h.Name}
 		}
 	}
-	resp, err := b.HTTP.Do(req)
+	resp, err := b.do(ctx, hdr, msg)
 	if err != nil {
 		if ctx.Err() == nil {
 			b.writeError(h.ID, -32603, "plexus: the daemon did not answer: "+err.Error())
@@ -189,6 +282,23 @@ func (b *Bridge) post(ctx context.Context, msg []byte, h *head) {
 			b.Warn("the face refused a notification: %s: %s", resp.Status, strings.TrimSpace(string(body)))
 		}
 	}
+}
+
+// do POSTs msg to the face: through rawhttp when the bridge can dial.
+func (b *Bridge) do(ctx context.Context, hdr http.Header, msg []byte) (*http.Response, error) {
+	if b.raw != nil {
+		path := "/"
+		if u, err := url.Parse(b.URL); err == nil {
+			path = u.RequestURI()
+		}
+		return b.raw.Do(ctx, http.MethodPost, path, hdr, msg)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, b.URL, bytes.NewReader(msg))
+	if err != nil {
+		return nil, err
+	}
+	req.Header = hdr
+	return b.HTTP.Do(req)
 }
 
 // relayEvents writes each SSE event's data as one message.

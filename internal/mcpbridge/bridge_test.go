@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -81,7 +82,15 @@ func (l *lines) has(s string) bool {
 	return strings.Contains(l.buf.String(), s)
 }
 
+// TestBridge runs the bridge with its POSTs through net/http's client and
+// through rawhttp (Dial set, as plexus mcp runs it).
 func TestBridge(t *testing.T) {
+	for _, raw := range []bool{false, true} {
+		t.Run(fmt.Sprintf("raw=%v", raw), func(t *testing.T) { testBridge(t, raw) })
+	}
+}
+
+func testBridge(t *testing.T, raw bool) {
 	f := &fakeFace{}
 	srv := httptest.NewServer(f)
 	defer srv.Close()
@@ -90,6 +99,12 @@ func TestBridge(t *testing.T) {
 	out := &lines{}
 	var warned []string
 	b := &Bridge{HTTP: srv.Client(), URL: srv.URL + "/mcp", Warn: func(format string, a ...any) { warned = append(warned, fmt.Sprintf(format, a...)) }}
+	if raw {
+		var d net.Dialer
+		b.Dial = func(ctx context.Context) (net.Conn, error) {
+			return d.DialContext(ctx, "tcp", srv.Listener.Addr().String())
+		}
+	}
 	done := make(chan error, 1)
 	go func() { done <- b.Run(context.Background(), in, out) }()
 
@@ -148,12 +163,34 @@ func FuzzRelayEvents(f *testing.F) {
 	})
 }
 
-// FuzzPeek: the head of any line decodes or is refused, never panics.
+// FuzzPeek: the head of any line is read as encoding/json reads it, or
+// the line is refused; never a panic.
 func FuzzPeek(f *testing.F) {
 	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","_meta":{"a":1}}}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":"a","method":"resources/read","params":{"uri":"file:///\u0041","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
 	f.Fuzz(func(t *testing.T, line []byte) {
-		if h, err := peek(line); err == nil && h == nil {
+		h, err := peek(line)
+		if err == nil && h == nil {
 			t.Fatal("nil head without an error")
+		}
+		ref, rerr := decodeHead(line)
+		if err != nil {
+			return // refused: the client gets a parse error
+		}
+		if bytes.Count(bytes.ToLower(line), []byte(`"method"`)) != bytes.Count(line, []byte(`"method"`)) ||
+			bytes.Count(bytes.ToLower(line), []byte(`"name"`)) != bytes.Count(line, []byte(`"name"`)) ||
+			bytes.Count(bytes.ToLower(line), []byte(`"uri"`)) != bytes.Count(line, []byte(`"uri"`)) ||
+			bytes.Count(bytes.ToLower(line), []byte(`"id"`)) != bytes.Count(line, []byte(`"id"`)) ||
+			bytes.Count(bytes.ToLower(line), []byte(`"params"`)) != bytes.Count(line, []byte(`"params"`)) ||
+			bytes.Count(bytes.ToLower(line), []byte(`"_meta"`)) != bytes.Count(line, []byte(`"_meta"`)) {
+			return // encoding/json matches keys whatever their case; the scan does not
+		}
+		if rerr != nil {
+			return // a shape encoding/json refuses (a number for a method) is the face's to refuse
+		}
+		if string(h.ID) != string(ref.ID) || h.Method != ref.Method || h.Name != ref.Name || h.version != ref.version {
+			t.Fatalf("%q: peek %+v, encoding/json %+v", line, h, ref)
 		}
 	})
 }
