@@ -162,6 +162,7 @@ func Run(ctx context.Context, opts Options) error {
 	go func() { serveErr <- srv.Serve(ln) }()
 
 	shedStartupPages()
+	go settle(ctx, h)
 	log.Info("daemon ready", "home", opts.Home, "socket", sock, "http", httpAddr, "pid", os.Getpid(),
 		"servers", len(st.Config().MCP.Servers), "startup_ms", time.Since(start).Milliseconds())
 

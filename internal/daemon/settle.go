@@ -1,0 +1,54 @@
+package daemon
+
+import (
+	"context"
+	"runtime/debug"
+	"time"
+
+	"github.com/plexus-mcp/plexus/internal/apitype"
+	"github.com/plexus-mcp/plexus/internal/host"
+)
+
+// settleTimeout bounds how long settle waits for the servers to start.
+const settleTimeout = time.Minute
+
+// settle waits until none of the servers is starting (or settleTimeout),
+// then gives back what starting them cost: the garbage of decoding their
+// catalogs is collected and the freed memory returned to the system at
+// once (not over minutes, as the runtime would), and the executable's
+// pages touched only to start are unmapped again (shedStartupPages). A
+// daemon spends its life idle between calls: its footprint should be that
+// of its steady state.
+func settle(ctx context.Context, h *host.Host) {
+	events, stop := h.Subscribe()
+	defer stop()
+	deadline := time.NewTimer(settleTimeout)
+	defer deadline.Stop()
+	for starting(h) {
+		select {
+		case <-events:
+		case <-deadline.C:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+	debug.FreeOSMemory()
+	shedStartupPages()
+	if settled != nil {
+		settled()
+	}
+}
+
+// settled, if set, is called when settle is done (tests).
+var settled func()
+
+func starting(h *host.Host) bool {
+	_, servers := h.Servers()
+	for _, s := range servers {
+		if s.State == apitype.StateStarting {
+			return true
+		}
+	}
+	return false
+}
