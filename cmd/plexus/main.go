@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"runtime"
 	"syscall"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -46,14 +45,14 @@ func main() {
 			if err != nil {
 				return fmt.Errorf("finding the plexus binary for the process shim: %w", err)
 			}
+			steady := 0
 			if os.Getenv("GOMAXPROCS") == "" {
-				// One thread runs the daemon's Go code: it waits on pipes
-				// and sockets, and with a second one the scheduler spends
-				// more CPU waking and parking threads than a proxied call
-				// costs (docs/performance.md). The environment still decides.
-				runtime.GOMAXPROCS(1)
+				// Once its servers have started, one thread runs the
+				// daemon's Go code (daemon.Options.SteadyProcs). The
+				// environment still decides.
+				steady = 1
 			}
-			return daemon.Run(ctx, daemon.Options{Home: home, Shim: []string{exe, shimCommand}, Stderr: os.Stderr, Listen: o.Listen})
+			return daemon.Run(ctx, daemon.Options{Home: home, Shim: []string{exe, shimCommand}, Stderr: os.Stderr, Listen: o.Listen, SteadyProcs: steady})
 		},
 		RunExampleServer: func(ctx context.Context) error {
 			return exampleserver.Run(ctx, &mcp.StdioTransport{})

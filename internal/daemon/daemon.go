@@ -44,6 +44,9 @@ type Options struct {
 	Listen string
 	// Version is reported to MCP clients of the face.
 	Version string
+	// SteadyProcs, if not 0, is how many threads run the daemon's Go code
+	// once its servers have started (runtime.GOMAXPROCS; see settle).
+	SteadyProcs int
 }
 
 // Run runs the daemon until ctx is done.
@@ -162,7 +165,7 @@ func Run(ctx context.Context, opts Options) error {
 	go func() { serveErr <- srv.Serve(ln) }()
 
 	shedStartupPages()
-	go settle(ctx, h)
+	go settle(ctx, h, opts.SteadyProcs)
 	log.Info("daemon ready", "home", opts.Home, "socket", sock, "http", httpAddr, "pid", os.Getpid(),
 		"servers", len(st.Config().MCP.Servers), "startup_ms", time.Since(start).Milliseconds())
 

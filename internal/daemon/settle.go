@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"runtime"
 	"runtime/debug"
 	"time"
 
@@ -18,8 +19,11 @@ const settleTimeout = time.Minute
 // once (not over minutes, as the runtime would), and the executable's
 // pages touched only to start are unmapped again (shedStartupPages). A
 // daemon spends its life idle between calls: its footprint should be that
-// of its steady state.
-func settle(ctx context.Context, h *host.Host) {
+// of its steady state. With procs, the daemon's Go code then runs on that
+// many threads: starting servers decodes catalogs and gains from every
+// core, while proxying calls waits on pipes and sockets, and there a
+// second thread costs more in wake-ups than it gives (docs/performance.md).
+func settle(ctx context.Context, h *host.Host, procs int) {
 	events, stop := h.Subscribe()
 	defer stop()
 	deadline := time.NewTimer(settleTimeout)
@@ -32,6 +36,9 @@ func settle(ctx context.Context, h *host.Host) {
 		case <-ctx.Done():
 			return
 		}
+	}
+	if procs > 0 {
+		runtime.GOMAXPROCS(procs)
 	}
 	debug.FreeOSMemory()
 	shedStartupPages()

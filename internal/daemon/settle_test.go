@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 
@@ -14,7 +15,8 @@ import (
 )
 
 // TestSettleAfterServersStart: the daemon settles (frees what starting
-// cost) once its servers have started — not before, and not never.
+// cost, and runs on SteadyProcs threads) once its servers have started —
+// not before, and not never.
 func TestSettleAfterServersStart(t *testing.T) {
 	bin := testenv.Binary(t)
 	home := filepath.Join(t.TempDir(), "home")
@@ -27,7 +29,12 @@ func TestSettleAfterServersStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	done := make(chan []apitype.ServerStatus, 1)
+	procs := runtime.GOMAXPROCS(0)
+	t.Cleanup(func() { runtime.GOMAXPROCS(procs) })
 	settled = func() {
+		if n := runtime.GOMAXPROCS(0); n != 1 {
+			t.Errorf("settled on %d threads, want SteadyProcs 1", n)
+		}
 		st, err := client.New(home).Status(context.Background())
 		if err != nil {
 			t.Errorf("status when settled: %v", err)
@@ -37,7 +44,7 @@ func TestSettleAfterServersStart(t *testing.T) {
 	t.Cleanup(func() { settled = nil })
 	ctx, cancel := context.WithCancel(context.Background())
 	ran := make(chan error, 1)
-	go func() { ran <- Run(ctx, Options{Home: home, Shim: []string{bin, "__plexus-shim"}, Listen: "off"}) }()
+	go func() { ran <- Run(ctx, Options{Home: home, Shim: []string{bin, "__plexus-shim"}, Listen: "off", SteadyProcs: 1}) }()
 	defer func() {
 		cancel()
 		if err := <-ran; err != nil {
