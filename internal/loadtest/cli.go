@@ -113,6 +113,12 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			if argv, err = cmdline.Split(*server); err != nil || len(argv) == 0 {
 				return usageErr("--server %q: %v", *server, orEmpty(err))
 			}
+			if strings.ContainsRune(argv[0], filepath.Separator) {
+				// A relative path is this directory's, not the daemon's.
+				if argv[0], err = filepath.Abs(argv[0]); err != nil {
+					return usageErr("--server %q: %v", *server, err)
+				}
+			}
 		}
 		if *startup {
 			rep, err := Startup(ctx, bin, argv, *servers)
@@ -191,7 +197,11 @@ func mib(b int64) float64 { return float64(b) / (1 << 20) }
 // plexusBinary is flag, else "plexus" beside this executable, else on PATH.
 func plexusBinary(flagValue string) (string, error) {
 	if flagValue != "" {
-		return exec.LookPath(flagValue)
+		p, err := exec.LookPath(flagValue)
+		if err != nil {
+			return "", err
+		}
+		return filepath.Abs(p) // the daemon runs it from its own directory
 	}
 	if exe, err := os.Executable(); err == nil {
 		sib := filepath.Join(filepath.Dir(exe), "plexus")

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -165,5 +167,25 @@ func TestWideServer(t *testing.T) {
 	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "tool_199", Arguments: map[string]any{}})
 	if err != nil || resultText(res) != "ok" {
 		t.Errorf("tool_199: %v %v", res, err)
+	}
+}
+
+// TestMainRelativePaths: a relative --plexus (and --server) names a file
+// of this directory, though the daemon runs the server from its own.
+func TestMainRelativePaths(t *testing.T) {
+	bin := testenv.Binary(t)
+	dir := t.TempDir()
+	if err := os.Symlink(bin, filepath.Join(dir, "plexus")); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	code, out, errs := runMain(t, "--compare", "--plexus", "./plexus", "--server", "./plexus example-server", "--client", "raw", "-n", "20", "-c", "2")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	rep := lastJSON[Report](t, out)
+	sane(t, "raw, 1 caller", rep.Plexus.Latency, 20)
+	if rep.Client != ClientRaw || rep.Plexus.Latency.Protocol != Protocol2026 {
+		t.Errorf("client %q, protocol %q", rep.Client, rep.Plexus.Latency.Protocol)
 	}
 }
