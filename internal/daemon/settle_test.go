@@ -44,7 +44,9 @@ func TestSettleAfterServersStart(t *testing.T) {
 	t.Cleanup(func() { settled = nil })
 	ctx, cancel := context.WithCancel(context.Background())
 	ran := make(chan error, 1)
-	go func() { ran <- Run(ctx, Options{Home: home, Shim: []string{bin, "__plexus-shim"}, Listen: "off", SteadyProcs: 1}) }()
+	go func() {
+		ran <- Run(ctx, Options{Home: home, Shim: []string{bin, "__plexus-shim"}, Listen: "off", SteadyProcs: 1})
+	}()
 	defer func() {
 		cancel()
 		if err := <-ran; err != nil {
