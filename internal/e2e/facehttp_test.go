@@ -340,11 +340,7 @@ func TestFaceCancellation(t *testing.T) {
 // request on the connection), to clients of both eras.
 func TestFaceRoots(t *testing.T) {
 	e, base, token := faceEnv(t, "")
-	e.MustRun("add", "old", "--", e.Bin, "example-server")
-	p := filepath.Join(e.Home, "extensions.json")
-	b, _ := os.ReadFile(p)
-	os.WriteFile(p, []byte(strings.Replace(string(b), `"old": {`, `"old": {"protocolVersion": "2025-11-25",`, 1)), 0o600)
-	e.MustRun("reload")
+	addOldServer(t, e)
 	all := tools(t, e)
 	for _, server := range []string{"example", "old"} {
 		tool := toolNamed(t, all, server, "roots").Name

@@ -5,6 +5,8 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -13,6 +15,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/plexus-mcp/plexus/internal/testenv"
 )
 
 // pathRecorder notes, for each tools/call a client POSTs, how the face
@@ -31,6 +35,12 @@ func (p *pathRecorder) RoundTrip(r *http.Request) (*http.Response, error) {
 	if r.Body != nil {
 		b, _ := io.ReadAll(r.Body)
 		call = bytes.Contains(b, []byte(`"method":"tools/call"`))
+		if bytes.Contains(b, []byte(`"id":"plexus-ask-`)) {
+			// the client's answer to a question the lean path put to it
+			p.mu.Lock()
+			p.paths = append(p.paths, "answer")
+			p.mu.Unlock()
+		}
 		r.Body = io.NopCloser(bytes.NewReader(b))
 	}
 	resp, err := http.DefaultTransport.RoundTrip(r)
@@ -167,4 +177,90 @@ func TestFaceSessionLeanPath(t *testing.T) {
 	if got := rec.take(); got != "sse" {
 		t.Errorf("path after setLevel: %s, want sse", got)
 	}
+}
+
+// TestFaceSessionLeanAsks: a session-era server asks the client in the
+// middle of a lean call (elicitation, roots): the question rides the
+// call's answer, now an event stream, and the client's answer comes back
+// to the call; the server is called once. A client that did not declare
+// elicitation is refused as on the SDK's path.
+func TestFaceSessionLeanAsks(t *testing.T) {
+	e, base, token := faceEnv(t, "")
+	addOldServer(t, e)
+	all := tools(t, e)
+	echo, ask, roots := toolNamed(t, all, "old", "echo").Name, toolNamed(t, all, "old", "ask").Name, toolNamed(t, all, "old", "roots").Name
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	connect := func(opts *mcp.ClientOptions, rootURI string) (*mcp.ClientSession, *pathRecorder) {
+		rec := &pathRecorder{token: token}
+		c := mcp.NewClient(&mcp.Implementation{Name: "editor", Version: "1"}, opts)
+		if rootURI != "" {
+			c.AddRoots(&mcp.Root{URI: rootURI, Name: "work"})
+		}
+		cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: &http.Client{Transport: rec}},
+			&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs, rec
+	}
+	text := textOf(t)
+	cs, rec := connect(&mcp.ClientOptions{
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": "yes to " + req.Params.Message}}, nil
+		},
+	}, "file:///work/lean")
+	for range 2 {
+		if got := text(cs.CallTool(ctx, &mcp.CallToolParams{Name: echo, Arguments: map[string]any{"text": "e"}})); got != "e" {
+			t.Fatalf("echo: %q", got)
+		}
+	}
+	if got := rec.take(); got != "sse json" {
+		t.Fatalf("paths of two calls: %s, want sse json", got)
+	}
+	before := callsUpstream(t, base, token, "old")
+	if got := text(cs.CallTool(ctx, &mcp.CallToolParams{Name: ask, Arguments: map[string]any{"question": "ok?"}})); got != "answer: yes to ok?" {
+		t.Errorf("ask: %q", got)
+	}
+	if n := callsUpstream(t, base, token, "old") - before; n != 1 {
+		t.Errorf("ask called the server %d times, want 1", n)
+	}
+	if got := rec.take(); got != "answer sse" && got != "sse answer" {
+		t.Errorf("ask: %q, want the call answered as a stream and the client's answer to the lean path's question", got)
+	}
+	if got := text(cs.CallTool(ctx, &mcp.CallToolParams{Name: roots})); got != "file:///work/lean" {
+		t.Errorf("roots: %q", got)
+	}
+	if got := rec.take(); !strings.Contains(got, "answer") {
+		t.Errorf("roots: %q, want the lean path's question answered", got)
+	}
+
+	// No elicitation declared: refused, as the SDK's path refuses it.
+	plain, prec := connect(nil, "")
+	text(plain.CallTool(ctx, &mcp.CallToolParams{Name: echo, Arguments: map[string]any{"text": "e"}}))
+	prec.take()
+	res, err := plain.CallTool(ctx, &mcp.CallToolParams{Name: ask, Arguments: map[string]any{"question": "ok?"}})
+	if err == nil && !res.IsError || err != nil && !strings.Contains(err.Error(), "does not support elicitation") && !strings.Contains(err.Error(), "elicitation") {
+		t.Errorf("ask without elicitation: %+v %v", res, err)
+	}
+	if got := prec.take(); got != "json" {
+		t.Errorf("path of the refused ask: %q", got)
+	}
+}
+
+// addOldServer adds the example server as "old", pinned to the session
+// era (it then asks for input in the middle of a call, not in its result).
+func addOldServer(t *testing.T, e *testenv.Env) {
+	t.Helper()
+	e.MustRun("add", "old", "--", e.Bin, "example-server")
+	p := filepath.Join(e.Home, "extensions.json")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(strings.Replace(string(b), `"old": {`, `"old": {"protocolVersion": "2025-11-25",`, 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e.MustRun("reload")
 }

@@ -204,15 +204,10 @@ func writeAnswer(w http.ResponseWriter, r *http.Request, id, res json.RawMessage
 	case r.Context().Err() != nil:
 		return
 	default:
-		je := upstream.AnswerError(err)
-		if je == nil && !errors.As(err, &je) {
-			je = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
-		}
 		if era2026 {
-			status = errorStatus(je.Code)
+			status = errorStatus(jsonError(err).Code)
 		}
-		b, _ := json.Marshal(je)
-		out = append(append(append(append([]byte(`{"jsonrpc":"2.0","id":`), id...), `,"error":`...), b...), '}')
+		out = errorAnswer(id, err)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
@@ -228,6 +223,22 @@ func readBody(r *http.Request) ([]byte, error) {
 		return body[:k], err
 	}
 	return io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+}
+
+// jsonError is the JSON-RPC error a failed lean call answers with: the
+// server's own, else Plexus's.
+func jsonError(err error) *jsonrpc.Error {
+	je := upstream.AnswerError(err)
+	if je == nil && !errors.As(err, &je) {
+		je = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+	}
+	return je
+}
+
+// errorAnswer is the JSON-RPC error answer to request id.
+func errorAnswer(id json.RawMessage, err error) []byte {
+	b, _ := json.Marshal(jsonError(err))
+	return append(append(append(append([]byte(`{"jsonrpc":"2.0","id":`), id...), `,"error":`...), b...), '}')
 }
 
 // errorStatus is the HTTP status of a JSON-RPC error answer under MCP

@@ -160,3 +160,33 @@ func FuzzParseSessionRequest(f *testing.F) {
 		}
 	})
 }
+
+func TestScanAnswer(t *testing.T) {
+	for body, want := range map[string]bool{
+		`{"jsonrpc":"2.0","id":"plexus-ask-1","result":{"action":"accept"}}`:       true,
+		`{"jsonrpc":"2.0","id":"plexus-ask-1","error":{"code":-1,"message":"no"}}`: true,
+		`{"jsonrpc":"2.0","id":"plexus-ask-1","result":{},"error":{"code":1}}`:     false,
+		`{"jsonrpc":"2.0","id":"plexus-ask-1"}`:                                    false,
+		`{"jsonrpc":"2.0","result":{}}`:                                            false,
+		`{"jsonrpc":"2.0","id":"plexus-ask-1","result":{},"method":"x"}`:           false,
+		`{"jsonrpc":"1.0","id":"plexus-ask-1","result":{}}`:                        false,
+		`{"jsonrpc":"2.0","id":"plexus-ask-1","result":{}`:                         false,
+	} {
+		if _, ok := scanAnswer([]byte(body)); ok != want {
+			t.Errorf("scanAnswer(%s) = %v, want %v", body, ok, want)
+		}
+	}
+}
+
+func FuzzScanAnswer(f *testing.F) {
+	f.Add([]byte(`{"jsonrpc":"2.0","id":"plexus-ask-1","result":{"action":"accept"}}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		a, ok := scanAnswer(body)
+		if !ok {
+			return
+		}
+		if !json.Valid(a.id) || (a.result == nil) == (a.err == nil) || a.result != nil && !json.Valid(a.result) || a.err != nil && !json.Valid(a.err) {
+			t.Fatalf("%q: %+v", body, a)
+		}
+	})
+}

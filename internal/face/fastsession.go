@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/plexus-mcp/plexus/internal/jsonscan"
+	"github.com/plexus-mcp/plexus/internal/upstream"
 )
 
 // The lean path for session-era clients (issue 7): most agents today
@@ -25,11 +26,12 @@ import (
 //     and has had a call through the SDK (which made its host session);
 //   - the request is one plain tools/call without a progress token;
 //   - the client has not set a log level (its log messages ride the SDK's
-//     event stream of the call) nor sent a batch;
-//   - the tool's server speaks MCP 2026-07-28, so it cannot send requests
-//     to the client during the call: it asks in its result instead.
+//     event stream of the call) nor sent a batch.
 //
-// Such a result (input_required) is not the client's to read: the SDK
+// A session-era server may ask the client mid-call: fastask.go puts the
+// question on the call's answer, which becomes an event stream. A server
+// of MCP 2026-07-28 asks in its result instead (input_required), which is
+// not the client's to read: the SDK
 // turns it into requests on the session and retries the call with the
 // answers. The lean path hands the request to the SDK then, with the
 // result it already has (prefetch), so that the server is not called
@@ -47,6 +49,7 @@ type leanSession struct {
 
 	mu       sync.Mutex
 	inflight map[string]context.CancelFunc // by the request's raw id
+	asks     sync.Map                      // question id → chan clientAnswer (fastask.go)
 }
 
 // register makes a session known to the lean path; unregister forgets it.
@@ -91,6 +94,10 @@ func (p *profile) fastSessionCall(w http.ResponseWriter, r *http.Request) bool {
 		ls.off.Store(true) // a batch: what it holds is not looked into
 		return false
 	}
+	if ls.answered(body) {
+		w.WriteHeader(http.StatusAccepted)
+		return true
+	}
 	req, method, ok := parseSessionRequest(body)
 	switch {
 	case !ok:
@@ -126,11 +133,16 @@ func (p *profile) fastSessionCall(w http.ResponseWriter, r *http.Request) bool {
 		ls.mu.Unlock()
 	}()
 	args := req.Params["arguments"]
-	res, handled, err := ls.d.sess.CallRaw(withPeerRaw(ctx, ls.peer), target, req.Params, true)
+	ans := &leanAnswer{w: w}
+	defer ans.close() // nothing is written once this handler returns
+	res, handled, err := ls.d.sess.CallRaw(upstream.WithPeer(ctx, &sessionPeer{ls, ans}, nil), target, req.Params, false)
 	if !handled {
 		return false
 	}
-	if err == nil && inputRequired(res) {
+	ans.mu.Lock()
+	streaming := ans.sse
+	ans.mu.Unlock()
+	if err == nil && !streaming && inputRequired(res) {
 		var out mcp.CallToolResult
 		if json.Unmarshal(res, &out) != nil {
 			return false // the SDK calls again, and says what is wrong
@@ -140,10 +152,12 @@ func (p *profile) fastSessionCall(w http.ResponseWriter, r *http.Request) bool {
 	}
 	if err != nil && ctx.Err() != nil && r.Context().Err() == nil {
 		// Cancelled by the client: it expects no answer.
-		w.WriteHeader(http.StatusAccepted)
+		if !streaming {
+			w.WriteHeader(http.StatusAccepted)
+		}
 		return true
 	}
-	writeAnswer(w, r, req.ID, res, err, false)
+	ans.finish(r, req.ID, res, err)
 	return true
 }
 

@@ -1,0 +1,226 @@
+package face
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/plexus-mcp/plexus/internal/jsonscan"
+)
+
+// A lean call of a session-era client to a session-era server may be asked
+// something by the server mid-call (elicitation, sampling, roots), as the
+// SDK's path allows: the question goes to the client on the call's own
+// answer, which turns from JSON into an event stream, and the client's
+// answer comes back in a POST of its own on the session, taken here by its
+// id before the SDK sees it.
+
+// askPrefix marks the ids of the questions the lean path puts to clients;
+// the SDK never uses strings for its own.
+const askPrefix = "plexus-ask-"
+
+var askSeq atomic.Uint64
+
+// leanAnswer is the answer stream of one lean call: JSON until a question
+// must go to the client, an event stream from then on.
+type leanAnswer struct {
+	w    http.ResponseWriter
+	mu   sync.Mutex
+	sse  bool
+	done bool
+}
+
+// event writes msg as an event, starting the stream if need be.
+func (a *leanAnswer) event(msg []byte) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.done {
+		return errors.New("the call has ended")
+	}
+	if !a.sse {
+		a.w.Header().Set("Content-Type", "text/event-stream")
+		a.w.Header().Set("Cache-Control", "no-cache")
+		a.w.WriteHeader(http.StatusOK)
+		a.sse = true
+	}
+	b := make([]byte, 0, len(msg)+24)
+	b = append(b, "event: message\ndata: "...)
+	b = append(b, msg...)
+	b = append(b, "\n\n"...)
+	if _, err := a.w.Write(b); err != nil {
+		return err
+	}
+	return http.NewResponseController(a.w).Flush()
+}
+
+// finish writes the call's answer: as JSON, or as the stream's last event.
+func (a *leanAnswer) finish(r *http.Request, id, res json.RawMessage, err error) {
+	a.mu.Lock()
+	sse := a.sse
+	a.done = !sse
+	a.mu.Unlock()
+	if !sse {
+		writeAnswer(a.w, r, id, res, err, false)
+		return
+	}
+	if r.Context().Err() != nil {
+		return
+	}
+	var msg []byte
+	if err == nil {
+		msg = appendResponse(id, res)
+	} else {
+		msg = errorAnswer(id, err)
+	}
+	a.event(msg)
+	a.close()
+}
+
+// close ends the stream for writers that come late.
+func (a *leanAnswer) close() {
+	a.mu.Lock()
+	a.done = true
+	a.mu.Unlock()
+}
+
+// sessionPeer is the client of one lean call, as the upstream connection's
+// router sees it: asked as the SDK's path would ask it, with the same
+// refusals when it did not declare what it is asked for.
+type sessionPeer struct {
+	ls  *leanSession
+	ans *leanAnswer
+}
+
+func (p *sessionPeer) Capabilities() *mcp.ClientCapabilities { return p.ls.peer.caps }
+func (p *sessionPeer) CapsKey() string                       { return p.ls.peer.raw }
+
+func (p *sessionPeer) Elicit(ctx context.Context, params *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	if p.ls.peer.caps.Elicitation == nil {
+		return nil, errors.New("the client that made this call does not support elicitation")
+	}
+	var out mcp.ElicitResult
+	return &out, p.ask(ctx, "elicitation/create", params, &out)
+}
+
+func (p *sessionPeer) CreateMessage(ctx context.Context, params *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+	if p.ls.peer.caps.Sampling == nil {
+		return nil, errors.New("the client that made this call does not support sampling")
+	}
+	var out mcp.CreateMessageResult
+	return &out, p.ask(ctx, "sampling/createMessage", params, &out)
+}
+
+func (p *sessionPeer) ListRoots(ctx context.Context, params *mcp.ListRootsParams) (*mcp.ListRootsResult, error) {
+	if p.ls.peer.caps.RootsV2 == nil {
+		return nil, errors.New("the client that made this call does not offer roots")
+	}
+	var out mcp.ListRootsResult
+	return &out, p.ask(ctx, "roots/list", params, &out)
+}
+
+// Progress and Log: the lean path asks the server for neither (no progress
+// token; a session that set a log level takes the SDK's path).
+func (p *sessionPeer) Progress(context.Context, *mcp.ProgressNotificationParams) {}
+func (p *sessionPeer) Log(context.Context, *mcp.LoggingMessageParams)            {}
+
+// ask puts a request to the client on the call's stream and waits for its
+// answer (answered) or the end of ctx.
+func (p *sessionPeer) ask(ctx context.Context, method string, params, out any) error {
+	id := askPrefix + strconv.FormatUint(askSeq.Add(1), 10)
+	ch := make(chan clientAnswer, 1)
+	p.ls.asks.Store(id, ch)
+	defer p.ls.asks.Delete(id)
+	msg, err := json.Marshal(struct {
+		JSONRPC string `json:"jsonrpc"`
+		ID      string `json:"id"`
+		Method  string `json:"method"`
+		Params  any    `json:"params"`
+	}{"2.0", id, method, params})
+	if err != nil {
+		return err
+	}
+	if err := p.ans.event(msg); err != nil {
+		return err
+	}
+	select {
+	case a := <-ch:
+		if a.err != nil {
+			return a.err
+		}
+		return json.Unmarshal(a.result, out)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// clientAnswer is a client's answer to a question of the lean path.
+type clientAnswer struct {
+	result json.RawMessage
+	err    *jsonrpc.Error
+}
+
+// answered takes a client's answer to one of the lean path's questions:
+// true if body is one (delivered, or late and dropped), false if it is
+// anything else.
+func (ls *leanSession) answered(body []byte) bool {
+	fr, ok := scanAnswer(body)
+	if !ok {
+		return false
+	}
+	id, plain := jsonscan.String(fr.id)
+	if !plain || !strings.HasPrefix(string(id), askPrefix) {
+		return false
+	}
+	var a clientAnswer
+	if fr.err != nil {
+		a.err = &jsonrpc.Error{}
+		if json.Unmarshal(fr.err, a.err) != nil {
+			a.err = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the client answered with a malformed error"}
+		}
+	} else {
+		a.result = fr.result
+	}
+	if ch, ok := ls.asks.Load(string(id)); ok {
+		select {
+		case ch.(chan clientAnswer) <- a:
+		default: // answered twice: the first answer stands
+		}
+	}
+	return true
+}
+
+// answerFrame is what scanAnswer reads of a response.
+type answerFrame struct{ id, result, err []byte }
+
+// scanAnswer reads a JSON-RPC response: an id and a result or an error,
+// nothing else.
+func scanAnswer(body []byte) (f answerFrame, ok bool) {
+	if !json.Valid(body) {
+		return f, false
+	}
+	var version []byte
+	ok = jsonscan.Members(body, func(k, v []byte) bool {
+		switch string(k) {
+		case "jsonrpc":
+			version = v
+		case "id":
+			f.id = v
+		case "result":
+			f.result = v
+		case "error":
+			f.err = v
+		default:
+			return false
+		}
+		return true
+	})
+	return f, ok && string(version) == `"2.0"` && f.id != nil && (f.result == nil) != (f.err == nil)
+}
