@@ -159,7 +159,7 @@ func (p *profile) fastCall(w http.ResponseWriter, r *http.Request) bool {
 	if err != nil {
 		return false
 	}
-	res, handled, err := d.sess.CallRaw(withPeerRaw(r.Context(), caps), target, req.Params, false)
+	res, handled, err := d.sess.CallRaw(upstream.WithPeer(r.Context(), caps, nil), target, req.Params)
 	if !handled {
 		return false
 	}
@@ -183,10 +183,6 @@ func peekBody(r *http.Request) ([]byte, bool) {
 	body, err := readBody(r)
 	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), r.Body))
 	return body, err == nil && len(body) <= maxBody
-}
-
-func withPeerRaw(ctx context.Context, p *fastPeer) context.Context {
-	return upstream.WithPeer(ctx, p, nil)
 }
 
 // writeAnswer writes the answer to a lean call: the server's result as it

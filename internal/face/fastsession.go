@@ -31,12 +31,11 @@ import (
 // A session-era server may ask the client mid-call: fastask.go puts the
 // question on the call's answer, which becomes an event stream. A server
 // of MCP 2026-07-28 asks in its result instead (input_required), which is
-// not the client's to read: the SDK
-// turns it into requests on the session and retries the call with the
-// answers. The lean path hands the request to the SDK then, with the
-// result it already has (prefetch), so that the server is not called
-// twice. notifications/cancelled for a lean call cancels it here; the SDK
-// would not know the request.
+// not the client's to read: the SDK turns it into requests on the session
+// and retries the call with the answers. The lean path hands the request
+// to the SDK then, with the result it already has (prefetch), so that the
+// server is not called twice. notifications/cancelled for a lean call
+// cancels it here; the SDK would not know the request.
 
 // leanSession is what the lean path knows of one session of the SDK
 // server.
@@ -135,7 +134,7 @@ func (p *profile) fastSessionCall(w http.ResponseWriter, r *http.Request) bool {
 	args := req.Params["arguments"]
 	ans := &leanAnswer{w: w}
 	defer ans.close() // nothing is written once this handler returns
-	res, handled, err := ls.d.sess.CallRaw(upstream.WithPeer(ctx, &sessionPeer{ls, ans}, nil), target, req.Params, false)
+	res, handled, err := ls.d.sess.CallRaw(upstream.WithPeer(ctx, &sessionPeer{ls, ans}, nil), target, req.Params)
 	if !handled {
 		return false
 	}

@@ -32,20 +32,13 @@ func (s *Session) find(snap *snapshot, name string) (indexed, bool) {
 // returns the server's result as bytes, or — for a failure of Plexus's own
 // — an error result like Call's. handled is false when the name needs the
 // full path (Call): it is not a plain tool of the shared catalog, or it
-// is held or unknown. With askless, the server must also be one that
-// cannot send requests to the caller during the call (MCP 2026-07-28: it
-// asks in its result instead), for a caller that could not take them.
-func (s *Session) CallRaw(ctx context.Context, name string, params map[string]json.RawMessage, askless bool) (res json.RawMessage, handled bool, err error) {
+// is held or unknown.
+func (s *Session) CallRaw(ctx context.Context, name string, params map[string]json.RawMessage) (res json.RawMessage, handled bool, err error) {
 	s.touch()
 	snap := s.h.snap.Load()
 	ix, ok := s.find(snap, name)
 	if !ok || ix.entry.Kind != catalog.KindTool {
 		return nil, false, nil
-	}
-	if askless {
-		if conn, err := ix.server.Conn(); err != nil || conn.ProtocolVersion() < "2026-07-28" {
-			return nil, false, nil
-		}
 	}
 	res, err = s.h.callRaw(ctx, snap, ix, params)
 	return res, true, err
