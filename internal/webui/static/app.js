@@ -134,7 +134,7 @@ function renderServer(st) {
     el('button', { type: 'button', onclick: () => showLogs(st.name, li) }, 'Logs'));
   if (st.type !== 'stdio') act.append(el('button', { type: 'button', onclick: () => login(st.name, li) }, 'Log in (OAuth)'));
   act.append(el('button', { type: 'button', class: 'danger', onclick: () => remove(st.name) }, 'Delete'));
-  li.append(act, el('p', { class: 'err card-error', role: 'alert' }));
+  li.append(act, el('p', { class: 'err card-error', role: 'alert' }, cardErrors.get(st.name) || ''));
   return li;
 }
 
@@ -224,7 +224,14 @@ async function refresh() {
   render();
 }
 
+// cardErrors keeps each card's last action error, so that a card drawn
+// anew by a live update (which may arrive just after the action's answer)
+// still shows it; the next action on the card clears it.
+const cardErrors = new Map();
+
 function cardError(name, msg) {
+  if (msg) cardErrors.set(name, msg);
+  else cardErrors.delete(name);
   const li = document.querySelector('#servers > li[data-name="' + CSS.escape(name) + '"]');
   if (li) li.querySelector('.card-error').textContent = msg;
   else notice(msg);

@@ -206,6 +206,11 @@ async function run(page) {
     return li && li.textContent.startsWith('log in: ');
   });
   step('log in shows the daemon\'s answer: ' + (await card(page, 'remote').locator('.card-error').textContent()));
+  // A live update draws the card anew (one may arrive just after the
+  // answer): the error stays until the next action on the card.
+  await page.evaluate(() => refresh());
+  assert.match(await card(page, 'remote').locator('.card-error').textContent(), /^log in: /);
+  step('the error outlives a redraw of the card');
 
   // Disable and enable.
   await button(page, 'example', 'Disable').click();
