@@ -89,17 +89,23 @@ func (f *Face) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusNotFound)
 		return
 	}
-	if p.fastList(w, r) {
+	// The lean paths look at a POST's body; it is read once, and left
+	// whole for the SDK's handler (nil: none, or too large to look at).
+	var body []byte
+	if r.Method == http.MethodPost {
+		body, _ = peekBody(r)
+	}
+	if p.fastList(w, r, body) {
 		return
 	}
 	if stateless(r) {
-		if p.fastCall(w, r) {
+		if p.fastCall(w, r, body) {
 			return
 		}
 		p.stateless.ServeHTTP(w, r)
 		return
 	}
-	if p.fastSessionCall(w, r) {
+	if p.fastSessionCall(w, r, body) {
 		return
 	}
 	p.stateful.ServeHTTP(w, r)

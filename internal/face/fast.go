@@ -125,15 +125,11 @@ func scanFrame(body []byte) (f frame, ok bool) {
 
 // fastCall serves r if it can; false means the SDK handler must, and r's
 // body is left whole for it.
-func (p *profile) fastCall(w http.ResponseWriter, r *http.Request) bool {
-	if r.Method != http.MethodPost || !p.def.external || p.def.metaTools ||
+func (p *profile) fastCall(w http.ResponseWriter, r *http.Request, body []byte) bool {
+	if r.Method != http.MethodPost || body == nil || !p.def.external || p.def.metaTools ||
 		r.Header.Get("Mcp-Protocol-Version") != fastVersion || r.Header.Get("Mcp-Session-Id") != "" ||
 		r.Header.Get("Mcp-Method") != "tools/call" || !jsonContent(r) ||
 		!strings.Contains(r.Header.Get("Accept"), "application/json") {
-		return false
-	}
-	body, ok := peekBody(r)
-	if !ok {
 		return false
 	}
 	req, ok := parseFast(body)
@@ -148,11 +144,8 @@ func (p *profile) fastCall(w http.ResponseWriter, r *http.Request) bool {
 	if !ok {
 		return false
 	}
-	p.syncMu.Lock()
-	target, ok := p.toolRoute[name]
-	lean := p.lean[name]
-	p.syncMu.Unlock()
-	if !ok || !lean {
+	target, ok := p.leanTarget(name)
+	if !ok {
 		return false
 	}
 	d, err := p.downstream(r.Context(), nil)
@@ -167,6 +160,15 @@ func (p *profile) fastCall(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
+// leanTarget is the catalog name of an offered tool whose calls may take a
+// lean path; false for any other name.
+func (p *profile) leanTarget(name string) (string, bool) {
+	p.syncMu.Lock()
+	defer p.syncMu.Unlock()
+	target, ok := p.toolRoute[name]
+	return target, ok && p.lean[name]
+}
+
 // jsonContent reports whether r's body is declared JSON.
 func jsonContent(r *http.Request) bool {
 	ct := r.Header.Get("Content-Type")
@@ -178,11 +180,14 @@ func jsonContent(r *http.Request) bool {
 }
 
 // peekBody reads r's body and leaves it whole for whoever reads it next;
-// false if it cannot be read or is over maxBody.
+// nil and false if it cannot be read or is over maxBody.
 func peekBody(r *http.Request) ([]byte, bool) {
 	body, err := readBody(r)
 	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), r.Body))
-	return body, err == nil && len(body) <= maxBody
+	if err != nil || len(body) > maxBody {
+		return nil, false
+	}
+	return body, true
 }
 
 // writeAnswer writes the answer to a lean call: the server's result as it

@@ -73,8 +73,8 @@ func (p *profile) unregister(ss *mcp.ServerSession) { p.byID.Delete(ss.ID()) }
 // the SDK handler must, and r's body is left whole for it. On the way it
 // notes what it must know of the session's other requests: a log level
 // set, a batch, the cancellation of a lean call.
-func (p *profile) fastSessionCall(w http.ResponseWriter, r *http.Request) bool {
-	if r.Method != http.MethodPost || !p.def.external || p.def.metaTools {
+func (p *profile) fastSessionCall(w http.ResponseWriter, r *http.Request, body []byte) bool {
+	if r.Method != http.MethodPost || body == nil || !p.def.external || p.def.metaTools {
 		return false
 	}
 	v, ok := p.byID.Load(r.Header.Get("Mcp-Session-Id"))
@@ -83,10 +83,6 @@ func (p *profile) fastSessionCall(w http.ResponseWriter, r *http.Request) bool {
 	}
 	ls := v.(*leanSession)
 	if ls.off.Load() || r.Header.Get("Mcp-Protocol-Version") != ls.version || !jsonContent(r) || !acceptsBoth(r.Header.Values("Accept")) {
-		return false
-	}
-	body, ok := peekBody(r)
-	if !ok {
 		return false
 	}
 	if b := bytes.TrimSpace(body); len(b) > 0 && b[0] == '[' {
@@ -110,11 +106,8 @@ func (p *profile) fastSessionCall(w http.ResponseWriter, r *http.Request) bool {
 	case method != "tools/call":
 		return false
 	}
-	p.syncMu.Lock()
-	target, routed := p.toolRoute[req.name]
-	lean := p.lean[req.name]
-	p.syncMu.Unlock()
-	if !routed || !lean {
+	target, ok := p.leanTarget(req.name)
+	if !ok {
 		return false
 	}
 	ctx, cancel := context.WithCancel(r.Context())

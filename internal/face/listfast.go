@@ -3,7 +3,6 @@ package face
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"mime"
 	"net/http"
 	"strconv"
@@ -32,8 +31,8 @@ type listRequest struct {
 // means the SDK handler must serve r, whose body is left whole for it; so
 // do a cursor this rendering did not hand out (a stale or a bad one: the
 // SDK pages from its name or says it is invalid) and anything unexpected.
-func (p *profile) fastList(w http.ResponseWriter, r *http.Request) bool {
-	if r.Method != http.MethodPost {
+func (p *profile) fastList(w http.ResponseWriter, r *http.Request, body []byte) bool {
+	if r.Method != http.MethodPost || body == nil {
 		return false
 	}
 	sid, version := r.Header.Get("Mcp-Session-Id"), r.Header.Get("Mcp-Protocol-Version")
@@ -47,10 +46,8 @@ func (p *profile) fastList(w http.ResponseWriter, r *http.Request) bool {
 	if ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); ct != "application/json" || !acceptsBoth(r.Header.Values("Accept")) {
 		return false // the SDK says what is wrong
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, listBodyMax+1))
-	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), r.Body))
-	if err != nil || len(body) > listBodyMax {
-		return false
+	if len(body) > listBodyMax || !bytes.Contains(body, []byte(`"tools/list"`)) {
+		return false // a session's tools/call, say: not decoded here
 	}
 	req, ok := parseList(body, stateless)
 	if !ok || (!stateless && !p.liveSession(sid, version)) {

@@ -44,7 +44,8 @@ func testProfile(t *testing.T, n, size int) (p *profile, url string) {
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Test-Path", "fast") // sent only if fastList answers
-		if p.fastList(w, r) {
+		body, _ := peekBody(r)
+		if p.fastList(w, r, body) {
 			return
 		}
 		w.Header().Del("Test-Path")
