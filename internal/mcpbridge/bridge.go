@@ -47,8 +47,9 @@ type Bridge struct {
 	// Dial, if set, connects to the face's server for the POSTs, which
 	// then go out in the goroutine that reads the answer (rawhttp); the
 	// event stream and the session's end still go through HTTP.
-	Dial func(ctx context.Context) (net.Conn, error)
-	raw  *rawhttp.Client
+	Dial    func(ctx context.Context) (net.Conn, error)
+	raw     *rawhttp.Client
+	rawPath string // the face's path on it
 	// Warn reports problems that do not end the bridge; may be nil.
 	Warn func(format string, args ...any)
 
@@ -76,7 +77,7 @@ func (b *Bridge) Run(ctx context.Context, in io.Reader, out io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("the face's URL %q: %w", b.URL, err)
 		}
-		b.raw = &rawhttp.Client{Dial: b.Dial, Host: u.Host}
+		b.raw, b.rawPath = &rawhttp.Client{Dial: b.Dial, Host: u.Host}, u.RequestURI()
 		defer b.raw.CloseIdle()
 	}
 	b.listenerDone = make(chan struct{})
@@ -287,11 +288,7 @@ func (b *Bridge) post(ctx context.Context, msg []byte, h *head) {
 // do POSTs msg to the face: through rawhttp when the bridge can dial.
 func (b *Bridge) do(ctx context.Context, hdr http.Header, msg []byte) (*http.Response, error) {
 	if b.raw != nil {
-		path := "/"
-		if u, err := url.Parse(b.URL); err == nil {
-			path = u.RequestURI()
-		}
-		return b.raw.Do(ctx, http.MethodPost, path, hdr, msg)
+		return b.raw.Do(ctx, http.MethodPost, b.rawPath, hdr, msg)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, b.URL, bytes.NewReader(msg))
 	if err != nil {
