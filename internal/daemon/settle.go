@@ -50,10 +50,13 @@ func settle(ctx context.Context, h *host.Host, procs int) {
 // settled, if set, is called when settle is done (tests).
 var settled func()
 
+// starting reports whether a server is starting, or enabled and not yet
+// started (stopped: its start has not begun; not one waiting for a
+// person's approval, which only that starts).
 func starting(h *host.Host) bool {
 	_, servers := h.Servers()
 	for _, s := range servers {
-		if s.State == apitype.StateStarting {
+		if s.State == apitype.StateStarting || s.Enabled && s.State == apitype.StateStopped && !s.NeedsApproval {
 			return true
 		}
 	}
