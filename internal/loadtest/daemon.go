@@ -130,10 +130,10 @@ func (d *Daemon) waitAPI(ctx context.Context) (*apitype.Status, error) {
 
 // WaitServers waits until every configured server is ready with its tools
 // counted, and returns the time since the daemon's process started. A
-// server that fails is an error. The status shows a server ready a little
-// before its catalog (with many tools, seconds before): the servers here
-// are copies of one server whose tool the caller means to call, so "ready
-// with no tools" means "not yet".
+// server that fails is an error. A server shows ready once its catalog is
+// published; the tool count is checked too, as the servers here are
+// copies of one server whose tool the caller means to call: one with no
+// tools is not the server meant.
 func (d *Daemon) WaitServers(ctx context.Context) (time.Duration, error) {
 	c := client.New(d.Home)
 	deadline := time.Now().Add(60 * time.Second)
