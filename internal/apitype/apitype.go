@@ -171,6 +171,31 @@ type Settings struct {
 	// RetryMs is the first retry interval of a failed server (default
 	// 30000).
 	RetryMs int `json:"retryMs"`
+	// Face holds the MCP face's gates; always set in an answer, and a PUT
+	// without it keeps them as they are.
+	Face *FaceSettings `json:"face,omitempty"`
+	// Profiles are the face's named compositions (mcp.profiles); a PUT
+	// without it (or with null) keeps them, an empty object removes them
+	// all; an answer always has it.
+	Profiles map[string]Profile `json:"profiles"`
+}
+
+// FaceSettings are the gates of Plexus as an MCP server, both off by
+// default: AllowExternalCall offers the servers' tools, resources and
+// prompts to clients (else only plexus_status and plexus_snapshot),
+// AllowWrite the control-plane writes (plexus_restart, …).
+type FaceSettings struct {
+	AllowExternalCall bool `json:"allowExternalCall"`
+	AllowWrite        bool `json:"allowWrite"`
+}
+
+// Profile is one named composition of the face: the servers it offers
+// (empty: every server), its naming ("plexus" or "bare") and whether it
+// offers meta-tools instead of the whole catalog.
+type Profile struct {
+	Servers   []string `json:"servers,omitempty"`
+	Naming    string   `json:"naming,omitempty"`
+	MetaTools bool     `json:"metaTools,omitempty"`
 }
 
 // UILogin answers POST /v1/ui/login: a one-time link that logs a browser
@@ -621,3 +646,8 @@ type ExportResult struct {
 	Command string   `json:"command,omitempty"`
 	Notes   []string `json:"notes,omitempty"`
 }
+
+// ExternalCallOff is what every front end and the face say while
+// mcp.face.allowExternalCall is off, and how to switch it on.
+const ExternalCallOff = "external calls are off: clients of Plexus see only plexus_status and plexus_snapshot, " +
+	"not your servers' tools; switch them on with `plexus settings set face.allowExternalCall true`"

@@ -139,7 +139,11 @@ lastError, restarts, nextTryAt, crashLooping, ...).`,
 				a.progressf("no servers: add one with `plexus add NAME URL` or `plexus add NAME -- COMMAND [ARGS...]`")
 				return nil
 			}
-			return serverTable(sl.Servers, a.now()).write(a.stdout(), a.outputWidth())
+			if err := serverTable(sl.Servers, a.now()).write(a.stdout(), a.outputWidth()); err != nil {
+				return err
+			}
+			a.noteExternalCallOff(cmd.Context(), c)
+			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the servers as a JSON array")

@@ -7,6 +7,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/plexus-mcp/plexus/internal/apitype"
 	"github.com/plexus-mcp/plexus/internal/host"
 )
 
@@ -19,8 +20,12 @@ func (p *profile) addControlTools() {
 		Description: "The Plexus daemon's state: its servers with their state, tool counts and last errors (no secrets)."},
 		func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			rev, servers := h.Servers()
-			return jsonResult(map[string]any{"revision": rev, "startedAt": h.StartedAt(), "servers": servers,
-				"profile": p.name, "allowExternalCall": p.def.external, "allowWrite": p.def.write}, nil)
+			out := map[string]any{"revision": rev, "startedAt": h.StartedAt(), "servers": servers,
+				"profile": p.name, "allowExternalCall": p.def.external, "allowWrite": p.def.write}
+			if !p.def.external {
+				out["note"] = apitype.ExternalCallOff
+			}
+			return jsonResult(out, nil)
 		})
 	p.addTool(&mcp.Tool{Name: "plexus_snapshot", InputSchema: emptySchema,
 		Description: "Each server's state, its tools (as this profile names them) and its recent errors and stderr lines (no secrets)."},

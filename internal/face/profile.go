@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/plexus-mcp/plexus/internal/apitype"
 	"github.com/plexus-mcp/plexus/internal/catalog"
 	"github.com/plexus-mcp/plexus/internal/config"
 	"github.com/plexus-mcp/plexus/internal/upstream"
@@ -62,7 +63,7 @@ func newProfile(f *Face, name string, def definition) *profile {
 		toolRoute: map[string]string{}, lean: map[string]bool{}, promptRoute: map[string][2]string{}, resRoute: map[string]string{},
 		offer: map[string]*mcp.Tool{}, pageSize: listPageSize, sessions: map[*mcp.ServerSession]*downstream{}}
 	opts := &mcp.ServerOptions{
-		Instructions: "Plexus runs the user's MCP servers and offers them here. plexus_status and plexus_snapshot describe them.",
+		Instructions: instructions(def),
 		// The SDK logs every stateless request's session at INFO: warnings
 		// and errors are what the daemon's log needs from it.
 		Logger:   slog.New(minLevel{f.log.With("profile", name).Handler(), slog.LevelWarn}),
@@ -90,6 +91,16 @@ func newProfile(f *Face, name string, def definition) *profile {
 		PropagateRequestCancellation: true})
 	p.sync()
 	return p
+}
+
+// instructions tell a client what the profile offers, and, while the
+// servers' tools are not offered, why and how a person switches them on.
+func instructions(def definition) string {
+	const about = "Plexus runs the user's MCP servers and offers them here. plexus_status and plexus_snapshot describe them."
+	if def.external {
+		return about
+	}
+	return about + " Now " + apitype.ExternalCallOff + "."
 }
 
 // maxBody bounds one request from a client.

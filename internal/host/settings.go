@@ -1,6 +1,10 @@
 package host
 
-import "github.com/plexus-mcp/plexus/internal/config"
+import (
+	"maps"
+
+	"github.com/plexus-mcp/plexus/internal/config"
+)
 
 // Settings are the section-wide settings of mcp in extensions.json that a
 // person edits from a front end.
@@ -8,17 +12,29 @@ type Settings struct {
 	Revision      int64
 	CallTimeoutMs int
 	RetryMs       int
+	// Face is the face's gates; nil in SetSettings keeps them.
+	Face *config.Face
+	// Profiles are mcp.profiles; nil in SetSettings keeps them, an empty
+	// map removes them all.
+	Profiles map[string]config.Profile
 }
 
 // Settings returns the section-wide settings (0: the default).
 func (h *Host) Settings() Settings {
 	cur := h.opts.Store.Config()
-	return Settings{Revision: cur.Revision, CallTimeoutMs: cur.MCP.CallTimeoutMs, RetryMs: cur.MCP.RetryMs}
+	face := config.Face{}
+	if cur.MCP.Face != nil {
+		face = *cur.MCP.Face
+	}
+	return Settings{Revision: cur.Revision, CallTimeoutMs: cur.MCP.CallTimeoutMs, RetryMs: cur.MCP.RetryMs,
+		Face: &face, Profiles: maps.Clone(cur.MCP.Profiles)}
 }
 
 // SetSettings saves the section-wide settings (0 restores the default).
 // No server is restarted: calls and probes read them from the current
-// configuration, so the next call uses the new timeout.
+// configuration, so the next call uses the new timeout, and the face
+// rebuilds a profile whose gates or composition changed on its next
+// request.
 func (h *Host) SetSettings(s Settings, based int64) (int64, error) {
 	h.applyMu.Lock()
 	defer h.applyMu.Unlock()
@@ -29,6 +45,19 @@ func (h *Host) SetSettings(s Settings, based int64) (int64, error) {
 	next := cur.Clone()
 	next.MCP.CallTimeoutMs = s.CallTimeoutMs
 	next.MCP.RetryMs = s.RetryMs
+	if s.Face != nil {
+		next.MCP.Face = nil
+		if s.Face.AllowExternalCall || s.Face.AllowWrite {
+			face := *s.Face
+			next.MCP.Face = &face
+		}
+	}
+	if s.Profiles != nil {
+		next.MCP.Profiles = nil
+		if len(s.Profiles) > 0 {
+			next.MCP.Profiles = maps.Clone(s.Profiles)
+		}
+	}
 	if err := config.Validate(next); err != nil {
 		return 0, err
 	}

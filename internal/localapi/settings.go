@@ -4,13 +4,14 @@ import (
 	"net/http"
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
+	"github.com/plexus-mcp/plexus/internal/config"
 	"github.com/plexus-mcp/plexus/internal/host"
 )
 
 func (a *Handler) getSettings(w http.ResponseWriter, r *http.Request) {
 	s := a.host.Settings()
 	setRevision(w, s.Revision)
-	writeJSON(w, http.StatusOK, apitype.Settings{Revision: s.Revision, CallTimeoutMs: s.CallTimeoutMs, RetryMs: s.RetryMs})
+	writeJSON(w, http.StatusOK, settingsOut(s))
 }
 
 func (a *Handler) putSettings(w http.ResponseWriter, r *http.Request) {
@@ -23,12 +24,37 @@ func (a *Handler) putSettings(w http.ResponseWriter, r *http.Request) {
 	if !decodeBody(w, r, maxSettingsBody, &req) {
 		return
 	}
-	rev, err := a.host.SetSettings(host.Settings{CallTimeoutMs: req.CallTimeoutMs, RetryMs: req.RetryMs}, based)
+	in := host.Settings{CallTimeoutMs: req.CallTimeoutMs, RetryMs: req.RetryMs}
+	if req.Face != nil {
+		in.Face = &config.Face{AllowExternalCall: req.Face.AllowExternalCall, AllowWrite: req.Face.AllowWrite}
+	}
+	if req.Profiles != nil {
+		in.Profiles = make(map[string]config.Profile, len(req.Profiles))
+		for name, p := range req.Profiles {
+			in.Profiles[name] = config.Profile{Servers: p.Servers, Naming: p.Naming, MetaTools: p.MetaTools}
+		}
+	}
+	rev, err := a.host.SetSettings(in, based)
 	if err != nil {
 		a.renderError(w, r, err)
 		return
 	}
 	s := a.host.Settings()
 	setRevision(w, rev)
-	writeJSON(w, http.StatusOK, apitype.Settings{Revision: rev, CallTimeoutMs: s.CallTimeoutMs, RetryMs: s.RetryMs})
+	out := settingsOut(s)
+	out.Revision = rev
+	writeJSON(w, http.StatusOK, out)
+}
+
+// settingsOut is the host's settings on the wire.
+func settingsOut(s host.Settings) apitype.Settings {
+	out := apitype.Settings{Revision: s.Revision, CallTimeoutMs: s.CallTimeoutMs, RetryMs: s.RetryMs, Face: &apitype.FaceSettings{},
+		Profiles: map[string]apitype.Profile{}}
+	if s.Face != nil {
+		out.Face.AllowExternalCall, out.Face.AllowWrite = s.Face.AllowExternalCall, s.Face.AllowWrite
+	}
+	for name, p := range s.Profiles {
+		out.Profiles[name] = apitype.Profile{Servers: p.Servers, Naming: p.Naming, MetaTools: p.MetaTools}
+	}
+	return out
 }

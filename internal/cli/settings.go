@@ -1,0 +1,308 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/plexus-mcp/plexus/internal/apitype"
+	"github.com/plexus-mcp/plexus/internal/client"
+)
+
+// Setting keys of `plexus settings`, in the order show lists them.
+const (
+	setCallTimeout   = "callTimeoutMs"
+	setRetry         = "retryMs"
+	setExternalCall  = "face.allowExternalCall"
+	setWrite         = "face.allowWrite"
+	setProfilePrefix = "profiles."
+)
+
+var settingKeys = []string{setCallTimeout, setRetry, setExternalCall, setWrite, setProfilePrefix + "NAME"}
+
+func (a *app) settingsCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "settings",
+		Short: "Show or change the daemon's section-wide settings",
+		Long: `Show or change the settings of the mcp section that are not a server's:
+
+  callTimeoutMs           a tool call's timeout in ms, unless the server sets its own (default 60000)
+  retryMs                 the first retry interval of a failed server in ms (default 30000)
+  face.allowExternalCall  offer your servers' tools, resources and prompts to clients of
+                          ` + "`plexus mcp`" + ` and /mcp (default false: only plexus_status and plexus_snapshot)
+  face.allowWrite         also offer plexus_restart, plexus_set_enabled and plexus_add_server
+  profiles.NAME           a profile, as JSON: {"servers": [...], "naming": "plexus"|"bare", "metaTools": bool}
+
+Every change goes through the daemon, which checks it and saves it only if it
+is valid and nothing changed meanwhile. Durations also take Go's form (30s, 2m).`,
+		Example: `  plexus settings show
+  plexus settings set face.allowExternalCall true
+  plexus settings set callTimeoutMs 30s
+  plexus settings set profiles.fs '{"servers": ["fs"], "naming": "bare"}'
+  plexus settings unset profiles.fs
+  plexus settings get retryMs --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return usagef("give a subcommand: show, get, set or unset")
+		},
+	}
+	cmd.AddCommand(a.settingsShowCommand(), a.settingsGetCommand(), a.settingsSetCommand(true), a.settingsSetCommand(false))
+	return cmd
+}
+
+func (a *app) settingsShowCommand() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "show",
+		Short: "Show every setting",
+		Args:  exactArgs(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			s, err := c.Settings(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return printJSON(a.stdout(), s)
+			}
+			t := &table{header: []string{"KEY", "VALUE"}}
+			for _, k := range []string{setCallTimeout, setRetry, setExternalCall, setWrite} {
+				v, _ := settingValue(s, k)
+				t.add(k, v)
+			}
+			for _, name := range slices.Sorted(maps.Keys(s.Profiles)) {
+				v, _ := settingValue(s, setProfilePrefix+name)
+				t.add(setProfilePrefix+name, v)
+			}
+			if err := t.write(a.stdout(), a.outputWidth()); err != nil {
+				return err
+			}
+			if s.Face == nil || !s.Face.AllowExternalCall {
+				a.warnf("%s", apitype.ExternalCallOff)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the settings as JSON")
+	return cmd
+}
+
+func (a *app) settingsGetCommand() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "get KEY",
+		Short: "Print one setting",
+		Args:  exactArgs("KEY"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			_, s, err := a.settingsFor(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			v, raw := settingValue(s, args[0])
+			if raw == nil {
+				return fmt.Errorf("there is no profile %q: `plexus settings show` lists them", strings.TrimPrefix(args[0], setProfilePrefix))
+			}
+			if asJSON {
+				return printJSON(a.stdout(), map[string]any{"key": args[0], "value": raw})
+			}
+			fmt.Fprintln(a.stdout(), v)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print {\"key\", \"value\"} as JSON")
+	return cmd
+}
+
+// settingsSetCommand is `set KEY VALUE`, or `unset KEY` (set is false),
+// which restores the default or removes a profile.
+func (a *app) settingsSetCommand(set bool) *cobra.Command {
+	var asJSON bool
+	use, short, names := "unset KEY", "Restore a setting's default, or remove a profile", []string{"KEY"}
+	if set {
+		use, short, names = "set KEY VALUE", "Change one setting", []string{"KEY", "VALUE"}
+	}
+	cmd := &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  exactArgs(names...),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			key := args[0]
+			c, s, err := a.settingsFor(cmd.Context(), key)
+			if err != nil {
+				return err
+			}
+			value := ""
+			if set {
+				value = args[1]
+			}
+			if err := applySetting(s, key, value, set); err != nil {
+				return err
+			}
+			saved, err := c.SetSettings(cmd.Context(), *s, s.Revision)
+			if err != nil {
+				return fmt.Errorf("saving %s: %w", key, err)
+			}
+			if asJSON {
+				return printJSON(a.stdout(), saved)
+			}
+			v, _ := settingValue(saved, key)
+			if v == "" {
+				v = "(none)"
+			}
+			fmt.Fprintf(a.stdout(), "%s = %s (revision %d)\n", key, v, saved.Revision)
+			if key == setExternalCall && saved.Face != nil && saved.Face.AllowExternalCall {
+				a.progressf("clients of Plexus now see your servers' tools; clients connected before reconnect")
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the saved settings as JSON")
+	return cmd
+}
+
+// settingsFor checks key and reads the settings it is one of.
+func (a *app) settingsFor(ctx context.Context, key string) (*client.Client, *apitype.Settings, error) {
+	if err := checkSettingKey(key); err != nil {
+		return nil, nil, err
+	}
+	c, err := a.client()
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := c.Settings(ctx)
+	return c, s, err
+}
+
+// checkSettingKey refuses a key `plexus settings` does not know.
+func checkSettingKey(key string) error {
+	if slices.Contains(settingKeys[:4], key) {
+		return nil
+	}
+	if name, ok := strings.CutPrefix(key, setProfilePrefix); ok && name != "" {
+		return nil
+	}
+	return usagef("unknown setting %q: want one of %s", truncate(key, 40), strings.Join(settingKeys, ", "))
+}
+
+// settingValue is key's value as show prints it, and as JSON (nil for a
+// profile that does not exist).
+func settingValue(s *apitype.Settings, key string) (string, any) {
+	face := apitype.FaceSettings{}
+	if s.Face != nil {
+		face = *s.Face
+	}
+	switch key {
+	case setCallTimeout:
+		return msValue(s.CallTimeoutMs, 60000), s.CallTimeoutMs
+	case setRetry:
+		return msValue(s.RetryMs, 30000), s.RetryMs
+	case setExternalCall:
+		return strconv.FormatBool(face.AllowExternalCall), face.AllowExternalCall
+	case setWrite:
+		return strconv.FormatBool(face.AllowWrite), face.AllowWrite
+	}
+	p, ok := s.Profiles[strings.TrimPrefix(key, setProfilePrefix)]
+	if !ok {
+		return "", nil
+	}
+	b, _ := json.Marshal(p)
+	return string(b), p
+}
+
+// msValue shows a duration setting; 0 is the default.
+func msValue(ms, def int) string {
+	if ms == 0 {
+		return fmt.Sprintf("%d (default)", def)
+	}
+	return strconv.Itoa(ms)
+}
+
+// applySetting changes key in s to value (set), or back to its default.
+func applySetting(s *apitype.Settings, key, value string, set bool) error {
+	if s.Face == nil {
+		s.Face = &apitype.FaceSettings{}
+	}
+	switch key {
+	case setCallTimeout, setRetry:
+		ms := 0
+		if set {
+			var err error
+			if ms, err = parseMillis(value); err != nil {
+				return usagef("%s: %v", key, err)
+			}
+		}
+		if key == setCallTimeout {
+			s.CallTimeoutMs = ms
+		} else {
+			s.RetryMs = ms
+		}
+	case setExternalCall, setWrite:
+		on := false
+		if set {
+			var err error
+			if on, err = strconv.ParseBool(value); err != nil {
+				return usagef("%s takes true or false, not %q", key, truncate(value, 40))
+			}
+		}
+		if key == setExternalCall {
+			s.Face.AllowExternalCall = on
+		} else {
+			s.Face.AllowWrite = on
+		}
+	default:
+		name := strings.TrimPrefix(key, setProfilePrefix)
+		if s.Profiles == nil {
+			s.Profiles = map[string]apitype.Profile{}
+		}
+		if !set {
+			if _, ok := s.Profiles[name]; !ok {
+				return fmt.Errorf("there is no profile %q: `plexus settings show` lists them", name)
+			}
+			delete(s.Profiles, name)
+			return nil
+		}
+		var p apitype.Profile
+		dec := json.NewDecoder(strings.NewReader(value))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&p); err != nil || dec.More() {
+			return usagef(`%s takes a JSON object like {"servers": ["fs"], "naming": "bare", "metaTools": false}: %v`, key, err)
+		}
+		s.Profiles[name] = p
+	}
+	return nil
+}
+
+// parseMillis reads a duration setting: milliseconds, or a Go duration.
+func parseMillis(v string) (int, error) {
+	if n, err := strconv.Atoi(v); err == nil {
+		if n < 0 {
+			return 0, fmt.Errorf("%d is negative", n)
+		}
+		return n, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("want milliseconds or a duration like 30s, not %q", truncate(v, 40))
+	}
+	return int(d.Milliseconds()), nil
+}
+
+// noteExternalCallOff tells on stderr that clients see none of the
+// servers' tools while external calls are off. A daemon that cannot say
+// gets no note: the listing itself has already been printed.
+func (a *app) noteExternalCallOff(ctx context.Context, c *client.Client) {
+	s, err := c.Settings(ctx)
+	if err == nil && (s.Face == nil || !s.Face.AllowExternalCall) {
+		a.warnf("%s", apitype.ExternalCallOff)
+	}
+}
