@@ -1,0 +1,199 @@
+package clientconf
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// canary marks the planted secrets of the fixtures.
+var canary = regexp.MustCompile(`[A-Za-z_-]*CANARY[A-Za-z0-9]*`)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// testCommand is the command the fixtures register, with characters that
+// need quoting in every format.
+const testCommand = `/opt/my tools/plexus "v2"`
+
+// TestRoundTrip: for every client, connecting its fixture gives the golden
+// file (the user's entries, comments and formatting kept, every canary
+// secret still in place); connecting again changes nothing; disconnecting
+// gives the fixture back byte for byte.
+func TestRoundTrip(t *testing.T) {
+	for _, name := range Clients() {
+		t.Run(name, func(t *testing.T) {
+			before, err := os.ReadFile(filepath.Join("testdata", name+".before"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			connected, err := Edit(name, before, testCommand, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden := filepath.Join("testdata", name+".connected.golden")
+			if *update {
+				if err := os.WriteFile(golden, connected, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(connected) != string(want) {
+				t.Errorf("connected:\n%s\nwant:\n%s", connected, want)
+			}
+			canaries := canary.FindAllString(string(before), -1)
+			if len(canaries) == 0 {
+				t.Fatal("the fixture has no canary")
+			}
+			for _, c := range canaries {
+				if !strings.Contains(string(connected), c) {
+					t.Errorf("connecting lost %q", c)
+				}
+			}
+			again, err := Edit(name, connected, testCommand, true)
+			if err != nil || string(again) != string(connected) {
+				t.Errorf("connecting twice: %v\n%s", err, again)
+			}
+			back, err := Edit(name, connected, testCommand, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(back) != string(before) {
+				t.Errorf("disconnected:\n%s\nwant the fixture:\n%s", back, before)
+			}
+			// A file that does not exist yet: made, then emptied of Plexus.
+			fresh, err := Edit(name, nil, "plexus", true)
+			if err != nil || !strings.Contains(string(fresh), "plexus") {
+				t.Fatalf("a new file: %v\n%s", err, fresh)
+			}
+			if _, err := Edit(name, fresh, "plexus", false); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// TestReplacesOldEntry: an entry from before with another command is
+// replaced, not doubled.
+func TestReplacesOldEntry(t *testing.T) {
+	for _, name := range Clients() {
+		before, _ := os.ReadFile(filepath.Join("testdata", name+".before"))
+		old, err := Edit(name, before, "/old/plexus", true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		now, err := Edit(name, old, "/new/plexus", true)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if strings.Contains(string(now), "/old/plexus") || strings.Count(string(now), "/new/plexus") != 1 {
+			t.Errorf("%s: replacing the entry:\n%s", name, now)
+		}
+	}
+}
+
+// TestRefusesBrokenFiles: a file the client could not read either is left
+// alone with an error that says where.
+func TestRefusesBrokenFiles(t *testing.T) {
+	for name, src := range map[string]string{
+		"claude":   `{"mcpServers": {"a": 1,}`,
+		"cursor":   `{"mcpServers": // comment` + "\n" + `{}}`,
+		"vscode":   `{"servers": [1, 2]}`,
+		"zed":      `{"context_servers": {"a": /* open`,
+		"codex":    "[mcp_servers.plexus\ncommand = 1\n",
+		"goose":    "extensions: [a, b\n",
+		"gemini":   `{"mcpServers": {"x": 1, "x": 2}}`,
+		"opencode": `["not an object"]`,
+	} {
+		if out, err := Edit(name, []byte(src), "plexus", true); err == nil {
+			t.Errorf("%s: %q was edited into %q", name, src, out)
+		}
+	}
+}
+
+// TestWriteKeepsBackup: Write keeps the file as it was beside it, keeps
+// its mode, follows a link to the file it points at and leaves no
+// temporary file.
+func TestWriteKeepsBackup(t *testing.T) {
+	home := t.TempDir()
+	real := filepath.Join(home, "dotfiles", "claude.json")
+	if err := os.MkdirAll(filepath.Dir(real), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile("testdata/claude.before")
+	if err := os.WriteFile(real, before, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(real, filepath.Join(home, ".claude.json")); err != nil {
+		t.Fatal(err)
+	}
+	o := Options{Home: home, Command: "plexus"}
+	p, err := Prepare("claude", o, true)
+	if err != nil || !p.Changed || p.Path != real {
+		t.Fatalf("%+v %v", p, err)
+	}
+	if d := p.Diff(); !strings.Contains(d, `+    "plexus": {`) || !strings.Contains(d, "--- "+real) {
+		t.Errorf("diff:\n%s", d)
+	}
+	backup, err := p.Write(time.Date(2026, 12, 1, 17, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(backup); string(b) != string(before) {
+		t.Errorf("backup %s: %q", backup, b)
+	}
+	if fi, err := os.Lstat(filepath.Join(home, ".claude.json")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link was replaced: %v %v", fi.Mode(), err)
+	}
+	if fi, _ := os.Stat(real); fi.Mode().Perm() != 0o640 {
+		t.Errorf("mode %v", fi.Mode())
+	}
+	if m, _ := filepath.Glob(filepath.Join(home, "dotfiles", ".*tmp*")); len(m) != 0 {
+		t.Errorf("temporary files left: %v", m)
+	}
+	p, err = Prepare("claude", o, false)
+	if err != nil || !p.Changed {
+		t.Fatal(p, err)
+	}
+	if _, err := p.Write(time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(real); string(b) != string(before) {
+		t.Errorf("after disconnect:\n%s", b)
+	}
+}
+
+// TestPaths: each client's file, in each scope, honouring the variables
+// that move them.
+func TestPaths(t *testing.T) {
+	env := map[string]string{"CODEX_HOME": "/c", "XDG_CONFIG_HOME": "/x"}
+	o := Options{Home: "/h", Dir: "/p", GOOS: "linux", Getenv: func(k string) string { return env[k] }}
+	for _, tc := range []struct{ client, scope, want string }{
+		{"claude", "", "/h/.claude.json"},
+		{"claude", ScopeProject, "/p/.mcp.json"},
+		{"claude-desktop", "", "/x/Claude/claude_desktop_config.json"},
+		{"codex", "", "/c/config.toml"},
+		{"gemini", "", "/h/.gemini/settings.json"},
+		{"goose", "", "/x/goose/config.yaml"},
+		{"vscode", ScopeProject, "/p/.vscode/mcp.json"},
+		{"zed", "", "/x/zed/settings.json"},
+	} {
+		o.Scope = tc.scope
+		if got, err := Path(tc.client, o); err != nil || got != tc.want {
+			t.Errorf("%s %s: %q %v, want %q", tc.client, tc.scope, got, err, tc.want)
+		}
+	}
+	o.Scope = ScopeProject
+	if _, err := Path("windsurf", o); err == nil {
+		t.Error("windsurf has a project scope")
+	}
+	if _, err := Path("notepad", o); err == nil || !strings.Contains(err.Error(), "claude") {
+		t.Errorf("unknown client: %v", err)
+	}
+}
