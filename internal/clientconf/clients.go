@@ -369,4 +369,3 @@ func prune(doc map[string]any, keys []string) {
 		delete(doc, keys[0])
 	}
 }
-
