@@ -2,7 +2,9 @@
 //
 // It is a front end like the terminal UI and the web page: it reads and
 // changes state only through the daemon's settings API (internal/client),
-// never writes a file, and imports nothing of the daemon (R-OWN-2). The
+// never writes a file of Plexus, and imports nothing of the daemon
+// (R-OWN-2). The one file it writes is another client's own settings, on
+// `plexus connect` and `disconnect` (internal/clientconf). The
 // daemon and the example server are handed in by main through Env, so that
 // one binary can carry them without this package depending on them.
 //

@@ -24,10 +24,14 @@ func TestImportsOnlyFrontEndLayers(t *testing.T) {
 		// leaf helpers of mcpbridge's hot path, which import nothing of ours
 		"internal/jsonscan": true,
 		"internal/rawhttp":  true,
+		// plexus connect edits another client's own file, with the
+		// user's rights, never Plexus's settings
+		"internal/clientconf": true,
+		"internal/atomicfile": true,
 	}
 	for _, pkg := range testenv.OwnDeps(t) {
 		if !allowed[pkg] {
-			t.Errorf("cli depends on %s: a front end may import only client, apitype, cmdline, serverconf, tui, mcpbridge, sse, jsonscan and rawhttp", pkg)
+			t.Errorf("cli depends on %s: a front end may import only client, apitype, cmdline, serverconf, tui, mcpbridge, sse, jsonscan, rawhttp, clientconf and atomicfile", pkg)
 		}
 	}
 }

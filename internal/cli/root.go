@@ -61,7 +61,7 @@ warnings and progress to stderr; --json prints stable JSON for scripts.`,
 	add(groupServers, a.lsCommand(), a.addCommand(), a.editCommand(), a.rmCommand(),
 		a.enableCommand(true), a.enableCommand(false), a.restartCommand(), a.logsCommand(),
 		a.loginCommand(), a.logoutCommand())
-	add(groupServers, a.importCommand(), a.exportCommand())
+	add(groupServers, a.importCommand(), a.exportCommand(), a.connectCommand(true), a.connectCommand(false))
 	add(groupServers, a.acceptCommand(), a.approveCommand(), a.tuiCommand())
 	add(groupCatalog, a.toolsCommand(), a.callCommand(), a.resourcesCommand(), a.promptsCommand())
 	add(groupSecrets, a.secretCommand())

@@ -77,8 +77,14 @@ func (p *Plan) Diff() string {
 	if !p.Exists {
 		from = "/dev/null"
 	}
+	lines := func(b []byte) []string {
+		if len(b) == 0 {
+			return nil
+		}
+		return difflib.SplitLines(string(b))
+	}
 	d, _ := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
-		A: difflib.SplitLines(string(p.Before)), B: difflib.SplitLines(string(p.After)),
+		A: lines(p.Before), B: lines(p.After),
 		FromFile: from, ToFile: p.Path, Context: 3,
 	})
 	return d

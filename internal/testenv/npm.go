@@ -93,6 +93,12 @@ func npmInstall(src, prefix string) error {
 			return err
 		}
 	}
+	// An .npmrc beside them (ignore-scripts, say) goes along.
+	if b, err := os.ReadFile(filepath.Join(src, ".npmrc")); err == nil {
+		if err := os.WriteFile(filepath.Join(prefix, ".npmrc"), b, 0o644); err != nil {
+			return err
+		}
+	}
 	cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund", "--loglevel=error")
 	cmd.Dir = prefix
 	out, err := cmd.CombinedOutput()
