@@ -119,6 +119,8 @@ function renderServer(st) {
   if (st.auth) fact(dl, 'Authorization', authText(st.auth));
   for (const w of st.warnings || []) fact(dl, 'Warning', w);
   li.append(dl);
+  const tools = renderTools(st);
+  if (tools) li.append(tools);
   if (st.stderr && st.stderr.length) {
     li.append(el('details', { class: 'stderr' }, el('summary', {}, 'Last stderr lines (' + st.stderr.length + ')'),
       el('pre', { 'data-testid': 'stderr' }, st.stderr.join('\n'))));
@@ -203,6 +205,62 @@ function render() {
   const names = [...servers.keys()].sort();
   ul.replaceChildren(...names.map((n) => renderServer(servers.get(n))));
   $('empty').hidden = names.length > 0;
+  listChanged();
+}
+
+// ---- tool names, the summary and the filter ----
+
+const toolNames = new Map(); // server → its tools' own names, sorted
+
+async function loadTools() {
+  const list = await api('GET', '/tools');
+  toolNames.clear();
+  for (const t of list.tools || []) {
+    if (t.kind && t.kind !== 'tool') continue;
+    if (!toolNames.has(t.server)) toolNames.set(t.server, []);
+    toolNames.get(t.server).push(t.tool);
+  }
+  for (const names of toolNames.values()) names.sort();
+}
+
+// renderTools is a server's tool names, folded.
+function renderTools(st) {
+  const names = toolNames.get(st.name) || [];
+  if (!names.length) return null;
+  return el('details', { class: 'tools', 'data-testid': 'tools' },
+    el('summary', {}, 'Tool names (' + names.length + ')'),
+    el('ul', {}, names.map((n) => el('li', {}, el('code', {}, n)))));
+}
+
+// needsAttention is a server a person has to look at.
+function needsAttention(st) {
+  if (!st.enabled) return false;
+  return st.state === 'failed' || st.state === 'backoff' || st.crashLooping || st.needsApproval ||
+    (st.auth && st.auth.needsLogin) || (st.held && st.held.length > 0);
+}
+
+// listChanged redraws the summary and applies the filter after the list
+// changed.
+function listChanged() {
+  const all = [...servers.values()];
+  const ready = all.filter((s) => s.enabled && s.state === 'ready').length;
+  const attention = all.filter(needsAttention).length;
+  $('summary').textContent = all.length ? plural(all.length, 'server') + ' · ' + ready + ' ready' +
+    (attention ? ' · ' + attention + (attention === 1 ? ' needs' : ' need') + ' attention' : '') : '';
+  applyFilter();
+}
+
+function plural(n, word) { return n + ' ' + word + (n === 1 ? '' : 's'); }
+
+// applyFilter shows the servers whose name or a tool's name holds the
+// filter's text.
+function applyFilter() {
+  const q = $('filter').value.trim().toLowerCase();
+  for (const li of document.querySelectorAll('#servers > li')) {
+    const name = li.dataset.name;
+    const hit = !q || name.toLowerCase().includes(q) || (toolNames.get(name) || []).some((t) => t.toLowerCase().includes(q));
+    li.hidden = !hit;
+  }
 }
 
 function updateServer(st) {
@@ -215,9 +273,11 @@ function updateServer(st) {
   fresh.querySelectorAll('details').forEach((d, i) => { if (open[i]) d.open = true; });
   if (logs) fresh.append(logs);
   old.replaceWith(fresh);
+  listChanged();
 }
 
 async function refresh() {
+  await loadTools().catch(() => toolNames.clear());
   const list = await api('GET', '/servers');
   servers.clear();
   for (const s of list.servers) servers.set(s.name, s);
@@ -510,7 +570,27 @@ async function loadSettings() {
     settingsRev = s.revision;
     $('g-call').value = s.callTimeoutMs || '';
     $('g-retry').value = s.retryMs || '';
+    showGates(s.face || {});
   } catch (e) { $('settings-msg').textContent = 'Global settings: ' + describe(e); }
+}
+
+// showGates shows the face's gates, and says at the top of the page when
+// clients see none of the servers' tools.
+function showGates(face) {
+  $('g-external').checked = !!face.allowExternalCall;
+  $('g-write').checked = !!face.allowWrite;
+  $('gates-off').hidden = !!face.allowExternalCall;
+}
+
+async function switchOnExternalCalls() {
+  notice('');
+  try {
+    const s = await api('GET', '/settings');
+    const face = Object.assign({}, s.face, { allowExternalCall: true });
+    const saved = await api('PUT', '/settings', { callTimeoutMs: s.callTimeoutMs, retryMs: s.retryMs, face }, s.revision);
+    settingsRev = saved.revision;
+    showGates(saved.face || {});
+  } catch (e) { notice('external calls: ' + describe(e)); }
 }
 
 async function saveSettings(ev) {
@@ -519,9 +599,11 @@ async function saveSettings(ev) {
   $('e-g-call').textContent = ''; $('e-g-retry').textContent = '';
   let body;
   try { body = { callTimeoutMs: millis('g-call', 'e-g-call'), retryMs: millis('g-retry', 'e-g-retry') }; } catch (e) { return; }
+  body.face = { allowExternalCall: $('g-external').checked, allowWrite: $('g-write').checked };
   try {
     const s = await api('PUT', '/settings', body, settingsRev);
     settingsRev = s.revision;
+    showGates(s.face || {});
     $('settings-msg').textContent = 'Saved.';
   } catch (e) {
     $('settings-msg').textContent = describe(e);
@@ -602,6 +684,8 @@ async function start() {
   $('cancel').addEventListener('click', closeEditor);
   $('server-form').addEventListener('submit', save);
   $('settings-form').addEventListener('submit', saveSettings);
+  $('gates-on').addEventListener('click', switchOnExternalCalls);
+  $('filter').addEventListener('input', applyFilter);
   $('secret-form').addEventListener('submit', setSecret);
   $('add-row').addEventListener('click', () => addRow('', ''));
   document.querySelectorAll('input[name="type"]').forEach((r) => r.addEventListener('change', showTransport));

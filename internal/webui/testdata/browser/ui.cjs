@@ -243,6 +243,8 @@ async function run(page) {
   assert.match(await card(page, 'example').innerText(), /Restarts\s+1/);
   step('the recovery shows live');
 
+  await gatesSummaryAndFilter(page);
+
   // Global request timeout.
   await page.fill('#g-call', '45000');
   await page.click('#settings-form button[type=submit]');
@@ -256,6 +258,47 @@ async function run(page) {
   await page.waitForFunction(() => !document.querySelector('#servers > li[data-name="remote"]'));
   await page.waitForFunction(() => !document.getElementById('secrets').textContent.includes('REMOTE_KEY'));
   step('delete removes the server and its secret');
+}
+
+// gatesSummaryAndFilter: the page says that external calls are off and
+// switches them on; the summary counts the servers; each server's tool
+// names fold out; the filter finds a server by its name or a tool's.
+async function gatesSummaryAndFilter(page) {
+  await page.waitForSelector('#gates-off:not([hidden])');
+  assert.match(await page.locator('#gates-off').innerText(), /External calls are off.*plexus settings set face\.allowExternalCall true/s);
+  assert.equal(await page.isChecked('#g-external'), false);
+  step('the page says that external calls are off, and how to switch them on');
+
+  await waitState(page, 'example', 'ready');
+  await waitState(page, 'remote', 'ready');
+  await page.waitForFunction(() => document.getElementById('summary').textContent === '2 servers · 2 ready');
+  step('the summary: ' + await page.locator('#summary').textContent());
+
+  const tools = card(page, 'example').locator('[data-testid=tools]');
+  await tools.locator('summary').click();
+  const names = await tools.locator('li').allInnerTexts();
+  for (const n of ['echo', 'sha256', 'now']) assert.ok(names.includes(n), 'tool names: ' + names.join(', '));
+  step('the example server\'s tool names fold out: ' + names.length);
+
+  await page.fill('#filter', 'sha2');
+  await page.waitForFunction(() => document.querySelector('#servers > li[data-name="remote"]').hidden &&
+    !document.querySelector('#servers > li[data-name="example"]').hidden);
+  await page.fill('#filter', 'REMO');
+  await page.waitForFunction(() => !document.querySelector('#servers > li[data-name="remote"]').hidden &&
+    document.querySelector('#servers > li[data-name="example"]').hidden);
+  await page.fill('#filter', 'no such thing');
+  await page.waitForFunction(() => [...document.querySelectorAll('#servers > li')].every((li) => li.hidden));
+  await page.fill('#filter', '');
+  await page.waitForFunction(() => [...document.querySelectorAll('#servers > li')].every((li) => !li.hidden));
+  step('the filter finds servers by name and by tool name');
+
+  await page.click('#gates-on');
+  await page.waitForSelector('#gates-off[hidden]', { state: 'attached' });
+  assert.equal(await page.isChecked('#g-external'), true);
+  await page.reload();
+  await page.waitForFunction(() => document.getElementById('g-external').checked);
+  assert.equal(await page.locator('#gates-off').isHidden(), true);
+  step('external calls switched on from the page, and still on after a reload');
 }
 
 main().catch((e) => {
