@@ -42,6 +42,8 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		})
 	case screenLogin:
 		cmd = m.loginKey(msg)
+	case screenSettings:
+		cmd = m.settingsKey(msg)
 	default:
 		cmd = m.listKey(msg)
 	}
@@ -89,6 +91,11 @@ func (m *Model) listKey(msg tea.KeyMsg) tea.Cmd {
 	if key.Matches(msg, k.Help) {
 		m.screen = screenHelp
 		return nil
+	}
+	if key.Matches(msg, k.Settings) {
+		m.msg, m.errMsg = "", ""
+		m.screen, m.setEdit = screenSettings, nil
+		return m.loadSettings()
 	}
 	if key.Matches(msg, k.New) {
 		m.msg, m.errMsg = "", ""

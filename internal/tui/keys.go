@@ -9,7 +9,7 @@ import (
 // keyMap is every key of the list screen. The form has its own few, handled
 // in form.go and listed in help.
 type keyMap struct {
-	Up, Down, New, Edit, Delete, Toggle, Enable, Restart, Login, Review, Help, Quit key.Binding
+	Up, Down, New, Edit, Delete, Toggle, Enable, Restart, Login, Review, Settings, Help, Quit key.Binding
 }
 
 func newKeyMap() keyMap {
@@ -17,18 +17,19 @@ func newKeyMap() keyMap {
 		return key.NewBinding(key.WithKeys(keys...), key.WithHelp(k, desc))
 	}
 	return keyMap{
-		Up:      b([]string{"up", "k"}, "↑/k", "move up"),
-		Down:    b([]string{"down", "j"}, "↓/j", "move down"),
-		New:     b([]string{"n"}, "n", "new"),
-		Edit:    b([]string{"enter"}, "enter", "edit"),
-		Delete:  b([]string{"d"}, "d", "delete"),
-		Toggle:  b([]string{" "}, "space", "on/off"),
-		Enable:  b([]string{"e"}, "e", "enable"),
-		Restart: b([]string{"r"}, "r", "restart"),
-		Login:   b([]string{"l"}, "l", "login"),
-		Review:  b([]string{"a"}, "a", "review"),
-		Help:    b([]string{"?"}, "?", "help"),
-		Quit:    b([]string{"q", "ctrl+c"}, "q", "quit"),
+		Up:       b([]string{"up", "k"}, "↑/k", "move up"),
+		Down:     b([]string{"down", "j"}, "↓/j", "move down"),
+		New:      b([]string{"n"}, "n", "new"),
+		Edit:     b([]string{"enter"}, "enter", "edit"),
+		Delete:   b([]string{"d"}, "d", "delete"),
+		Toggle:   b([]string{" "}, "space", "on/off"),
+		Enable:   b([]string{"e"}, "e", "enable"),
+		Restart:  b([]string{"r"}, "r", "restart"),
+		Login:    b([]string{"l"}, "l", "login"),
+		Review:   b([]string{"a"}, "a", "review"),
+		Settings: b([]string{"s"}, "s", "settings"),
+		Help:     b([]string{"?"}, "?", "help"),
+		Quit:     b([]string{"q", "ctrl+c"}, "q", "quit"),
 	}
 }
 
@@ -62,15 +63,15 @@ const helpText = `Keys on the list
   r            restart it now
   l            log in to a server that needs OAuth: shows the URL to open
   a            review a changed tool or a pending server, then accept
+  s            settings: external calls, writes and timeouts
   ?            this help          q  ctrl+c   quit
 
 Keys in the form
   ← →          switch the transport: http or stdio
   tab ↓ ↑      next and previous field
   ctrl+s       save (or enter on the last field); esc cancels
-  Nothing is written until you save. The daemon starts the server first:
-  if it cannot connect, nothing changes and the form shows why.
-  Secrets are masked. When editing, a blank secret keeps the stored one
-  and - removes it. Env entries are KEY=value, separated by spaces.
+  Nothing is written until you save, and not if the server cannot start.
+  Secrets are masked; editing, a blank secret keeps the stored one and -
+  removes it. Env entries are KEY=value, separated by spaces.
 
 Press any key to close this help.`

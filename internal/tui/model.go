@@ -25,6 +25,7 @@ const (
 	screenReview
 	screenLogin
 	screenHelp
+	screenSettings
 )
 
 // maxStderr is how many stderr lines are kept per server for the detail
@@ -61,6 +62,13 @@ type Model struct {
 	spin     spinner.Model
 	spinning bool
 
+	// settings are the daemon's section-wide settings (settings.go); nil
+	// until read. setSel is the row selected on the settings screen,
+	// setEdit the number being typed there.
+	settings *apitype.Settings
+	setSel   int
+	setEdit  *textinput.Model
+
 	msg    string // the outcome of the last action
 	errMsg string // the last error, until the next action
 }
@@ -81,7 +89,7 @@ func New(ctx context.Context, c *client.Client) *Model {
 func (m *Model) Close() { m.cancel() }
 
 // Init opens the event stream and reads the servers.
-func (m *Model) Init() tea.Cmd { return m.connect() }
+func (m *Model) Init() tea.Cmd { return tea.Batch(m.connect(), m.loadSettings()) }
 
 // selected returns the selected server, if any.
 func (m *Model) selected() (apitype.ServerStatus, bool) {
@@ -158,6 +166,8 @@ func (m *Model) daemonMsg(msg tea.Msg) tea.Cmd {
 		m.form, m.screen = editForm(msg.name, cfg, msg.sc.Revision), screenForm
 	case doneMsg:
 		return m.done(msg)
+	case settingsMsg:
+		return m.settingsDone(msg)
 	case loginMsg:
 		m.busy = ""
 		if msg.err != nil {

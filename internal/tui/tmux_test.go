@@ -91,10 +91,10 @@ func normalize(screen string) string {
 	return strings.Join(lines, "\n")
 }
 
-// TestTerminalEndToEnd runs the built `plexus tui` in a real terminal
-// (tmux, 80x24) against a running daemon: the list, a server added through
-// the form with keys typed, and q restoring the terminal.
-func TestTerminalEndToEnd(t *testing.T) {
+// startExampleTUI starts a daemon with the example server and `plexus
+// tui` in a tmux terminal of 80x24, ended with the test.
+func startExampleTUI(t *testing.T) (*testenv.Env, *tmux, time.Time) {
+	t.Helper()
 	needTmux(t)
 	e := testenv.New(t)
 	// "plexus" on the daemon's PATH, so that the screen shows the same
@@ -108,6 +108,14 @@ func TestTerminalEndToEnd(t *testing.T) {
 	x.must("new-session", "-d", "-s", "tui", "-x", "80", "-y", "24",
 		"env PLEXUS_HOME="+e.Home+" "+e.Bin+" tui")
 	t.Cleanup(func() { x.run("kill-server") })
+	return e, x, start
+}
+
+// TestTerminalEndToEnd runs the built `plexus tui` in a real terminal
+// (tmux, 80x24) against a running daemon: the list, a server added through
+// the form with keys typed, and q restoring the terminal.
+func TestTerminalEndToEnd(t *testing.T) {
+	e, x, start := startExampleTUI(t)
 	// Keep the pane once plexus exits, to see what it left on the screen.
 	x.must("set-option", "-t", "tui", "remain-on-exit", "on")
 

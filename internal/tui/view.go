@@ -28,6 +28,8 @@ func (m *Model) View() string {
 		body = m.reviewView(w)
 	case screenLogin:
 		body = m.loginView(w)
+	case screenSettings:
+		body = m.settingsView(w)
 	default:
 		body = m.listView(w, bodyH)
 	}
@@ -61,6 +63,8 @@ func (m *Model) titleLine(w int) string {
 		left += " › new server"
 	case m.screen == screenHelp:
 		left += " › help"
+	case m.screen == screenSettings:
+		left += " › settings"
 	}
 	ready, starting := 0, 0
 	for _, s := range m.servers {
@@ -108,6 +112,9 @@ func (m *Model) statusLines(w int) []string {
 		}
 		return lines
 	}
+	if m.msg == "" && m.screen == screenList && m.externalCallsOff() {
+		return []string{styleWarn.Render("external calls are off: clients see only plexus_status/_snapshot · s settings")}
+	}
 	return []string{m.msg}
 }
 
@@ -122,6 +129,11 @@ func (m *Model) footerLine() string {
 		return footerKeys("enter", "send the pasted URL", "esc", "back to the list")
 	case screenHelp:
 		return footerKeys("any key", "close")
+	case screenSettings:
+		if m.setEdit != nil {
+			return footerKeys("enter", "save", "esc", "cancel")
+		}
+		return footerKeys("↑ ↓", "move", "space", "switch or edit", "esc", "back to the list")
 	}
 	s, ok := m.selected()
 	if !ok {

@@ -1,0 +1,40 @@
+package tui
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestTerminalSettings: in a real terminal, the list says that external
+// calls are off; s opens the settings screen, space switches them on and
+// a typed number sets the call timeout — both saved by the daemon, as
+// `plexus settings get` shows — and esc goes back to a list that no
+// longer warns.
+func TestTerminalSettings(t *testing.T) {
+	e, x, _ := startExampleTUI(t)
+	x.waitText("example", "● ready", "external calls are off")
+
+	x.must("send-keys", "-t", "tui", "s")
+	golden(t, "tmux-settings", normalize(x.waitText("› settings", "face.allowExternalCall", "○ off", "60000 (default)")), 80, 24)
+	x.must("send-keys", "-t", "tui", "Space")
+	x.waitText("saved face.allowExternalCall")
+	if got := strings.TrimSpace(e.MustRun("settings", "get", "face.allowExternalCall")); got != "true" {
+		t.Fatalf("after space on the settings screen: face.allowExternalCall = %s", got)
+	}
+	x.must("send-keys", "-t", "tui", "Down", "Down", "Enter")
+	x.must("send-keys", "-t", "tui", "-l", "45x")
+	x.must("send-keys", "-t", "tui", "Enter")
+	x.waitText("callTimeoutMs takes a number")
+	x.must("send-keys", "-t", "tui", "BSpace")
+	x.must("send-keys", "-t", "tui", "-l", "000")
+	x.must("send-keys", "-t", "tui", "Enter")
+	x.waitText("saved callTimeoutMs")
+	if got := strings.TrimSpace(e.MustRun("settings", "get", "callTimeoutMs")); got != "45000" {
+		t.Fatalf("after typing 45000: callTimeoutMs = %s", got)
+	}
+	x.must("send-keys", "-t", "tui", "Escape")
+	s := x.waitText("NAME", "example")
+	if strings.Contains(s, "external calls are off") {
+		t.Fatalf("the list still warns after external calls were switched on:\n%s", s)
+	}
+}
