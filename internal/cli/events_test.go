@@ -353,7 +353,7 @@ func TestLsStates(t *testing.T) {
 	want := "NAME    STATE             TYPE   TOOLS  ERROR\n" +
 		"docs    ready             stdio  4\n" +
 		"fs      backoff 4s        stdio  0      exit status 2\n" +
-		"search  failed            http   0      401 Unauthorized\n" +
+		"search  unauthorized      http   0      401 Unauthorized\n" +
 		"gh      crash-looping 9m  stdio  0      exit status 1\n" +
 		"late    backoff 0s        stdio  0\n"
 	if r.code != 0 || r.stdout != want {
@@ -376,7 +376,7 @@ func TestStatusTroubles(t *testing.T) {
 		"NAME    STATE             TYPE   TOOLS  ERROR\n" +
 		"docs    ready             stdio  4\n" +
 		"fs      backoff 4s        stdio  0      exit status 2\n" +
-		"search  failed            http   0      401 Unauthorized\n" +
+		"search  unauthorized      http   0      401 Unauthorized\n" +
 		"gh      crash-looping 9m  stdio  0      exit status 1\n" +
 		"late    backoff 0s        stdio  0\n" +
 		"\n" +
@@ -389,7 +389,7 @@ func TestStatusTroubles(t *testing.T) {
 		"    three\n" +
 		"    panic: [2Jboom\n" +
 		"\n" +
-		"search: failed\n" +
+		"search: unauthorized\n" +
 		"  error        401 Unauthorized\n" +
 		"               WWW-Authenticate: Bearer\n" +
 		"  HTTP status  401\n" +

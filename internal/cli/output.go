@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
+	"github.com/plexus-mcp/plexus/internal/statewords"
 )
 
 // printJSON writes v as indented JSON, the stable --json form. HTML escaping
@@ -138,16 +139,9 @@ func isUnsafe(r rune) bool {
 	return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) || r == '\u200b' || r == '\ufeff' || r == utf8.RuneError
 }
 
-// stateWord is the state column: the daemon's word, never blank.
-func stateWord(s apitype.ServerStatus) string {
-	if s.State == "" {
-		if !s.Enabled {
-			return apitype.StateDisabled
-		}
-		return "unknown"
-	}
-	return s.State
-}
+// stateWord is a server's state in the words every front end uses
+// (statewords), never blank.
+func stateWord(s apitype.ServerStatus) string { return statewords.Of(s) }
 
 // summary describes a server after a write, e.g. "ready, 4 tools".
 func summary(s *apitype.ServerStatus) string {
@@ -155,7 +149,7 @@ func summary(s *apitype.ServerStatus) string {
 		return "saved"
 	}
 	if s.NeedsApproval {
-		return stateNeedsApproval + ": " + oneLine(approvalReason(*s))
+		return statewords.NeedsApproval + ": " + oneLine(approvalReason(*s))
 	}
 	if s.Auth != nil && s.Auth.NeedsLogin && s.State != apitype.StateReady {
 		return "needs login: run `plexus login " + s.Name + "`"
@@ -180,35 +174,29 @@ func plural(n int, word string) string {
 	return fmt.Sprintf("%d %ss", n, word)
 }
 
-// stateCrashLooping stands for the state of a server the daemon has parked
-// after too many failed restarts in a row (ServerStatus.CrashLooping).
-const stateCrashLooping = "crash-looping"
-
 // stateColumn is the STATE of ls and status: the daemon's word, with the
 // time left before the next try of a server in backoff ("backoff 4s"), and
 // "crash-looping 9m" for a parked one, so that people can tell a server
 // that will be back in a moment from one that needs them.
 func stateColumn(s apitype.ServerStatus, now time.Time) string {
-	if s.NeedsApproval {
-		return stateNeedsApproval
-	}
-	word := stateWord(s)
-	if s.CrashLooping {
-		word = stateCrashLooping
-	} else if word != apitype.StateBackoff {
+	switch word := stateWord(s); word {
+	case statewords.NeedsApproval:
+		return word
+	case statewords.Backoff, statewords.CrashLooping:
+		if s.NextTryAt == nil {
+			return word
+		}
+		return word + " " + shortDuration(s.NextTryAt.Sub(now))
+	default:
 		return word + heldSuffix(s)
 	}
-	if s.NextTryAt == nil {
-		return word
-	}
-	return word + " " + shortDuration(s.NextTryAt.Sub(now))
 }
 
 // stateDetail describes a server's state as of at, for a line of its own:
 // "ready, 4 tools", "backoff (next try in 4s): connection lost".
 func stateDetail(s apitype.ServerStatus, at time.Time) string {
 	if s.NeedsApproval {
-		return stateNeedsApproval + ": " + oneLine(approvalReason(s))
+		return statewords.NeedsApproval + ": " + oneLine(approvalReason(s))
 	}
 	word := stateWord(s)
 	if !troubled(s) {
@@ -216,9 +204,6 @@ func stateDetail(s apitype.ServerStatus, at time.Time) string {
 			return fmt.Sprintf("%s, %s", word, plural(s.Tools, "tool")) + heldSuffix(s)
 		}
 		return word
-	}
-	if s.CrashLooping {
-		word = stateCrashLooping
 	}
 	if s.NextTryAt != nil {
 		word += " (next try in " + shortDuration(s.NextTryAt.Sub(at)) + ")"

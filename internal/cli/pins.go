@@ -422,10 +422,6 @@ func hidden(r rune) bool {
 	return r != '\t' && (isUnsafe(r) || unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Variation_Selector, r))
 }
 
-// stateNeedsApproval stands for the state of a server that is not started
-// until a person approves its definition (ServerStatus.NeedsApproval).
-const stateNeedsApproval = "needs approval"
-
 // heldSuffix is ", 1 held" for a server with tools held back, else "".
 func heldSuffix(s apitype.ServerStatus) string {
 	if len(s.Held) == 0 {

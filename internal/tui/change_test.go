@@ -219,7 +219,7 @@ func TestApprovePending(t *testing.T) {
 	e := startDaemon(t)
 	addServer(t, client.New(e.Home), "agentadded", map[string]any{"type": "stdio", "command": e.Bin, "args": []string{"example-server"}}, nil, true)
 	u := startUI(t, e)
-	u.waitText("agentadded", "! approve", "needs approval: press a")
+	u.waitText("agentadded", "! needs approval", "needs approval: press a")
 	u.press("a")
 	u.waitText("Review agentadded", "now:", "example-server", "y accept")
 	u.press("y")

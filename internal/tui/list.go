@@ -13,7 +13,7 @@ import (
 // Column widths of the list; the last error takes what is left.
 const (
 	colName      = 16
-	colState     = 13
+	colState     = 16 // "! needs approval"
 	colTransport = 9
 	colTools     = 5
 )

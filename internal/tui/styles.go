@@ -7,6 +7,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
+	"github.com/plexus-mcp/plexus/internal/statewords"
 )
 
 // Colours support the words, never replace them: every state is also
@@ -22,32 +23,29 @@ var (
 	styleKey      = lipgloss.NewStyle().Bold(true)
 )
 
-// stateLabel is a server's state as a mark and a word, with its colour.
+// stateLabel is a server's state as a mark and the word every front end
+// uses (statewords), with its colour.
 func stateLabel(s apitype.ServerStatus) (string, lipgloss.Style) {
-	switch {
-	case s.NeedsApproval:
-		return "! approve", styleAsk
-	case s.Auth != nil && s.Auth.NeedsLogin && s.State != apitype.StateReady:
-		return "! login", styleAsk
+	word := statewords.Of(s)
+	switch word {
+	case statewords.NeedsApproval, statewords.NeedsLogin:
+		return "! " + word, styleAsk
+	case statewords.Ready:
+		return "● " + word, styleOK
+	case statewords.Starting:
+		return "◌ " + word, styleWarn
+	case statewords.Failed, statewords.Unauthorized:
+		return "✗ " + word, styleErr
+	case statewords.CrashLooping:
+		return "↻ " + word, styleErr
+	case statewords.Backoff:
+		return "↻ " + word, styleWarn
+	case statewords.Disabled:
+		return "○ " + word, styleDim
+	case statewords.Stopped:
+		return "■ " + word, styleDim
 	}
-	switch s.State {
-	case apitype.StateReady:
-		return "● ready", styleOK
-	case apitype.StateStarting:
-		return "◌ starting", styleWarn
-	case apitype.StateFailed:
-		return "✗ failed", styleErr
-	case apitype.StateBackoff:
-		if s.CrashLooping {
-			return "↻ crash-loop", styleErr
-		}
-		return "↻ backoff", styleWarn
-	case apitype.StateDisabled:
-		return "○ disabled", styleDim
-	case apitype.StateStopped:
-		return "■ stopped", styleDim
-	}
-	return "? " + s.State, styleWarn
+	return "? " + word, styleWarn
 }
 
 // note is the one line the list shows after a server's state: what to do,

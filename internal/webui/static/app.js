@@ -77,11 +77,15 @@ function showSignin() {
 
 // ---- the server list ----
 
+// stateText is a server's state in the words every front end uses, by the
+// rules of internal/statewords (a Go test holds the two together).
 function stateText(st) {
-  if (!st.enabled) return 'disabled';
+  if (st.state === 'disabled' || (!st.state && !st.enabled)) return 'disabled';
   if (st.needsApproval) return 'needs approval';
+  if (st.auth && st.auth.needsLogin && st.state !== 'ready') return 'needs login';
   if (st.crashLooping) return 'crash-looping';
-  return st.state;
+  if (st.state === 'failed' && (st.httpStatus === 401 || st.httpStatus === 403)) return 'unauthorized';
+  return st.state || 'unknown';
 }
 
 function fact(dl, name, value) {

@@ -1,0 +1,46 @@
+// Package statewords names a server's state for people, in the one
+// vocabulary that the CLI, the terminal UI, the web page (app.js keeps the
+// same rules, and a test holds it to these words) and the README's state
+// table share. The daemon's states (apitype.State*) say what the
+// supervisor does; these words add what a person needs to know: that a
+// login is wanted, that the server refused its credentials, that restarts
+// have been given up on for a while, that an approval is waited for.
+package statewords
+
+import "github.com/plexus-mcp/plexus/internal/apitype"
+
+// The words.
+const (
+	Ready         = "ready"
+	Starting      = "starting"
+	NeedsLogin    = "needs login"
+	Unauthorized  = "unauthorized"
+	Backoff       = "backoff"
+	CrashLooping  = "crash-looping"
+	Disabled      = "disabled"
+	Failed        = "failed"
+	NeedsApproval = "needs approval"
+	Stopped       = "stopped"
+)
+
+// All lists the words, in the order the README's table explains them.
+var All = []string{Ready, Starting, NeedsLogin, Unauthorized, Backoff, CrashLooping, Disabled, Failed, NeedsApproval, Stopped}
+
+// Of is the word for a server's state.
+func Of(s apitype.ServerStatus) string {
+	switch {
+	case s.State == apitype.StateDisabled || s.State == "" && !s.Enabled:
+		return Disabled
+	case s.NeedsApproval:
+		return NeedsApproval
+	case s.Auth != nil && s.Auth.NeedsLogin && s.State != apitype.StateReady:
+		return NeedsLogin
+	case s.CrashLooping:
+		return CrashLooping
+	case s.State == apitype.StateFailed && (s.HTTPStatus == 401 || s.HTTPStatus == 403):
+		return Unauthorized
+	case s.State == "":
+		return "unknown"
+	}
+	return s.State
+}

@@ -1,0 +1,31 @@
+package statewords
+
+import (
+	"testing"
+
+	"github.com/plexus-mcp/plexus/internal/apitype"
+)
+
+func TestOf(t *testing.T) {
+	for _, tc := range []struct {
+		s    apitype.ServerStatus
+		want string
+	}{
+		{apitype.ServerStatus{Enabled: true, State: apitype.StateReady}, Ready},
+		{apitype.ServerStatus{Enabled: true, State: apitype.StateStarting}, Starting},
+		{apitype.ServerStatus{Enabled: true, State: apitype.StateFailed, Auth: &apitype.AuthStatus{NeedsLogin: true}}, NeedsLogin},
+		{apitype.ServerStatus{Enabled: true, State: apitype.StateReady, Auth: &apitype.AuthStatus{NeedsLogin: true}}, Ready},
+		{apitype.ServerStatus{Enabled: true, State: apitype.StateFailed, HTTPStatus: 401}, Unauthorized},
+		{apitype.ServerStatus{Enabled: true, State: apitype.StateFailed, HTTPStatus: 500}, Failed},
+		{apitype.ServerStatus{Enabled: true, State: apitype.StateBackoff}, Backoff},
+		{apitype.ServerStatus{Enabled: true, State: apitype.StateBackoff, CrashLooping: true}, CrashLooping},
+		{apitype.ServerStatus{Enabled: false, State: apitype.StateDisabled}, Disabled},
+		{apitype.ServerStatus{Enabled: false}, Disabled},
+		{apitype.ServerStatus{Enabled: true, NeedsApproval: true, State: apitype.StateFailed}, NeedsApproval},
+		{apitype.ServerStatus{Enabled: true, State: apitype.StateStopped}, Stopped},
+	} {
+		if got := Of(tc.s); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.s, got, tc.want)
+		}
+	}
+}
