@@ -135,10 +135,11 @@ func TestGoldenErrorState(t *testing.T) {
 // URL to open from LoginStart, then progress from the server's Auth field
 // as server events bring it (R-UI-4: OAuth waiting for the browser).
 func TestLoginScreen(t *testing.T) {
+	const linkURL = "https://auth.linear.app/authorize?client_id=plexus-4f2a&code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM&redirect_uri=http%3A%2F%2F127.0.0.1%3A7781%2Fcallback&state=af0ifjsldkj"
 	m := fixtureModel(t)
 	m.selectName("linear")
 	m.Update(loginMsg{server: "linear", start: &apitype.LoginStart{Server: "linear",
-		AuthURL:     "https://auth.linear.app/authorize?client_id=plexus-4f2a&code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM&redirect_uri=http%3A%2F%2F127.0.0.1%3A7781%2Fcallback&state=af0ifjsldkj",
+		AuthURL:     linkURL,
 		RedirectURI: "http://127.0.0.1:7781/callback"}})
 	linear, _ := m.server("linear")
 	status := func(a apitype.AuthStatus, state string) eventMsg {
@@ -151,6 +152,12 @@ func TestLoginScreen(t *testing.T) {
 	}
 	m.Update(status(apitype.AuthStatus{NeedsLogin: true, Login: "waiting"}, apitype.StateFailed))
 	golden(t, "login", m.View(), 80, 24)
+	// The URL is whole on the screen, and every line of it links to the
+	// whole of it (OSC 8), to open or copy.
+	link := ansi.SetHyperlink(linkURL, "id=plexus-login")
+	if v := m.View(); strings.Count(v, link) < 2 || !strings.Contains(strings.ReplaceAll(ansi.Strip(v), "\n", ""), linkURL) {
+		t.Fatalf("the login URL is not one whole link:\n%q", v)
+	}
 	if !strings.Contains(m.View(), "waiting for the browser") {
 		t.Fatal("no progress while the daemon waits for the browser")
 	}

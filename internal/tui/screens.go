@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"github.com/charmbracelet/x/ansi"
 	"slices"
 	"strings"
 
@@ -161,8 +162,10 @@ func definition(d apitype.ServerDefinition) string {
 func (m *Model) loginView(w int) []string {
 	lines := []string{"", styleTitle.Render("Log in to " + m.subject), "", "Open this URL in a browser:", ""}
 	if m.login != nil {
-		// Hard-wrapped, not cut: every character is needed.
-		lines = append(lines, strings.Split(wrapHard(m.login.AuthURL, w), "\n")...)
+		// Hard-wrapped, not cut: every character is needed. Each line is
+		// also a hyperlink (OSC 8) to the whole URL, so that a terminal
+		// that knows them opens or copies it whole.
+		lines = append(lines, hyperlinkLines(m.login.AuthURL, w)...)
 	}
 	lines = append(lines, "")
 	s, _ := m.server(m.subject)
@@ -177,4 +180,19 @@ func (m *Model) loginView(w int) []string {
 	m.paste.Width = max(10, w-4)
 	return append(lines, "", "> "+m.paste.View(), "",
 		styleDim.Render("esc goes back to the list; the daemon keeps waiting for the login."))
+}
+
+// hyperlinkLines is url wrapped to width w, every line an OSC 8 hyperlink
+// to the whole of it, all with one id so that terminals treat them as one
+// link. A URL with a control character (which could end the sequence) is
+// only wrapped.
+func hyperlinkLines(url string, w int) []string {
+	lines := strings.Split(wrapHard(url, w), "\n")
+	if strings.ContainsFunc(url, func(r rune) bool { return r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 }) {
+		return lines
+	}
+	for i, l := range lines {
+		lines[i] = ansi.SetHyperlink(url, "id=plexus-login") + l + ansi.ResetHyperlink()
+	}
+	return lines
 }
