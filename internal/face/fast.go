@@ -325,19 +325,9 @@ func (c *fastCaps) get(raw []byte) (*fastPeer, bool) {
 	return p, true
 }
 
-func (*fastPeer) Elicit(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-	return nil, errNoSession
-}
-
-func (*fastPeer) CreateMessage(context.Context, *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
-	return nil, errNoSession
-}
-
-func (*fastPeer) ListRoots(context.Context, *mcp.ListRootsParams) (*mcp.ListRootsResult, error) {
-	return nil, errNoSession
+func (*fastPeer) Ask(_ context.Context, method string, _ json.RawMessage) (json.RawMessage, error) {
+	return nil, noSession(method)
 }
 
 func (*fastPeer) Progress(context.Context, *mcp.ProgressNotificationParams) {}
 func (*fastPeer) Log(context.Context, *mcp.LoggingMessageParams)            {}
-
-var errNoSession = errors.New("the client called over MCP 2026-07-28 without a session, so plexus cannot forward this server's request to it")
