@@ -16,7 +16,7 @@ func (capsPeer) Ask(context.Context, string, json.RawMessage) (json.RawMessage, 
 }
 func (capsPeer) Progress(context.Context, *mcp.ProgressNotificationParams) {}
 func (capsPeer) Log(context.Context, *mcp.LoggingMessageParams)            {}
-func (p capsPeer) Capabilities() *mcp.ClientCapabilities { return p.caps }
+func (p capsPeer) Capabilities() *mcp.ClientCapabilities                   { return p.caps }
 
 // TestForwardedCaps: a server learns the caller's elicitation and sampling,
 // and never roots — Plexus does not declare them (declaring them disturbed
