@@ -184,6 +184,10 @@ func (d *decoder) face(path string, n *node) *Face {
 			f.AllowWrite = d.boolean(p, v)
 		case "allowExternalCall":
 			f.AllowExternalCall = d.boolean(p, v)
+		case "sessionIdleMs":
+			f.SessionIdleMs = d.int(p, v)
+		case "maxSessions":
+			f.MaxSessions = d.int(p, v)
 		default:
 			return false
 		}

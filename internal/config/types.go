@@ -1,5 +1,7 @@
 package config
 
+import "time"
+
 // File is the whole of extensions.json.
 //
 // Revision counts the daemon's saves; an edit based on an older revision is
@@ -106,6 +108,28 @@ type OAuth struct {
 type Face struct {
 	AllowWrite        bool `json:"allowWrite,omitempty"`
 	AllowExternalCall bool `json:"allowExternalCall,omitempty"`
+	// SessionIdleMs ends a client's protocol session after this long
+	// without a request (0: DefaultSessionIdleMs); MaxSessions bounds the
+	// live sessions of each profile (0: DefaultMaxSessions): one more
+	// initialize is answered 503 with Retry-After.
+	SessionIdleMs int `json:"sessionIdleMs,omitempty"`
+	MaxSessions   int `json:"maxSessions,omitempty"`
+}
+
+// SessionIdle is how long an idle face session lives.
+func (f *Face) SessionIdle() time.Duration {
+	if f == nil || f.SessionIdleMs <= 0 {
+		return DefaultSessionIdleMs * time.Millisecond
+	}
+	return time.Duration(f.SessionIdleMs) * time.Millisecond
+}
+
+// SessionCap is how many sessions one profile of the face holds at once.
+func (f *Face) SessionCap() int {
+	if f == nil || f.MaxSessions <= 0 {
+		return DefaultMaxSessions
+	}
+	return f.MaxSessions
 }
 
 // Profile is a named composition for the MCP face and sessions.
@@ -122,4 +146,6 @@ const (
 	DefaultStartupTimeoutMs   = 30000
 	DefaultMaxResultBytes     = 1 << 20
 	DefaultMaxRestartAttempts = 5
+	DefaultSessionIdleMs      = 30 * 60 * 1000
+	DefaultMaxSessions        = 1000
 )

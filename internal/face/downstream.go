@@ -50,18 +50,35 @@ func (p *profile) downstream(ctx context.Context, ss *mcp.ServerSession) (*downs
 	}
 	p.sessions[ss] = d
 	p.register(ss, d)
+	return d, nil
+}
+
+// track follows the session an initialize opened (by its id) to its end
+// — a DELETE, the idle timeout, the profile's end — and then frees what
+// the face holds for it: its host session and what the frame path knows.
+func (p *profile) track(id string) {
+	var ss *mcp.ServerSession
+	for s := range p.srv.Sessions() {
+		if s.ID() == id {
+			ss = s
+			break
+		}
+	}
+	if ss == nil {
+		return // ended already
+	}
 	go func() {
 		ss.Wait()
 		p.unregister(ss)
 		p.mu.Lock()
-		_, live := p.sessions[ss]
+		d, live := p.sessions[ss]
 		delete(p.sessions, ss)
 		p.mu.Unlock()
 		if live {
 			d.end()
 		}
+		p.f.poke()
 	}()
-	return d, nil
 }
 
 func (p *profile) newDownstream(ctx context.Context) (*downstream, error) {

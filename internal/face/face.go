@@ -19,6 +19,7 @@
 package face
 
 import (
+	"fmt"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -48,6 +49,19 @@ type Face struct {
 	stop     func()
 
 	caps fastCaps // the lean path's callers' capabilities
+
+	ended chan struct{} // poked when a client session ends (Ended)
+}
+
+// Ended is poked when client sessions end, so that the daemon can give
+// back what they held (it settles).
+func (f *Face) Ended() <-chan struct{} { return f.ended }
+
+func (f *Face) poke() {
+	select {
+	case f.ended <- struct{}{}:
+	default:
+	}
 }
 
 // New returns the face of h; Close ends it.
@@ -58,7 +72,7 @@ func New(h *host.Host, log *slog.Logger, version string) *Face {
 			version = bi.Main.Version
 		}
 	}
-	f := &Face{h: h, log: log, version: version, profiles: map[string]*profile{}}
+	f := &Face{h: h, log: log, version: version, profiles: map[string]*profile{}, ended: make(chan struct{}, 1)}
 	events, cancel := h.Subscribe()
 	f.stop = cancel
 	go f.follow(events)
@@ -108,8 +122,51 @@ func (f *Face) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if p.fastSessionCall(w, r, body) {
 		return
 	}
+	if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" && p.liveSessions() >= p.def.cap {
+		// A new session (initialize) beyond the profile's cap: the
+		// client may try again once idle sessions have expired.
+		f.log.Warn("face: a new session refused: the profile holds its maximum", "profile", name, "max", p.def.cap)
+		w.Header().Set("Retry-After", "60")
+		http.Error(w, fmt.Sprintf("plexus: this profile already holds %d sessions (mcp.face.maxSessions); try again later, or end idle sessions with DELETE", p.def.cap), http.StatusServiceUnavailable)
+		return
+	}
+	if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" {
+		// An initialize: the session it opens is followed to its end.
+		sw := &sessionWriter{ResponseWriter: w}
+		p.stateful.ServeHTTP(sw, r)
+		if sw.id != "" {
+			p.track(sw.id)
+		}
+		return
+	}
 	p.stateful.ServeHTTP(w, r)
 }
+
+// sessionWriter catches the session id an initialize's answer names.
+type sessionWriter struct {
+	http.ResponseWriter
+	id string
+}
+
+func (w *sessionWriter) WriteHeader(code int) {
+	w.id = w.Header().Get("Mcp-Session-Id")
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *sessionWriter) Write(b []byte) (int, error) {
+	if w.id == "" {
+		w.id = w.Header().Get("Mcp-Session-Id")
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *sessionWriter) Flush() {
+	if fl, ok := w.ResponseWriter.(http.Flusher); ok {
+		fl.Flush()
+	}
+}
+
+func (w *sessionWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // stateless reports whether a request is of the 2026-07-28 era: no
 // protocol session, the version announced in the header.
@@ -178,13 +235,16 @@ type definition struct {
 	servers   []string // nil: every server
 	naming    string
 	metaTools bool
-	external  bool // mcp.face.allowExternalCall
-	write     bool // mcp.face.allowWrite
+	external  bool          // mcp.face.allowExternalCall
+	write     bool          // mcp.face.allowWrite
+	idle      time.Duration // a protocol session's life without a request
+	cap       int           // live protocol sessions at most
 }
 
 func (d definition) same(o definition) bool {
 	return slices.Equal(d.servers, o.servers) && (d.servers == nil) == (o.servers == nil) &&
-		d.naming == o.naming && d.metaTools == o.metaTools && d.external == o.external && d.write == o.write
+		d.naming == o.naming && d.metaTools == o.metaTools && d.external == o.external && d.write == o.write &&
+		d.idle == o.idle && d.cap == o.cap
 }
 
 func (d definition) has(server string) bool {
@@ -198,6 +258,7 @@ func resolveProfile(cfg *config.File, name string) (definition, error) {
 	if face := cfg.MCP.Face; face != nil {
 		d.external, d.write = face.AllowExternalCall, face.AllowWrite
 	}
+	d.idle, d.cap = cfg.MCP.Face.SessionIdle(), cfg.MCP.Face.SessionCap()
 	d.naming = config.NamingPlexus
 	lookup := name
 	if lookup == "" {

@@ -84,12 +84,25 @@ func newProfile(f *Face, name string, def definition) *profile {
 		p.addMetaTools()
 	}
 	get := func(*http.Request) *mcp.Server { return p.srv }
-	p.stateful = mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Logger: opts.Logger, MaxRequestBodyBytes: maxBody})
+	p.stateful = mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Logger: opts.Logger, MaxRequestBodyBytes: maxBody,
+		SessionTimeout: def.idle})
 	p.stateless = mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Logger: opts.Logger, MaxRequestBodyBytes: maxBody, Stateless: true,
 		// MCP 2026-07-28 cancels a request by closing it: pass it upstream.
 		PropagateRequestCancellation: true})
 	p.sync()
 	return p
+}
+
+// liveSessions counts the profile's protocol sessions (the stateless
+// requests' passing ones aside).
+func (p *profile) liveSessions() int {
+	n := 0
+	for ss := range p.srv.Sessions() {
+		if ss.ID() != "" {
+			n++
+		}
+	}
+	return n
 }
 
 // maxBody bounds one request from a client.
