@@ -58,15 +58,18 @@ type Server struct {
 	Headers           map[string]Value `json:"headers,omitempty"`
 	BearerTokenEnvVar string           `json:"bearerTokenEnvVar,omitempty"`
 
-	Enabled            *bool    `json:"enabled,omitempty"`
-	EnabledTools       []string `json:"enabledTools,omitempty"`
-	DisabledTools      []string `json:"disabledTools,omitempty"`
-	StartupTimeoutMs   int      `json:"startupTimeoutMs,omitempty"`
-	CallTimeoutMs      int      `json:"callTimeoutMs,omitempty"`
-	Instance           string   `json:"instance,omitempty"`
-	MaxResultBytes     int64    `json:"maxResultBytes,omitempty"`
-	MaxRestartAttempts *int     `json:"maxRestartAttempts,omitempty"`
-	OAuth              *OAuth   `json:"oauth,omitempty"`
+	Enabled          *bool    `json:"enabled,omitempty"`
+	EnabledTools     []string `json:"enabledTools,omitempty"`
+	DisabledTools    []string `json:"disabledTools,omitempty"`
+	StartupTimeoutMs int      `json:"startupTimeoutMs,omitempty"`
+	CallTimeoutMs    int      `json:"callTimeoutMs,omitempty"`
+	Instance         string   `json:"instance,omitempty"`
+	MaxResultBytes   int64    `json:"maxResultBytes,omitempty"`
+	// MaxDescriptionChars bounds each tool's description, in characters
+	// (0: catalog's default, high enough for real servers' tools).
+	MaxDescriptionChars int    `json:"maxDescriptionChars,omitempty"`
+	MaxRestartAttempts  *int   `json:"maxRestartAttempts,omitempty"`
+	OAuth               *OAuth `json:"oauth,omitempty"`
 	// ProtocolVersion pins the server to a session-era version
 	// (SessionProtocolVersions): Plexus then skips server/discover and
 	// initializes with it. For servers whose tools make server→client
@@ -137,6 +140,10 @@ type Profile struct {
 	Servers   []string `json:"servers,omitempty"`
 	Naming    string   `json:"naming,omitempty"` // "plexus" (default) or "bare"
 	MetaTools bool     `json:"metaTools,omitempty"`
+	// ControlTools offers Plexus's own tools (plexus_status, …) beside the
+	// servers'; nil means yes, except in a bare profile, which passes its
+	// server through unchanged.
+	ControlTools *bool `json:"controlTools,omitempty"`
 }
 
 // Defaults.

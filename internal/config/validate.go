@@ -121,6 +121,9 @@ func validateServer(ps *problems, p string, s Server) {
 	default:
 		ps.add(at("instance"), fmt.Sprintf("unknown instance mode %q: want shared or per-session", shorten(s.Instance)))
 	}
+	if s.MaxDescriptionChars < 0 {
+		ps.add(at("maxDescriptionChars"), "must not be negative")
+	}
 	if s.MaxResultBytes < 0 {
 		ps.add(at("maxResultBytes"), "must not be negative")
 	}

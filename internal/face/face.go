@@ -235,6 +235,7 @@ type definition struct {
 	servers   []string // nil: every server
 	naming    string
 	metaTools bool
+	control   bool          // Plexus's own tools offered
 	external  bool          // mcp.face.allowExternalCall
 	write     bool          // mcp.face.allowWrite
 	idle      time.Duration // a protocol session's life without a request
@@ -243,7 +244,7 @@ type definition struct {
 
 func (d definition) same(o definition) bool {
 	return slices.Equal(d.servers, o.servers) && (d.servers == nil) == (o.servers == nil) &&
-		d.naming == o.naming && d.metaTools == o.metaTools && d.external == o.external && d.write == o.write &&
+		d.naming == o.naming && d.metaTools == o.metaTools && d.control == o.control && d.external == o.external && d.write == o.write &&
 		d.idle == o.idle && d.cap == o.cap
 }
 
@@ -260,6 +261,7 @@ func resolveProfile(cfg *config.File, name string) (definition, error) {
 	}
 	d.idle, d.cap = cfg.MCP.Face.SessionIdle(), cfg.MCP.Face.SessionCap()
 	d.naming = config.NamingPlexus
+	d.control = true
 	lookup := name
 	if lookup == "" {
 		lookup = "default"
@@ -276,6 +278,10 @@ func resolveProfile(cfg *config.File, name string) (definition, error) {
 		d.naming = p.Naming
 	}
 	d.metaTools = p.MetaTools
+	d.control = d.naming != config.NamingBare
+	if p.ControlTools != nil {
+		d.control = *p.ControlTools
+	}
 	return d, nil
 }
 

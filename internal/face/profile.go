@@ -62,7 +62,7 @@ func newProfile(f *Face, name string, def definition) *profile {
 		toolRoute: map[string]string{}, lean: map[string]bool{}, promptRoute: map[string][2]string{}, resRoute: map[string]string{},
 		offer: map[string]*mcp.Tool{}, pageSize: listPageSize, sessions: map[*mcp.ServerSession]*downstream{}}
 	opts := &mcp.ServerOptions{
-		Instructions: "Plexus runs the user's MCP servers and offers them here. plexus_status and plexus_snapshot describe them.",
+		Instructions: f.instructions(def),
 		// The SDK logs every stateless request's session at INFO: warnings
 		// and errors are what the daemon's log needs from it.
 		Logger:   slog.New(minLevel{f.log.With("profile", name).Handler(), slog.LevelWarn}),
@@ -70,14 +70,18 @@ func newProfile(f *Face, name string, def definition) *profile {
 		PageSize: p.pageSize,
 	}
 	if def.external {
-		opts.HasResources, opts.HasPrompts = true, true
+		// Resources and prompts are advertised once the profile has some
+		// (the SDK declares them with the first one added), not for
+		// servers that have none.
 		opts.SubscribeHandler = p.subscribe
 		opts.UnsubscribeHandler = p.unsubscribe
 		opts.CompletionHandler = p.complete
 	}
 	p.srv = f.newServer(opts)
-	p.addControlTools()
-	if def.write {
+	if def.control {
+		p.addControlTools()
+	}
+	if def.control && def.write {
 		p.addWriteTools()
 	}
 	if def.external && def.metaTools {
@@ -91,6 +95,19 @@ func newProfile(f *Face, name string, def definition) *profile {
 		PropagateRequestCancellation: true})
 	p.sync()
 	return p
+}
+
+// instructions is what the face tells a model about itself: in a bare
+// profile, its one server's own instructions (the face is that server, as
+// far as the client can tell).
+func (f *Face) instructions(def definition) string {
+	if def.naming == config.NamingBare && len(def.servers) == 1 {
+		if conn, err := f.h.ServerConn(def.servers[0]); err == nil {
+			return conn.Instructions()
+		}
+		return ""
+	}
+	return "Plexus runs the user's MCP servers and offers them here. plexus_status and plexus_snapshot describe them."
 }
 
 // liveSessions counts the profile's protocol sessions (the stateless
