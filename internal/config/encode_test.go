@@ -35,7 +35,7 @@ func fullFile() *File {
 				},
 			},
 			Face:     &Face{AllowWrite: true, AllowExternalCall: true, SessionIdleMs: 60000, MaxSessions: 50},
-			Profiles: map[string]Profile{"solo": {Servers: []string{"remote"}, Naming: NamingBare, MetaTools: true}},
+			Profiles: map[string]Profile{"solo": {Servers: []string{"remote"}, Naming: NamingBare, MetaTools: true, ControlTools: &yes}},
 		},
 	}
 }
