@@ -28,6 +28,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
@@ -121,6 +122,17 @@ func (f *Face) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if p.fastSessionCall(w, r, body) {
 		return
+	}
+	if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" && body != nil {
+		if fr, ok := scanFrame(body); ok && fr.id != nil && string(fr.method) != `"initialize"` {
+			// A request of the session era outside a session: the SDK
+			// would open a session for it and answer with code 0.
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			w.Write(errorAnswer(fr.id, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+				Message: "plexus: no session: send initialize first (or announce MCP 2026-07-28 in Mcp-Protocol-Version)"}))
+			return
+		}
 	}
 	if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" && p.liveSessions() >= p.def.cap {
 		// A new session (initialize) beyond the profile's cap: the

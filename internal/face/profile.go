@@ -240,7 +240,7 @@ func (p *profile) callTool(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		d, err := p.downstream(ctx, req.Session)
 		if err != nil {
-			return nil, err
+			return nil, passOn(err)
 		}
 		if req.Params.InputResponses == nil && req.Params.RequestState == "" && req.Session != nil {
 			if res := p.prefetch.take(req.Session.ID(), name, req.Params.Arguments); res != nil {
@@ -249,7 +249,8 @@ func (p *profile) callTool(name string) mcp.ToolHandler {
 		}
 		ctx = withPeer(ctx, req.Session, req.Params.GetProgressToken())
 		ctx = upstream.WithInput(ctx, req.Params.InputResponses, req.Params.RequestState)
-		return d.sess.Call(ctx, name, req.Params.Arguments)
+		res, err := d.sess.Call(ctx, name, req.Params.Arguments)
+		return res, passOn(err)
 	}
 }
 
