@@ -52,6 +52,7 @@ type Face struct {
 	caps fastCaps // the lean path's callers' capabilities
 
 	ended chan struct{} // poked when a client session ends (Ended)
+	lives requestLives  // the session-era POSTs the SDK serves
 }
 
 // Ended is poked when client sessions end, so that the daemon can give
@@ -141,6 +142,9 @@ func (f *Face) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Retry-After", "60")
 		http.Error(w, fmt.Sprintf("plexus: this profile already holds %d sessions (mcp.face.maxSessions); try again later, or end idle sessions with DELETE", p.def.cap), http.StatusServiceUnavailable)
 		return
+	}
+	if r.Method == http.MethodPost {
+		defer f.lives.mark(r)()
 	}
 	if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" {
 		// An initialize: the session it opens is followed to its end.

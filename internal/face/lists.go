@@ -74,6 +74,8 @@ func (p *profile) readResource(server string) mcp.ResourceHandler {
 		if _, err := p.downstream(ctx, req.Session); err != nil {
 			return nil, passOn(err)
 		}
+		ctx, cancel := p.f.lives.tie(ctx, extraHeader(req.Extra))
+		defer cancel()
 		ctx = withPeer(ctx, req.Session, nil)
 		ctx = upstream.WithInput(ctx, req.Params.InputResponses, req.Params.RequestState)
 		res, err := p.f.h.ReadResource(ctx, server, req.Params.URI)
@@ -133,6 +135,8 @@ func (p *profile) getPrompt(server, name string) mcp.PromptHandler {
 		if _, err := p.downstream(ctx, req.Session); err != nil {
 			return nil, passOn(err)
 		}
+		ctx, cancel := p.f.lives.tie(ctx, extraHeader(req.Extra))
+		defer cancel()
 		ctx = withPeer(ctx, req.Session, nil)
 		ctx = upstream.WithInput(ctx, req.Params.InputResponses, req.Params.RequestState)
 		res, err := p.f.h.GetPrompt(ctx, server, name, req.Params.Arguments)

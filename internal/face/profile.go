@@ -47,6 +47,8 @@ type profile struct {
 	renderMu sync.Mutex                // one rendering of the pages at a time
 	pages    atomic.Pointer[toolPages] // nil: not rendered since the last change
 
+	resultsOffered atomic.Bool // the kept results' template offered (results.go)
+
 	byID     sync.Map   // session id → *leanSession (fastsession.go)
 	prefetch prefetched // results the lean path fetched for the SDK's calls
 
@@ -247,11 +249,22 @@ func (p *profile) callTool(name string) mcp.ToolHandler {
 				return res, nil // fetched by the lean path, which handed the call over
 			}
 		}
+		ctx, cancel := p.f.lives.tie(ctx, extraHeader(req.Extra))
+		defer cancel()
 		ctx = withPeer(ctx, req.Session, req.Params.GetProgressToken())
 		ctx = upstream.WithInput(ctx, req.Params.InputResponses, req.Params.RequestState)
 		res, err := d.sess.Call(ctx, name, req.Params.Arguments)
+		p.noteDecoded(res)
 		return res, passOn(err)
 	}
+}
+
+// extraHeader is the HTTP header of the POST that carried a request.
+func extraHeader(e *mcp.RequestExtra) http.Header {
+	if e == nil {
+		return nil
+	}
+	return e.Header
 }
 
 // minLevel drops records below min.
