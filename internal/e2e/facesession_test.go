@@ -99,7 +99,7 @@ func callsUpstream(t *testing.T, base, token, server string) int {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	n := 0
-	re := regexp.MustCompile(`(?m)^plexus_calls_total\{outcome="[a-z_]+",server="` + server + `"\} (\d+)$`)
+	re := regexp.MustCompile(`(?m)^plexus_calls_total\{outcome="[a-z_]+",path="[a-z]+",server="` + server + `"\} (\d+)$`)
 	for _, m := range re.FindAllStringSubmatch(string(b), -1) {
 		k, _ := strconv.Atoi(m[1])
 		n += k

@@ -156,6 +156,7 @@ func (p *profile) fastCall(w http.ResponseWriter, r *http.Request, body []byte) 
 	if !handled {
 		return false
 	}
+	p.noteResult(res)
 	writeAnswer(w, r, req.ID, res, err, true)
 	return true
 }
