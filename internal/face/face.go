@@ -303,7 +303,9 @@ func resolveProfile(cfg *config.File, name string) (definition, error) {
 
 // newServer is the SDK server of one profile.
 func (f *Face) newServer(opts *mcp.ServerOptions) *mcp.Server {
-	return mcp.NewServer(f.impl(), opts)
+	s := mcp.NewServer(f.impl(), opts)
+	s.AddReceivingMiddleware(eraMiddleware)
+	return s
 }
 
 // impl is the face as an MCP server names itself.

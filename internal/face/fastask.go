@@ -67,6 +67,9 @@ func (a *leanAnswer) finish(r *http.Request, id, res json.RawMessage, err error)
 	sse := a.sse
 	a.done = !sse
 	a.mu.Unlock()
+	if err == nil {
+		res = sessionEraResult(res)
+	}
 	if !sse {
 		writeAnswer(a.w, r, id, res, err, false)
 		return
