@@ -7,7 +7,9 @@ import "fmt"
 // as DefaultLimits(); there is deliberately no "unlimited".
 type Limits struct {
 	// MaxDescription is the longest description kept, in runes; longer ones
-	// are truncated with "…" and a warning. Default 2048.
+	// are truncated with "…" and a warning. Default 8192: real servers'
+	// tools describe themselves at length (2,781 characters seen), and a
+	// description cut short misleads the model that reads it.
 	MaxDescription int
 	// MaxSchemaBytes is the largest input or output schema, as compact JSON.
 	// Default 64 KiB.
@@ -30,7 +32,7 @@ type Limits struct {
 // DefaultLimits returns the limits Plexus applies unless told otherwise.
 func DefaultLimits() Limits {
 	return Limits{
-		MaxDescription:      2048,
+		MaxDescription:      8192,
 		MaxSchemaBytes:      64 << 10,
 		MaxSchemaDepth:      16,
 		MaxSchemaProperties: 256,

@@ -24,6 +24,7 @@ func (f *File) Clone() *File {
 		c.MCP.Profiles = make(map[string]Profile, len(f.MCP.Profiles))
 		for name, p := range f.MCP.Profiles {
 			p.Servers = slices.Clone(p.Servers)
+			p.ControlTools = clonePtr(p.ControlTools)
 			c.MCP.Profiles[name] = p
 		}
 	}

@@ -136,6 +136,8 @@ func (d *decoder) server(path string, n *node) Server {
 			s.CallTimeoutMs = d.int(p, v)
 		case "instance":
 			s.Instance = d.str(p, v)
+		case "maxDescriptionChars":
+			s.MaxDescriptionChars = d.int(p, v)
 		case "maxResultBytes":
 			s.MaxResultBytes = d.integer(p, v, 64)
 		case "maxRestartAttempts":
@@ -184,6 +186,10 @@ func (d *decoder) face(path string, n *node) *Face {
 			f.AllowWrite = d.boolean(p, v)
 		case "allowExternalCall":
 			f.AllowExternalCall = d.boolean(p, v)
+		case "sessionIdleMs":
+			f.SessionIdleMs = d.int(p, v)
+		case "maxSessions":
+			f.MaxSessions = d.int(p, v)
 		default:
 			return false
 		}
@@ -202,6 +208,9 @@ func (d *decoder) profile(path string, n *node) Profile {
 			pr.Naming = d.str(p, v)
 		case "metaTools":
 			pr.MetaTools = d.boolean(p, v)
+		case "controlTools":
+			b := d.boolean(p, v)
+			pr.ControlTools = &b
 		default:
 			return false
 		}

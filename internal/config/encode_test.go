@@ -20,7 +20,7 @@ func fullFile() *File {
 					Type: TypeStdio, Command: "/bin/srv", Args: []string{"--x", "", "a b"}, Cwd: "/tmp",
 					Env:     map[string]Ref{"TOKEN": {Env: "MY_TOKEN"}},
 					Enabled: &no, EnabledTools: []string{"a", "b"}, StartupTimeoutMs: 5, CallTimeoutMs: 6,
-					Instance: InstancePerSession, MaxResultBytes: 1 << 30, MaxRestartAttempts: &three,
+					Instance: InstancePerSession, MaxResultBytes: 1 << 30, MaxDescriptionChars: 9000, MaxRestartAttempts: &three,
 					ProtocolVersion: "2025-06-18",
 				},
 				"remote": {
@@ -34,8 +34,8 @@ func fullFile() *File {
 					},
 				},
 			},
-			Face:     &Face{AllowWrite: true, AllowExternalCall: true},
-			Profiles: map[string]Profile{"solo": {Servers: []string{"remote"}, Naming: NamingBare, MetaTools: true}},
+			Face:     &Face{AllowWrite: true, AllowExternalCall: true, SessionIdleMs: 60000, MaxSessions: 50},
+			Profiles: map[string]Profile{"solo": {Servers: []string{"remote"}, Naming: NamingBare, MetaTools: true, ControlTools: &yes}},
 		},
 	}
 }

@@ -1,5 +1,7 @@
 package config
 
+import "time"
+
 // File is the whole of extensions.json.
 //
 // Revision counts the daemon's saves; an edit based on an older revision is
@@ -56,15 +58,18 @@ type Server struct {
 	Headers           map[string]Value `json:"headers,omitempty"`
 	BearerTokenEnvVar string           `json:"bearerTokenEnvVar,omitempty"`
 
-	Enabled            *bool    `json:"enabled,omitempty"`
-	EnabledTools       []string `json:"enabledTools,omitempty"`
-	DisabledTools      []string `json:"disabledTools,omitempty"`
-	StartupTimeoutMs   int      `json:"startupTimeoutMs,omitempty"`
-	CallTimeoutMs      int      `json:"callTimeoutMs,omitempty"`
-	Instance           string   `json:"instance,omitempty"`
-	MaxResultBytes     int64    `json:"maxResultBytes,omitempty"`
-	MaxRestartAttempts *int     `json:"maxRestartAttempts,omitempty"`
-	OAuth              *OAuth   `json:"oauth,omitempty"`
+	Enabled          *bool    `json:"enabled,omitempty"`
+	EnabledTools     []string `json:"enabledTools,omitempty"`
+	DisabledTools    []string `json:"disabledTools,omitempty"`
+	StartupTimeoutMs int      `json:"startupTimeoutMs,omitempty"`
+	CallTimeoutMs    int      `json:"callTimeoutMs,omitempty"`
+	Instance         string   `json:"instance,omitempty"`
+	MaxResultBytes   int64    `json:"maxResultBytes,omitempty"`
+	// MaxDescriptionChars bounds each tool's description, in characters
+	// (0: catalog's default, high enough for real servers' tools).
+	MaxDescriptionChars int    `json:"maxDescriptionChars,omitempty"`
+	MaxRestartAttempts  *int   `json:"maxRestartAttempts,omitempty"`
+	OAuth               *OAuth `json:"oauth,omitempty"`
 	// ProtocolVersion pins the server to a session-era version
 	// (SessionProtocolVersions): Plexus then skips server/discover and
 	// initializes with it. For servers whose tools make server→client
@@ -106,6 +111,28 @@ type OAuth struct {
 type Face struct {
 	AllowWrite        bool `json:"allowWrite,omitempty"`
 	AllowExternalCall bool `json:"allowExternalCall,omitempty"`
+	// SessionIdleMs ends a client's protocol session after this long
+	// without a request (0: DefaultSessionIdleMs); MaxSessions bounds the
+	// live sessions of each profile (0: DefaultMaxSessions): one more
+	// initialize is answered 503 with Retry-After.
+	SessionIdleMs int `json:"sessionIdleMs,omitempty"`
+	MaxSessions   int `json:"maxSessions,omitempty"`
+}
+
+// SessionIdle is how long an idle face session lives.
+func (f *Face) SessionIdle() time.Duration {
+	if f == nil || f.SessionIdleMs <= 0 {
+		return DefaultSessionIdleMs * time.Millisecond
+	}
+	return time.Duration(f.SessionIdleMs) * time.Millisecond
+}
+
+// SessionCap is how many sessions one profile of the face holds at once.
+func (f *Face) SessionCap() int {
+	if f == nil || f.MaxSessions <= 0 {
+		return DefaultMaxSessions
+	}
+	return f.MaxSessions
 }
 
 // Profile is a named composition for the MCP face and sessions.
@@ -113,6 +140,10 @@ type Profile struct {
 	Servers   []string `json:"servers,omitempty"`
 	Naming    string   `json:"naming,omitempty"` // "plexus" (default) or "bare"
 	MetaTools bool     `json:"metaTools,omitempty"`
+	// ControlTools offers Plexus's own tools (plexus_status, …) beside the
+	// servers'; nil means yes, except in a bare profile, which passes its
+	// server through unchanged.
+	ControlTools *bool `json:"controlTools,omitempty"`
 }
 
 // Defaults.
@@ -122,4 +153,6 @@ const (
 	DefaultStartupTimeoutMs   = 30000
 	DefaultMaxResultBytes     = 1 << 20
 	DefaultMaxRestartAttempts = 5
+	DefaultSessionIdleMs      = 30 * 60 * 1000
+	DefaultMaxSessions        = 1000
 )

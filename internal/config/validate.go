@@ -39,6 +39,12 @@ func validateFile(ps *problems, f *File) {
 	m := f.MCP
 	checkMs(ps, "mcp.retryMs", int64(m.RetryMs))
 	checkMs(ps, "mcp.callTimeoutMs", int64(m.CallTimeoutMs))
+	if m.Face != nil {
+		checkMs(ps, "mcp.face.sessionIdleMs", int64(m.Face.SessionIdleMs))
+		if m.Face.MaxSessions < 0 {
+			ps.add("mcp.face.maxSessions", "must not be negative")
+		}
+	}
 	for _, name := range slices.Sorted(maps.Keys(m.Servers)) {
 		p := KeyPath("mcp.servers", name)
 		if !validName(name) {
@@ -114,6 +120,9 @@ func validateServer(ps *problems, p string, s Server) {
 	case "", InstanceShared, InstancePerSession:
 	default:
 		ps.add(at("instance"), fmt.Sprintf("unknown instance mode %q: want shared or per-session", shorten(s.Instance)))
+	}
+	if s.MaxDescriptionChars < 0 {
+		ps.add(at("maxDescriptionChars"), "must not be negative")
 	}
 	if s.MaxResultBytes < 0 {
 		ps.add(at("maxResultBytes"), "must not be negative")

@@ -164,7 +164,10 @@ func Run(ctx context.Context, opts Options) error {
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 
-	go settle(ctx, h, opts.SteadyProcs) // at once when no server is starting
+	go func() {
+		settle(ctx, h, opts.SteadyProcs) // at once when no server is starting
+		resettle(ctx, h, fc.Ended())
+	}()
 	log.Info("daemon ready", "home", opts.Home, "socket", sock, "http", httpAddr, "pid", os.Getpid(),
 		"servers", len(st.Config().MCP.Servers), "startup_ms", time.Since(start).Milliseconds())
 

@@ -62,3 +62,43 @@ func starting(h *host.Host) bool {
 	}
 	return false
 }
+
+// resettleDelay is how long after a change the daemon settles again: a
+// burst of changes (a reload, many sessions expiring) settles once.
+const resettleDelay = time.Second
+
+// resettle settles again after every change once the daemon has settled
+// first: servers added, restarted or removed, and client sessions of the
+// face ended. Each leaves garbage that an idle daemon would otherwise
+// keep for minutes — it allocates too little to run the collector — so
+// its footprint stays that of its steady state (docs/performance.md).
+func resettle(ctx context.Context, h *host.Host, ended <-chan struct{}) {
+	events, stop := h.Subscribe()
+	defer stop()
+	var due <-chan time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev, ok := <-events:
+			if !ok {
+				return
+			}
+			switch ev.Type {
+			case apitype.EventServer, apitype.EventServerRemoved, apitype.EventCatalog:
+			default:
+				continue // a stderr line, say: nothing to give back
+			}
+		case <-ended:
+		case <-due:
+			due = nil
+			if !starting(h) {
+				debug.FreeOSMemory()
+			}
+			continue
+		}
+		if due == nil {
+			due = time.After(resettleDelay)
+		}
+	}
+}

@@ -154,6 +154,7 @@ func TestFaceHTTPGuard(t *testing.T) {
 // meta-tools profile offers search, describe and call instead (R-CAT-8).
 func TestFaceHTTPProfiles(t *testing.T) {
 	e, base, token := faceEnv(t, `"ex": {"servers": ["example"], "naming": "bare"},
+		"exc": {"servers": ["example"], "naming": "bare", "controlTools": true},
 		"meta": {"servers": ["example"], "metaTools": true}`)
 	echo := toolNamed(t, tools(t, e), "example", "echo").Name
 
@@ -179,10 +180,17 @@ func TestFaceHTTPProfiles(t *testing.T) {
 
 	bare := httpFace(t, base+"/mcp/ex", token, nil)
 	names = toolNames(t, bare)
-	for _, want := range []string{"echo", "sha256", "now", "sleep", "ask", "plexus_status"} {
+	for _, want := range []string{"echo", "sha256", "now", "sleep", "ask"} {
 		if !slices.Contains(names, want) {
 			t.Errorf("bare profile lacks %s: %v", want, names)
 		}
+	}
+	// Transparent: nothing of Plexus's own, unless the profile asks.
+	if slices.Contains(names, "plexus_status") || slices.Contains(names, "plexus_snapshot") {
+		t.Errorf("a bare profile offers Plexus's own tools: %v", names)
+	}
+	if names := toolNames(t, httpFace(t, base+"/mcp/exc", token, nil)); !slices.Contains(names, "plexus_status") || !slices.Contains(names, "echo") {
+		t.Errorf("a bare profile with controlTools: %v", names)
 	}
 	if got := textOf(t)(bare.CallTool(t.Context(), &mcp.CallToolParams{Name: "sha256", Arguments: map[string]any{"text": "abc"}})); !strings.HasPrefix(got, "ba7816bf") {
 		t.Errorf("sha256 via bare: %q", got)

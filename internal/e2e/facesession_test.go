@@ -26,6 +26,28 @@ type pathRecorder struct {
 	token string
 	mu    sync.Mutex
 	paths []string
+	seen  bytes.Buffer // what the face wrote back to calls, as the client read it
+}
+
+// teeBody keeps what a body's reader reads in seen.
+type teeBody struct {
+	io.ReadCloser
+	p *pathRecorder
+}
+
+func (t teeBody) Read(b []byte) (int, error) {
+	n, err := t.ReadCloser.Read(b)
+	t.p.mu.Lock()
+	t.p.seen.Write(b[:n])
+	t.p.mu.Unlock()
+	return n, err
+}
+
+// streamed is everything the face wrote back to calls so far.
+func (p *pathRecorder) streamed() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.seen.String()
 }
 
 func (p *pathRecorder) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -52,6 +74,7 @@ func (p *pathRecorder) RoundTrip(r *http.Request) (*http.Response, error) {
 		p.mu.Lock()
 		p.paths = append(p.paths, path)
 		p.mu.Unlock()
+		resp.Body = teeBody{resp.Body, p}
 	}
 	return resp, err
 }
@@ -76,7 +99,7 @@ func callsUpstream(t *testing.T, base, token, server string) int {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	n := 0
-	re := regexp.MustCompile(`(?m)^plexus_calls_total\{outcome="[a-z_]+",server="` + server + `"\} (\d+)$`)
+	re := regexp.MustCompile(`(?m)^plexus_calls_total\{outcome="[a-z_]+",path="[a-z]+",server="` + server + `"\} (\d+)$`)
 	for _, m := range re.FindAllStringSubmatch(string(b), -1) {
 		k, _ := strconv.Atoi(m[1])
 		n += k
@@ -228,6 +251,12 @@ func TestFaceSessionLeanAsks(t *testing.T) {
 	}
 	if got := rec.take(); got != "answer sse" && got != "sse answer" {
 		t.Errorf("ask: %q, want the call answered as a stream and the client's answer to the lean path's question", got)
+	}
+	// The server's request reaches the client as the server wrote it: a
+	// field Plexus does not set is not written as "" (a TypeScript client
+	// refuses an elicitation whose mode is "").
+	if s := rec.streamed(); !strings.Contains(s, `"method":"elicitation/create"`) || strings.Contains(s, `"mode":""`) || !strings.Contains(s, `"requestedSchema"`) {
+		t.Errorf("the elicitation as the client got it:\n%s", s)
 	}
 	if got := text(cs.CallTool(ctx, &mcp.CallToolParams{Name: roots})); got != "file:///work/lean" {
 		t.Errorf("roots: %q", got)

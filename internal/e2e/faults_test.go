@@ -318,20 +318,20 @@ func testGarbageOnStdout(t *testing.T) {
 	f.endFault(t)
 }
 
-// F-S13: one line over the 16 MiB frame limit fails its call and drops the
+// F-S13: one line over the 32 MiB frame limit fails its call and drops the
 // connection, which is restarted; the daemon's memory stays bounded.
 func testHugeLine(t *testing.T) {
-	f := newFaultEnv(t, faultSetup{args: []string{"--huge-line", "20971520"}})
+	f := newFaultEnv(t, faultSetup{args: []string{"--huge-line", "41943040"}})
 	res := call(t, f.e, f.work, `{"text":"big"}`)
 	if !res.IsError || res.meta(apitype.MetaError) != "transport_lost" {
-		t.Fatalf("call answered with a 20 MiB line: %+v", res)
+		t.Fatalf("call answered with a 40 MiB line: %+v", res)
 	}
 	mustContain(t, "error result", res.text(), "larger than")
 	ev := f.events.wait(t, 15*time.Second, "faulty in backoff", serverState(f.name, "backoff"))
 	lastErr := ev.Status.LastError
 	waitState(t, f.e, f.name, "ready", 15*time.Second)
 	if rss := peakRSS(t, f.e.DaemonPID()); rss > 160<<20 {
-		t.Errorf("daemon peak RSS %d MiB after a 20 MiB line", rss>>20)
+		t.Errorf("daemon peak RSS %d MiB after a 40 MiB line", rss>>20)
 	} else {
 		t.Logf("daemon peak RSS %d MiB", rss>>20)
 	}

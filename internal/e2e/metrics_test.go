@@ -67,7 +67,7 @@ func TestMetrics(t *testing.T) {
 		t.Fatalf("metrics: %d %s", code, body)
 	}
 	for _, want := range []string{
-		`plexus_calls_total{outcome="ok",server="example"} 2`,
+		`plexus_calls_total{outcome="ok",path="decoded",server="example"} 2`,
 		`plexus_server_state{server="example",state="ready"} 1`,
 		`plexus_server_state{server="example",state="backoff"} 0`,
 		`plexus_server_restarts{server="example"} 0`,

@@ -2,9 +2,11 @@ package face
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/plexus-mcp/plexus/internal/host"
@@ -48,18 +50,35 @@ func (p *profile) downstream(ctx context.Context, ss *mcp.ServerSession) (*downs
 	}
 	p.sessions[ss] = d
 	p.register(ss, d)
+	return d, nil
+}
+
+// track follows the session an initialize opened (by its id) to its end
+// — a DELETE, the idle timeout, the profile's end — and then frees what
+// the face holds for it: its host session and what the frame path knows.
+func (p *profile) track(id string) {
+	var ss *mcp.ServerSession
+	for s := range p.srv.Sessions() {
+		if s.ID() == id {
+			ss = s
+			break
+		}
+	}
+	if ss == nil {
+		return // ended already
+	}
 	go func() {
 		ss.Wait()
 		p.unregister(ss)
 		p.mu.Lock()
-		_, live := p.sessions[ss]
+		d, live := p.sessions[ss]
 		delete(p.sessions, ss)
 		p.mu.Unlock()
 		if live {
 			d.end()
 		}
+		p.f.poke()
 	}()
-	return d, nil
 }
 
 func (p *profile) newDownstream(ctx context.Context) (*downstream, error) {
@@ -97,34 +116,72 @@ func (p peer) caps() *mcp.ClientCapabilities {
 	return &mcp.ClientCapabilities{}
 }
 
-func (p peer) Elicit(ctx context.Context, params *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+// Ask puts a server's request to the client session through the SDK,
+// which asks on the session's streams (the call's own, when ctx is the
+// call's) and checks what it sends against what the client declared.
+func (p peer) Ask(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	if p.ss.ID() == "" {
-		return nil, errors.New("the client called over MCP 2026-07-28 without a session, so plexus cannot forward this server's elicitation request to it")
+		return nil, noSession(method)
 	}
-	if p.caps().Elicitation == nil {
-		return nil, errors.New("the client that made this call does not support elicitation")
+	if err := refusal(p.caps(), method); err != nil {
+		return nil, err
 	}
-	return p.ss.Elicit(ctx, params)
+	var res any
+	var err error
+	switch method {
+	case "elicitation/create":
+		var in mcp.ElicitParams
+		if err := decodeAsk(method, params, &in); err != nil {
+			return nil, err
+		}
+		res, err = p.ss.Elicit(ctx, &in)
+	case "sampling/createMessage":
+		var in mcp.CreateMessageParams
+		if err := decodeAsk(method, params, &in); err != nil {
+			return nil, err
+		}
+		res, err = p.ss.CreateMessage(ctx, &in)
+	case "roots/list":
+		var in mcp.ListRootsParams
+		if err := decodeAsk(method, params, &in); err != nil {
+			return nil, err
+		}
+		res, err = p.ss.ListRoots(ctx, &in)
+	default:
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "plexus does not forward " + method}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(res)
 }
 
-func (p peer) CreateMessage(ctx context.Context, params *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
-	if p.ss.ID() == "" {
-		return nil, errors.New("the client called over MCP 2026-07-28 without a session, so plexus cannot forward this server's sampling request to it")
+// decodeAsk decodes a server's request for the SDK's typed session calls.
+func decodeAsk(method string, params json.RawMessage, into any) error {
+	if err := json.Unmarshal(params, into); err != nil {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "plexus: malformed " + upstream.AskMethods[method] + ": " + err.Error()}
 	}
-	if p.caps().Sampling == nil {
-		return nil, errors.New("the client that made this call does not support sampling")
-	}
-	return p.ss.CreateMessage(ctx, params)
+	return nil
 }
 
-func (p peer) ListRoots(ctx context.Context, params *mcp.ListRootsParams) (*mcp.ListRootsResult, error) {
-	if p.ss.ID() == "" {
-		return nil, errors.New("the client called over MCP 2026-07-28 without a session, so plexus cannot ask it for its roots")
+// refusal is why a client cannot be asked method: it did not declare the
+// capability (nil if it did).
+func refusal(caps *mcp.ClientCapabilities, method string) error {
+	switch {
+	case method == "elicitation/create" && caps.Elicitation == nil:
+		return errors.New("the client that made this call does not support elicitation")
+	case method == "sampling/createMessage" && caps.Sampling == nil:
+		return errors.New("the client that made this call does not support sampling")
+	case method == "roots/list" && caps.RootsV2 == nil:
+		return errors.New("the client that made this call does not offer roots")
 	}
-	if p.caps().RootsV2 == nil {
-		return nil, errors.New("the client that made this call does not offer roots")
-	}
-	return p.ss.ListRoots(ctx, params)
+	return nil
+}
+
+// noSession is the refusal of a server's request to a client that has no
+// session to be asked on.
+func noSession(method string) error {
+	return fmt.Errorf("the client called over MCP 2026-07-28 without a session, so plexus cannot forward this server's %s to it", upstream.AskMethods[method])
 }
 
 func (p peer) Progress(ctx context.Context, params *mcp.ProgressNotificationParams) {

@@ -19,6 +19,7 @@
 package face
 
 import (
+	"fmt"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -27,6 +28,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
@@ -48,6 +50,20 @@ type Face struct {
 	stop     func()
 
 	caps fastCaps // the lean path's callers' capabilities
+
+	ended chan struct{} // poked when a client session ends (Ended)
+	lives requestLives  // the session-era POSTs the SDK serves
+}
+
+// Ended is poked when client sessions end, so that the daemon can give
+// back what they held (it settles).
+func (f *Face) Ended() <-chan struct{} { return f.ended }
+
+func (f *Face) poke() {
+	select {
+	case f.ended <- struct{}{}:
+	default:
+	}
 }
 
 // New returns the face of h; Close ends it.
@@ -58,7 +74,7 @@ func New(h *host.Host, log *slog.Logger, version string) *Face {
 			version = bi.Main.Version
 		}
 	}
-	f := &Face{h: h, log: log, version: version, profiles: map[string]*profile{}}
+	f := &Face{h: h, log: log, version: version, profiles: map[string]*profile{}, ended: make(chan struct{}, 1)}
 	events, cancel := h.Subscribe()
 	f.stop = cancel
 	go f.follow(events)
@@ -108,8 +124,65 @@ func (f *Face) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if p.fastSessionCall(w, r, body) {
 		return
 	}
+	if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" && body != nil {
+		if fr, ok := scanFrame(body); ok && fr.id != nil && string(fr.method) != `"initialize"` {
+			// A request of the session era outside a session: the SDK
+			// would open a session for it and answer with code 0.
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			w.Write(errorAnswer(fr.id, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+				Message: "plexus: no session: send initialize first (or announce MCP 2026-07-28 in Mcp-Protocol-Version)"}))
+			return
+		}
+	}
+	if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" && p.liveSessions() >= p.def.cap {
+		// A new session (initialize) beyond the profile's cap: the
+		// client may try again once idle sessions have expired.
+		f.log.Warn("face: a new session refused: the profile holds its maximum", "profile", name, "max", p.def.cap)
+		w.Header().Set("Retry-After", "60")
+		http.Error(w, fmt.Sprintf("plexus: this profile already holds %d sessions (mcp.face.maxSessions); try again later, or end idle sessions with DELETE", p.def.cap), http.StatusServiceUnavailable)
+		return
+	}
+	if r.Method == http.MethodPost {
+		defer f.lives.mark(r)()
+	}
+	if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" {
+		// An initialize: the session it opens is followed to its end.
+		sw := &sessionWriter{ResponseWriter: w}
+		p.stateful.ServeHTTP(sw, r)
+		if sw.id != "" {
+			p.track(sw.id)
+		}
+		return
+	}
 	p.stateful.ServeHTTP(w, r)
 }
+
+// sessionWriter catches the session id an initialize's answer names.
+type sessionWriter struct {
+	http.ResponseWriter
+	id string
+}
+
+func (w *sessionWriter) WriteHeader(code int) {
+	w.id = w.Header().Get("Mcp-Session-Id")
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *sessionWriter) Write(b []byte) (int, error) {
+	if w.id == "" {
+		w.id = w.Header().Get("Mcp-Session-Id")
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *sessionWriter) Flush() {
+	if fl, ok := w.ResponseWriter.(http.Flusher); ok {
+		fl.Flush()
+	}
+}
+
+func (w *sessionWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // stateless reports whether a request is of the 2026-07-28 era: no
 // protocol session, the version announced in the header.
@@ -178,13 +251,17 @@ type definition struct {
 	servers   []string // nil: every server
 	naming    string
 	metaTools bool
-	external  bool // mcp.face.allowExternalCall
-	write     bool // mcp.face.allowWrite
+	control   bool          // Plexus's own tools offered
+	external  bool          // mcp.face.allowExternalCall
+	write     bool          // mcp.face.allowWrite
+	idle      time.Duration // a protocol session's life without a request
+	cap       int           // live protocol sessions at most
 }
 
 func (d definition) same(o definition) bool {
 	return slices.Equal(d.servers, o.servers) && (d.servers == nil) == (o.servers == nil) &&
-		d.naming == o.naming && d.metaTools == o.metaTools && d.external == o.external && d.write == o.write
+		d.naming == o.naming && d.metaTools == o.metaTools && d.control == o.control && d.external == o.external && d.write == o.write &&
+		d.idle == o.idle && d.cap == o.cap
 }
 
 func (d definition) has(server string) bool {
@@ -198,7 +275,9 @@ func resolveProfile(cfg *config.File, name string) (definition, error) {
 	if face := cfg.MCP.Face; face != nil {
 		d.external, d.write = face.AllowExternalCall, face.AllowWrite
 	}
+	d.idle, d.cap = cfg.MCP.Face.SessionIdle(), cfg.MCP.Face.SessionCap()
 	d.naming = config.NamingPlexus
+	d.control = true
 	lookup := name
 	if lookup == "" {
 		lookup = "default"
@@ -215,12 +294,18 @@ func resolveProfile(cfg *config.File, name string) (definition, error) {
 		d.naming = p.Naming
 	}
 	d.metaTools = p.MetaTools
+	d.control = d.naming != config.NamingBare
+	if p.ControlTools != nil {
+		d.control = *p.ControlTools
+	}
 	return d, nil
 }
 
 // newServer is the SDK server of one profile.
 func (f *Face) newServer(opts *mcp.ServerOptions) *mcp.Server {
-	return mcp.NewServer(f.impl(), opts)
+	s := mcp.NewServer(f.impl(), opts)
+	s.AddReceivingMiddleware(eraMiddleware)
+	return s
 }
 
 // impl is the face as an MCP server names itself.

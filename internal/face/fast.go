@@ -156,6 +156,7 @@ func (p *profile) fastCall(w http.ResponseWriter, r *http.Request, body []byte) 
 	if !handled {
 		return false
 	}
+	p.noteResult(res)
 	writeAnswer(w, r, req.ID, res, err, true)
 	return true
 }
@@ -325,19 +326,9 @@ func (c *fastCaps) get(raw []byte) (*fastPeer, bool) {
 	return p, true
 }
 
-func (*fastPeer) Elicit(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-	return nil, errNoSession
-}
-
-func (*fastPeer) CreateMessage(context.Context, *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
-	return nil, errNoSession
-}
-
-func (*fastPeer) ListRoots(context.Context, *mcp.ListRootsParams) (*mcp.ListRootsResult, error) {
-	return nil, errNoSession
+func (*fastPeer) Ask(_ context.Context, method string, _ json.RawMessage) (json.RawMessage, error) {
+	return nil, noSession(method)
 }
 
 func (*fastPeer) Progress(context.Context, *mcp.ProgressNotificationParams) {}
 func (*fastPeer) Log(context.Context, *mcp.LoggingMessageParams)            {}
-
-var errNoSession = errors.New("the client called over MCP 2026-07-28 without a session, so plexus cannot forward this server's request to it")

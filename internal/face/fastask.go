@@ -67,6 +67,9 @@ func (a *leanAnswer) finish(r *http.Request, id, res json.RawMessage, err error)
 	sse := a.sse
 	a.done = !sse
 	a.mu.Unlock()
+	if err == nil {
+		res = sessionEraResult(res)
+	}
 	if !sse {
 		writeAnswer(a.w, r, id, res, err, false)
 		return
@@ -102,28 +105,12 @@ type sessionPeer struct {
 func (p *sessionPeer) Capabilities() *mcp.ClientCapabilities { return p.ls.peer.caps }
 func (p *sessionPeer) CapsKey() string                       { return p.ls.peer.raw }
 
-func (p *sessionPeer) Elicit(ctx context.Context, params *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-	if p.ls.peer.caps.Elicitation == nil {
-		return nil, errors.New("the client that made this call does not support elicitation")
+// Ask puts the server's request to the client as the server wrote it.
+func (p *sessionPeer) Ask(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	if err := refusal(p.ls.peer.caps, method); err != nil {
+		return nil, err
 	}
-	var out mcp.ElicitResult
-	return &out, p.ask(ctx, "elicitation/create", params, &out)
-}
-
-func (p *sessionPeer) CreateMessage(ctx context.Context, params *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
-	if p.ls.peer.caps.Sampling == nil {
-		return nil, errors.New("the client that made this call does not support sampling")
-	}
-	var out mcp.CreateMessageResult
-	return &out, p.ask(ctx, "sampling/createMessage", params, &out)
-}
-
-func (p *sessionPeer) ListRoots(ctx context.Context, params *mcp.ListRootsParams) (*mcp.ListRootsResult, error) {
-	if p.ls.peer.caps.RootsV2 == nil {
-		return nil, errors.New("the client that made this call does not offer roots")
-	}
-	var out mcp.ListRootsResult
-	return &out, p.ask(ctx, "roots/list", params, &out)
+	return p.ask(ctx, method, params)
 }
 
 // Progress and Log: the lean path asks the server for neither (no progress
@@ -133,31 +120,29 @@ func (p *sessionPeer) Log(context.Context, *mcp.LoggingMessageParams)           
 
 // ask puts a request to the client on the call's stream and waits for its
 // answer (answered) or the end of ctx.
-func (p *sessionPeer) ask(ctx context.Context, method string, params, out any) error {
+func (p *sessionPeer) ask(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	id := askPrefix + strconv.FormatUint(askSeq.Add(1), 10)
 	ch := make(chan clientAnswer, 1)
 	p.ls.asks.Store(id, ch)
 	defer p.ls.asks.Delete(id)
-	msg, err := json.Marshal(struct {
-		JSONRPC string `json:"jsonrpc"`
-		ID      string `json:"id"`
-		Method  string `json:"method"`
-		Params  any    `json:"params"`
-	}{"2.0", id, method, params})
-	if err != nil {
-		return err
-	}
+	msg := make([]byte, 0, len(params)+len(method)+64)
+	msg = append(msg, `{"jsonrpc":"2.0","id":"`...)
+	msg = append(msg, id...)
+	msg = append(msg, `","method":"`...)
+	msg = append(msg, method...)
+	msg = append(msg, `","params":`...)
+	msg = append(append(msg, params...), '}')
 	if err := p.ans.event(msg); err != nil {
-		return err
+		return nil, err
 	}
 	select {
 	case a := <-ch:
 		if a.err != nil {
-			return a.err
+			return nil, a.err
 		}
-		return json.Unmarshal(a.result, out)
+		return a.result, nil
 	case <-ctx.Done():
-		return ctx.Err()
+		return nil, ctx.Err()
 	}
 }
 

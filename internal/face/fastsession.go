@@ -131,6 +131,7 @@ func (p *profile) fastSessionCall(w http.ResponseWriter, r *http.Request, body [
 	if !handled {
 		return false
 	}
+	p.noteResult(res)
 	ans.mu.Lock()
 	streaming := ans.sse
 	ans.mu.Unlock()

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/plexus-mcp/plexus/internal/config"
+	"github.com/plexus-mcp/plexus/internal/host"
 	"github.com/plexus-mcp/plexus/internal/upstream"
 )
 
@@ -70,8 +72,10 @@ func (p *profile) readResource(server string) mcp.ResourceHandler {
 		// The client's session is made here as for a call; the resource and
 		// prompt themselves come from the server's shared instance.
 		if _, err := p.downstream(ctx, req.Session); err != nil {
-			return nil, err
+			return nil, passOn(err)
 		}
+		ctx, cancel := p.f.lives.tie(ctx, extraHeader(req.Extra))
+		defer cancel()
 		ctx = withPeer(ctx, req.Session, nil)
 		ctx = upstream.WithInput(ctx, req.Params.InputResponses, req.Params.RequestState)
 		res, err := p.f.h.ReadResource(ctx, server, req.Params.URI)
@@ -129,8 +133,10 @@ func (p *profile) getPrompt(server, name string) mcp.PromptHandler {
 		// The client's session is made here as for a call; the resource and
 		// prompt themselves come from the server's shared instance.
 		if _, err := p.downstream(ctx, req.Session); err != nil {
-			return nil, err
+			return nil, passOn(err)
 		}
+		ctx, cancel := p.f.lives.tie(ctx, extraHeader(req.Extra))
+		defer cancel()
 		ctx = withPeer(ctx, req.Session, nil)
 		ctx = upstream.WithInput(ctx, req.Params.InputResponses, req.Params.RequestState)
 		res, err := p.f.h.GetPrompt(ctx, server, name, req.Params.Arguments)
@@ -159,11 +165,11 @@ func (p *profile) serverFor(uri string) (string, bool) {
 func (p *profile) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
 	server, ok := p.serverFor(req.Params.URI)
 	if !ok {
-		return errors.New("no server of this profile offers " + req.Params.URI)
+		return unknownResource(req.Params.URI)
 	}
 	conn, err := p.f.h.ServerConn(server)
 	if err != nil {
-		return err
+		return passOn(err)
 	}
 	// The SDK sends the update to the sessions subscribed to the URI.
 	conn.WatchResources("face/"+p.name, func(uri string) {
@@ -175,11 +181,11 @@ func (p *profile) subscribe(ctx context.Context, req *mcp.SubscribeRequest) erro
 func (p *profile) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
 	server, ok := p.serverFor(req.Params.URI)
 	if !ok {
-		return errors.New("no server of this profile offers " + req.Params.URI)
+		return unknownResource(req.Params.URI)
 	}
 	conn, err := p.f.h.ServerConn(server)
 	if err != nil {
-		return err
+		return passOn(err)
 	}
 	return passOn(conn.Unsubscribe(ctx, req.Params.URI))
 }
@@ -196,7 +202,7 @@ func (p *profile) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.
 		route, ok := p.promptRoute[ref.Name]
 		p.syncMu.Unlock()
 		if !ok {
-			return nil, errors.New("no prompt named " + ref.Name)
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "no prompt named " + ref.Name}
 		}
 		server = route[0]
 		r := *ref
@@ -205,24 +211,44 @@ func (p *profile) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.
 	case "ref/resource":
 		s, ok := p.serverFor(ref.URI)
 		if !ok {
-			return nil, errors.New("no server of this profile offers " + ref.URI)
+			return nil, unknownResource(ref.URI)
 		}
 		server = s
 	default:
-		return nil, errors.New("unknown completion reference type " + ref.Type)
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown completion reference type " + ref.Type}
 	}
 	conn, err := p.f.h.ServerConn(server)
 	if err != nil {
-		return nil, err
+		return nil, passOn(err)
 	}
 	res, err := conn.Complete(ctx, &params)
 	return res, passOn(err)
 }
 
-// passOn gives the client a server's JSON-RPC error as the server sent it.
+// passOn gives the client a server's JSON-RPC error as the server sent it,
+// and any other failure as an internal error: never a code JSON-RPC does
+// not define (the SDK answers a plain error with code 0).
 func passOn(err error) error {
+	if err == nil {
+		return nil
+	}
 	if je := upstream.AnswerError(err); je != nil {
 		return je
 	}
-	return err
+	var je *jsonrpc.Error
+	if errors.As(err, &je) {
+		return err
+	}
+	var nf *host.NotFoundError
+	if errors.As(err, &nf) {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+}
+
+// codeResourceNotFound is MCP's error for a resource that does not exist.
+const codeResourceNotFound = -32002
+
+func unknownResource(uri string) error {
+	return &jsonrpc.Error{Code: codeResourceNotFound, Message: "Resource not found: no server of this profile offers " + uri}
 }

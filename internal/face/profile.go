@@ -48,6 +48,8 @@ type profile struct {
 	renderMu sync.Mutex                // one rendering of the pages at a time
 	pages    atomic.Pointer[toolPages] // nil: not rendered since the last change
 
+	resultsOffered atomic.Bool // the kept results' template offered (results.go)
+
 	byID     sync.Map   // session id → *leanSession (fastsession.go)
 	prefetch prefetched // results the lean path fetched for the SDK's calls
 
@@ -63,7 +65,7 @@ func newProfile(f *Face, name string, def definition) *profile {
 		toolRoute: map[string]string{}, lean: map[string]bool{}, promptRoute: map[string][2]string{}, resRoute: map[string]string{},
 		offer: map[string]*mcp.Tool{}, pageSize: listPageSize, sessions: map[*mcp.ServerSession]*downstream{}}
 	opts := &mcp.ServerOptions{
-		Instructions: instructions(def),
+		Instructions: f.instructions(def),
 		// The SDK logs every stateless request's session at INFO: warnings
 		// and errors are what the daemon's log needs from it.
 		Logger:   slog.New(minLevel{f.log.With("profile", name).Handler(), slog.LevelWarn}),
@@ -71,21 +73,26 @@ func newProfile(f *Face, name string, def definition) *profile {
 		PageSize: p.pageSize,
 	}
 	if def.external {
-		opts.HasResources, opts.HasPrompts = true, true
+		// Resources and prompts are advertised once the profile has some
+		// (the SDK declares them with the first one added), not for
+		// servers that have none.
 		opts.SubscribeHandler = p.subscribe
 		opts.UnsubscribeHandler = p.unsubscribe
 		opts.CompletionHandler = p.complete
 	}
 	p.srv = f.newServer(opts)
-	p.addControlTools()
-	if def.write {
+	if def.control {
+		p.addControlTools()
+	}
+	if def.control && def.write {
 		p.addWriteTools()
 	}
 	if def.external && def.metaTools {
 		p.addMetaTools()
 	}
 	get := func(*http.Request) *mcp.Server { return p.srv }
-	p.stateful = mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Logger: opts.Logger, MaxRequestBodyBytes: maxBody})
+	p.stateful = mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Logger: opts.Logger, MaxRequestBodyBytes: maxBody,
+		SessionTimeout: def.idle})
 	p.stateless = mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Logger: opts.Logger, MaxRequestBodyBytes: maxBody, Stateless: true,
 		// MCP 2026-07-28 cancels a request by closing it: pass it upstream.
 		PropagateRequestCancellation: true})
@@ -95,12 +102,32 @@ func newProfile(f *Face, name string, def definition) *profile {
 
 // instructions tell a client what the profile offers, and, while the
 // servers' tools are not offered, why and how a person switches them on.
-func instructions(def definition) string {
+// A bare profile gives its one server's own instructions: the face is that
+// server, as far as the client can tell.
+func (f *Face) instructions(def definition) string {
+	if def.external && def.naming == config.NamingBare && len(def.servers) == 1 {
+		if conn, err := f.h.ServerConn(def.servers[0]); err == nil {
+			return conn.Instructions()
+		}
+		return ""
+	}
 	const about = "Plexus runs the user's MCP servers and offers them here. plexus_status and plexus_snapshot describe them."
 	if def.external {
 		return about
 	}
 	return about + " Now " + apitype.ExternalCallOff + "."
+}
+
+// liveSessions counts the profile's protocol sessions (the stateless
+// requests' passing ones aside).
+func (p *profile) liveSessions() int {
+	n := 0
+	for ss := range p.srv.Sessions() {
+		if ss.ID() != "" {
+			n++
+		}
+	}
+	return n
 }
 
 // maxBody bounds one request from a client.
@@ -221,17 +248,29 @@ func (p *profile) callTool(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		d, err := p.downstream(ctx, req.Session)
 		if err != nil {
-			return nil, err
+			return nil, passOn(err)
 		}
 		if req.Params.InputResponses == nil && req.Params.RequestState == "" && req.Session != nil {
 			if res := p.prefetch.take(req.Session.ID(), name, req.Params.Arguments); res != nil {
 				return res, nil // fetched by the lean path, which handed the call over
 			}
 		}
+		ctx, cancel := p.f.lives.tie(ctx, extraHeader(req.Extra))
+		defer cancel()
 		ctx = withPeer(ctx, req.Session, req.Params.GetProgressToken())
 		ctx = upstream.WithInput(ctx, req.Params.InputResponses, req.Params.RequestState)
-		return d.sess.Call(ctx, name, req.Params.Arguments)
+		res, err := d.sess.Call(ctx, name, req.Params.Arguments)
+		p.noteDecoded(res)
+		return res, passOn(err)
 	}
+}
+
+// extraHeader is the HTTP header of the POST that carried a request.
+func extraHeader(e *mcp.RequestExtra) http.Header {
+	if e == nil {
+		return nil
+	}
+	return e.Header
 }
 
 // minLevel drops records below min.

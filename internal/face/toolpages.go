@@ -120,6 +120,7 @@ func renderToolPages(tools []*mcp.Tool, size int, impl *mcp.Implementation) (*to
 		if tpage.session, err = spliceTools(res, array); err != nil {
 			return nil, err
 		}
+		tpage.session = sessionEraResult(tpage.session)
 		res.ResultType = "complete"
 		res.Meta = mcp.Meta{mcp.MetaKeyServerInfo: impl}
 		if tpage.stateless, err = spliceTools(res, array); err != nil {

@@ -35,15 +35,16 @@ func (h *Host) Call(ctx context.Context, name string, args json.RawMessage) (*mc
 	return h.observed(ctx, snap, ix, name, args)
 }
 
-// observed makes a call and tells the observer about it.
+// observed makes a decoded call through the pipeline (pipeline.go).
 func (h *Host) observed(ctx context.Context, snap *snapshot, ix indexed, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
-	if h.opts.Observer == nil {
-		return h.call(ctx, snap, ix, name, args)
+	out, err := h.run(ctx, snap, ix, PathDecoded, func(ctx context.Context, conn *upstream.Conn) (callResult, error) {
+		res, err := invokeDecoded(ctx, conn, ix, name, args)
+		return callResult{res: res}, err
+	})
+	if err != nil {
+		return nil, err
 	}
-	start := time.Now()
-	res, err := h.call(ctx, snap, ix, name, args)
-	h.opts.Observer.ObserveCall(ix.entry.Server, outcomeOf(res, err), time.Since(start))
-	return res, err
+	return out.decoded()
 }
 
 // outcomeOf names a call's outcome for the metrics.
@@ -60,30 +61,17 @@ func outcomeOf(res *mcp.CallToolResult, err error) string {
 	return "tool_error"
 }
 
-func (h *Host) call(ctx context.Context, snap *snapshot, ix indexed, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
-	conn, err := ix.server.Conn()
-	if err != nil {
-		return errorResult(err.Error(), "unavailable", ""), nil
-	}
-	timeout := callTimeout(ix.server.Config(), snap.cfg)
-	cctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-
-	var res *mcp.CallToolResult
+// invokeDecoded is the decoded invoker: the SDK's client makes the call.
+func invokeDecoded(ctx context.Context, conn *upstream.Conn, ix indexed, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
 	switch ix.entry.Kind {
 	case catalog.KindTool:
-		res, err = conn.CallTool(cctx, ix.entry.Tool, args)
+		return conn.CallTool(ctx, ix.entry.Tool, args)
 	case catalog.KindReadResource:
-		res, err = readResourceAsTool(cctx, conn, args)
+		return readResourceAsTool(ctx, conn, args)
 	case catalog.KindGetPrompt:
-		res, err = getPromptAsTool(cctx, conn, args)
-	default:
-		return nil, fmt.Errorf("catalog entry %s has unknown kind %q", name, ix.entry.Kind)
+		return getPromptAsTool(ctx, conn, args)
 	}
-	if err == nil {
-		return res, nil
-	}
-	return callFailure(ctx, cctx, err, ix.server, timeout)
+	return nil, fmt.Errorf("catalog entry %s has unknown kind %q", name, ix.entry.Kind)
 }
 
 // callFailure classifies a failed call.

@@ -46,13 +46,15 @@ type Options struct {
 // CallObserver is told the outcome and duration of every tool call:
 // "ok", "tool_error", or the plexus/error marker of a failed call.
 type CallObserver interface {
-	ObserveCall(server, outcome string, d time.Duration)
+	// path is how the call was carried: PathDecoded or PathFrame.
+	ObserveCall(server, path, outcome string, d time.Duration)
 }
 
 // Host is the engine. Create it with New, then Start; Close stops every server.
 type Host struct {
-	opts Options
-	log  *slog.Logger
+	opts    Options
+	results resultStore // results over their cap (results.go)
+	log     *slog.Logger
 
 	// applyMu serialises settings writes: each is a transaction over the
 	// store and the server set.
@@ -180,6 +182,7 @@ func (h *Host) startInBackground(ctx context.Context, srv *supervisor.Server, cf
 func (h *Host) Close() {
 	h.applyMu.Lock()
 	defer h.applyMu.Unlock()
+	defer h.results.close()
 	h.endSessions()
 	h.serversMu.Lock()
 	servers := h.servers

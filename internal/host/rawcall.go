@@ -1,12 +1,11 @@
 package host
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"time"
 
 	"github.com/plexus-mcp/plexus/internal/catalog"
+	"github.com/plexus-mcp/plexus/internal/upstream"
 )
 
 // find resolves a catalog name for the session in constant time: the
@@ -45,35 +44,13 @@ func (s *Session) CallRaw(ctx context.Context, name string, params map[string]js
 }
 
 func (h *Host) callRaw(ctx context.Context, snap *snapshot, ix indexed, params map[string]json.RawMessage) (json.RawMessage, error) {
-	start := time.Now()
-	outcome := "ok"
-	defer func() {
-		if h.opts.Observer != nil {
-			h.opts.Observer.ObserveCall(ix.entry.Server, outcome, time.Since(start))
-		}
-	}()
-	conn, err := ix.server.Conn()
-	if err != nil {
-		outcome = "unavailable"
-		return json.Marshal(errorResult(err.Error(), "unavailable", ""))
-	}
-	timeout := callTimeout(ix.server.Config(), snap.cfg)
-	cctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	params["name"], _ = json.Marshal(ix.entry.Tool)
-	raw, err := conn.CallRaw(cctx, params)
-	if err == nil {
-		// For the metrics only: a scan, not a decode (a text that quotes
-		// this literal would count as an error).
-		if bytes.Contains(raw, []byte(`"isError":true`)) {
-			outcome = "tool_error"
-		}
-		return raw, nil
-	}
-	res, err := callFailure(ctx, cctx, err, ix.server, timeout)
-	outcome = outcomeOf(res, err)
+	out, err := h.run(ctx, snap, ix, PathFrame, func(ctx context.Context, conn *upstream.Conn) (callResult, error) {
+		params["name"], _ = json.Marshal(ix.entry.Tool)
+		raw, err := conn.CallRaw(ctx, params)
+		return callResult{raw: raw}, err
+	})
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(res)
+	return out.bytes()
 }

@@ -115,12 +115,16 @@ func (h *Host) newServerWith(name string, sc config.Server, cfg *config.File, lo
 	if gate := h.approvalGate(name, sc); gate != nil {
 		err = gate // R-CAT-6: never started before a person approved it
 	}
+	limits := h.opts.Limits
+	if sc.MaxDescriptionChars > 0 {
+		limits.MaxDescription = sc.MaxDescriptionChars
+	}
 	var srv *supervisor.Server
 	srv = supervisor.New(supervisor.Params{
 		Name:     name,
 		Config:   sc,
 		Spec:     spec,
-		Limits:   h.opts.Limits,
+		Limits:   limits,
 		Logger:   h.log,
 		OnChange: func() { h.serverChanged(srv) },
 		OnStderr: func(line string, seq int64) { h.emitStderr(name, line, seq) },

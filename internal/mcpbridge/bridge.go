@@ -5,8 +5,9 @@
 // through unchanged, so the face alone decides what the client sees, and
 // server→client requests (elicitation, sampling), progress, cancellation
 // and list_changed notifications all cross it. Each client message is one
-// POST — a request at once (a long call does not hold back the next), a
-// notification in order before the next line is read; answers
+// POST — a request at once (a long call does not hold back the next);
+// initialize and notifications in order, answered before the next line is
+// read, so that nothing a client pipelines overtakes them; answers
 // arriving as JSON or as an SSE stream are written out whole, one per
 // line. After initialize it keeps the session id and protocol version the
 // face gave, and holds a GET stream open for the face's own notifications.
@@ -95,11 +96,12 @@ func (b *Bridge) Run(ctx context.Context, in io.Reader, out io.Writer) error {
 			b.writeError(nil, -32700, "parse error: "+err.Error())
 			continue
 		}
-		if head.ID == nil {
-			// A notification (initialized, cancelled) or an answer to the
-			// face's request: sent before the next line is read, so that
-			// it reaches the face in order — initialized before the
-			// requests that follow it. Requests go at once, each in its
+		if head.ID == nil || head.Method == "initialize" {
+			// What a client writes after these must not overtake them, so
+			// each is sent, and its answer read, before the next line is:
+			// initialize, whose answer names the session every later POST
+			// carries; a notification (initialized, cancelled) or an answer
+			// to the face's request. Other requests go at once, each in its
 			// own POST, so that a long call holds nothing back.
 			b.post(ctx, msg, head)
 			continue

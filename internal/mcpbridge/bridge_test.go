@@ -194,3 +194,48 @@ func FuzzPeek(f *testing.F) {
 		}
 	})
 }
+
+// TestBridgeKeepsOrder: a client that pipelines (initialize, initialized
+// and tools/list written at once, without waiting for answers) has its
+// messages reach the face in the order it wrote them, even when the face
+// is slow to answer initialize: nothing written after initialize or a
+// notification overtakes it.
+func TestBridgeKeepsOrder(t *testing.T) {
+	for _, raw := range []bool{false, true} {
+		t.Run(fmt.Sprintf("raw=%v", raw), func(t *testing.T) {
+			f := &fakeFace{}
+			slow := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" {
+					time.Sleep(50 * time.Millisecond) // initialize takes a while
+				}
+				f.ServeHTTP(w, r)
+			})
+			srv := httptest.NewServer(slow)
+			defer srv.Close()
+			out := &lines{}
+			b := &Bridge{HTTP: srv.Client(), URL: srv.URL + "/mcp"}
+			if raw {
+				var d net.Dialer
+				b.Dial = func(ctx context.Context) (net.Conn, error) {
+					return d.DialContext(ctx, "tcp", srv.Listener.Addr().String())
+				}
+			}
+			in := strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":2,"method":"tools/list"}
+`)
+			if err := b.Run(context.Background(), in, out); err != nil {
+				t.Fatal(err)
+			}
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			want := []string{"initialize||", "notifications/initialized|s-1|2025-11-25", "tools/list|s-1|2025-11-25"}
+			if fmt.Sprint(f.seen) != fmt.Sprint(want) {
+				t.Errorf("POSTs = %q, want %q", f.seen, want)
+			}
+			if !out.has(`{"jsonrpc":"2.0","id":2,"result":{"tools":[]}}`) {
+				t.Errorf("tools/list was not answered:\n%s", out.buf.String())
+			}
+		})
+	}
+}

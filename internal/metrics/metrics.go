@@ -39,8 +39,8 @@ func New(src Source) *Metrics {
 		reg: prometheus.NewRegistry(),
 		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "plexus_calls_total",
-			Help: "Tool calls through Plexus, by server and outcome (ok, tool_error, timeout, unavailable, transport_lost, upstream, invalid_arguments, held).",
-		}, []string{"server", "outcome"}),
+			Help: "Tool calls through Plexus, by server, path (decoded: through the SDK's client; frame: the client's frame forwarded) and outcome (ok, tool_error, timeout, unavailable, transport_lost, upstream, invalid_arguments, held, result_too_large).",
+		}, []string{"server", "path", "outcome"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "plexus_call_duration_seconds",
 			Help:    "Latency of tool calls through Plexus, by server.",
@@ -54,8 +54,8 @@ func New(src Source) *Metrics {
 
 // ObserveCall records one call: its outcome ("ok", "tool_error", or the
 // plexus/error marker of a failed call) and how long it took.
-func (m *Metrics) ObserveCall(server, outcome string, d time.Duration) {
-	m.calls.WithLabelValues(server, outcome).Inc()
+func (m *Metrics) ObserveCall(server, path, outcome string, d time.Duration) {
+	m.calls.WithLabelValues(server, path, outcome).Inc()
 	m.duration.WithLabelValues(server).Observe(d.Seconds())
 }
 

@@ -140,6 +140,9 @@ func runSDKFake() int {
 	return 0
 }
 
+// askFrame is the request the raw fake's tool ask sends mid-call.
+const askFrame = `{"jsonrpc":"2.0","id":"srv-1","method":"elicitation/create","params":{"requestedSchema":{"type":"object","properties":{"ok":{"type":"boolean"}}},"message":"proceed?","x-extra":[1,2]}}`
+
 // runRawFake speaks NDJSON by hand, as a server of protocol 2025-06-18 that
 // ignores methods it does not know (server/discover among them) instead of
 // answering with an error. FAKE_REPEAT_CURSOR makes tools/list page forever.
@@ -188,6 +191,14 @@ func runRawFake() int {
 				reply(msg.ID, map[string]any{"tools": []any{tool("c")}})
 			}
 		case "tools/call":
+			if msg.Params.Name == "ask" {
+				// A 2025-06-18 server's elicitation: no mode (that field
+				// came later), fields in the server's own order.
+				fmt.Fprintln(os.Stdout, askFrame)
+				in.Scan() // the answer
+				reply(msg.ID, map[string]any{"content": []any{map[string]any{"type": "text", "text": in.Text()}}})
+				continue
+			}
 			reply(msg.ID, map[string]any{"content": []any{map[string]any{"type": "text", "text": string(msg.Params.Arguments)}}})
 			if msg.Params.Name == "deaf" {
 				select {} // stop reading stdin, so that the pipe fills up

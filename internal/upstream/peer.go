@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -19,16 +20,27 @@ import (
 // notifications. Implementations answer with a clear error when the client
 // lacks the capability.
 type Peer interface {
-	Elicit(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error)
-	CreateMessage(ctx context.Context, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error)
+	// Ask puts a server's request to the client — elicitation/create,
+	// sampling/createMessage or roots/list — with its params as the server
+	// wrote them, and returns the client's result as the client wrote it:
+	// a proxy hands both through whole, so that fields it does not model
+	// (or models with other defaults) arrive intact.
+	Ask(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
 	// Progress forwards a progress notification; p.ProgressToken is already
 	// the client's own token.
 	Progress(ctx context.Context, p *mcp.ProgressNotificationParams)
 	Log(ctx context.Context, p *mcp.LoggingMessageParams)
-	ListRoots(ctx context.Context, p *mcp.ListRootsParams) (*mcp.ListRootsResult, error)
 	// Capabilities are what the client declared; an MCP 2026-07-28 server
 	// sees them on each request (what it may ask of the caller).
 	Capabilities() *mcp.ClientCapabilities
+}
+
+// AskMethods are the requests a server may send its client mid-call, and
+// what each is called in messages.
+var AskMethods = map[string]string{
+	"elicitation/create":     "elicitation request",
+	"sampling/createMessage": "sampling request",
+	"roots/list":             "roots request",
 }
 
 type peerKey struct{}

@@ -11,18 +11,12 @@ import (
 
 type capsPeer struct{ caps *mcp.ClientCapabilities }
 
-func (capsPeer) Elicit(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-	return nil, nil
-}
-func (capsPeer) CreateMessage(context.Context, *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+func (capsPeer) Ask(context.Context, string, json.RawMessage) (json.RawMessage, error) {
 	return nil, nil
 }
 func (capsPeer) Progress(context.Context, *mcp.ProgressNotificationParams) {}
 func (capsPeer) Log(context.Context, *mcp.LoggingMessageParams)            {}
-func (capsPeer) ListRoots(context.Context, *mcp.ListRootsParams) (*mcp.ListRootsResult, error) {
-	return nil, nil
-}
-func (p capsPeer) Capabilities() *mcp.ClientCapabilities { return p.caps }
+func (p capsPeer) Capabilities() *mcp.ClientCapabilities                   { return p.caps }
 
 // TestForwardedCaps: a server learns the caller's elicitation and sampling,
 // and never roots — Plexus does not declare them (declaring them disturbed

@@ -3,6 +3,7 @@ package upstream
 import (
 	"context"
 	"encoding/json"
+	"errors"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -50,7 +51,7 @@ func (r *routeConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			return msg, nil
 		}
 		switch {
-		case req.IsCall() && (req.Method == "elicitation/create" || req.Method == "sampling/createMessage" || req.Method == "roots/list"):
+		case req.IsCall() && AskMethods[req.Method] != "":
 			go r.answer(req)
 		case !req.IsCall() && (req.Method == "notifications/progress" || req.Method == "notifications/message"):
 			// In stream order, so that they reach the caller before the
@@ -93,53 +94,36 @@ func (r *routeConn) notify(ctx context.Context, req *jsonrpc.Request) {
 // answer routes one request and writes the answer back to the server.
 func (r *routeConn) answer(req *jsonrpc.Request) {
 	ctx := context.Background()
-	what := map[string]string{"elicitation/create": "elicitation request", "sampling/createMessage": "sampling request",
-		"roots/list": "roots request"}[req.Method]
+	what := AskMethods[req.Method]
 	resp := &jsonrpc.Response{ID: req.ID}
 	result, err := r.forward(ctx, req, what)
 	switch {
 	case err != nil:
 		r.c.log.Warn(what+" not answered", "err", err)
 		resp.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
-		if je, ok := err.(*jsonrpc.Error); ok {
+		if je := (*jsonrpc.Error)(nil); errors.As(err, &je) {
 			resp.Error = je
 		}
+	case len(result) == 0 || !json.Valid(result):
+		resp.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "plexus: the client answered the " + what + " with no valid result"}
 	default:
-		resp.Result, err = json.Marshal(result)
-		if err != nil {
-			resp.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
-		}
+		resp.Result = result
 	}
 	if err := r.Connection.Write(ctx, resp); err != nil {
 		r.c.log.Warn("answering the server's "+what, "err", err)
 	}
 }
 
-func (r *routeConn) forward(ctx context.Context, req *jsonrpc.Request, what string) (any, error) {
+// forward hands the request to the client of the call it belongs to, its
+// params as the server wrote them.
+func (r *routeConn) forward(ctx context.Context, req *jsonrpc.Request, what string) (json.RawMessage, error) {
 	p, callCtx, err := r.c.calls.route(ctx, what)
 	if err != nil {
 		return nil, err
 	}
-	ctx = callCtx
-	if req.Method == "roots/list" {
-		var params mcp.ListRootsParams
-		if len(req.Params) > 0 {
-			if err := json.Unmarshal(req.Params, &params); err != nil {
-				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "plexus: malformed roots request: " + err.Error()}
-			}
-		}
-		return p.ListRoots(ctx, &params)
+	params := req.Params
+	if len(params) == 0 || string(params) == "null" {
+		params = json.RawMessage(`{}`)
 	}
-	if req.Method == "elicitation/create" {
-		var params mcp.ElicitParams
-		if err := json.Unmarshal(req.Params, &params); err != nil {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "plexus: malformed elicitation request: " + err.Error()}
-		}
-		return p.Elicit(ctx, &params)
-	}
-	var params mcp.CreateMessageParams
-	if err := json.Unmarshal(req.Params, &params); err != nil {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "plexus: malformed sampling request: " + err.Error()}
-	}
-	return p.CreateMessage(ctx, &params)
+	return p.Ask(callCtx, req.Method, params)
 }

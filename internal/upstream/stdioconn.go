@@ -17,9 +17,11 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// maxFrameSize bounds one message from a server, as the SDK's own stdio
-// transport does (mcp.DefaultMaxLineLength).
-const maxFrameSize = mcp.DefaultMaxLineLength
+// maxFrameSize bounds one message from a server: twice the SDK's own
+// stdio transport's bound (mcp.DefaultMaxLineLength), so that a result of
+// 20 MiB and more reaches the host, which keeps what is over its
+// server's maxResultBytes as a resource (host/results.go).
+const maxFrameSize = 2 * mcp.DefaultMaxLineLength
 
 // methodDiscover is the stateless probe of MCP 2026-07-28.
 const methodDiscover = "server/discover"

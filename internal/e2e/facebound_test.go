@@ -1,0 +1,180 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/plexus-mcp/plexus/internal/client"
+	"github.com/plexus-mcp/plexus/internal/testenv"
+)
+
+// boundedFace runs a daemon whose face has the given settings.
+func boundedFace(t *testing.T, face string) (base, token string) {
+	t.Helper()
+	e := testenv.New(t)
+	e.StartDaemon()
+	e.MustRun("add", "example", "--", e.Bin, "example-server")
+	p := filepath.Join(e.Home, "extensions.json")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = []byte(strings.Replace(string(b), `"mcp": {`, `"mcp": {"face": {`+face+`},`, 1))
+	if err := os.WriteFile(p, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e.MustRun("reload")
+	st, err := client.New(e.Home).Status(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := os.ReadFile(filepath.Join(e.Home, "token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return "http://" + st.HTTPAddr, strings.TrimSpace(string(tok))
+}
+
+// initialize opens a protocol session on the face and returns the HTTP
+// status and the session id.
+func initialize(t *testing.T, hc *http.Client, base, token string) (int, string, http.Header) {
+	t.Helper()
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"n","version":"1"}}}`
+	req, _ := http.NewRequest("POST", base+"/mcp", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	b.ReadFrom(resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode, resp.Header.Get("Mcp-Session-Id"), resp.Header
+}
+
+// metric reads one unlabelled sample of the daemon's /metrics.
+func metric(t *testing.T, base, token, name string) float64 {
+	t.Helper()
+	req, _ := http.NewRequest("GET", base+"/metrics", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), name+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return f
+		}
+	}
+	t.Fatalf("no %s in /metrics", name)
+	return 0
+}
+
+// TestFaceSessionsCapped: a profile holds at most mcp.face.maxSessions
+// protocol sessions; one more initialize is answered 503 with
+// Retry-After, and a DELETE frees a place at once.
+func TestFaceSessionsCapped(t *testing.T) {
+	base, token := boundedFace(t, `"maxSessions": 3`)
+	hc := &http.Client{}
+	var ids []string
+	for range 3 {
+		code, id, _ := initialize(t, hc, base, token)
+		if code != http.StatusOK || id == "" {
+			t.Fatalf("initialize: %d %q", code, id)
+		}
+		ids = append(ids, id)
+	}
+	code, _, hdr := initialize(t, hc, base, token)
+	if code != http.StatusServiceUnavailable || hdr.Get("Retry-After") == "" {
+		t.Fatalf("the 4th initialize: %d, Retry-After %q; want 503 with Retry-After", code, hdr.Get("Retry-After"))
+	}
+	req, _ := http.NewRequest("DELETE", base+"/mcp", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Mcp-Session-Id", ids[0])
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if code, id, _ := initialize(t, hc, base, token); code != http.StatusOK || id == "" {
+		t.Fatalf("initialize after a DELETE: %d %q", code, id)
+	}
+}
+
+// TestFaceSessionsExpire: 5,000 sessions opened and never ended are
+// reclaimed once idle for mcp.face.sessionIdleMs: the daemon's goroutines
+// and memory come back to where they were.
+func TestFaceSessionsExpire(t *testing.T) {
+	if testing.Short() {
+		t.Skip("opens 5,000 sessions")
+	}
+	base, token := boundedFace(t, `"sessionIdleMs": 3000, "maxSessions": 10000`)
+	settle := func() (g, rss float64) {
+		// Wait for the count to stop falling (the daemon settles after a
+		// change); then read both.
+		prev := -1.0
+		for range 50 {
+			g = metric(t, base, token, "go_goroutines")
+			if g == prev {
+				break
+			}
+			prev = g
+			time.Sleep(200 * time.Millisecond)
+		}
+		return g, metric(t, base, token, "process_resident_memory_bytes")
+	}
+	g0, rss0 := settle()
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 8}}
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < 5000; i += 8 {
+				if code, id, _ := initialize(t, hc, base, token); code != http.StatusOK || id == "" {
+					t.Errorf("initialize %d: %d %q", i, code, id)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	g1 := metric(t, base, token, "go_goroutines")
+	if g1 < g0+1000 {
+		t.Logf("goroutines with 5,000 sessions open: %.0f (idle %.0f)", g1, g0)
+	}
+	// The sessions expire, and then the daemon settles (a second after
+	// the last of them ends): wait for both, up to a minute.
+	var g2, rss2 float64
+	for end := time.Now().Add(60 * time.Second); ; {
+		time.Sleep(time.Second)
+		g2, rss2 = settle()
+		if g2 <= g0+10 && rss2 <= rss0+10<<20 || time.Now().After(end) {
+			break
+		}
+	}
+	t.Logf("goroutines: idle %.0f, 5,000 sessions %.0f, after expiry %.0f; RSS idle %.1f MiB, after expiry %.1f MiB",
+		g0, g1, g2, rss0/(1<<20), rss2/(1<<20))
+	if g2 > g0+10 {
+		t.Errorf("after expiry the daemon has %.0f goroutines, idle it had %.0f: sessions were not reclaimed", g2, g0)
+	}
+	if rss2 > rss0+10<<20 {
+		t.Errorf("after expiry RSS is %.1f MiB, idle it was %.1f MiB: more than +10 MiB", rss2/(1<<20), rss0/(1<<20))
+	}
+}

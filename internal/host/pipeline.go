@@ -1,0 +1,100 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/plexus-mcp/plexus/internal/upstream"
+)
+
+// The call spine. Every tool call, whoever makes it and however its frame
+// is carried, goes one way:
+//
+//	resolve → deadline → invoke → cap → classify → observe
+//
+// Resolving is the caller's (a catalog entry of one snapshot: Call,
+// Session.Call, Session.CallRaw). Two invokers carry the call: decoded (the
+// SDK's client encodes the arguments and decodes the result) and frame
+// forwarding (the client's params go upstream with only the name and _meta
+// replaced, and the result comes back as the server wrote it). Everything
+// else — the bound on its time, the cap on its result, the naming of its
+// failure, the metrics — is the same code for both.
+
+// Paths: how a call was carried, the "path" label of the call metrics.
+const (
+	PathDecoded = "decoded"
+	PathFrame   = "frame"
+)
+
+// callResult is what a call gave: decoded, or as bytes (frame forwarding).
+type callResult struct {
+	res *mcp.CallToolResult
+	raw json.RawMessage
+}
+
+// invoker makes the call on a live connection, bounded by ctx.
+type invoker func(ctx context.Context, conn *upstream.Conn) (callResult, error)
+
+// run is the pipeline for one resolved catalog entry.
+func (h *Host) run(ctx context.Context, snap *snapshot, ix indexed, path string, invoke invoker) (callResult, error) {
+	start := time.Now()
+	out, err := h.invoke(ctx, snap, ix, invoke)
+	if h.opts.Observer != nil {
+		h.opts.Observer.ObserveCall(ix.entry.Server, path, out.outcome(err), time.Since(start))
+	}
+	return out, err
+}
+
+func (h *Host) invoke(ctx context.Context, snap *snapshot, ix indexed, invoke invoker) (callResult, error) {
+	conn, err := ix.server.Conn()
+	if err != nil {
+		return callResult{res: errorResult(err.Error(), "unavailable", "")}, nil
+	}
+	timeout := callTimeout(ix.server.Config(), snap.cfg)
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	out, err := invoke(cctx, conn)
+	if err != nil {
+		res, err := callFailure(ctx, cctx, err, ix.server, timeout)
+		return callResult{res: res}, err
+	}
+	return h.capResult(ix, snap, out), nil
+}
+
+// outcome names a call's outcome for the metrics: "ok", "tool_error", or
+// the plexus/error marker of a failed call.
+func (r callResult) outcome(err error) string {
+	if r.res != nil || err != nil {
+		return outcomeOf(r.res, err)
+	}
+	// A scan, not a decode: a text that quotes this literal would count as
+	// an error, in the metrics only.
+	if bytes.Contains(r.raw, []byte(`"isError":true`)) {
+		return "tool_error"
+	}
+	return "ok"
+}
+
+// decoded is the result as a Go value, for callers that want one.
+func (r callResult) decoded() (*mcp.CallToolResult, error) {
+	if r.res != nil || r.raw == nil {
+		return r.res, nil
+	}
+	var res mcp.CallToolResult
+	if err := json.Unmarshal(r.raw, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// bytes is the result as JSON, for callers that forward frames.
+func (r callResult) bytes() (json.RawMessage, error) {
+	if r.raw != nil {
+		return r.raw, nil
+	}
+	return json.Marshal(r.res)
+}

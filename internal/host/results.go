@@ -1,0 +1,222 @@
+package host
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/plexus-mcp/plexus/internal/config"
+)
+
+// Result caps (maxResultBytes). A result larger than its server's cap is
+// never cut short, nor handed to the client whole: the daemon keeps it for
+// a while and answers the call with a resource_link to it, which the
+// client reads in pages of at most the cap. What is kept is bounded in
+// total; the oldest goes first, and each expires on its own.
+
+// ResultsURI starts the URI of every kept result.
+const ResultsURI = "plexus://results/"
+
+const (
+	resultsTTL   = 10 * time.Minute
+	resultsTotal = 256 << 20
+	minPage      = 4 << 10
+)
+
+// resultStore holds the results that were over their cap.
+type resultStore struct {
+	mu    sync.Mutex
+	byID  map[string]*keptResult
+	order []string // oldest first
+	total int
+}
+
+type keptResult struct {
+	data  []byte // the result as the server gave it, JSON
+	page  int    // bytes per page
+	timer *time.Timer
+}
+
+// capResult keeps a result over its server's cap and returns the link to
+// it instead; any other result is returned as it is.
+func (h *Host) capResult(ix indexed, snap *snapshot, out callResult) callResult {
+	limit := ix.server.Config().MaxResultBytes
+	if limit <= 0 {
+		limit = config.DefaultMaxResultBytes
+	}
+	if out.raw != nil && int64(len(out.raw)) <= limit || out.res != nil && approxSize(out.res) <= limit {
+		return out
+	}
+	data, err := out.bytes()
+	if err != nil || int64(len(data)) <= limit {
+		return out
+	}
+	id, pages, err := h.results.keep(data, int(max(limit, minPage)))
+	if err != nil {
+		h.log.Warn("a result over its cap could not be kept", "server", ix.entry.Server, "bytes", len(data), "err", err)
+		return callResult{res: errorResult(fmt.Sprintf("the result of %s was %s, over its maxResultBytes (%s), and %v", ix.entry.Server, size(len(data)), size(int(limit)), err), "result_too_large", "")}
+	}
+	h.log.Info("a result over its cap is kept as a resource", "server", ix.entry.Server, "bytes", len(data), "pages", pages)
+	uri := ResultsURI + id + "/1"
+	return callResult{res: &mcp.CallToolResult{
+		Meta: mcp.Meta{"plexus/resultBytes": len(data), "plexus/pages": pages},
+		Content: []mcp.Content{
+			&mcp.TextContent{Text: fmt.Sprintf("The result of %s is %s, over its maxResultBytes (%s). Plexus keeps it for %s as the resource %s: read it there, in %d pages (each page's _meta names the next).",
+				ix.entry.Server, size(len(data)), size(int(limit)), resultsTTL, uri, pages)},
+			&mcp.ResourceLink{URI: uri, Name: "result-" + id, Title: "The whole result of " + ix.entry.Tool, MIMEType: "application/json", Size: ptr(int64(len(data)))},
+		},
+	}}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// approxSize is a result's size as JSON, from its content's lengths: the
+// full encoding is made only for a result that may be over its cap.
+func approxSize(res *mcp.CallToolResult) int64 {
+	n := int64(64)
+	for _, c := range res.Content {
+		switch c := c.(type) {
+		case *mcp.TextContent:
+			n += int64(len(c.Text))
+		case *mcp.ImageContent:
+			n += int64(len(c.Data)*4/3 + 32)
+		case *mcp.AudioContent:
+			n += int64(len(c.Data)*4/3 + 32)
+		case *mcp.EmbeddedResource:
+			if c.Resource != nil {
+				n += int64(len(c.Resource.Text) + len(c.Resource.Blob)*4/3)
+			}
+		default:
+			n += 256
+		}
+	}
+	if res.StructuredContent != nil {
+		b, _ := json.Marshal(res.StructuredContent)
+		n += int64(len(b))
+	}
+	return n
+}
+
+func size(n int) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// keep stores data and returns its id and number of pages.
+func (s *resultStore) keep(data []byte, page int) (string, int, error) {
+	if len(data) > resultsTotal {
+		return "", 0, fmt.Errorf("is larger than all Plexus keeps of results (%s)", size(resultsTotal))
+	}
+	var b [16]byte
+	rand.Read(b[:])
+	id := hex.EncodeToString(b[:])
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.byID == nil {
+		s.byID = map[string]*keptResult{}
+	}
+	for s.total+len(data) > resultsTotal && len(s.order) > 0 {
+		s.dropLocked(s.order[0])
+	}
+	k := &keptResult{data: data, page: page}
+	k.timer = time.AfterFunc(resultsTTL, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.dropLocked(id)
+	})
+	s.byID[id] = k
+	s.order = append(s.order, id)
+	s.total += len(data)
+	return id, len(pages(data, page)), nil
+}
+
+func (s *resultStore) dropLocked(id string) {
+	k, ok := s.byID[id]
+	if !ok {
+		return
+	}
+	k.timer.Stop()
+	delete(s.byID, id)
+	for i, o := range s.order {
+		if o == id {
+			s.order = append(s.order[:i], s.order[i+1:]...)
+			break
+		}
+	}
+	s.total -= len(k.data)
+}
+
+// close drops everything.
+func (s *resultStore) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for id := range s.byID {
+		s.dropLocked(id)
+	}
+}
+
+// pages cuts data into pages of at most n bytes, each ending on a whole
+// UTF-8 character, so that every page is valid text.
+func pages(data []byte, n int) [][]byte {
+	var out [][]byte
+	for len(data) > 0 {
+		end := min(n, len(data))
+		for end < len(data) && end > 0 && !utf8.RuneStart(data[end]) {
+			end--
+		}
+		if end == 0 {
+			end = min(n, len(data)) // not UTF-8: cut where the bytes say
+		}
+		out = append(out, data[:end])
+		data = data[end:]
+	}
+	return out
+}
+
+// ResultPage is one page of a kept result.
+type ResultPage struct {
+	Text  string
+	Page  int    // from 1
+	Pages int    // in all
+	Next  string // the next page's URI; "" on the last
+}
+
+// ReadResult reads a page of a kept result: uri is ResultsURI + id + "/" +
+// page. The error names what is wrong (unknown, expired, no such page).
+func (h *Host) ReadResult(uri string) (ResultPage, error) {
+	rest, ok := strings.CutPrefix(uri, ResultsURI)
+	id, pg, ok2 := strings.Cut(rest, "/")
+	n, err := strconv.Atoi(pg)
+	if !ok || !ok2 || err != nil || n < 1 {
+		return ResultPage{}, &NotFoundError{What: "result", Name: uri}
+	}
+	s := &h.results
+	s.mu.Lock()
+	k := s.byID[id]
+	s.mu.Unlock()
+	if k == nil {
+		return ResultPage{}, fmt.Errorf("result %s is not kept (any more): results are kept for %s; call the tool again", id, resultsTTL)
+	}
+	ps := pages(k.data, k.page)
+	if n > len(ps) {
+		return ResultPage{}, &NotFoundError{What: "result page", Name: uri}
+	}
+	p := ResultPage{Text: string(ps[n-1]), Page: n, Pages: len(ps)}
+	if n < len(ps) {
+		p.Next = ResultsURI + id + "/" + strconv.Itoa(n+1)
+	}
+	return p, nil
+}
