@@ -187,6 +187,11 @@ type Settings struct {
 type FaceSettings struct {
 	AllowExternalCall bool `json:"allowExternalCall"`
 	AllowWrite        bool `json:"allowWrite"`
+	// SessionIdleMs ends a client's session after this long without a
+	// request (0: 30 minutes); MaxSessions bounds each profile's live
+	// sessions (0: 1,000).
+	SessionIdleMs int `json:"sessionIdleMs,omitempty"`
+	MaxSessions   int `json:"maxSessions,omitempty"`
 }
 
 // Profile is one named composition of the face: the servers it offers
@@ -196,6 +201,9 @@ type Profile struct {
 	Servers   []string `json:"servers,omitempty"`
 	Naming    string   `json:"naming,omitempty"`
 	MetaTools bool     `json:"metaTools,omitempty"`
+	// ControlTools offers plexus_status and plexus_snapshot beside the
+	// servers' tools; unset: yes, except in a bare profile.
+	ControlTools *bool `json:"controlTools,omitempty"`
 }
 
 // UILogin answers POST /v1/ui/login: a one-time link that logs a browser

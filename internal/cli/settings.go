@@ -22,10 +22,12 @@ const (
 	setRetry         = "retryMs"
 	setExternalCall  = "face.allowExternalCall"
 	setWrite         = "face.allowWrite"
+	setSessionIdle   = "face.sessionIdleMs"
+	setMaxSessions   = "face.maxSessions"
 	setProfilePrefix = "profiles."
 )
 
-var settingKeys = []string{setCallTimeout, setRetry, setExternalCall, setWrite, setProfilePrefix + "NAME"}
+var settingKeys = []string{setCallTimeout, setRetry, setExternalCall, setWrite, setSessionIdle, setMaxSessions, setProfilePrefix + "NAME"}
 
 func (a *app) settingsCommand() *cobra.Command {
 	cmd := &cobra.Command{
@@ -38,7 +40,10 @@ func (a *app) settingsCommand() *cobra.Command {
   face.allowExternalCall  offer your servers' tools, resources and prompts to clients of
                           ` + "`plexus mcp`" + ` and /mcp (default false: only plexus_status and plexus_snapshot)
   face.allowWrite         also offer plexus_restart, plexus_set_enabled and plexus_add_server
-  profiles.NAME           a profile, as JSON: {"servers": [...], "naming": "plexus"|"bare", "metaTools": bool}
+  face.sessionIdleMs      a client session ends after this long without a request (default 1800000)
+  face.maxSessions        the live sessions one profile holds at most (default 1000)
+  profiles.NAME           a profile, as JSON: {"servers": [...], "naming": "plexus"|"bare", "metaTools": bool,
+                          "controlTools": bool}
 
 Every change goes through the daemon, which checks it and saves it only if it
 is valid and nothing changed meanwhile. Durations also take Go's form (30s, 2m).`,
@@ -185,7 +190,7 @@ func (a *app) settingsFor(ctx context.Context, key string) (*client.Client, *api
 
 // checkSettingKey refuses a key `plexus settings` does not know.
 func checkSettingKey(key string) error {
-	if slices.Contains(settingKeys[:4], key) {
+	if slices.Contains(settingKeys[:len(settingKeys)-1], key) {
 		return nil
 	}
 	if name, ok := strings.CutPrefix(key, setProfilePrefix); ok && name != "" {
@@ -210,6 +215,13 @@ func settingValue(s *apitype.Settings, key string) (string, any) {
 		return strconv.FormatBool(face.AllowExternalCall), face.AllowExternalCall
 	case setWrite:
 		return strconv.FormatBool(face.AllowWrite), face.AllowWrite
+	case setSessionIdle:
+		return msValue(face.SessionIdleMs, 1800000), face.SessionIdleMs
+	case setMaxSessions:
+		if face.MaxSessions == 0 {
+			return "1000 (default)", 0
+		}
+		return strconv.Itoa(face.MaxSessions), face.MaxSessions
 	}
 	p, ok := s.Profiles[strings.TrimPrefix(key, setProfilePrefix)]
 	if !ok {
@@ -233,7 +245,7 @@ func applySetting(s *apitype.Settings, key, value string, set bool) error {
 		s.Face = &apitype.FaceSettings{}
 	}
 	switch key {
-	case setCallTimeout, setRetry:
+	case setCallTimeout, setRetry, setSessionIdle:
 		ms := 0
 		if set {
 			var err error
@@ -241,11 +253,23 @@ func applySetting(s *apitype.Settings, key, value string, set bool) error {
 				return usagef("%s: %v", key, err)
 			}
 		}
-		if key == setCallTimeout {
+		switch key {
+		case setCallTimeout:
 			s.CallTimeoutMs = ms
-		} else {
+		case setRetry:
 			s.RetryMs = ms
+		default:
+			s.Face.SessionIdleMs = ms
 		}
+	case setMaxSessions:
+		n := 0
+		if set {
+			var err error
+			if n, err = strconv.Atoi(value); err != nil || n < 0 {
+				return usagef("%s takes a number of sessions, not %q", key, truncate(value, 40))
+			}
+		}
+		s.Face.MaxSessions = n
 	case setExternalCall, setWrite:
 		on := false
 		if set {

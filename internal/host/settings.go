@@ -47,7 +47,7 @@ func (h *Host) SetSettings(s Settings, based int64) (int64, error) {
 	next.MCP.RetryMs = s.RetryMs
 	if s.Face != nil {
 		next.MCP.Face = nil
-		if s.Face.AllowExternalCall || s.Face.AllowWrite {
+		if *s.Face != (config.Face{}) {
 			face := *s.Face
 			next.MCP.Face = &face
 		}

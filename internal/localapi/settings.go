@@ -26,12 +26,13 @@ func (a *Handler) putSettings(w http.ResponseWriter, r *http.Request) {
 	}
 	in := host.Settings{CallTimeoutMs: req.CallTimeoutMs, RetryMs: req.RetryMs}
 	if req.Face != nil {
-		in.Face = &config.Face{AllowExternalCall: req.Face.AllowExternalCall, AllowWrite: req.Face.AllowWrite}
+		in.Face = &config.Face{AllowExternalCall: req.Face.AllowExternalCall, AllowWrite: req.Face.AllowWrite,
+			SessionIdleMs: req.Face.SessionIdleMs, MaxSessions: req.Face.MaxSessions}
 	}
 	if req.Profiles != nil {
 		in.Profiles = make(map[string]config.Profile, len(req.Profiles))
 		for name, p := range req.Profiles {
-			in.Profiles[name] = config.Profile{Servers: p.Servers, Naming: p.Naming, MetaTools: p.MetaTools}
+			in.Profiles[name] = config.Profile{Servers: p.Servers, Naming: p.Naming, MetaTools: p.MetaTools, ControlTools: p.ControlTools}
 		}
 	}
 	rev, err := a.host.SetSettings(in, based)
@@ -51,10 +52,11 @@ func settingsOut(s host.Settings) apitype.Settings {
 	out := apitype.Settings{Revision: s.Revision, CallTimeoutMs: s.CallTimeoutMs, RetryMs: s.RetryMs, Face: &apitype.FaceSettings{},
 		Profiles: map[string]apitype.Profile{}}
 	if s.Face != nil {
-		out.Face.AllowExternalCall, out.Face.AllowWrite = s.Face.AllowExternalCall, s.Face.AllowWrite
+		out.Face = &apitype.FaceSettings{AllowExternalCall: s.Face.AllowExternalCall, AllowWrite: s.Face.AllowWrite,
+			SessionIdleMs: s.Face.SessionIdleMs, MaxSessions: s.Face.MaxSessions}
 	}
 	for name, p := range s.Profiles {
-		out.Profiles[name] = apitype.Profile{Servers: p.Servers, Naming: p.Naming, MetaTools: p.MetaTools}
+		out.Profiles[name] = apitype.Profile{Servers: p.Servers, Naming: p.Naming, MetaTools: p.MetaTools, ControlTools: p.ControlTools}
 	}
 	return out
 }
