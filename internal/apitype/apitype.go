@@ -57,6 +57,7 @@ const (
 	CodeTimeout      = "timeout"        // 504: upstream call timed out
 	CodeUpstream     = "upstream"       // 502: upstream protocol error
 	CodeInternal     = "internal"       // 500
+	CodeNoSpace      = "no_space"       // 507: the disk holding the daemon's files is full
 	CodeTooLarge     = "too_large"      // 413
 )
 
