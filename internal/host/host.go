@@ -29,7 +29,7 @@ type Options struct {
 	Store  *store.Store
 	Logger *slog.Logger
 	// Shim is the argv prefix that runs the lifeline shim in front of every
-	// stdio server (see upstream.ShimMain); nil runs servers directly.
+	// stdio server (see lifeline.Main); nil runs servers directly.
 	Shim []string
 	// Limits bound each server's catalog.
 	Limits catalog.Limits
