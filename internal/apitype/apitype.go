@@ -323,6 +323,19 @@ type PutServerRequest struct {
 	Secrets map[string]string `json:"secrets,omitempty"`
 }
 
+// Revision is one kept version of extensions.json: every save keeps the
+// version it replaces, so that an overwrite can be undone.
+type Revision struct {
+	Name  string    `json:"name"`
+	Saved time.Time `json:"saved"`
+	Size  int64     `json:"size"`
+}
+
+// Revisions answers GET /v1/revisions, newest first.
+type Revisions struct {
+	Revisions []Revision `json:"revisions"`
+}
+
 // WriteResult answers a successful write.
 type WriteResult struct {
 	Revision int64         `json:"revision"`

@@ -169,6 +169,11 @@ func (h *Host) commitServer(ctx context.Context, name string, next *config.File,
 	if err := config.Validate(next); err != nil {
 		return 0, err
 	}
+	// A hand edit not yet applied would be lost by the save: refuse before
+	// anything starts.
+	if err := h.opts.Store.CheckUnchanged(); err != nil {
+		return 0, err
+	}
 	sc := next.MCP.Servers[name]
 	run := sc.IsEnabled() && mcpEnabled(next)
 	lookup := h.lookup

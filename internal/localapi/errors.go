@@ -40,8 +40,12 @@ func classify(err error) (int, apitype.ErrorBody) {
 		notHeld  *pins.NotHeldError
 		changed  *pins.ChangedError
 		login    *host.LoginError
+		handEdit *store.HandEditError
 	)
 	switch {
+	case errors.As(err, &handEdit):
+		return http.StatusConflict, apitype.ErrorBody{Code: apitype.CodeConflict, Message: err.Error(),
+			Hint: "apply your edit with `plexus reload`, or discard it with `plexus reload --discard` (the edited file is kept: `plexus revisions`); then run the command again"}
 	case errors.As(err, &login):
 		return http.StatusBadGateway, apitype.ErrorBody{Code: apitype.CodeUpstream, Message: err.Error(),
 			Hint: "check the server's URL and OAuth settings (`plexus edit " + login.Server + "`), then run `plexus login " + login.Server + "` again"}
@@ -79,6 +83,8 @@ func classify(err error) (int, apitype.ErrorBody) {
 			hint = "see `plexus secret ls`"
 		case "session":
 			hint = "the session ended (or the daemon restarted): create a new one"
+		case "revision":
+			hint = "`plexus revisions` lists the kept versions of the settings"
 		}
 		return http.StatusNotFound, apitype.ErrorBody{Code: apitype.CodeNotFound, Message: err.Error(), Hint: hint}
 	case errors.As(err, &exists):
