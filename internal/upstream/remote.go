@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -41,10 +42,35 @@ type StatusError struct {
 	StatusCode      int
 	URL             string // sanitized
 	WWWAuthenticate string // the server's challenge, if any (not a secret)
+	// Check says, for a 401, which credential the server refused (names of
+	// headers, never their values).
+	Check string
 }
 
 func (e *StatusError) Error() string {
-	return fmt.Sprintf("HTTP %d %s from %s", e.StatusCode, http.StatusText(e.StatusCode), e.URL)
+	msg := fmt.Sprintf("HTTP %d %s from %s", e.StatusCode, http.StatusText(e.StatusCode), e.URL)
+	if e.Check != "" {
+		msg += ": " + e.Check
+	}
+	return msg
+}
+
+// refusedCredential says which credential a 401 refused: the configured
+// headers by name (and so the secrets they are made of), the URL's query,
+// or none at all.
+func (t *headerTransport) refusedCredential() string {
+	var names []string
+	for k := range t.headers {
+		names = append(names, http.CanonicalHeaderKey(k))
+	}
+	slices.Sort(names)
+	switch {
+	case len(names) > 0:
+		return "the server refused the credential: check the value of " + strings.Join(names, ", ") + " and the secret it is made of (`plexus secret set`)"
+	case t.origin.RawQuery != "":
+		return "the server refused the credential: check the key in the URL's query"
+	}
+	return "the server wants a credential and Plexus sent none: configure the header it expects (`plexus edit NAME`)"
 }
 
 // ForeignEndpointError is a legacy SSE server naming a message endpoint on
@@ -147,6 +173,10 @@ func (t *headerTransport) connectError(err error, sanitized string) error {
 	switch {
 	case foreign != nil:
 		return foreign
+	case last != nil && last.StatusCode == http.StatusUnauthorized:
+		e := *last
+		e.Check = t.refusedCredential()
+		return &e
 	case last != nil && last.StatusCode >= 400 && last.StatusCode < 500:
 		return last
 	case errors.Is(err, syscall.ECONNREFUSED):
