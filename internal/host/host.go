@@ -57,6 +57,9 @@ type Host struct {
 	// applyMu serialises settings writes: each is a transaction over the
 	// store and the server set.
 	applyMu sync.Mutex
+	// closing is set by Close (under applyMu): a verification start that
+	// ran meanwhile saves nothing.
+	closing bool
 
 	// serversMu guards servers, the authoritative set; readers use snap.
 	serversMu sync.Mutex
@@ -180,6 +183,7 @@ func (h *Host) startInBackground(ctx context.Context, srv *supervisor.Server, cf
 func (h *Host) Close() {
 	h.applyMu.Lock()
 	defer h.applyMu.Unlock()
+	h.closing = true
 	h.endSessions()
 	h.serversMu.Lock()
 	servers := h.servers
