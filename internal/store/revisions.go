@@ -108,6 +108,21 @@ func (s *Store) AcceptConfigFile(read []byte, exists bool) error {
 	return nil
 }
 
+// removeRevisionStrays removes the temporary files of a revision whose
+// keeping was interrupted (atomicfile.TempPattern of any name).
+func removeRevisionStrays(dir string) error {
+	strays, err := filepath.Glob(filepath.Join(dir, atomicfile.TempPattern("*")))
+	if err != nil {
+		return err
+	}
+	for _, p := range strays {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
 // keepRevision copies the version of extensions.json about to be replaced
 // into RevisionsDir and drops the oldest beyond MaxRevisions (s.mu held).
 func (s *Store) keepRevision(old known) error {

@@ -92,6 +92,9 @@ func Open(home string) (*Store, error) {
 			return nil, fmt.Errorf("removing temporary files of an interrupted save: %w", err)
 		}
 	}
+	if err := removeRevisionStrays(filepath.Join(home, RevisionsDir)); err != nil {
+		return nil, fmt.Errorf("removing temporary files of an interrupted save: %w", err)
+	}
 
 	k, err := readKnown(s.path(ConfigFile))
 	switch {
