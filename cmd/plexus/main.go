@@ -16,16 +16,16 @@ import (
 	"github.com/plexus-mcp/plexus/internal/conformanceclient"
 	"github.com/plexus-mcp/plexus/internal/daemon"
 	"github.com/plexus-mcp/plexus/internal/exampleserver"
-	"github.com/plexus-mcp/plexus/internal/upstream"
+	"github.com/plexus-mcp/plexus/internal/lifeline"
 )
 
 // shimCommand is the hidden subcommand the daemon runs in front of every
-// stdio server (see upstream.ShimMain).
+// stdio server (see lifeline.Main).
 const shimCommand = "__plexus-shim"
 
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == shimCommand {
-		os.Exit(upstream.ShimMain(os.Args[2:]))
+		os.Exit(lifeline.Main(os.Args[2:]))
 	}
 	if len(os.Args) > 1 && os.Args[1] == conformanceclient.Command {
 		os.Exit(conformanceclient.Main(os.Args[2:], os.Stderr))

@@ -57,6 +57,7 @@ const (
 	CodeTimeout      = "timeout"        // 504: upstream call timed out
 	CodeUpstream     = "upstream"       // 502: upstream protocol error
 	CodeInternal     = "internal"       // 500
+	CodeNoSpace      = "no_space"       // 507: the disk holding the daemon's files is full
 	CodeTooLarge     = "too_large"      // 413
 )
 
@@ -353,6 +354,19 @@ type PutServerRequest struct {
 	// other value replaces it. They are saved with the server, owned by it,
 	// and deleted with it; they are never sent back.
 	Secrets map[string]string `json:"secrets,omitempty"`
+}
+
+// Revision is one kept version of extensions.json: every save keeps the
+// version it replaces, so that an overwrite can be undone.
+type Revision struct {
+	Name  string    `json:"name"`
+	Saved time.Time `json:"saved"`
+	Size  int64     `json:"size"`
+}
+
+// Revisions answers GET /v1/revisions, newest first.
+type Revisions struct {
+	Revisions []Revision `json:"revisions"`
 }
 
 // WriteResult answers a successful write.

@@ -231,13 +231,19 @@ server reached.`,
 }
 
 func (a *app) reloadCommand() *cobra.Command {
-	return &cobra.Command{
+	var discard bool
+	cmd := &cobra.Command{
 		Use:   "reload",
 		Short: "Apply the settings file after editing it by hand",
 		Long: `Make the daemon read $PLEXUS_HOME/extensions.json again and apply it in one
 step: added and changed servers are started, removed ones stopped, unchanged
 ones kept running. If the file is invalid, every problem is listed and nothing
 changes: the servers keep running with the settings they had.
+
+Until a hand edit is applied, every other change (plexus add, the terminal UI,
+the web page, an agent) is refused rather than saved over it. With --discard
+the file is put back as the daemon last read or wrote it instead; the edited
+file is kept (` + "`plexus revisions`" + `).
 
 A file edited by hand is not an approval: a server it adds, or whose command,
 args, environment names or URL it changes, is not started until you approve it
@@ -247,6 +253,14 @@ with ` + "`plexus approve NAME`" + `.`,
 			c, err := a.client()
 			if err != nil {
 				return err
+			}
+			if discard {
+				wr, err := c.DiscardEdits(cmd.Context())
+				if err != nil {
+					return fmt.Errorf("discarding the hand edit: %w", err)
+				}
+				fmt.Fprintf(a.stdout(), "discarded the hand edit; the settings are at revision %d (the edited file is kept: `plexus revisions`)\n", wr.Revision)
+				return nil
 			}
 			stop := a.progressAfter("applying the settings…")
 			wr, err := c.Reload(cmd.Context())
@@ -260,4 +274,6 @@ with ` + "`plexus approve NAME`" + `.`,
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&discard, "discard", false, "put the file back as the daemon last read or wrote it, keeping the edited one as a revision")
+	return cmd
 }

@@ -20,12 +20,13 @@ type pageClient struct {
 	t      *testing.T
 	base   string
 	cookie *http.Cookie
+	token  string // the page token, sent as the page sends it
 }
 
 func loginPage(t *testing.T, e *testenv.Env) *pageClient {
 	t.Helper()
-	base, cookie := e.WebLogin()
-	return &pageClient{t: t, base: base, cookie: cookie}
+	base, cookie, token := e.WebLoginToken()
+	return &pageClient{t: t, base: base, cookie: cookie, token: token}
 }
 
 func (p *pageClient) do(method, path, body string, hdr map[string]string) (int, http.Header, string) {
@@ -38,6 +39,9 @@ func (p *pageClient) do(method, path, body string, hdr map[string]string) (int, 
 	req.Header.Set("Sec-Fetch-Site", "same-origin")
 	if p.cookie != nil {
 		req.AddCookie(p.cookie)
+	}
+	if p.token != "" {
+		req.Header.Set("X-Plexus-Page-Token", p.token)
 	}
 	for k, v := range hdr {
 		req.Header.Set(k, v)

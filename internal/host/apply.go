@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 
@@ -82,12 +83,15 @@ func (h *Host) PutServer(ctx context.Context, req PutRequest) (int64, error) {
 		next.MCP.Servers = map[string]config.Server{}
 	}
 	next.MCP.Servers[req.Name] = sc
-	secrets, err := h.formSecrets(req.Name, sc, req.Secrets)
-	if err != nil {
+	if _, err := h.formSecrets(req.Name, sc, req.Secrets); err != nil {
 		return 0, err
 	}
+	var before *config.Server
+	if exists {
+		before = &old
+	}
 	approval := h.approveEdit(&req, old, exists, sc)
-	rev, err := h.commitServer(ctx, req.Name, next, req.NoVerify, secrets)
+	rev, err := h.commitServer(ctx, req.Name, next, before, req.NoVerify, req.Secrets)
 	if err != nil {
 		approval.abort()
 		return 0, err
@@ -154,22 +158,39 @@ func (h *Host) SetEnabled(ctx context.Context, name string, on bool, based int64
 		off := false
 		sc.Enabled = &off
 	}
+	before := cur.MCP.Servers[name]
 	next.MCP.Servers[name] = sc
-	return h.commitServer(ctx, name, next, false, nil)
+	return h.commitServer(ctx, name, next, &before, false, nil)
 }
 
 // commitServer prepares the server as configured in next (resolving
-// through secrets, if the save carries any), saves secrets and then next,
-// and swaps the server in. The caller holds applyMu.
+// through the form's secrets, if the save carries any), saves secrets and
+// then next, and swaps the server in. The caller holds applyMu; before is
+// the server's entry that next replaces (nil for a new server).
+//
+// The verification start runs without applyMu: it may take up to the
+// server's startup timeout, and writes to other servers and secrets must
+// not wait for it. Afterwards the edit is applied to the settings and
+// secrets as they are then; if the server itself was changed, added or
+// removed meanwhile, the save is refused as a conflict.
 //
 // The secrets are saved first: a crash between the two saves leaves the new
 // values stored and the old settings in place, never settings that
 // reference a secret that was not saved.
-func (h *Host) commitServer(ctx context.Context, name string, next *config.File, noVerify bool, secrets *creds.File) (int64, error) {
+func (h *Host) commitServer(ctx context.Context, name string, next *config.File, before *config.Server, noVerify bool, form map[string]string) (int64, error) {
 	if err := config.Validate(next); err != nil {
 		return 0, err
 	}
+	// A hand edit not yet applied would be lost by the save: refuse before
+	// anything starts.
+	if err := h.opts.Store.CheckUnchanged(); err != nil {
+		return 0, err
+	}
 	sc := next.MCP.Servers[name]
+	secrets, err := h.formSecrets(name, sc, form)
+	if err != nil {
+		return 0, err
+	}
 	run := sc.IsEnabled() && mcpEnabled(next)
 	lookup := h.lookup
 	if secrets != nil {
@@ -189,9 +210,16 @@ func (h *Host) commitServer(ctx context.Context, name string, next *config.File,
 		// login needs it saved, and its status says what to do.
 		// A server with credentials of its own (an API key header) that
 		// answers 401 has the wrong key: that is refused as before.
-		if err := srv.Start(ctx); err != nil && !(h.needsLogin(name, err) && (len(sc.Headers) == 0 || sc.OAuth != nil)) {
+		h.applyMu.Unlock()
+		err := srv.Start(ctx)
+		h.applyMu.Lock()
+		if err != nil && !(h.needsLogin(name, err) && (len(sc.Headers) == 0 || sc.OAuth != nil)) {
 			srv.Stop()
 			return 0, &StartError{Server: name, Err: err, Stderr: srv.Status().Stderr}
+		}
+		if next, secrets, err = h.rebase(name, sc, before, form); err != nil {
+			srv.Stop()
+			return 0, err
 		}
 	}
 	var oldSecrets *creds.File
@@ -227,6 +255,33 @@ func (h *Host) commitServer(ctx context.Context, name string, next *config.File,
 		h.startInBackground(context.WithoutCancel(ctx), srv, next)
 	}
 	return rev, nil
+}
+
+// rebase applies an edit of server name (its new entry sc, replacing
+// before) to the settings and secrets as they are now, after a
+// verification start ran without applyMu (held again by the caller).
+func (h *Host) rebase(name string, sc config.Server, before *config.Server, form map[string]string) (*config.File, *creds.File, error) {
+	if h.closing {
+		return nil, nil, errors.New("the daemon is stopping: nothing was saved")
+	}
+	cur := h.opts.Store.Config()
+	now, exists := cur.MCP.Servers[name]
+	switch {
+	case before == nil && exists:
+		return nil, nil, &ExistsError{Name: name}
+	case before != nil && (!exists || !reflect.DeepEqual(now, *before)):
+		return nil, nil, fmt.Errorf("server %s was changed by another edit while this one was starting it; nothing was saved: see `plexus ls` and redo the edit", name)
+	}
+	next := cur.Clone()
+	if next.MCP.Servers == nil {
+		next.MCP.Servers = map[string]config.Server{}
+	}
+	next.MCP.Servers[name] = sc
+	if err := config.Validate(next); err != nil {
+		return nil, nil, err
+	}
+	secrets, err := h.formSecrets(name, sc, form)
+	return next, secrets, err
 }
 
 // DeleteServer removes a server and stops it; it returns once the server's

@@ -29,7 +29,7 @@ type Options struct {
 	Store  *store.Store
 	Logger *slog.Logger
 	// Shim is the argv prefix that runs the lifeline shim in front of every
-	// stdio server (see upstream.ShimMain); nil runs servers directly.
+	// stdio server (see lifeline.Main); nil runs servers directly.
 	Shim []string
 	// Limits bound each server's catalog.
 	Limits catalog.Limits
@@ -59,6 +59,9 @@ type Host struct {
 	// applyMu serialises settings writes: each is a transaction over the
 	// store and the server set.
 	applyMu sync.Mutex
+	// closing is set by Close (under applyMu): a verification start that
+	// ran meanwhile saves nothing.
+	closing bool
 
 	// serversMu guards servers, the authoritative set; readers use snap.
 	serversMu sync.Mutex
@@ -183,6 +186,7 @@ func (h *Host) Close() {
 	h.applyMu.Lock()
 	defer h.applyMu.Unlock()
 	defer h.results.close()
+	h.closing = true
 	h.endSessions()
 	h.serversMu.Lock()
 	servers := h.servers

@@ -32,7 +32,7 @@ func (h *Host) authorize(spec *upstream.Spec, sc config.Server) {
 	if h.oauth == nil || !usesOAuth(sc) {
 		return
 	}
-	spec.HTTPClient = &http.Client{Transport: h.oauth.Transport(spec.Name, spec.URL, nil)}
+	spec.HTTPClient = &http.Client{Transport: h.oauth.ConfiguredTransport(spec.Name, spec.URL, nil, sc.OAuth != nil)}
 }
 
 // authStatus is server name's OAuth state for the API, or nil for a server

@@ -2,9 +2,7 @@ package host
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"reflect"
 	"sync"
@@ -24,12 +22,19 @@ func (h *Host) Reload(ctx context.Context) (int64, error) {
 	h.applyMu.Lock()
 	defer h.applyMu.Unlock()
 
+	return h.reload(ctx)
+}
+
+// reload is Reload with applyMu held.
+func (h *Host) reload(ctx context.Context) (int64, error) {
 	path := filepath.Join(h.opts.Store.Home(), store.ConfigFile)
-	data, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		data = []byte("{}")
-	} else if err != nil {
+	read, exists, err := h.opts.Store.ReadConfigFile()
+	if err != nil {
 		return 0, fmt.Errorf("reading %s: %w", path, err)
+	}
+	data := read
+	if !exists {
+		data = []byte("{}")
 	}
 	next, err := config.Decode(data)
 	if err != nil {
@@ -38,6 +43,10 @@ func (h *Host) Reload(ctx context.Context) (int64, error) {
 	cur := h.opts.Store.Config()
 	next.Revision = cur.Revision
 	if reflect.DeepEqual(normalized(cur), normalized(next)) {
+		// Nothing to apply, but the file is read: saves may go over it.
+		if err := h.opts.Store.AcceptConfigFile(read, exists); err != nil {
+			return 0, err
+		}
 		return cur.Revision, nil
 	}
 
@@ -83,7 +92,7 @@ func (h *Host) Reload(ctx context.Context) (int64, error) {
 	}
 	wg.Wait()
 
-	rev, err := h.opts.Store.CommitConfig(cur.Revision, next)
+	rev, err := h.opts.Store.CommitReload(cur.Revision, next, read, exists)
 	if err != nil {
 		for _, srv := range fresh {
 			srv.Stop()

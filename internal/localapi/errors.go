@@ -3,7 +3,11 @@ package localapi
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"net/http"
+	"path/filepath"
+	"strings"
+	"syscall"
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
 	"github.com/plexus-mcp/plexus/internal/config"
@@ -36,8 +40,12 @@ func classify(err error) (int, apitype.ErrorBody) {
 		notHeld  *pins.NotHeldError
 		changed  *pins.ChangedError
 		login    *host.LoginError
+		handEdit *store.HandEditError
 	)
 	switch {
+	case errors.As(err, &handEdit):
+		return http.StatusConflict, apitype.ErrorBody{Code: apitype.CodeConflict, Message: err.Error(),
+			Hint: "apply your edit with `plexus reload`, or discard it with `plexus reload --discard` (the edited file is kept: `plexus revisions`); then run the command again"}
 	case errors.As(err, &login):
 		return http.StatusBadGateway, apitype.ErrorBody{Code: apitype.CodeUpstream, Message: err.Error(),
 			Hint: "check the server's URL and OAuth settings (`plexus edit " + login.Server + "`), then run `plexus login " + login.Server + "` again"}
@@ -75,6 +83,8 @@ func classify(err error) (int, apitype.ErrorBody) {
 			hint = "see `plexus secret ls`"
 		case "session":
 			hint = "the session ended (or the daemon restarted): create a new one"
+		case "revision":
+			hint = "`plexus revisions` lists the kept versions of the settings"
 		}
 		return http.StatusNotFound, apitype.ErrorBody{Code: apitype.CodeNotFound, Message: err.Error(), Hint: hint}
 	case errors.As(err, &exists):
@@ -83,10 +93,25 @@ func classify(err error) (int, apitype.ErrorBody) {
 	case errors.As(err, &startErr):
 		return http.StatusConflict, apitype.ErrorBody{Code: apitype.CodeConflict, Message: err.Error(),
 			Hint: "fix the command, URL or credentials; or save it anyway with --no-verify"}
+	case errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT):
+		return http.StatusInsufficientStorage, noSpace(err)
 	case errors.Is(err, context.DeadlineExceeded):
 		return http.StatusGatewayTimeout, apitype.ErrorBody{Code: apitype.CodeTimeout, Message: err.Error()}
 	}
 	return http.StatusInternalServerError, apitype.ErrorBody{Code: apitype.CodeInternal, Message: err.Error()}
+}
+
+// noSpace says that the disk is full and which directory could not be
+// written: a full disk is the user's to fix, not a bug.
+func noSpace(err error) apitype.ErrorBody {
+	where := "the disk holding $PLEXUS_HOME"
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		where = "the disk holding " + filepath.Dir(pe.Path)
+	}
+	return apitype.ErrorBody{Code: apitype.CodeNoSpace,
+		Message: where + " is full; nothing was saved (" + err.Error() + ")",
+		Hint:    "free space on " + strings.TrimPrefix(where, "the disk holding ") + "'s disk (`df -h` shows it), then run the command again"}
 }
 
 // renderUpstreamError renders a failed resource read or prompt get: an

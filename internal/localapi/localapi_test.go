@@ -194,3 +194,45 @@ func TestForeignUIDRefused(t *testing.T) {
 		t.Fatalf("foreign uid got: %s", out)
 	}
 }
+
+// TestFullDiskIsReportedAsFullDiskNotAsBug fills the home's file system (a
+// tiny tmpfs) and saves a secret: the answer says the disk is full and
+// where, and nothing calls it a bug.
+func TestFullDiskIsReportedAsFullDiskNotAsBug(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a tmpfs needs root")
+	}
+	dir := t.TempDir()
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=128k,mode=0700"); err != nil {
+		t.Skipf("cannot mount a tmpfs (%v): the full-disk test needs one", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
+	_, c := serveIn(t, dir)
+	f, err := os.Create(filepath.Join(dir, "filler"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for buf := make([]byte, 4096); ; {
+		if _, err := f.Write(buf); err != nil {
+			break
+		}
+	}
+	for {
+		if _, err := f.Write([]byte{0}); err != nil {
+			break
+		}
+	}
+	f.Close()
+	resp := do(t, c, "PUT", "/v1/secrets/API_KEY", `{"value":"`+strings.Repeat("k", 9000)+`"}`, "Content-Type", "application/json")
+	if resp.StatusCode != http.StatusInsufficientStorage {
+		t.Errorf("status %d, want 507", resp.StatusCode)
+	}
+	e := decodeError(t, resp)
+	home := filepath.Join(dir, "home")
+	if e.Code != apitype.CodeNoSpace || !strings.Contains(e.Message, "is full") || !strings.Contains(e.Message, home) {
+		t.Errorf("error %+v: want code %s saying the disk holding %s is full", e, apitype.CodeNoSpace, home)
+	}
+	if strings.Contains(e.Message+e.Hint, "bug") || !strings.Contains(e.Hint, "free space") {
+		t.Errorf("hint %q: want advice to free space, not a bug report", e.Hint)
+	}
+}

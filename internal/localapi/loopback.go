@@ -63,18 +63,40 @@ func (l *Loopback) refuse(w http.ResponseWriter, status int, msg string) {
 }
 
 // LoopbackHost reports whether a Host header names this machine's loopback
-// interface: 127.0.0.0/8, ::1 or localhost, with any port.
+// interface the way a client that means it writes it: exactly 127.0.0.1,
+// [::1] or localhost, with or without a port. Other spellings of loopback
+// (127.0.0.2, [::ffff:127.0.0.1], 2130706433) are refused: nothing of ours
+// sends them, and a name that rebinds to one of them would pass a looser
+// check.
 func LoopbackHost(hostport string) bool {
-	host, _, err := net.SplitHostPort(hostport)
+	host, port, err := net.SplitHostPort(hostport)
 	if err != nil {
-		host = hostport
+		host, port = hostport, ""
+		if strings.HasPrefix(host, "[") || strings.Count(host, ":") > 0 {
+			// "[::1]" without a port is the only bracketed form left.
+			return host == "[::1]"
+		}
+	} else if !validPort(port) {
+		return false
+	} else if host == "::1" && !strings.HasPrefix(hostport, "[") {
+		return false
 	}
-	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
-	if strings.EqualFold(host, "localhost") {
-		return true
+	return host == "127.0.0.1" || host == "::1" || strings.EqualFold(host, "localhost")
+}
+
+// validPort reports whether p is a decimal TCP port.
+func validPort(p string) bool {
+	if p == "" || len(p) > 5 {
+		return false
 	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	n := 0
+	for _, c := range p {
+		if c < '0' || c > '9' {
+			return false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n > 0 && n < 65536
 }
 
 // sameOrigin reports whether an Origin is the daemon's own address.

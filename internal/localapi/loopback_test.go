@@ -47,3 +47,48 @@ func TestLoopbackGuard(t *testing.T) {
 		}
 	}
 }
+
+// TestOtherSpellingsOfLoopbackHostAreRefused guards DNS rebinding through a
+// name that resolves to a loopback address other than the three a client
+// writes: over a real connection, only 127.0.0.1, [::1] and localhost pass.
+func TestOtherSpellingsOfLoopbackHostAreRefused(t *testing.T) {
+	const token = "0123456789abcdef0123456789abcdef"
+	l := NewLoopback(token, slog.New(slog.DiscardHandler))
+	l.Handle("GET /metrics", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) }))
+	srv := httptest.NewServer(l)
+	defer srv.Close()
+	for host, want := range map[string]int{
+		"127.0.0.1:7780":          200,
+		"127.0.0.1":               200,
+		"localhost:7780":          200,
+		"LOCALHOST:7780":          200,
+		"[::1]:7780":              200,
+		"[::1]":                   200,
+		"[::ffff:127.0.0.1]:7780": 403,
+		"[::ffff:7f00:1]:7780":    403,
+		"127.0.0.2:7780":          403,
+		"127.1.2.3:7780":          403,
+		"127.1:7780":              403,
+		"2130706433:7780":         403,
+		"0x7f000001:7780":         403,
+		"localhost.:7780":         403,
+		"127.0.0.1:x":             403,
+		"127.0.0.1:99999":         403,
+		"::1":                     403,
+	} {
+		req, err := http.NewRequest("GET", srv.URL+"/metrics", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = host
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("%s: %v", host, err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("Host %s: status %d, want %d", host, resp.StatusCode, want)
+		}
+	}
+}

@@ -12,14 +12,24 @@ import (
 // a request had is replaced, so no other credential — a downstream client's
 // token above all — reaches the server (R-AUTH-2).
 //
-// A 401 marks the server as needing a login and a 403 insufficient_scope
+// A 401 marks the server as needing a login (if it offers one, see
+// ConfiguredTransport) and a 403 insufficient_scope
 // remembers the scope asked for; the answer is passed on unchanged: nothing
 // is retried.
 func (m *Manager) Transport(server, resourceURL string, base http.RoundTripper) http.RoundTripper {
+	return m.ConfiguredTransport(server, resourceURL, base, false)
+}
+
+// ConfiguredTransport is Transport for a server whose OAuth settings are
+// configured (configured true): its 401 always means a login. Without
+// them a 401 without a token means a login only if the server offers
+// OAuth (offersLogin); otherwise the server refused the credential it was
+// sent, which no login can fix.
+func (m *Manager) ConfiguredTransport(server, resourceURL string, base http.RoundTripper, configured bool) http.RoundTripper {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	t := &transport{m: m, server: server, base: base}
+	t := &transport{m: m, server: server, base: base, resource: resourceURL, configured: configured}
 	if u, err := url.Parse(resourceURL); err == nil {
 		t.scheme, t.host = u.Scheme, u.Host
 	}
@@ -30,6 +40,8 @@ type transport struct {
 	m            *Manager
 	server       string
 	scheme, host string
+	resource     string // the MCP endpoint's URL
+	configured   bool   // the server has OAuth settings of its own
 	base         http.RoundTripper
 }
 
@@ -63,6 +75,10 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		reason := "the server requires an OAuth login"
 		if tok != "" {
 			reason = "the server refused Plexus's access token"
+		} else if !t.configured && !offersLogin(req.Context(), t.base, t.resource, parseChallenge(resp.Header.Values("WWW-Authenticate"))) {
+			// No OAuth on offer: the credential Plexus sent (or did not
+			// send) was refused. The connect error says so.
+			break
 		}
 		t.m.markNeedsLogin(t.server, reason, resp.Header.Values("WWW-Authenticate"), nil)
 	case http.StatusForbidden:

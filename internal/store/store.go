@@ -44,9 +44,12 @@ func (e *ConflictError) Error() string {
 type Store struct {
 	home string
 
-	mu    sync.Mutex // guards cfg and creds
+	mu    sync.Mutex // guards cfg, creds and onDisk
 	cfg   *config.File
 	creds *creds.File
+	// onDisk is extensions.json as the store last read or wrote it; a save
+	// over anything else is refused (revisions.go).
+	onDisk known
 }
 
 // EnsureHome creates the home directory 0700, or tightens an existing one
@@ -89,22 +92,26 @@ func Open(home string) (*Store, error) {
 			return nil, fmt.Errorf("removing temporary files of an interrupted save: %w", err)
 		}
 	}
+	if err := removeRevisionStrays(filepath.Join(home, RevisionsDir)); err != nil {
+		return nil, fmt.Errorf("removing temporary files of an interrupted save: %w", err)
+	}
 
-	data, err := os.ReadFile(s.path(ConfigFile))
+	k, err := readKnown(s.path(ConfigFile))
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		s.cfg = &config.File{}
 	case err != nil:
 		return nil, err
+	case !k.exists:
+		s.cfg = &config.File{}
 	default:
-		cfg, err := config.Decode(data)
+		cfg, err := config.Decode(k.data)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", s.path(ConfigFile), err)
 		}
 		s.cfg = cfg
 	}
+	s.onDisk = k
 
-	data, err = os.ReadFile(s.path(CredsFile))
+	data, err := os.ReadFile(s.path(CredsFile))
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		if s.creds, err = s.writeCreds(&creds.File{Env: map[string]string{}}); err != nil {
@@ -162,14 +169,41 @@ func (s *Store) LookupSecret(name string) (string, bool) {
 }
 
 // CommitConfig validates next and saves it as the new configuration, if the
-// current revision is still based (based == 0 skips the check). It returns
-// the new revision. On any error nothing changed, in memory or on disk.
+// current revision is still based (based == 0 skips the check) and the file
+// still holds what the daemon last read or wrote (else a *HandEditError).
+// It returns the new revision. On any error nothing changed, in memory or
+// on disk. The version the save replaces is kept under RevisionsDir.
 //
 // A fresh home is at revision 0, so an edit based on it cannot be told from
 // one that asks for no check: such edits are not protected from each other.
 func (s *Store) CommitConfig(based int64, next *config.File) (int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	disk, err := s.checkUnchanged()
+	if err != nil {
+		return 0, err
+	}
+	return s.commitConfig(based, next, disk)
+}
+
+// CommitReload saves next, decoded from read (what ReadConfigFile
+// returned), as CommitConfig does, if the file still holds read: a reload
+// applies the hand edit it read, and no later one.
+func (s *Store) CommitReload(based int64, next *config.File, read []byte, exists bool) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	disk, err := readKnown(s.path(ConfigFile))
+	if err != nil {
+		return 0, err
+	}
+	if !disk.same(known{exists: exists, data: read}) {
+		return 0, &HandEditError{Path: s.path(ConfigFile)}
+	}
+	return s.commitConfig(based, next, disk)
+}
+
+// commitConfig saves next over disk, the file's current content (s.mu held).
+func (s *Store) commitConfig(based int64, next *config.File, disk known) (int64, error) {
 	if based != 0 && based != s.cfg.Revision {
 		return 0, &ConflictError{File: ConfigFile, Based: based, Current: s.cfg.Revision}
 	}
@@ -188,10 +222,14 @@ func (s *Store) CommitConfig(based int64, next *config.File) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
+	if err := s.keepRevision(disk); err != nil {
+		return 0, err
+	}
 	if err := atomicfile.WriteFile(s.path(ConfigFile), data, 0o600); err != nil {
 		return 0, fmt.Errorf("saving settings: %w", err)
 	}
 	s.cfg = saved
+	s.onDisk = known{exists: true, data: data}
 	return saved.Revision, nil
 }
 

@@ -184,8 +184,8 @@ func TestCommitConfig(t *testing.T) {
 	if got := decodedOnDisk(t, home); !reflect.DeepEqual(got, s.Config()) {
 		t.Errorf("file on disk = %+v, Config() = %+v", got, s.Config())
 	}
-	if names := dirNames(t, home); !slices.Equal(names, []string{store.CredsFile, store.ConfigFile}) {
-		t.Errorf("home holds %q, want only the two settings files (no temporary file)", names)
+	if names := dirNames(t, home); !slices.Equal(names, []string{store.CredsFile, store.ConfigFile, store.RevisionsDir}) {
+		t.Errorf("home holds %q, want only the two settings files and the revisions (no temporary file)", names)
 	}
 
 	// Config() is a copy: changing it changes nothing.
@@ -499,7 +499,7 @@ func TestConcurrentWriters(t *testing.T) {
 	if disk := decodedOnDisk(t, home); !reflect.DeepEqual(disk, got) {
 		t.Errorf("file on disk differs from Config():\n%+v\n%+v", disk, got)
 	}
-	if names := dirNames(t, home); !slices.Equal(names, []string{store.CredsFile, store.ConfigFile}) {
+	if names := dirNames(t, home); !slices.Equal(names, []string{store.CredsFile, store.ConfigFile, store.RevisionsDir}) {
 		t.Errorf("home holds %q, want no temporary file", names)
 	}
 }

@@ -327,3 +327,23 @@ func TestEditStdioEnv(t *testing.T) {
 	}
 	u.noCanary(kept, added)
 }
+
+// TestDaemonBackAfterLongOutageClearsTheMessage: the daemon stays away
+// long enough for a reconnect to fail ("cannot reach the daemon"); once it
+// is back, the screen shows the servers again and no word of the outage.
+func TestDaemonBackAfterLongOutageClearsTheMessage(t *testing.T) {
+	e := startDaemon(t)
+	e.MustRun("add", "example", "--", e.Bin, "example-server")
+	u := startUI(t, e)
+	u.waitText("example", "● ready")
+
+	e.StopDaemon()
+	u.waitFrame("a failed reconnect", func(s string) bool { return strings.Contains(s, "cannot reach the daemon") })
+	e.StartDaemon()
+	s := u.waitScreen("the daemon back", func(s string) bool {
+		return strings.Contains(s, "● ready") && !strings.Contains(s, "daemon")
+	})
+	if !strings.Contains(s, "example") {
+		t.Fatalf("after the daemon came back:\n%s", s)
+	}
+}

@@ -71,6 +71,9 @@ type Model struct {
 
 	msg    string // the outcome of the last action
 	errMsg string // the last error, until the next action
+	// lostMsg is the errMsg that losing the daemon put on screen (a lost
+	// stream or a failed reconnect); a connection clears it, and only it.
+	lostMsg string
 }
 
 // New returns the model of a client. ctx bounds every exchange with the
@@ -134,11 +137,13 @@ func (m *Model) daemonMsg(msg tea.Msg) tea.Cmd {
 	case connectedMsg:
 		if msg.err != nil {
 			m.errMsg = "cannot reach the daemon: " + msg.err.Error() + " (trying again)"
+			m.lostMsg = m.errMsg
 			return reconnectLater()
 		}
-		if m.connected && strings.HasPrefix(m.errMsg, "lost the daemon") {
+		if m.lostMsg != "" && m.errMsg == m.lostMsg {
 			m.errMsg = ""
 		}
+		m.lostMsg = ""
 		m.connected, m.stream = true, msg.stream
 		m.setServers(msg.list.Servers)
 		return tea.Batch(nextEvent(msg.stream), m.toolsOfSelected())
@@ -200,6 +205,7 @@ func (m *Model) event(msg eventMsg) tea.Cmd {
 		msg.stream.Close()
 		m.stream = nil
 		m.errMsg = "lost the daemon: " + msg.err.Error() + " (reconnecting)"
+		m.lostMsg = m.errMsg
 		return reconnectLater()
 	}
 	ev := msg.ev

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/plexus-mcp/plexus/internal/lifeline"
 	"go.uber.org/goleak"
 	"golang.org/x/sys/unix"
 )
@@ -29,7 +31,7 @@ const (
 
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == shimArg {
-		os.Exit(ShimMain(os.Args[2:]))
+		os.Exit(lifeline.Main(os.Args[2:]))
 	}
 	switch mode := os.Getenv(fakeEnv); mode {
 	case "":

@@ -7,13 +7,14 @@ import (
 	"errors"
 	"log/slog"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/plexus-mcp/plexus/internal/lifeline"
 	"golang.org/x/sys/unix"
 )
 
@@ -81,8 +82,7 @@ func callInfo(t *testing.T, c *Conn) serverInfo {
 
 // processAlive reports whether pid is a live (not zombie) process.
 func processAlive(pid int) bool {
-	state, _, ok := procStat(strconv.Itoa(pid))
-	return ok && state != 'Z' && state != 'X'
+	return lifeline.ProcessAlive(pid)
 }
 
 // requireGroupDead fails unless no live process of pgid is left within d, and
@@ -90,7 +90,7 @@ func processAlive(pid int) bool {
 // parent, possibly init, to reap them).
 func requireGroupDead(t *testing.T, pgid int, d time.Duration) {
 	t.Helper()
-	if !waitGroupGone(pgid, d) {
+	if !lifeline.WaitGroupGone(pgid, d) {
 		t.Fatalf("process group %d still has live processes after %v", pgid, d)
 	}
 	if waitFor(d, func() bool { return errors.Is(unix.Kill(-pgid, 0), unix.ESRCH) }) {

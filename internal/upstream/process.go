@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/plexus-mcp/plexus/internal/lifeline"
 )
 
 // process is a started stdio server: the leader of its own process group.
@@ -88,7 +90,7 @@ func startProcess(s Spec, ring *lineRing, red *redactor, log *slog.Logger) (*pro
 		Dir:  s.Dir,
 		// Pdeathsig reaches only this child; the shim exists to pass the
 		// daemon's death on to the whole group.
-		SysProcAttr: groupAttr(syscall.SIGKILL),
+		SysProcAttr: lifeline.GroupAttr(syscall.SIGKILL),
 	}
 	if len(s.Shim) > 0 {
 		shimPath, err := resolveCommand(s.Shim[0], "", dirs)
@@ -98,7 +100,7 @@ func startProcess(s Spec, ring *lineRing, red *redactor, log *slog.Logger) (*pro
 		cmd.Path = shimPath
 		cmd.Args = slices.Concat(s.Shim, []string{"--", path}, s.Argv[1:])
 		// SIGTERM, not SIGKILL: the shim must live long enough to end the group.
-		cmd.SysProcAttr = groupAttr(syscall.SIGTERM)
+		cmd.SysProcAttr = lifeline.GroupAttr(syscall.SIGTERM)
 	}
 
 	var files []*os.File // every pipe end, for cleanup on failure
@@ -162,7 +164,7 @@ func (p *process) watch(onExit func(*ExitError)) {
 // nor outlive it.
 func (p *process) watchExit() {
 	defer close(p.reaped)
-	zombie := waitExitedNoReap(p.pid)
+	zombie := lifeline.WaitExitedNoReap(p.pid)
 	if zombie {
 		// The leader is a zombie, so the group id is still ours: tell what is
 		// left of the group to go before reaping.
@@ -182,9 +184,9 @@ func (p *process) watchExit() {
 	if !zombie {
 		unix.Kill(-p.pid, unix.SIGTERM)
 	}
-	if !waitGroupGone(p.pid, p.grace) {
+	if !lifeline.WaitGroupGone(p.pid, p.grace) {
 		unix.Kill(-p.pid, unix.SIGKILL)
-		waitGroupGone(p.pid, p.grace)
+		lifeline.WaitGroupGone(p.pid, p.grace)
 	}
 }
 
@@ -250,19 +252,4 @@ func exitErrorOf(st *os.ProcessState, viaShim bool) *ExitError {
 		}
 	}
 	return &ExitError{Code: code}
-}
-
-// waitGroupGone polls until no live process is left in the group, for at most
-// d. Zombies count as gone: reaping orphans is their new parent's job.
-func waitGroupGone(pgid int, d time.Duration) bool {
-	deadline := time.Now().Add(d)
-	for {
-		if !groupAlive(pgid) {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }

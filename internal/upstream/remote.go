@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -41,10 +42,63 @@ type StatusError struct {
 	StatusCode      int
 	URL             string // sanitized
 	WWWAuthenticate string // the server's challenge, if any (not a secret)
+	// Check says, for a 401, which credential the server refused (names of
+	// headers, never their values).
+	Check string
 }
 
 func (e *StatusError) Error() string {
-	return fmt.Sprintf("HTTP %d %s from %s", e.StatusCode, http.StatusText(e.StatusCode), e.URL)
+	msg := fmt.Sprintf("HTTP %d %s from %s", e.StatusCode, http.StatusText(e.StatusCode), e.URL)
+	if e.Check != "" {
+		msg += ": " + e.Check
+	}
+	return msg
+}
+
+// refusedCredential says which credential a 401 refused: the configured
+// headers by name (and so the secrets they are made of), the URL's query,
+// or none at all.
+func (t *headerTransport) refusedCredential() string {
+	var names []string
+	for k := range t.headers {
+		names = append(names, http.CanonicalHeaderKey(k))
+	}
+	slices.Sort(names)
+	switch {
+	case len(names) > 0:
+		return "the server refused the credential: check the value of " + strings.Join(names, ", ") + " and the secret it is made of (`plexus secret set`)"
+	case t.origin.RawQuery != "":
+		return "the server refused the credential: check the key in the URL's query"
+	}
+	return "the server wants a credential and Plexus sent none: configure the header it expects (`plexus edit NAME`)"
+}
+
+// ForeignEndpointError is a legacy SSE server naming a message endpoint on
+// another origin than its own URL's. Following it would let any server aim
+// the daemon's POSTs at loopback or LAN services (server-side request
+// forgery), so it is refused before anything is sent there.
+type ForeignEndpointError struct {
+	URL      string // the server's, sanitized
+	Endpoint string // the endpoint it named, sanitized
+}
+
+func (e *ForeignEndpointError) Error() string {
+	return fmt.Sprintf("the SSE server %s named its message endpoint on another origin (%s); Plexus posts only to the server's own origin: check the server's URL, or ask its operator to serve the endpoint there", e.URL, e.Endpoint)
+}
+
+// sameOrigin reports whether a and b share scheme, host and port (a port
+// left out is the scheme's default).
+func sameOrigin(a, b *url.URL) bool {
+	port := func(u *url.URL) string {
+		if p := u.Port(); p != "" {
+			return p
+		}
+		if strings.EqualFold(u.Scheme, "https") {
+			return "443"
+		}
+		return "80"
+	}
+	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Hostname(), b.Hostname()) && port(a) == port(b)
 }
 
 // headerTransport adds the configured headers to each request to the server's
@@ -54,16 +108,30 @@ type headerTransport struct {
 	base    http.RoundTripper
 	headers http.Header
 	origin  *url.URL
+	// ownOriginOnly refuses every request to another origin (legacy SSE,
+	// whose server names the URL the daemon posts to).
+	ownOriginOnly bool
 	// recordGET: whether a failed GET counts. For streamable HTTP it does not:
 	// the optional standalone event stream may be refused (405, or another
 	// 4xx from lenient servers) without harm.
 	recordGET bool
 
-	mu   sync.Mutex
-	last *StatusError // guarded by mu; last error status, reset by a success
+	mu      sync.Mutex
+	last    *StatusError          // guarded by mu; last error status, reset by a success
+	foreign *ForeignEndpointError // guarded by mu; a refused request elsewhere
 }
 
 func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if t.ownOriginOnly && !sameOrigin(req.URL, t.origin) {
+		e := &ForeignEndpointError{URL: SanitizeURL(t.origin.String()), Endpoint: SanitizeURL(req.URL.String())}
+		t.mu.Lock()
+		t.foreign = e
+		t.mu.Unlock()
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		return nil, e
+	}
 	// Only to the configured origin: a redirect or an SSE message endpoint
 	// elsewhere must not receive the credentials.
 	if len(t.headers) > 0 && req.URL.Scheme == t.origin.Scheme && req.URL.Host == t.origin.Host {
@@ -100,9 +168,15 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // URL.
 func (t *headerTransport) connectError(err error, sanitized string) error {
 	t.mu.Lock()
-	last := t.last
+	last, foreign := t.last, t.foreign
 	t.mu.Unlock()
 	switch {
+	case foreign != nil:
+		return foreign
+	case last != nil && last.StatusCode == http.StatusUnauthorized:
+		e := *last
+		e.Check = t.refusedCredential()
+		return &e
 	case last != nil && last.StatusCode >= 400 && last.StatusCode < 500:
 		return last
 	case errors.Is(err, syscall.ECONNREFUSED):
@@ -131,7 +205,7 @@ func remoteHTTPClient(s Spec, origin *url.URL) (hc *http.Client, ht *headerTrans
 			base = http.DefaultTransport
 		}
 	}
-	ht = &headerTransport{base: base, headers: s.Headers.Clone(), origin: origin, recordGET: s.Type == "sse"}
+	ht = &headerTransport{base: base, headers: s.Headers.Clone(), origin: origin, recordGET: s.Type == "sse", ownOriginOnly: s.Type == "sse"}
 	c.Transport = ht
 	return &c, ht, release
 }

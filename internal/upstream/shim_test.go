@@ -51,9 +51,3 @@ func TestShimOutlivesKilledDaemon(t *testing.T) {
 		}
 	}
 }
-
-func TestShimUsage(t *testing.T) {
-	if code := ShimMain(nil); code != 2 {
-		t.Errorf("ShimMain(nil) = %d, want 2", code)
-	}
-}

@@ -60,6 +60,9 @@ type stdioConn struct {
 	mu      sync.Mutex
 	probes  map[jsonrpc.ID]*time.Timer // guarded by mu; unanswered server/discover calls
 	expired map[jsonrpc.ID]bool        // guarded by mu; probes answered here, whose late answer is dropped
+	// probeWritten holds the probes wholly written to the server's stdin;
+	// guarded by mu.
+	probeWritten map[jsonrpc.ID]bool
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -81,6 +84,7 @@ func newStdioConn(p pipes, discoverTimeout time.Duration, onGarbage func([]byte)
 		readDone:        make(chan struct{}),
 		probes:          map[jsonrpc.ID]*time.Timer{},
 		expired:         map[jsonrpc.ID]bool{},
+		probeWritten:    map[jsonrpc.ID]bool{},
 		closed:          make(chan struct{}),
 	}
 	go c.readLoop()
@@ -154,6 +158,7 @@ func (c *stdioConn) deliver(m jsonrpc.Message) bool {
 		if t, ok := c.probes[resp.ID]; ok {
 			t.Stop()
 			delete(c.probes, resp.ID)
+			delete(c.probeWritten, resp.ID)
 		}
 		c.mu.Unlock()
 	}
@@ -229,10 +234,18 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		return fmt.Errorf("encoding message: %w", err)
 	}
 	data = append(data, '\n')
-	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == methodDiscover && req.IsCall() {
+	req, probe := msg.(*jsonrpc.Request)
+	probe = probe && req.Method == methodDiscover && req.IsCall()
+	if probe {
 		c.armProbe(req.ID)
 	}
-	return c.writeFrame(ctx, data)
+	if err := c.writeFrame(ctx, data); err != nil {
+		return err
+	}
+	if probe {
+		c.probeSent(req.ID)
+	}
+	return nil
 }
 
 // writeFrame writes one encoded frame, ending in a newline.
@@ -273,14 +286,35 @@ func (c *stdioConn) writeFrame(ctx context.Context, data []byte) error {
 	return fmt.Errorf("writing to server stdin: %w", err)
 }
 
+// probePoll is how often a probe checks whether the server has read it.
+const probePoll = 25 * time.Millisecond
+
 // armProbe starts the timer that answers an unanswered server/discover.
+// The probe's time starts when the server has read it, not when it was
+// written: a server that only starts reading its stdin seconds after its
+// launch would otherwise get the fallback initialize right behind the
+// probe, answer both, and see two initializations.
 func (c *stdioConn) armProbe(id jsonrpc.ID) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.probes[id] = time.AfterFunc(c.discoverTimeout, func() {
+	var t *time.Timer
+	counting := false
+	t = time.AfterFunc(probePoll, func() {
 		c.mu.Lock()
 		_, pending := c.probes[id]
+		if pending && !counting {
+			if !c.probeWritten[id] || unreadBytes(c.w) > 0 {
+				t.Reset(probePoll) // not read yet
+				c.mu.Unlock()
+				return
+			}
+			counting = true
+			t.Reset(c.discoverTimeout)
+			c.mu.Unlock()
+			return
+		}
 		delete(c.probes, id)
+		delete(c.probeWritten, id)
 		if pending {
 			c.expired[id] = true
 		}
@@ -292,13 +326,24 @@ func (c *stdioConn) armProbe(id jsonrpc.ID) {
 		// to initialize on any other answer or timeout."
 		resp := &jsonrpc.Response{ID: id, Error: &jsonrpc.Error{
 			Code:    jsonrpc.CodeMethodNotFound,
-			Message: fmt.Sprintf("%s: no answer within %s", methodDiscover, c.discoverTimeout),
+			Message: fmt.Sprintf("%s: no answer within %s of reading it", methodDiscover, c.discoverTimeout),
 		}}
 		select {
 		case c.injected <- resp:
 		case <-c.closed:
 		}
 	})
+	c.probes[id] = t
+}
+
+// probeSent records that the probe id is on the wire: from now on an empty
+// pipe means the server has read it.
+func (c *stdioConn) probeSent(id jsonrpc.ID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.probes[id]; ok {
+		c.probeWritten[id] = true
+	}
 }
 
 // closeInput closes the server's stdin: the polite way to ask it to exit.

@@ -7,7 +7,7 @@
 //
 //   - launching: exact argv, no shell, a reduced environment, the login-shell
 //     PATH, an own process group, the parent-death signal, and an optional
-//     lifeline shim ([ShimMain]) so that no process outlives a killed daemon;
+//     lifeline shim ([lifeline.Main]) so that no process outlives a killed daemon;
 //   - stopping: close stdin, SIGTERM to the group, SIGKILL to the group, reap;
 //   - a bounded server/discover probe, so that a server that ignores unknown
 //     methods still falls back to initialize on the same connection;
@@ -65,7 +65,7 @@ type Spec struct {
 	Env  map[string]string // added to the reduced environment (HOME, PATH, TMPDIR)
 	Dir  string            // working directory; must exist
 	// Shim, if set, is the argv prefix of the lifeline shim: the server runs as
-	// Shim... -- argv..., where the shim calls [ShimMain].
+	// Shim... -- argv..., where the shim is [lifeline.Main].
 	Shim []string
 
 	// http and sse

@@ -31,17 +31,8 @@ var saveShots = flag.Bool("screenshots", false, "save the browser test's screens
 // (they change with every run: ports, times), else in a temporary
 // directory.
 func TestBrowser(t *testing.T) {
-	if _, err := os.Stat(chromium); err != nil {
-		if os.Getenv("CI") == "" {
-			t.Skip("no " + chromium + ": install Debian's chromium (apt-get install -y chromium) to run the browser test")
-		}
-		t.Fatalf("the browser test needs %s in CI: apt-get install -y chromium", chromium)
-	}
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Fatal("the browser test needs Node.js (≥ 20)")
-	}
+	modules := browserModules(t)
 	root := testenv.RepoRoot()
-	modules := testenv.NPMInstall(t, filepath.Join(root, "internal", "webui", "testdata", "browser"), "browser")
 	remote := startKeyedServer(t)
 
 	e := testenv.New(t)
@@ -100,14 +91,30 @@ func TestBrowser(t *testing.T) {
 	}
 }
 
+// browserModules skips (outside CI) or fails the test if Chromium or Node.js
+// is missing, and returns the browser scripts' node_modules.
+func browserModules(t *testing.T) string {
+	t.Helper()
+	if _, err := os.Stat(chromium); err != nil {
+		if os.Getenv("CI") == "" {
+			t.Skip("no " + chromium + ": install Debian's chromium (apt-get install -y chromium) to run the browser test")
+		}
+		t.Fatalf("the browser test needs %s in CI: apt-get install -y chromium", chromium)
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Fatal("the browser test needs Node.js (≥ 20)")
+	}
+	return testenv.NPMInstall(t, filepath.Join(testenv.RepoRoot(), "internal", "webui", "testdata", "browser"), "browser")
+}
+
 // followEvents logs in with a login link of its own and reads the page's
 // event stream until the returned function is called, which returns all
 // that was read.
 func followEvents(t *testing.T, e *testenv.Env) func() string {
 	t.Helper()
-	base, cookie := e.WebLogin()
+	base, cookie, token := e.WebLoginToken()
 	ctx, cancel := context.WithCancel(context.Background())
-	req, _ := http.NewRequestWithContext(ctx, "GET", base+"/api/v1/events", nil)
+	req, _ := http.NewRequestWithContext(ctx, "GET", base+"/api/v1/events?page_token="+token, nil)
 	req.AddCookie(cookie)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil || resp.StatusCode != 200 {

@@ -31,11 +31,12 @@ func FuzzGuard(f *testing.F) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			id, err := s.auth.redeem(code)
+			id, token, err := s.auth.redeem(code)
 			if err != nil {
 				t.Fatal(err)
 			}
 			req.AddCookie(&http.Cookie{Name: cookieName, Value: id})
+			req.Header.Set(pageTokenHeader, token)
 		}
 		w := httptest.NewRecorder()
 		s.ServeHTTP(w, req)

@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -19,6 +20,7 @@ type testPage struct {
 	srv     *httptest.Server
 	reached atomic.Int32
 	path    atomic.Value
+	tokens  sync.Map // session cookie value → its page token, which do sends along
 }
 
 func newTestPage(t *testing.T, opts Options) *testPage {
@@ -51,8 +53,13 @@ func (p *testPage) session(t *testing.T) *http.Cookie {
 	if resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("login: %d", resp.StatusCode)
 	}
+	token, ok := strings.CutPrefix(resp.Header.Get("Location"), "/#"+pageTokenParam+"=")
+	if !ok || len(token) != 64 {
+		t.Fatalf("login redirected to %q, want the page with its token in the fragment", resp.Header.Get("Location"))
+	}
 	for _, c := range resp.Cookies() {
 		if c.Name == cookieName {
+			p.tokens.Store(c.Value, token)
 			return c
 		}
 	}
@@ -82,6 +89,9 @@ func (p *testPage) do(t *testing.T, method, u string, hdr map[string]string, coo
 	}
 	if cookie != nil {
 		req.AddCookie(cookie)
+		if tok, ok := p.tokens.Load(cookie.Value); ok && req.Header.Get(pageTokenHeader) == "" {
+			req.Header.Set(pageTokenHeader, tok.(string))
+		}
 	}
 	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp, err := c.Do(req)
@@ -257,7 +267,7 @@ func TestLoginCodeIsSingleUse(t *testing.T) {
 		t.Errorf("link %q", link)
 	}
 	resp := p.do(t, "GET", link, nil, nil)
-	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/" {
+	if resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(resp.Header.Get("Location"), "/#"+pageTokenParam+"=") {
 		t.Fatalf("first use: %d to %q", resp.StatusCode, resp.Header.Get("Location"))
 	}
 	sc := resp.Header.Get("Set-Cookie")
@@ -313,7 +323,7 @@ func TestTablesStayBounded(t *testing.T) {
 	if len(s.codes) > maxCodes {
 		t.Errorf("%d codes kept", len(s.codes))
 	}
-	if _, err := s.redeem(code); err != nil {
+	if _, _, err := s.redeem(code); err != nil {
 		t.Errorf("the newest code was dropped: %v", err)
 	}
 }

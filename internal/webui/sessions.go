@@ -3,6 +3,7 @@ package webui
 import (
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/hex"
 	"errors"
 	"sync"
@@ -23,6 +24,24 @@ const (
 
 const cookieName = "plexus_session"
 
+// pageTokenHeader carries a session's page token on every API call. A
+// browser sends the session cookie to every port of 127.0.0.1 (cookies
+// ignore ports), so a page or process on another loopback port can collect
+// it; the page token it cannot: it reaches the page only in the fragment of
+// the login redirect (never sent to any server) and is kept in the page
+// origin's sessionStorage. The cookie alone is worth nothing.
+const pageTokenHeader = "X-Plexus-Page-Token"
+
+// pageTokenParam carries the page token on the event stream, which the
+// browser's EventSource opens without custom headers.
+const pageTokenParam = "page_token"
+
+// session is a live session: when it expires and its page token's hash.
+type session struct {
+	exp   time.Time
+	token [32]byte
+}
+
 var errBadCode = errors.New("this login link is not valid: it was used already or has expired; run `plexus ui` for a new one")
 
 // sessions holds the outstanding login codes and the live sessions, by the
@@ -33,7 +52,7 @@ type sessions struct {
 
 	mu       sync.Mutex
 	codes    map[[32]byte]time.Time // guarded by mu
-	sessions map[[32]byte]time.Time // guarded by mu
+	sessions map[[32]byte]session   // guarded by mu
 }
 
 func newSessions(codeTTL, sessionTTL time.Duration) *sessions {
@@ -44,7 +63,7 @@ func newSessions(codeTTL, sessionTTL time.Duration) *sessions {
 		sessionTTL = DefaultSessionTTL
 	}
 	return &sessions{codeTTL: codeTTL, sessionTTL: sessionTTL,
-		codes: map[[32]byte]time.Time{}, sessions: map[[32]byte]time.Time{}}
+		codes: map[[32]byte]time.Time{}, sessions: map[[32]byte]session{}}
 }
 
 // newCode mints a single-use login code.
@@ -56,14 +75,15 @@ func (s *sessions) newCode() (string, time.Time, error) {
 	exp := time.Now().Add(s.codeTTL)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	putBounded(s.codes, sha256.Sum256([]byte(v)), exp, maxCodes)
+	putBounded(s.codes, sha256.Sum256([]byte(v)), exp, maxCodes, func(e time.Time) time.Time { return e })
 	return v, exp, nil
 }
 
-// redeem uses up a login code and returns a new session's id.
-func (s *sessions) redeem(code string) (string, error) {
+// redeem uses up a login code and returns a new session's id (the
+// cookie) and page token (the header).
+func (s *sessions) redeem(code string) (id, token string, err error) {
 	if code == "" {
-		return "", errBadCode
+		return "", "", errBadCode
 	}
 	k := sha256.Sum256([]byte(code))
 	s.mu.Lock()
@@ -71,32 +91,36 @@ func (s *sessions) redeem(code string) (string, error) {
 	delete(s.codes, k) // used, valid or not
 	s.mu.Unlock()
 	if !ok || !time.Now().Before(exp) {
-		return "", errBadCode
+		return "", "", errBadCode
 	}
-	id, err := randomValue()
-	if err != nil {
-		return "", err
+	if id, err = randomValue(); err != nil {
+		return "", "", err
+	}
+	if token, err = randomValue(); err != nil {
+		return "", "", err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	putBounded(s.sessions, sha256.Sum256([]byte(id)), time.Now().Add(s.sessionTTL), maxSessions)
-	return id, nil
+	putBounded(s.sessions, sha256.Sum256([]byte(id)), session{exp: time.Now().Add(s.sessionTTL), token: sha256.Sum256([]byte(token))},
+		maxSessions, func(e session) time.Time { return e.exp })
+	return id, token, nil
 }
 
-// valid reports whether id is a live session.
-func (s *sessions) valid(id string) bool {
-	if id == "" {
+// valid reports whether id is a live session and token its page token.
+func (s *sessions) valid(id, token string) bool {
+	if id == "" || token == "" {
 		return false
 	}
 	k := sha256.Sum256([]byte(id))
+	t := sha256.Sum256([]byte(token))
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	exp, ok := s.sessions[k]
-	if ok && !time.Now().Before(exp) {
+	e, ok := s.sessions[k]
+	if ok && !time.Now().Before(e.exp) {
 		delete(s.sessions, k)
 		return false
 	}
-	return ok
+	return ok && subtle.ConstantTimeCompare(e.token[:], t[:]) == 1
 }
 
 func (s *sessions) end(id string) {
@@ -106,11 +130,11 @@ func (s *sessions) end(id string) {
 }
 
 // putBounded adds k, first dropping expired entries and, if still full,
-// the one that expires first.
-func putBounded(m map[[32]byte]time.Time, k [32]byte, exp time.Time, limit int) {
+// the one that expires first; expiry tells when an entry expires.
+func putBounded[V any](m map[[32]byte]V, k [32]byte, v V, limit int, expiry func(V) time.Time) {
 	now := time.Now()
 	for key, e := range m {
-		if !now.Before(e) {
+		if !now.Before(expiry(e)) {
 			delete(m, key)
 		}
 	}
@@ -118,13 +142,13 @@ func putBounded(m map[[32]byte]time.Time, k [32]byte, exp time.Time, limit int) 
 		var oldest [32]byte
 		var first time.Time
 		for key, e := range m {
-			if first.IsZero() || e.Before(first) {
-				oldest, first = key, e
+			if exp := expiry(e); first.IsZero() || exp.Before(first) {
+				oldest, first = key, exp
 			}
 		}
 		delete(m, oldest)
 	}
-	m[k] = exp
+	m[k] = v
 }
 
 // randomValue returns 256 random bits, hex-encoded.

@@ -5,8 +5,10 @@
 // It has its own guard (see guard.go), separate from the token guard of
 // /metrics and /mcp: a browser holds no token, so the page is reached
 // through a one-time login link that `plexus ui` gets over the unix socket
-// and exchanges for an HttpOnly, SameSite=Strict session cookie. The page
-// never sees the daemon's token, and stored secret values never reach it:
+// and exchanges for an HttpOnly, SameSite=Strict session cookie and a page
+// token, which the login redirect hands to the page in its fragment and the
+// page sends as a header on every API call (sessions.go says why the
+// cookie alone is not enough). The page never sees the daemon's token, and stored secret values never reach it:
 // the API it calls returns names only.
 package webui
 
@@ -97,7 +99,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // serveAPI passes a request with a valid session to the settings API, with
 // the /api prefix taken off.
 func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
-	if !s.auth.valid(sessionCookie(r)) {
+	if !s.auth.valid(sessionCookie(r), pageToken(r)) {
 		s.refuse(w, r, http.StatusUnauthorized, "not logged in: run `plexus ui` for a login link")
 		return
 	}
@@ -106,6 +108,11 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	r2.URL.RawPath = ""
 	if r.URL.RawPath != "" {
 		r2.URL.RawPath = strings.TrimPrefix(r.URL.RawPath, "/api")
+	}
+	if q := r.URL.Query(); q.Has(pageTokenParam) {
+		// The page's credential is the page's: the API never sees it.
+		q.Del(pageTokenParam)
+		r2.URL.RawQuery = q.Encode()
 	}
 	s.api.ServeHTTP(noStore{w}, r2)
 }
@@ -117,7 +124,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, r, http.StatusMethodNotAllowed, "method not allowed")
 		return
 	}
-	id, err := s.auth.redeem(r.URL.Query().Get("code"))
+	id, token, err := s.auth.redeem(r.URL.Query().Get("code"))
 	if err != nil {
 		s.refuse(w, r, http.StatusForbidden, err.Error())
 		return
@@ -125,7 +132,9 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: id, Path: "/", HttpOnly: true,
 		SameSite: http.SameSiteStrictMode, MaxAge: int(s.auth.sessionTTL / time.Second)})
 	s.log.Info("web page login")
-	http.Redirect(w, r, "/", http.StatusSeeOther)
+	// The fragment never leaves the browser: the page reads it, keeps it in
+	// its origin's sessionStorage and takes it out of the address bar.
+	http.Redirect(w, r, "/#"+pageTokenParam+"="+token, http.StatusSeeOther)
 }
 
 // logout ends the session: POST with the session, like any change.
@@ -135,7 +144,7 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := sessionCookie(r)
-	if !s.auth.valid(id) {
+	if !s.auth.valid(id, pageToken(r)) {
 		s.refuse(w, r, http.StatusUnauthorized, "not logged in")
 		return
 	}
@@ -143,6 +152,18 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
 	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: "/", HttpOnly: true,
 		SameSite: http.SameSiteStrictMode, MaxAge: -1})
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// pageToken is the request's page token: the header, or on the event
+// stream (opened by EventSource, which sends no custom headers) the query.
+func pageToken(r *http.Request) string {
+	if t := r.Header.Get(pageTokenHeader); t != "" {
+		return t
+	}
+	if r.Method == http.MethodGet && r.URL.Path == "/api/v1/events" {
+		return r.URL.Query().Get(pageTokenParam)
+	}
+	return ""
 }
 
 func sessionCookie(r *http.Request) string {

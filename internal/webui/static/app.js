@@ -31,10 +31,25 @@ class APIError extends Error {
   }
 }
 
-// api calls the settings API. Changes are sent as JSON, which is also what
-// the page's guard demands of them.
+// The session's page token. The login redirect brings it in the fragment
+// (which no server ever receives); it is kept in this origin's
+// sessionStorage, out of reach of a page on any other port, and sent with
+// every API call: the session cookie alone, which the browser also sends to
+// other ports of 127.0.0.1, opens nothing.
+const pageToken = (() => {
+  const m = /^#page_token=([0-9a-f]+)$/.exec(location.hash);
+  if (m) {
+    sessionStorage.setItem('plexus.pageToken', m[1]);
+    history.replaceState(null, '', location.pathname + location.search);
+  }
+  return sessionStorage.getItem('plexus.pageToken') || '';
+})();
+
+// api calls the settings API (the page's one way to reach it, with the
+// page token). Changes are sent as JSON, which is also what the page's
+// guard demands of them.
 async function api(method, path, body, ifMatch) {
-  const opts = { method, headers: { Accept: 'application/json' }, credentials: 'same-origin' };
+  const opts = { method, headers: { Accept: 'application/json', 'X-Plexus-Page-Token': pageToken }, credentials: 'same-origin' };
   if (method !== 'GET') {
     opts.headers['Content-Type'] = 'application/json';
     opts.body = JSON.stringify(body === undefined ? {} : body);
@@ -655,7 +670,8 @@ async function removeSecret(name) {
 // ---- live updates ----
 
 function follow() {
-  const es = new EventSource('/api/v1/events');
+  // EventSource sends no custom headers: the token rides in the query.
+  const es = new EventSource('/api/v1/events?page_token=' + enc(pageToken));
   es.addEventListener('open', () => {
     $('live').textContent = 'Live: changes appear as they happen';
     refresh().catch((e) => notice(describe(e)));
@@ -694,7 +710,8 @@ async function start() {
   $('add-row').addEventListener('click', () => addRow('', ''));
   document.querySelectorAll('input[name="type"]').forEach((r) => r.addEventListener('change', showTransport));
   $('logout').addEventListener('click', async () => {
-    await fetch('/logout', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' });
+    await fetch('/logout', { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Plexus-Page-Token': pageToken }, body: '{}' });
+    sessionStorage.removeItem('plexus.pageToken');
     showSignin();
   });
   try {

@@ -9,7 +9,7 @@
 //   SHOTS         where to save the screenshots
 // It prints one line per step and exits non-zero on the first failure.
 'use strict';
-const { chromium } = require('playwright-core');
+const { launch } = require('./launch.cjs');
 const assert = require('node:assert/strict');
 const path = require('node:path');
 
@@ -19,12 +19,7 @@ const T = 30000; // generous: two shared cores, other tests running
 function step(name) { console.log('ok ' + name); }
 
 async function main() {
-  const browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync'],
-  });
+  const browser = await launch();
   const context = await browser.newContext({ viewport: { width: 1100, height: 1000 } });
   const page = await context.newPage();
   page.setDefaultTimeout(T);
