@@ -103,6 +103,7 @@ func Run(ctx context.Context, opts Options) error {
 	h = host.New(host.Options{Store: st, Logger: log, Shim: opts.Shim, Observer: mtr, Pins: pn})
 	// The MCP face, on the socket (for plexus mcp) and the loopback address.
 	fc := face.New(h, log.With("component", "face"), opts.Version)
+	fc.Observe(mtr.ObserveFace)
 
 	api := localapi.New(h, log.With("component", "localapi"))
 	var tcp *http.Server

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -78,5 +79,39 @@ func TestMetrics(t *testing.T) {
 	}
 	if strings.Contains(body, canary) || strings.Contains(body, strings.TrimSpace(string(tok))) {
 		t.Fatal("a secret is in the metrics")
+	}
+}
+
+// TestFacePathsAreCounted: every request to the face is counted by the
+// path it took and why — a first call of a session on the SDK's path, a
+// later one forwarded as a frame, a request outside a session refused —
+// and each call by how it was carried.
+func TestFacePathsAreCounted(t *testing.T) {
+	e, base, token := faceEnv(t, "")
+	echo := toolNamed(t, tools(t, e), "example", "echo").Name
+	url := base + "/mcp"
+	_, sid, _ := initialize(t, http.DefaultClient, base, token)
+	rpc(t, url, token, sid, "2025-06-18", `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	for i := range 3 {
+		rpc(t, url, token, sid, "2025-06-18", `{"jsonrpc":"2.0","id":`+strconv.Itoa(i+1)+`,"method":"tools/call","params":{"name":"`+echo+`","arguments":{"text":"a"}}}`)
+	}
+	rpc(t, url, token, "", "2025-06-18", `{"jsonrpc":"2.0","id":9,"method":"tools/list"}`)
+	req, _ := http.NewRequest("GET", base+"/metrics", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{
+		`plexus_face_requests_total{path="frame",reason="tools/call on a known session"} 2`,
+		`plexus_face_requests_total{path="sdk",reason="a session the frame path does not know (yet)"} `,
+		`plexus_face_requests_total{path="refused",reason="a session-era request outside a session"} 1`,
+		`plexus_face_requests_total{path="sdk",reason="initialize"} 1`,
+		`plexus_calls_total{outcome="ok",path="frame",server="example"} 2`,
+		`plexus_calls_total{outcome="ok",path="decoded",server="example"} 1`,
+	} {
+		mustContain(t, "metrics", string(b), want)
 	}
 }

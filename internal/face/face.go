@@ -19,7 +19,6 @@
 package face
 
 import (
-	"fmt"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -28,7 +27,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
@@ -53,7 +51,13 @@ type Face struct {
 
 	ended chan struct{} // poked when a client session ends (Ended)
 	lives requestLives  // the session-era POSTs the SDK serves
+
+	observe Observer // told each request's path; nil: none (forward.go)
 }
+
+// Observe has o told the path and reason of every request; set it before
+// the face serves.
+func (f *Face) Observe(o Observer) { f.observe = o }
 
 // Ended is poked when client sessions end, so that the daemon can give
 // back what they held (it settles).
@@ -105,57 +109,7 @@ func (f *Face) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusNotFound)
 		return
 	}
-	// The lean paths look at a POST's body; it is read once, and left
-	// whole for the SDK's handler (nil: none, or too large to look at).
-	var body []byte
-	if r.Method == http.MethodPost {
-		body, _ = peekBody(r)
-	}
-	if p.fastList(w, r, body) {
-		return
-	}
-	if stateless(r) {
-		if p.fastCall(w, r, body) {
-			return
-		}
-		p.stateless.ServeHTTP(w, r)
-		return
-	}
-	if p.fastSessionCall(w, r, body) {
-		return
-	}
-	if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" && body != nil {
-		if fr, ok := scanFrame(body); ok && fr.id != nil && string(fr.method) != `"initialize"` {
-			// A request of the session era outside a session: the SDK
-			// would open a session for it and answer with code 0.
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusBadRequest)
-			w.Write(errorAnswer(fr.id, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
-				Message: "plexus: no session: send initialize first (or announce MCP 2026-07-28 in Mcp-Protocol-Version)"}))
-			return
-		}
-	}
-	if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" && p.liveSessions() >= p.def.cap {
-		// A new session (initialize) beyond the profile's cap: the
-		// client may try again once idle sessions have expired.
-		f.log.Warn("face: a new session refused: the profile holds its maximum", "profile", name, "max", p.def.cap)
-		w.Header().Set("Retry-After", "60")
-		http.Error(w, fmt.Sprintf("plexus: this profile already holds %d sessions (mcp.face.maxSessions); try again later, or end idle sessions with DELETE", p.def.cap), http.StatusServiceUnavailable)
-		return
-	}
-	if r.Method == http.MethodPost {
-		defer f.lives.mark(r)()
-	}
-	if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" {
-		// An initialize: the session it opens is followed to its end.
-		sw := &sessionWriter{ResponseWriter: w}
-		p.stateful.ServeHTTP(sw, r)
-		if sw.id != "" {
-			p.track(sw.id)
-		}
-		return
-	}
-	p.stateful.ServeHTTP(w, r)
+	p.forward(w, r)
 }
 
 // sessionWriter catches the session id an initialize's answer names.

@@ -42,8 +42,8 @@ type fastRequest struct {
 // whole by encoding/json and then only scanned (jsonscan): the arguments
 // are never decoded, and the capabilities only once per distinct value
 // (fastCaps).
-func parseFast(body []byte) (req fastRequest, ok bool) {
-	fr, ok := scanFrame(body)
+func parseFast(env envelope) (req fastRequest, ok bool) {
+	fr, ok := env.request()
 	if !ok || string(fr.method) != `"tools/call"` ||
 		len(fr.id) == 0 || (fr.id[0] != '"' && (fr.id[0] < '0' || fr.id[0] > '9')) {
 		return req, false
@@ -97,42 +97,16 @@ func parseFast(body []byte) (req fastRequest, ok bool) {
 // frame is the members of a JSON-RPC message the lean paths look at.
 type frame struct{ id, method, params []byte }
 
-// scanFrame checks body whole (json.Valid) and scans it for its members:
-// ok only for an object of version "2.0" with no more than the four
-// members of a request.
-func scanFrame(body []byte) (f frame, ok bool) {
-	if !json.Valid(body) {
-		return f, false
-	}
-	var version []byte
-	seen := 0
-	ok = jsonscan.Members(body, func(k, v []byte) bool {
-		seen++
-		switch string(k) {
-		case "jsonrpc":
-			version = v
-		case "id":
-			f.id = v
-		case "method":
-			f.method = v
-		case "params":
-			f.params = v
-		}
-		return true
-	})
-	return f, ok && seen <= 4 && string(version) == `"2.0"`
-}
-
 // fastCall serves r if it can; false means the SDK handler must, and r's
 // body is left whole for it.
-func (p *profile) fastCall(w http.ResponseWriter, r *http.Request, body []byte) bool {
-	if r.Method != http.MethodPost || body == nil || !p.def.external || p.def.metaTools ||
+func (p *profile) fastCall(w http.ResponseWriter, r *http.Request, env envelope) bool {
+	if r.Method != http.MethodPost || !env.valid || !p.def.external || p.def.metaTools ||
 		r.Header.Get("Mcp-Protocol-Version") != fastVersion || r.Header.Get("Mcp-Session-Id") != "" ||
 		r.Header.Get("Mcp-Method") != "tools/call" || !jsonContent(r) ||
 		!strings.Contains(r.Header.Get("Accept"), "application/json") {
 		return false
 	}
-	req, ok := parseFast(body)
+	req, ok := parseFast(env)
 	if !ok {
 		return false
 	}

@@ -11,7 +11,7 @@ const goodCall = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name"
 	"io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}}}`
 
 func TestParseFast(t *testing.T) {
-	req, ok := parseFast([]byte(goodCall))
+	req, ok := parseFast(readEnvelope([]byte(goodCall)))
 	if !ok || req.name != "echo" || string(req.ID) != "7" || string(req.caps) != `{"elicitation":{}}` {
 		t.Fatalf("good call: %+v %v", req, ok)
 	}
@@ -36,7 +36,7 @@ func TestParseFast(t *testing.T) {
 		"caps not object": strings.Replace(goodCall, `{"elicitation":{}}`, `[]`, 1),
 		"extra member":    strings.Replace(goodCall, `"id":7,`, `"id":7,"x":1,`, 1),
 	} {
-		if _, ok := parseFast([]byte(body)); ok {
+		if _, ok := parseFast(readEnvelope([]byte(body))); ok {
 			t.Errorf("%s: taken by the lean path", name)
 		}
 	}
@@ -46,7 +46,7 @@ func FuzzParseFast(f *testing.F) {
 	f.Add([]byte(goodCall))
 	f.Add([]byte(`{"jsonrpc":"2.0","id":"a","method":"tools/call","params":null}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		req, ok := parseFast(body)
+		req, ok := parseFast(readEnvelope(body))
 		if !ok {
 			return
 		}
@@ -104,15 +104,15 @@ func TestErrorStatus(t *testing.T) {
 const sessionCall = `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}`
 
 func TestParseSessionRequest(t *testing.T) {
-	req, method, ok := parseSessionRequest([]byte(sessionCall))
+	req, method, ok := parseSessionRequest(readEnvelope([]byte(sessionCall)))
 	if !ok || method != "tools/call" || req.name != "echo" || string(req.ID) != "3" || string(req.Params["arguments"]) != `{"text":"x"}` {
 		t.Fatalf("a call: %+v %s %v", req, method, ok)
 	}
-	if req, method, ok := parseSessionRequest([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"a","reason":"r"}}`)); !ok ||
+	if req, method, ok := parseSessionRequest(readEnvelope([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"a","reason":"r"}}`))); !ok ||
 		method != "notifications/cancelled" || string(req.cancelled) != `"a"` {
 		t.Errorf("a cancellation: %+v %s %v", req, method, ok)
 	}
-	if _, method, ok := parseSessionRequest([]byte(`{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"info"}}`)); !ok || method != "logging/setLevel" {
+	if _, method, ok := parseSessionRequest(readEnvelope([]byte(`{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"info"}}`))); !ok || method != "logging/setLevel" {
 		t.Errorf("setLevel: %s %v", method, ok)
 	}
 	for name, body := range map[string]string{
@@ -126,12 +126,12 @@ func TestParseSessionRequest(t *testing.T) {
 		"extra member":  strings.Replace(sessionCall, `"id":3,`, `"id":3,"x":1,`, 1),
 		"trailing junk": sessionCall + "]",
 	} {
-		if _, _, ok := parseSessionRequest([]byte(body)); ok {
+		if _, _, ok := parseSessionRequest(readEnvelope([]byte(body))); ok {
 			t.Errorf("%s: taken", name)
 		}
 	}
 	// Other _meta passes (the SDK's path does not forward it either).
-	if _, _, ok := parseSessionRequest([]byte(strings.Replace(sessionCall, `"name"`, `"_meta":{"x":1},"name"`, 1))); !ok {
+	if _, _, ok := parseSessionRequest(readEnvelope([]byte(strings.Replace(sessionCall, `"name"`, `"_meta":{"x":1},"name"`, 1)))); !ok {
 		t.Error("a call with other _meta refused")
 	}
 }
@@ -140,7 +140,7 @@ func FuzzParseSessionRequest(f *testing.F) {
 	f.Add([]byte(sessionCall))
 	f.Add([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		req, method, ok := parseSessionRequest(body)
+		req, method, ok := parseSessionRequest(readEnvelope(body))
 		if !ok {
 			return
 		}
@@ -172,8 +172,8 @@ func TestScanAnswer(t *testing.T) {
 		`{"jsonrpc":"1.0","id":"plexus-ask-1","result":{}}`:                        false,
 		`{"jsonrpc":"2.0","id":"plexus-ask-1","result":{}`:                         false,
 	} {
-		if _, ok := scanAnswer([]byte(body)); ok != want {
-			t.Errorf("scanAnswer(%s) = %v, want %v", body, ok, want)
+		if _, ok := scanAnswer(readEnvelope([]byte(body))); ok != want {
+			t.Errorf("scanAnswer(readEnvelope(%s)) = %v, want %v", body, ok, want)
 		}
 	}
 }
@@ -181,7 +181,7 @@ func TestScanAnswer(t *testing.T) {
 func FuzzScanAnswer(f *testing.F) {
 	f.Add([]byte(`{"jsonrpc":"2.0","id":"plexus-ask-1","result":{"action":"accept"}}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		a, ok := scanAnswer(body)
+		a, ok := scanAnswer(readEnvelope(body))
 		if !ok {
 			return
 		}

@@ -155,8 +155,8 @@ type clientAnswer struct {
 // answered takes a client's answer to one of the lean path's questions:
 // true if body is one (delivered, or late and dropped), false if it is
 // anything else.
-func (ls *leanSession) answered(body []byte) bool {
-	fr, ok := scanAnswer(body)
+func (ls *leanSession) answered(env envelope) bool {
+	fr, ok := scanAnswer(env)
 	if !ok {
 		return false
 	}
@@ -187,25 +187,8 @@ type answerFrame struct{ id, result, err []byte }
 
 // scanAnswer reads a JSON-RPC response: an id and a result or an error,
 // nothing else.
-func scanAnswer(body []byte) (f answerFrame, ok bool) {
-	if !json.Valid(body) {
-		return f, false
-	}
-	var version []byte
-	ok = jsonscan.Members(body, func(k, v []byte) bool {
-		switch string(k) {
-		case "jsonrpc":
-			version = v
-		case "id":
-			f.id = v
-		case "result":
-			f.result = v
-		case "error":
-			f.err = v
-		default:
-			return false
-		}
-		return true
-	})
-	return f, ok && string(version) == `"2.0"` && f.id != nil && (f.result == nil) != (f.err == nil)
+func scanAnswer(env envelope) (f answerFrame, ok bool) {
+	f = answerFrame{id: env.id, result: env.result, err: env.err}
+	return f, env.valid && !env.other && env.method == nil && env.params == nil &&
+		string(env.version) == `"2.0"` && f.id != nil && (f.result == nil) != (f.err == nil)
 }

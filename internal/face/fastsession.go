@@ -73,49 +73,48 @@ func (p *profile) unregister(ss *mcp.ServerSession) { p.byID.Delete(ss.ID()) }
 // the SDK handler must, and r's body is left whole for it. On the way it
 // notes what it must know of the session's other requests: a log level
 // set, a batch, the cancellation of a lean call.
-func (p *profile) fastSessionCall(w http.ResponseWriter, r *http.Request, body []byte) bool {
-	if r.Method != http.MethodPost || body == nil || !p.def.external || p.def.metaTools {
-		return false
+func (p *profile) fastSessionCall(w http.ResponseWriter, r *http.Request, env envelope) (bool, string) {
+	if !p.def.external || p.def.metaTools {
+		return false, reasonOtherMethod
 	}
 	v, ok := p.byID.Load(r.Header.Get("Mcp-Session-Id"))
 	if !ok {
-		return false
+		return false, reasonSessionNotYet
 	}
 	ls := v.(*leanSession)
-	if ls.off.Load() || r.Header.Get("Mcp-Protocol-Version") != ls.version || !jsonContent(r) || !acceptsBoth(r.Header.Values("Accept")) {
-		return false
+	if ls.off.Load() {
+		return false, reasonSessionOff
 	}
-	if b := bytes.TrimSpace(body); len(b) > 0 && b[0] == '[' {
-		ls.off.Store(true) // a batch: what it holds is not looked into
-		return false
+	if r.Header.Get("Mcp-Protocol-Version") != ls.version || !jsonContent(r) || !acceptsBoth(r.Header.Values("Accept")) {
+		return false, reasonHeaders
 	}
-	if ls.answered(body) {
+	if ls.answered(env) {
 		w.WriteHeader(http.StatusAccepted)
-		return true
+		return true, reasonAnswer
 	}
-	req, method, ok := parseSessionRequest(body)
+	req, method, ok := parseSessionRequest(env)
 	switch {
 	case !ok:
-		return false
+		return false, reasonNotPlainCall
 	case method == "logging/setLevel":
 		ls.off.Store(true) // its log messages ride the SDK's streams from now on
-		return false
+		return false, reasonOtherMethod
 	case method == "notifications/cancelled":
 		ls.cancel(req.cancelled)
-		return false
+		return false, reasonOtherMethod
 	case method != "tools/call":
-		return false
+		return false, reasonOtherMethod
 	}
 	target, ok := p.leanTarget(req.name)
 	if !ok {
-		return false
+		return false, reasonNotPlainCall
 	}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	ls.mu.Lock()
 	if _, dup := ls.inflight[string(req.ID)]; dup {
 		ls.mu.Unlock()
-		return false // the SDK says what is wrong with a reused id
+		return false, reasonNotPlainCall // the SDK says what is wrong with a reused id
 	}
 	ls.inflight[string(req.ID)] = cancel
 	ls.mu.Unlock()
@@ -129,7 +128,7 @@ func (p *profile) fastSessionCall(w http.ResponseWriter, r *http.Request, body [
 	defer ans.close() // nothing is written once this handler returns
 	res, handled, err := ls.d.sess.CallRaw(upstream.WithPeer(ctx, &sessionPeer{ls, ans}, nil), target, req.Params)
 	if !handled {
-		return false
+		return false, reasonNotPlainCall
 	}
 	p.noteResult(res)
 	ans.mu.Lock()
@@ -138,20 +137,20 @@ func (p *profile) fastSessionCall(w http.ResponseWriter, r *http.Request, body [
 	if err == nil && !streaming && inputRequired(res) {
 		var out mcp.CallToolResult
 		if json.Unmarshal(res, &out) != nil {
-			return false // the SDK calls again, and says what is wrong
+			return false, reasonInputRequired // the SDK calls again, and says what is wrong
 		}
 		p.prefetch.put(ls.ss.ID(), target, args, &out)
-		return false
+		return false, reasonInputRequired
 	}
 	if err != nil && ctx.Err() != nil && r.Context().Err() == nil {
 		// Cancelled by the client: it expects no answer.
 		if !streaming {
 			w.WriteHeader(http.StatusAccepted)
 		}
-		return true
+		return true, reasonCallSession
 	}
 	ans.finish(r, req.ID, res, err)
-	return true
+	return true, reasonCallSession
 }
 
 // cancel ends the lean call with raw id, if there is one.
@@ -174,8 +173,8 @@ type sessionRequest struct {
 // name and params (ok only if it asks for no progress and has nothing but
 // a name, arguments and _meta), for notifications/cancelled the id it
 // cancels, and otherwise the method only.
-func parseSessionRequest(body []byte) (req sessionRequest, method string, ok bool) {
-	fr, ok := scanFrame(body)
+func parseSessionRequest(env envelope) (req sessionRequest, method string, ok bool) {
+	fr, ok := env.request()
 	if !ok {
 		return req, "", false
 	}

@@ -31,8 +31,8 @@ type listRequest struct {
 // means the SDK handler must serve r, whose body is left whole for it; so
 // do a cursor this rendering did not hand out (a stale or a bad one: the
 // SDK pages from its name or says it is invalid) and anything unexpected.
-func (p *profile) fastList(w http.ResponseWriter, r *http.Request, body []byte) bool {
-	if r.Method != http.MethodPost || body == nil {
+func (p *profile) fastList(w http.ResponseWriter, r *http.Request, env envelope) bool {
+	if r.Method != http.MethodPost || !env.valid {
 		return false
 	}
 	sid, version := r.Header.Get("Mcp-Session-Id"), r.Header.Get("Mcp-Protocol-Version")
@@ -46,10 +46,10 @@ func (p *profile) fastList(w http.ResponseWriter, r *http.Request, body []byte) 
 	if ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); ct != "application/json" || !acceptsBoth(r.Header.Values("Accept")) {
 		return false // the SDK says what is wrong
 	}
-	if len(body) > listBodyMax || !bytes.Contains(body, []byte(`"tools/list"`)) {
+	if env.name != "tools/list" || len(env.params) > listBodyMax {
 		return false // a session's tools/call, say: not decoded here
 	}
-	req, ok := parseList(body, stateless)
+	req, ok := parseList(env, stateless)
 	if !ok || (!stateless && !p.liveSession(sid, version)) {
 		return false
 	}
@@ -110,15 +110,14 @@ func acceptsBoth(values []string) bool {
 // well-formed request with a plain id, no parameters but a cursor and, in
 // MCP 2026-07-28 (stateless), its _meta of version, client and
 // capabilities, nothing more.
-func parseList(body []byte, stateless bool) (req listRequest, ok bool) {
-	var frame map[string]json.RawMessage
-	if json.Unmarshal(body, &frame) != nil || !onlyKeys(frame, "jsonrpc", "id", "method", "params") ||
-		!isString(frame["jsonrpc"], "2.0") || !isString(frame["method"], "tools/list") || !plainID(frame["id"]) {
+func parseList(env envelope, stateless bool) (req listRequest, ok bool) {
+	if !env.valid || env.other || env.result != nil || env.err != nil ||
+		!isString(env.version, "2.0") || env.name != "tools/list" || !plainID(env.id) {
 		return req, false
 	}
-	req.id = frame["id"]
+	req.id = env.id
 	var params map[string]json.RawMessage
-	if raw, has := frame["params"]; has && json.Unmarshal(raw, &params) != nil {
+	if env.params != nil && json.Unmarshal(env.params, &params) != nil {
 		return req, false
 	}
 	if !onlyKeys(params, "cursor", "_meta") {

@@ -45,7 +45,7 @@ func testProfile(t *testing.T, n, size int) (p *profile, url string) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Test-Path", "fast") // sent only if fastList answers
 		body, _ := peekBody(r)
-		if p.fastList(w, r, body) {
+		if p.fastList(w, r, readEnvelope(body)) {
 			return
 		}
 		w.Header().Del("Test-Path")
@@ -224,11 +224,11 @@ func TestFastListLeaves(t *testing.T) {
 
 func TestParseList(t *testing.T) {
 	good := listBody(`"a-1"`, "abc", "", true)
-	req, ok := parseList([]byte(good), true)
+	req, ok := parseList(readEnvelope([]byte(good)), true)
 	if !ok || string(req.id) != `"a-1"` || req.cursor != "abc" {
 		t.Fatalf("good: %+v %v", req, ok)
 	}
-	if _, ok := parseList([]byte(good), false); ok {
+	if _, ok := parseList(readEnvelope([]byte(good)), false); ok {
 		t.Error("a 2026-07-28 list taken on a session")
 	}
 	for name, body := range map[string]string{
@@ -236,7 +236,7 @@ func TestParseList(t *testing.T) {
 		"session, null params": `{"jsonrpc":"2.0","id":3,"method":"tools/list","params":null}`,
 		"session, cursor":      `{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"cursor":"x"}}`,
 	} {
-		if _, ok := parseList([]byte(body), false); !ok {
+		if _, ok := parseList(readEnvelope([]byte(body)), false); !ok {
 			t.Errorf("%s: not taken", name)
 		}
 	}
@@ -261,7 +261,7 @@ func TestParseList(t *testing.T) {
 		"truncated":        good[:50],
 		"Method uppercase": strings.Replace(good, `"method"`, `"Method"`, 1),
 	} {
-		if _, ok := parseList([]byte(body), true); ok {
+		if _, ok := parseList(readEnvelope([]byte(body)), true); ok {
 			t.Errorf("%s: taken", name)
 		}
 	}
@@ -271,7 +271,7 @@ func FuzzParseList(f *testing.F) {
 	f.Add([]byte(listBody(`"a"`, "c", "", true)), true)
 	f.Add([]byte(`{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"cursor":"x"}}`), false)
 	f.Fuzz(func(t *testing.T, body []byte, stateless bool) {
-		req, ok := parseList(body, stateless)
+		req, ok := parseList(readEnvelope(body), stateless)
 		if !ok {
 			return
 		}

@@ -31,6 +31,7 @@ type Metrics struct {
 	reg      *prometheus.Registry
 	calls    *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+	face     *prometheus.CounterVec
 }
 
 // New returns the metrics of a daemon whose servers src reports.
@@ -47,7 +48,11 @@ func New(src Source) *Metrics {
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
 		}, []string{"server"}),
 	}
-	m.reg.MustRegister(m.calls, m.duration, &serverCollector{src: src},
+	m.face = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "plexus_face_requests_total",
+		Help: "Requests to Plexus's MCP face, by the path each took (pages, frame, answer, refused, sdk) and the reason it took it.",
+	}, []string{"path", "reason"})
+	m.reg.MustRegister(m.calls, m.duration, m.face, &serverCollector{src: src},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -57,6 +62,11 @@ func New(src Source) *Metrics {
 func (m *Metrics) ObserveCall(server, path, outcome string, d time.Duration) {
 	m.calls.WithLabelValues(server, path, outcome).Inc()
 	m.duration.WithLabelValues(server).Observe(d.Seconds())
+}
+
+// ObserveFace records the path one request to the face took, and why.
+func (m *Metrics) ObserveFace(path, reason string) {
+	m.face.WithLabelValues(path, reason).Inc()
 }
 
 // Handler serves the metrics in the Prometheus text format.

@@ -1,0 +1,76 @@
+package face
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"github.com/plexus-mcp/plexus/internal/jsonscan"
+)
+
+// envelope is a POST's JSON-RPC message as the face reads it, once: the
+// body checked whole by encoding/json, then its top-level members scanned
+// (jsonscan) and kept as raw bytes. Every path decides from it, and only
+// the path that serves a message reads into its params.
+type envelope struct {
+	valid bool // one JSON object whose keys scan (no escapes)
+	batch bool // a JSON array: a batch, which the SDK alone serves
+	// members counts the object's members; other is set when one is none
+	// of a JSON-RPC message's.
+	members int
+	other   bool
+
+	version, id, method, params, result, err []byte
+	// name is the method as a plain string ("" when it has escapes or is
+	// not a string, or for a response).
+	name string
+}
+
+// readEnvelope reads body (nil: no body, or too large to look at).
+func readEnvelope(body []byte) envelope {
+	var e envelope
+	if body == nil {
+		return e
+	}
+	if b := bytes.TrimSpace(body); len(b) > 0 && b[0] == '[' {
+		e.batch = true
+		return e
+	}
+	if !json.Valid(body) {
+		return e
+	}
+	e.valid = jsonscan.Members(body, func(k, v []byte) bool {
+		e.members++
+		switch string(k) {
+		case "jsonrpc":
+			e.version = v
+		case "id":
+			e.id = v
+		case "method":
+			e.method = v
+		case "params":
+			e.params = v
+		case "result":
+			e.result = v
+		case "error":
+			e.err = v
+		default:
+			e.other = true
+		}
+		return true
+	})
+	if s, ok := jsonscan.String(e.method); ok && e.method != nil {
+		e.name = string(s)
+	}
+	return e
+}
+
+// request is the envelope as a request or notification: ok only for an
+// object of version "2.0" with no more than the four members of one.
+func (e envelope) request() (frame, bool) {
+	return frame{id: e.id, method: e.method, params: e.params},
+		e.valid && e.members <= 4 && string(e.version) == `"2.0"` && e.result == nil && e.err == nil
+}
+
+// isRequest reports whether the envelope is a request (it has an id and a
+// method); a notification has no id.
+func (e envelope) isRequest() bool { return e.valid && e.id != nil && e.method != nil }

@@ -1,0 +1,140 @@
+package face
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// The face's one forwarder. A request is read once (envelope.go) and
+// decided once: answered from the profile's rendered tool pages,
+// forwarded to its server as a frame (a tools/call whose arguments and
+// result are never decoded here), refused here, or served by the SDK's
+// handler of its era — which is where everything not plainly one of the
+// others goes, so that errors and edge cases have one source of truth.
+// Each decision has a named reason, in the debug log and in the face's
+// metrics (Observer), so that what path a request took is never a guess.
+
+// Paths a request takes through the face.
+const (
+	pathPages   = "pages"   // tools/list from the rendered pages
+	pathFrame   = "frame"   // forwarded as a frame
+	pathAnswer  = "answer"  // a client's answer to a question the frame path put
+	pathRefused = "refused" // refused by the face itself
+	pathSDK     = "sdk"     // the SDK's handler
+)
+
+// Reasons for a request's path.
+const (
+	reasonListPages     = "tools/list of a rendered page"
+	reasonCall2026      = "MCP 2026-07-28 tools/call"
+	reasonCallSession   = "tools/call on a known session"
+	reasonAnswer        = "the client's answer to a frame-path question"
+	reasonNoSession     = "a session-era request outside a session"
+	reasonSessionCap    = "a new session beyond mcp.face.maxSessions"
+	reasonNotPost       = "not a POST"
+	reasonBatch         = "a batch"
+	reasonUnreadable    = "a body that is not one JSON-RPC message"
+	reasonInitialize    = "initialize"
+	reasonOtherMethod   = "a method the frame path does not take"
+	reasonNotPlainCall  = "a tools/call the frame path does not take"
+	reason2026Other     = "MCP 2026-07-28, not forwardable as a frame"
+	reasonSessionNotYet = "a session the frame path does not know (yet)"
+	reasonSessionOff    = "a session that set a log level or sent a batch"
+	reasonHeaders       = "headers the frame path does not take"
+	reasonInputRequired = "a result asking for input, handed to the SDK"
+)
+
+// Observer is told the path and reason of every request (the metrics).
+type Observer func(path, reason string)
+
+// forward serves one request of the profile.
+func (p *profile) forward(w http.ResponseWriter, r *http.Request) {
+	var env envelope
+	if r.Method == http.MethodPost {
+		body, _ := peekBody(r) // left whole for the SDK's handler
+		env = readEnvelope(body)
+	}
+	path, reason := p.route(w, r, env)
+	p.f.log.Debug("face request", "profile", p.name, "method", env.name, "path", path, "reason", reason)
+	if p.f.observe != nil {
+		p.f.observe(path, reason)
+	}
+}
+
+// route decides the request's path and serves it there.
+func (p *profile) route(w http.ResponseWriter, r *http.Request, env envelope) (path, reason string) {
+	switch {
+	case r.Method != http.MethodPost:
+		p.serveSDK(w, r, env)
+		return pathSDK, reasonNotPost
+	case env.batch:
+		p.serveSDK(w, r, env)
+		return pathSDK, reasonBatch
+	case !env.valid:
+		p.serveSDK(w, r, env)
+		return pathSDK, reasonUnreadable
+	case env.name == "tools/list" && p.fastList(w, r, env):
+		return pathPages, reasonListPages
+	}
+	if stateless(r) {
+		if env.name == "tools/call" && p.fastCall(w, r, env) {
+			return pathFrame, reasonCall2026
+		}
+		p.stateless.ServeHTTP(w, r)
+		return pathSDK, reason2026Other
+	}
+	if r.Header.Get("Mcp-Session-Id") == "" {
+		if env.isRequest() && env.name != "initialize" {
+			// The SDK would open a session for it and answer code 0.
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			w.Write(errorAnswer(env.id, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+				Message: "plexus: no session: send initialize first (or announce MCP 2026-07-28 in Mcp-Protocol-Version)"}))
+			return pathRefused, reasonNoSession
+		}
+		if p.liveSessions() >= p.def.cap {
+			// The client may try again once idle sessions have expired.
+			p.f.log.Warn("face: a new session refused: the profile holds its maximum", "profile", p.name, "max", p.def.cap)
+			w.Header().Set("Retry-After", "60")
+			http.Error(w, fmt.Sprintf("plexus: this profile already holds %d sessions (mcp.face.maxSessions); try again later, or end idle sessions with DELETE", p.def.cap), http.StatusServiceUnavailable)
+			return pathRefused, reasonSessionCap
+		}
+		p.serveSDK(w, r, env)
+		return pathSDK, reasonInitialize
+	}
+	served, reason := p.fastSessionCall(w, r, env)
+	if served {
+		if reason == reasonAnswer {
+			return pathAnswer, reason
+		}
+		return pathFrame, reason
+	}
+	p.serveSDK(w, r, env)
+	return pathSDK, reason
+}
+
+// serveSDK hands a session-era request to the SDK's handler: its POST's
+// life marked for the handler's calls (requestlife.go), and a new
+// session followed to its end.
+func (p *profile) serveSDK(w http.ResponseWriter, r *http.Request, env envelope) {
+	if stateless(r) {
+		p.stateless.ServeHTTP(w, r)
+		return
+	}
+	if r.Method != http.MethodPost {
+		p.stateful.ServeHTTP(w, r)
+		return
+	}
+	defer p.f.lives.mark(r)()
+	if r.Header.Get("Mcp-Session-Id") != "" {
+		p.stateful.ServeHTTP(w, r)
+		return
+	}
+	sw := &sessionWriter{ResponseWriter: w}
+	p.stateful.ServeHTTP(sw, r)
+	if sw.id != "" {
+		p.track(sw.id)
+	}
+}
