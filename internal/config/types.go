@@ -56,15 +56,19 @@ type Server struct {
 	Headers           map[string]Value `json:"headers,omitempty"`
 	BearerTokenEnvVar string           `json:"bearerTokenEnvVar,omitempty"`
 
-	Enabled            *bool    `json:"enabled,omitempty"`
-	EnabledTools       []string `json:"enabledTools,omitempty"`
-	DisabledTools      []string `json:"disabledTools,omitempty"`
-	StartupTimeoutMs   int      `json:"startupTimeoutMs,omitempty"`
-	CallTimeoutMs      int      `json:"callTimeoutMs,omitempty"`
-	Instance           string   `json:"instance,omitempty"`
-	MaxResultBytes     int64    `json:"maxResultBytes,omitempty"`
-	MaxRestartAttempts *int     `json:"maxRestartAttempts,omitempty"`
-	OAuth              *OAuth   `json:"oauth,omitempty"`
+	Enabled          *bool    `json:"enabled,omitempty"`
+	EnabledTools     []string `json:"enabledTools,omitempty"`
+	DisabledTools    []string `json:"disabledTools,omitempty"`
+	StartupTimeoutMs int      `json:"startupTimeoutMs,omitempty"`
+	CallTimeoutMs    int      `json:"callTimeoutMs,omitempty"`
+	// KeepAliveMs is the interval of the health check of a running server
+	// (ping, or server/discover for a 2026-07-28 server); 0 means
+	// DefaultKeepAliveMs.
+	KeepAliveMs        int    `json:"keepAliveMs,omitempty"`
+	Instance           string `json:"instance,omitempty"`
+	MaxResultBytes     int64  `json:"maxResultBytes,omitempty"`
+	MaxRestartAttempts *int   `json:"maxRestartAttempts,omitempty"`
+	OAuth              *OAuth `json:"oauth,omitempty"`
 	// ProtocolVersion pins the server to a session-era version
 	// (SessionProtocolVersions): Plexus then skips server/discover and
 	// initializes with it. For servers whose tools make server→client
@@ -122,4 +126,5 @@ const (
 	DefaultStartupTimeoutMs   = 30000
 	DefaultMaxResultBytes     = 1 << 20
 	DefaultMaxRestartAttempts = 5
+	DefaultKeepAliveMs        = 30000
 )
