@@ -159,6 +159,10 @@ func (c *Conn) startRemote(ctx context.Context, s Spec) error {
 	c.explain = func(err error) error { return ht.connectError(err, sanitized) }
 	err = c.handshake(ctx, s, kt)
 	c.raw = kt.conn
+	if err == nil && s.Type == "http" {
+		v := c.ProtocolVersion()
+		ht.version.Store(&v)
+	}
 	return err
 }
 
