@@ -162,6 +162,10 @@ func (c *Conn) startRemote(ctx context.Context, s Spec) error {
 	if err == nil && s.Type == "http" {
 		v := c.ProtocolVersion()
 		ht.version.Store(&v)
+		if v < "2026-07-28" {
+			c.watchers.Add(1)
+			go c.listenStandalone(life, hc, s.URL)
+		}
 	}
 	return err
 }
