@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -69,6 +70,9 @@ func (c *Conn) request(ctx context.Context, method string, params any) (json.Raw
 	ch := rc.fast.expect(id)
 	if err := rc.Connection.Write(ctx, &jsonrpc.Request{ID: rid, Method: method, Params: body}); err != nil {
 		rc.fast.forget(id)
+		if ctx.Err() != nil {
+			c.sendCancel(ctx, id) // the POST may have reached the server
+		}
 		return nil, err
 	}
 	select {
@@ -87,12 +91,17 @@ func (c *Conn) request(ctx context.Context, method string, params any) (json.Raw
 	}
 }
 
+// cancelWriteTimeout bounds the sending of a cancellation, so that a
+// server that does not take it cannot hold the caller.
+const cancelWriteTimeout = 5 * time.Second
+
 // sendCancel tells the server that the caller gave up on request id, as
 // the SDK does for its own requests.
 func (c *Conn) sendCancel(ctx context.Context, id string) {
-	rid, _ := jsonrpc.MakeID(id)
-	p, _ := json.Marshal(map[string]any{"requestId": rid, "reason": ctx.Err().Error()})
-	c.route.Connection.Write(context.WithoutCancel(ctx), &jsonrpc.Request{Method: "notifications/cancelled", Params: p})
+	p, _ := json.Marshal(map[string]any{"requestId": id, "reason": ctx.Err().Error()})
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelWriteTimeout)
+	defer cancel()
+	c.route.Connection.Write(wctx, &jsonrpc.Request{Method: "notifications/cancelled", Params: p})
 }
 
 // refusedCheck turns an HTTP refusal of a health check (a 4xx whose body is
