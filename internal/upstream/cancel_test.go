@@ -76,7 +76,9 @@ func TestCancelReachesServer(t *testing.T) {
 			errc := make(chan error, 1)
 			n := len(stdioConn.Stderr())
 			go func() { errc <- calls[path](stdioConn, cctx) }()
-			if !waitFor(10*time.Second, func() bool { return countStderr(stdioConn, "slow started") > countIn(stdioConn.Stderr()[:n], "slow started") }) {
+			if !waitFor(10*time.Second, func() bool {
+				return countStderr(stdioConn, "slow started") > countIn(stdioConn.Stderr()[:n], "slow started")
+			}) {
 				t.Fatal("slow never started")
 			}
 			ccancel()
