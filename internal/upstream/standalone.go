@@ -28,7 +28,8 @@ import (
 // standaloneMaxEvent bounds one event's line, as the SDK bounds its own.
 const standaloneMaxEvent = 16 << 20
 
-// standaloneRetries is how many failed reconnects in a row end the stream.
+// standaloneRetries is how many reconnects in a row that fail or bring
+// nothing new end the stream.
 const standaloneRetries = 5
 
 func (c *Conn) listenStandalone(life context.Context, hc *http.Client, url string) {
@@ -54,8 +55,14 @@ func (c *Conn) listenStandalone(life context.Context, hc *http.Client, url strin
 			c.log.Debug("server offers no standalone event stream", "status", resp.StatusCode)
 			return
 		default:
-			failures = 0
+			// A stream that brings nothing new counts as a failure, so
+			// that a server ending every stream at once is not asked
+			// again for ever.
+			failures++
 			err = readEvents(resp.Body, standaloneMaxEvent, func(ev sseEvent) bool {
+				if (ev.ID != "" && ev.ID != lastID) || len(ev.Data) > 0 {
+					failures = 0
+				}
 				if ev.ID != "" {
 					lastID = ev.ID
 				}
