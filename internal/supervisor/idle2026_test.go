@@ -59,14 +59,21 @@ func TestIdle2026UpstreamStaysReady(t *testing.T) {
 	if v := conn.ProtocolVersion(); v != "2026-07-28" {
 		t.Fatalf("negotiated %q, want 2026-07-28", v)
 	}
-	before := posts.Load()
-	time.Sleep(12*p.KeepAlive + 50*time.Millisecond)
-	st := s.Status()
-	if st.State != StateReady || st.Restarts != 0 {
-		t.Fatalf("after 12 keep-alive intervals: state %s, %d restarts, last error %q", st.State, st.Restarts, st.LastError)
+	// More than ten intervals, each with its health check (on a loaded
+	// machine a tick may come late, so count the checks, not the time).
+	before, start := posts.Load(), time.Now()
+	for posts.Load()-before < 11 {
+		if time.Since(start) > 20*time.Second {
+			t.Fatalf("only %d health checks in %v", posts.Load()-before, time.Since(start))
+		}
+		if st := s.Status(); st.State != StateReady || st.Restarts != 0 {
+			t.Fatalf("after %d health checks: state %s, %d restarts, last error %q", posts.Load()-before, st.State, st.Restarts, st.LastError)
+		}
+		time.Sleep(p.KeepAlive / 4)
 	}
-	if n := posts.Load() - before; n < 10 {
-		t.Fatalf("%d health checks in 12 intervals, want at least 10", n)
+	time.Sleep(p.KeepAlive) // the last check's answer is in
+	if st := s.Status(); st.State != StateReady || st.Restarts != 0 {
+		t.Fatalf("after 11 health checks: state %s, %d restarts, last error %q", st.State, st.Restarts, st.LastError)
 	}
 	conn2, err := s.Conn()
 	if err != nil {
