@@ -84,6 +84,10 @@ func TestIdle2026UpstreamStaysReady(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	// The check is one the era defines, answered, not one refused.
+	if err := conn.Ping(ctx); err != nil {
+		t.Fatalf("health check of a 2026-07-28 server: %v", err)
+	}
 	res, err := conn.CallTool(ctx, "echo", []byte(`{"x":1}`))
 	if err != nil {
 		t.Fatal(err)
