@@ -134,6 +134,8 @@ func (d *decoder) server(path string, n *node) Server {
 			s.StartupTimeoutMs = d.int(p, v)
 		case "callTimeoutMs":
 			s.CallTimeoutMs = d.int(p, v)
+		case "keepAliveMs":
+			s.KeepAliveMs = d.int(p, v)
 		case "instance":
 			s.Instance = d.str(p, v)
 		case "maxDescriptionChars":

@@ -63,8 +63,12 @@ type Server struct {
 	DisabledTools    []string `json:"disabledTools,omitempty"`
 	StartupTimeoutMs int      `json:"startupTimeoutMs,omitempty"`
 	CallTimeoutMs    int      `json:"callTimeoutMs,omitempty"`
-	Instance         string   `json:"instance,omitempty"`
-	MaxResultBytes   int64    `json:"maxResultBytes,omitempty"`
+	// KeepAliveMs is the interval of the health check of a running server
+	// (ping, or server/discover for a 2026-07-28 server); 0 means
+	// DefaultKeepAliveMs.
+	KeepAliveMs    int    `json:"keepAliveMs,omitempty"`
+	Instance       string `json:"instance,omitempty"`
+	MaxResultBytes int64  `json:"maxResultBytes,omitempty"`
 	// MaxDescriptionChars bounds each tool's description, in characters
 	// (0: catalog's default, high enough for real servers' tools).
 	MaxDescriptionChars int    `json:"maxDescriptionChars,omitempty"`
@@ -155,4 +159,5 @@ const (
 	DefaultMaxRestartAttempts = 5
 	DefaultSessionIdleMs      = 30 * 60 * 1000
 	DefaultMaxSessions        = 1000
+	DefaultKeepAliveMs        = 30000
 )

@@ -22,6 +22,10 @@ func Validate(f *File) error {
 // maxMs keeps millisecond settings convertible to a time.Duration.
 const maxMs = math.MaxInt64 / int64(time.Millisecond)
 
+// minKeepAliveMs is the shortest keep-alive interval: a health check more
+// often than this is load, not health.
+const minKeepAliveMs = 100
+
 const (
 	msgVarRequired = "is required: the name of an environment variable"
 	msgVarName     = "is not a valid environment variable name (letters, digits and '_', not starting with a digit)"
@@ -116,6 +120,10 @@ func validateServer(ps *problems, p string, s Server) {
 	}
 	checkMs(ps, at("startupTimeoutMs"), int64(s.StartupTimeoutMs))
 	checkMs(ps, at("callTimeoutMs"), int64(s.CallTimeoutMs))
+	checkMs(ps, at("keepAliveMs"), int64(s.KeepAliveMs))
+	if s.KeepAliveMs > 0 && s.KeepAliveMs < minKeepAliveMs {
+		ps.add(at("keepAliveMs"), "is too small (at least "+strconv.Itoa(minKeepAliveMs)+")")
+	}
 	switch s.Instance {
 	case "", InstanceShared, InstancePerSession:
 	default:

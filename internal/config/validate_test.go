@@ -72,6 +72,8 @@ func TestValidateRules(t *testing.T) {
 		{server(`{"type": "stdio", "command": "c", "instance": "global"}`), x + ".instance", `unknown instance mode "global"`},
 		{server(`{"type": "stdio", "command": "c", "startupTimeoutMs": -1}`), x + ".startupTimeoutMs", "must not be negative"},
 		{server(`{"type": "stdio", "command": "c", "callTimeoutMs": 9223372036854775807}`), x + ".callTimeoutMs", "is too large"},
+		{server(`{"type": "stdio", "command": "c", "keepAliveMs": -1}`), x + ".keepAliveMs", "must not be negative"},
+		{server(`{"type": "http", "url": "https://h", "keepAliveMs": 5}`), x + ".keepAliveMs", "is too small (at least 100)"},
 		{server(`{"type": "stdio", "command": "c", "maxResultBytes": -1}`), x + ".maxResultBytes", "must not be negative"},
 		{server(`{"type": "stdio", "command": "c", "maxRestartAttempts": -1}`), x + ".maxRestartAttempts", "must not be negative"},
 		{`{"mcp": {"retryMs": -1}}`, "mcp.retryMs", "must not be negative"},

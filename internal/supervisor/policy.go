@@ -51,10 +51,14 @@ func PolicyFor(sc config.Server) Policy {
 	if sc.MaxRestartAttempts != nil {
 		n = *sc.MaxRestartAttempts
 	}
+	p := RemotePolicy(n)
 	if sc.Type == config.TypeStdio {
-		return StdioPolicy(n)
+		p = StdioPolicy(n)
 	}
-	return RemotePolicy(n)
+	if sc.KeepAliveMs > 0 {
+		p.KeepAlive = time.Duration(sc.KeepAliveMs) * time.Millisecond
+	}
+	return p
 }
 
 // Delay returns the wait before restart number attempt (1 for the first

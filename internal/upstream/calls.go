@@ -93,17 +93,6 @@ func (c *Conn) GetPrompt(ctx context.Context, name string, args map[string]strin
 	return res, nil
 }
 
-// Ping checks that the server answers, for health probes.
-func (c *Conn) Ping(ctx context.Context) error {
-	if err := c.usable(); err != nil {
-		return err
-	}
-	if err := c.session.Ping(ctx, nil); err != nil {
-		return fmt.Errorf("server %q: ping: %w", c.name, c.callError(ctx, err))
-	}
-	return nil
-}
-
 // callError sorts a failed request into one of three outcomes:
 //   - the caller's ctx ended: returned as is (errors.Is context.Canceled or
 //     DeadlineExceeded still holds);

@@ -159,6 +159,14 @@ func (c *Conn) startRemote(ctx context.Context, s Spec) error {
 	c.explain = func(err error) error { return ht.connectError(err, sanitized) }
 	err = c.handshake(ctx, s, kt)
 	c.raw = kt.conn
+	if err == nil && s.Type == "http" {
+		v := c.ProtocolVersion()
+		ht.version.Store(&v)
+		if v < "2026-07-28" {
+			c.watchers.Add(1)
+			go c.listenStandalone(life, hc, s.URL)
+		}
+	}
 	return err
 }
 

@@ -136,6 +136,11 @@ func (c *Conn) CallRaw(ctx context.Context, params map[string]json.RawMessage) (
 	}
 	if err != nil {
 		rc.fast.forget(id)
+		if ctx.Err() != nil {
+			// Over HTTP the write lasts as long as the POST: the request
+			// may have reached the server, which must hear that it is over.
+			c.sendCancel(ctx, id)
+		}
 		return nil, fmt.Errorf("server %q: calling a tool: %w", c.name, c.callError(ctx, err))
 	}
 	select {
@@ -146,9 +151,7 @@ func (c *Conn) CallRaw(ctx context.Context, params map[string]json.RawMessage) (
 		return resp.Result, nil
 	case <-ctx.Done():
 		rc.fast.forget(id)
-		// Tell the server, as the SDK does for its own calls.
-		cancel, _ := json.Marshal(map[string]any{"requestId": id, "reason": ctx.Err().Error()})
-		rc.Connection.Write(context.WithoutCancel(ctx), &jsonrpc.Request{Method: "notifications/cancelled", Params: cancel})
+		c.sendCancel(ctx, id) // as the SDK does for its own calls
 		return nil, fmt.Errorf("server %q: calling a tool: %w", c.name, ctx.Err())
 	case <-c.done:
 		rc.fast.forget(id)

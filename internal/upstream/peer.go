@@ -191,15 +191,20 @@ func (c *Conn) clientHandlers(o *mcp.ClientOptions) {
 	// Elicitation, sampling and roots requests, progress and log
 	// notifications are routed by routeConn, on the connection, in order.
 	o.ResourceUpdatedHandler = func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
-		c.resMu.Lock()
-		fns := make([]func(string), 0, len(c.resWatch))
-		for _, fn := range c.resWatch {
-			fns = append(fns, fn)
-		}
-		c.resMu.Unlock()
-		for _, fn := range fns {
-			fn(req.Params.URI)
-		}
+		c.resourceUpdated(req.Params.URI)
+	}
+}
+
+// resourceUpdated tells the watchers (WatchResources) of an update.
+func (c *Conn) resourceUpdated(uri string) {
+	c.resMu.Lock()
+	fns := make([]func(string), 0, len(c.resWatch))
+	for _, fn := range c.resWatch {
+		fns = append(fns, fn)
+	}
+	c.resMu.Unlock()
+	for _, fn := range fns {
+		fn(uri)
 	}
 }
 

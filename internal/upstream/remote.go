@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -115,6 +116,11 @@ type headerTransport struct {
 	// the optional standalone event stream may be refused (405, or another
 	// 4xx from lenient servers) without harm.
 	recordGET bool
+	// version is the negotiated protocol version once known, sent as
+	// Mcp-Protocol-Version where the SDK leaves it out: the SDK learns it
+	// only through a connection method it cannot reach past Plexus's
+	// routing wrapper (routeconn.go).
+	version atomic.Pointer[string]
 
 	mu      sync.Mutex
 	last    *StatusError          // guarded by mu; last error status, reset by a success
@@ -134,17 +140,26 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	// Only to the configured origin: a redirect or an SSE message endpoint
 	// elsewhere must not receive the credentials.
-	if len(t.headers) > 0 && req.URL.Scheme == t.origin.Scheme && req.URL.Host == t.origin.Host {
+	own := req.URL.Scheme == t.origin.Scheme && req.URL.Host == t.origin.Host
+	v := t.version.Load()
+	addVersion := own && v != nil && req.Header.Get("Mcp-Protocol-Version") == ""
+	if own && (len(t.headers) > 0 || addVersion) {
 		req = req.Clone(req.Context())
 		for k, vs := range t.headers {
 			if _, set := req.Header[http.CanonicalHeaderKey(k)]; !set {
 				req.Header[http.CanonicalHeaderKey(k)] = vs
 			}
 		}
+		if addVersion {
+			req.Header.Set("Mcp-Protocol-Version", *v)
+		}
 	}
 	resp, err := t.base.RoundTrip(req)
 	if err != nil {
 		return resp, err
+	}
+	if req.Method == http.MethodPost && isKeepAlive(req.Context()) {
+		return refusedCheck(req, resp), nil // not recorded: a refusal is not a failure
 	}
 	if req.Method == http.MethodGet && !t.recordGET {
 		return resp, nil

@@ -1,9 +1,11 @@
 package upstream
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -207,4 +210,52 @@ func TestHTTPConnectionDropMidCall(t *testing.T) {
 	// The SDK server keeps the handler running; until it ends, the session's
 	// DELETE on Close would wait for its 5s timeout.
 	f.releaseSlow()
+}
+
+// TestRefusedHealthCheckIsAnAnswer: a server that refuses ping with an
+// HTTP 400 and a plain-text body has answered it; the connection stays up
+// and calls still work.
+func TestRefusedHealthCheckIsAnAnswer(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "no-ping", Version: "1"}, nil)
+	s.AddTool(&mcp.Tool{Name: "echo", InputSchema: map[string]any{"type": "object"}}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
+	})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			if bytes.Contains(body, []byte(`"method":"ping"`)) {
+				http.Error(w, "pings not welcome here", http.StatusBadRequest)
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		h.ServeHTTP(w, r)
+	}))
+	defer ts.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := Connect(ctx, Spec{Name: "no-ping", Type: "http", URL: ts.URL, ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for range 3 {
+		err := c.Ping(ctx)
+		var answered *jsonrpc.Error
+		if !errors.As(err, &answered) || errors.Is(err, ErrTransportLost) {
+			t.Fatalf("refused ping gave %v, want a JSON-RPC error answer", err)
+		}
+		if !strings.Contains(err.Error(), "HTTP 400") {
+			t.Fatalf("error %q does not name the refusal", err)
+		}
+	}
+	select {
+	case <-c.Done():
+		t.Fatalf("the connection ended: %v", c.Err())
+	default:
+	}
+	if _, err := c.CallTool(ctx, "echo", nil); err != nil {
+		t.Fatalf("call after refused pings: %v", err)
+	}
 }

@@ -50,18 +50,27 @@ func (r *routeConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			}
 			return msg, nil
 		}
-		switch {
-		case req.IsCall() && AskMethods[req.Method] != "":
-			go r.answer(req)
-		case !req.IsCall() && (req.Method == "notifications/progress" || req.Method == "notifications/message"):
-			// In stream order, so that they reach the caller before the
-			// call's answer does (the SDK would hand them to handlers on
-			// goroutines of their own, after the call may have ended).
-			r.notify(ctx, req)
-		default:
+		if !r.handle(ctx, req) {
 			return msg, nil
 		}
 	}
+}
+
+// handle routes a server's elicitation, sampling and roots request, or its
+// progress or log notification, to its caller; false for anything else.
+func (r *routeConn) handle(ctx context.Context, req *jsonrpc.Request) bool {
+	switch {
+	case req.IsCall() && AskMethods[req.Method] != "":
+		go r.answer(req)
+	case !req.IsCall() && (req.Method == "notifications/progress" || req.Method == "notifications/message"):
+		// In stream order, so that they reach the caller before the
+		// call's answer does (the SDK would hand them to handlers on
+		// goroutines of their own, after the call may have ended).
+		r.notify(ctx, req)
+	default:
+		return false
+	}
+	return true
 }
 
 // notify sends a progress or log notification to the caller it belongs to.

@@ -1,0 +1,83 @@
+package upstream
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestMalformedStreamFailsAtOnce: a 2026-07-28 server that answers a call
+// with an event stream whose data is no JSON-RPC message (and then holds
+// the stream open) fails that call at once, with an error that says so,
+// on both call paths.
+func TestMalformedStreamFailsAtOnce(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "malformed", Version: "1"}, nil)
+	s.AddTool(&mcp.Tool{Name: "bad", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{}, nil
+	})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true})
+	hold := make(chan struct{})
+	defer close(hold)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if bytes.Contains(body, []byte(`"tools/call"`)) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				io.WriteString(w, "id: 1\ndata: {\"jsonrpc\":\"2.0\",\"id\":\n\n")
+				w.(http.Flusher).Flush()
+				select {
+				case <-hold:
+				case <-r.Context().Done():
+				}
+				return
+			}
+		}
+		h.ServeHTTP(w, r)
+	}))
+	defer ts.Close()
+	for _, path := range []string{"decoded", "forwarded"} {
+		t.Run(path, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			c, err := Connect(ctx, Spec{Name: "malformed", Type: "http", URL: ts.URL})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if v := c.ProtocolVersion(); v != "2026-07-28" {
+				t.Fatalf("negotiated %q", v)
+			}
+			start := time.Now()
+			if path == "decoded" {
+				_, err = c.CallTool(ctx, "bad", nil)
+			} else {
+				_, err = c.CallRaw(ctx, map[string]json.RawMessage{"name": json.RawMessage(`"bad"`)})
+			}
+			took := time.Since(start)
+			if err == nil {
+				t.Fatal("the call succeeded")
+			}
+			if took > time.Second {
+				t.Errorf("the call failed after %v, want at once (%v)", took.Round(time.Millisecond), err)
+			}
+			if !strings.Contains(err.Error(), "decode") || !errors.Is(err, ErrTransportLost) {
+				t.Errorf("error %q does not say the answer was malformed and its outcome unknown", err)
+			}
+			select {
+			case <-c.Done():
+			case <-time.After(time.Second):
+				t.Error("the connection is still up after a malformed stream broke it")
+			}
+		})
+	}
+}
