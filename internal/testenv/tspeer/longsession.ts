@@ -93,7 +93,8 @@ async function step(name: string, run: () => Promise<string>) {
         console.log(`ok ${name} ${Date.now() - start}ms ${detail}`);
     } catch (err) {
         failed = true;
-        console.log(`FAIL ${name} ${Date.now() - start}ms ${err instanceof Error ? err.message : String(err)}`.replace(/\n/g, ' '));
+        const msg = (err instanceof Error ? err.message : String(err)).replace(/\s+/g, ' ');
+        console.log(`FAIL ${name} ${Date.now() - start}ms ${msg.length > 400 ? msg.slice(0, 400) + '…' : msg}`);
     }
 }
 
