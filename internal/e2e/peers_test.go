@@ -5,11 +5,18 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
+	"os/exec"
+	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/plexus-mcp/plexus/internal/testenv"
 )
@@ -110,5 +117,141 @@ func TestLongSession(t *testing.T) {
 		t.Run("stdio/"+protocol, func(t *testing.T) {
 			longSession(t, []string{"PLEXUS_HOME=" + e.Home}, append([]string{"--stdio", e.Bin + " mcp --profile ts"}, common...)...)
 		})
+	}
+}
+
+// sessionEra pins a Go SDK client to the session era: server→client
+// requests need a session.
+var sessionEra = &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}
+
+// connTracker dials for an HTTP client and can drop every connection it
+// made at once, as a client that goes away does.
+type connTracker struct {
+	mu    sync.Mutex
+	conns []net.Conn
+}
+
+func (c *connTracker) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	conn, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+	if err == nil {
+		c.mu.Lock()
+		c.conns = append(c.conns, conn)
+		c.mu.Unlock()
+	}
+	return conn, err
+}
+
+func (c *connTracker) dropAll() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, conn := range c.conns {
+		conn.Close()
+	}
+}
+
+// goingAway is a client with an elicitation pending that then disappears
+// without a word: its connections dropped (HTTP face) or its `plexus mcp`
+// killed (stdio face).
+func goingAway(t *testing.T, e *testenv.Env, face, url, token string) {
+	t.Helper()
+	asked := make(chan struct{})
+	opts := &mcp.ClientOptions{ElicitationHandler: func(ctx context.Context, _ *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		close(asked)
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}}
+	c := mcp.NewClient(&mcp.Implementation{Name: "going-away", Version: "1"}, opts)
+	var transport mcp.Transport
+	var gone func()
+	switch face {
+	case "http":
+		tr := &connTracker{}
+		hc := &http.Client{Transport: bearer{token: token, base: &http.Transport{DialContext: tr.dial}}}
+		transport = &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}
+		gone = tr.dropAll
+	case "stdio":
+		cmd := exec.Command(e.Bin, "mcp", "--profile", path.Base(url))
+		cmd.Env = append(os.Environ(), "PLEXUS_HOME="+e.Home)
+		transport = &mcp.CommandTransport{Command: cmd}
+		gone = func() { cmd.Process.Kill() }
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	cs, err := c.Connect(ctx, transport, sessionEra)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ended := make(chan string, 1)
+	go func() {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "test_elicitation", Arguments: map[string]any{"message": "never answered"}})
+		if err != nil {
+			ended <- err.Error()
+			return
+		}
+		var b strings.Builder
+		for _, c := range res.Content {
+			if tc, ok := c.(*mcp.TextContent); ok {
+				b.WriteString(tc.Text)
+			}
+		}
+		ended <- b.String()
+	}()
+	select {
+	case <-asked:
+	case got := <-ended:
+		t.Fatalf("the first client's call ended before it was asked: %s", got)
+	case <-ctx.Done():
+		t.Fatal("the first client was never asked")
+	}
+	gone()
+}
+
+// TestClientGoneMidElicitation: a client that goes away with an
+// elicitation pending must not hold up the next one — another client's
+// elicitation on the same server arrives within a second and is answered.
+func TestClientGoneMidElicitation(t *testing.T) {
+	needConformance(t)
+	fixture := everythingServer(t)
+	peer := testenv.StartTSPeer(t)
+	servers := map[string]peerServer{
+		"ts":      {name: "ts", args: []string{peer}},
+		"gostdio": {name: "gostdio", args: []string{"--", fixture}, settings: `"protocolVersion": "2025-11-25"`},
+	}
+	for _, server := range []string{"ts", "gostdio"} {
+		for _, face := range []string{"http", "stdio"} {
+			t.Run(server+"/"+face, func(t *testing.T) {
+				// A daemon each: what one case leaves behind is not the next one's problem.
+				e, base, token := peerEnv(t, servers[server])
+				url := base + "/mcp/" + server
+				goingAway(t, e, face, url, token)
+				start := time.Now()
+				var askedAfter time.Duration
+				c := mcp.NewClient(&mcp.Implementation{Name: "staying", Version: "1"}, &mcp.ClientOptions{ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					askedAfter = time.Since(start)
+					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"response": "still here"}}, nil
+				}})
+				ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+				defer cancel()
+				cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer{token: token}}}, sessionEra)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer cs.Close()
+				start = time.Now()
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "test_elicitation", Arguments: map[string]any{"message": "are you there?"}})
+				switch {
+				case err != nil:
+					t.Fatalf("the other client's elicitation failed after %s: %v", time.Since(start).Round(time.Millisecond), err)
+				case res.IsError:
+					t.Fatalf("the other client's elicitation failed after %s: %s", time.Since(start).Round(time.Millisecond), textOfResult(t, res, nil))
+				case askedAfter == 0 || askedAfter > time.Second:
+					t.Errorf("the other client was asked after %s, want within 1s", askedAfter)
+				}
+				if got := textOfResult(t, res, nil); !strings.Contains(got, "still here") {
+					t.Errorf("the elicitation's answer did not reach the server: %q", got)
+				}
+				t.Logf("asked after %s", askedAfter.Round(time.Millisecond))
+			})
+		}
 	}
 }
