@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -253,5 +255,105 @@ func TestClientGoneMidElicitation(t *testing.T) {
 				t.Logf("asked after %s", askedAfter.Round(time.Millisecond))
 			})
 		}
+	}
+}
+
+// TestIdle2026Upstream: a server on MCP 2026-07-28 over streamable HTTP
+// (the go-sdk's conformance server, stateless) stays ready and callable
+// after more than ten keep-alive intervals: each era's keep-alive is sent
+// as that era defines it, and an idle server is not lost. The interval is
+// the server setting keepAliveMs.
+func TestIdle2026Upstream(t *testing.T) {
+	needConformance(t)
+	const interval = 200 * time.Millisecond
+	stateless := startHTTPFixture(t, everythingServer(t), true)
+	e, base, token := peerEnv(t, peerServer{name: "go26", args: []string{stateless},
+		settings: fmt.Sprintf(`"keepAliveMs": %d`, interval.Milliseconds())})
+	st := waitState(t, e, "go26", "ready", 15*time.Second)
+	if st.ProtocolVersion != "2026-07-28" {
+		t.Fatalf("the server negotiated %q, want 2026-07-28", st.ProtocolVersion)
+	}
+	time.Sleep(12 * interval)
+	st = servers(t, e)["go26"]
+	if st.State != "ready" || st.Restarts != 0 || st.LastError != "" {
+		t.Errorf("after %d keep-alive intervals the server is %s (restarts %d, last error %q)", 12, st.State, st.Restarts, st.LastError)
+	}
+	for _, era := range []*mcp.ClientSessionOptions{nil, sessionEra} {
+		c := mcp.NewClient(&mcp.Implementation{Name: "idle-check", Version: "1"}, nil)
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp/go26", HTTPClient: &http.Client{Transport: bearer{token: token}}}, era)
+		if err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "test_simple_text"})
+		if err != nil || res.IsError {
+			t.Errorf("calling the idle server (client offering %v): %v %v", era, err, res)
+		}
+		cs.Close()
+		cancel()
+	}
+}
+
+// TestMCPBridgePipelined: a client that writes initialize,
+// notifications/initialized and tools/list to `plexus mcp` without waiting
+// between them gets its tools every time: what a client wrote after a
+// notification never overtakes it.
+func TestMCPBridgePipelined(t *testing.T) {
+	bin := testenv.Binary(t)
+	e, _, _ := peerEnv(t, peerServer{name: "example", args: []string{"--", bin, "example-server"}})
+	msgs := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"pipeliner","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":2,"method":"tools/list"}
+`
+	const runs = 30
+	var failures []string
+	for i := range runs {
+		cmd := exec.Command(e.Bin, "mcp", "--profile", "example")
+		cmd.Env = append(os.Environ(), "PLEXUS_HOME="+e.Home)
+		stdin, _ := cmd.StdinPipe()
+		stdout, _ := cmd.StdoutPipe()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		io.WriteString(stdin, msgs)
+		got := make(chan string, 1)
+		go func() {
+			sc := bufio.NewScanner(stdout)
+			sc.Buffer(nil, 1<<24)
+			for sc.Scan() {
+				var m struct {
+					ID     json.RawMessage `json:"id"`
+					Result *struct {
+						Tools []struct{ Name string } `json:"tools"`
+					} `json:"result"`
+					Error json.RawMessage `json:"error"`
+				}
+				if json.Unmarshal(sc.Bytes(), &m) == nil && string(m.ID) == "2" {
+					switch {
+					case m.Result != nil && len(m.Result.Tools) > 0:
+						got <- ""
+					default:
+						got <- sc.Text()
+					}
+					return
+				}
+			}
+			got <- "stdout ended without an answer to tools/list"
+		}()
+		select {
+		case bad := <-got:
+			if bad != "" {
+				failures = append(failures, fmt.Sprintf("run %d: %s", i, bad))
+			}
+		case <-time.After(10 * time.Second):
+			failures = append(failures, fmt.Sprintf("run %d: no answer to tools/list within 10s", i))
+		}
+		stdin.Close()
+		cmd.Process.Kill()
+		cmd.Wait()
+	}
+	if len(failures) > 0 {
+		t.Errorf("%d of %d pipelined sessions did not get their tools:\n%s", len(failures), runs, strings.Join(failures, "\n"))
 	}
 }
