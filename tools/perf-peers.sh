@@ -18,7 +18,7 @@
 # c1 added p50 over direct, c16 throughput as a ratio of direct, the
 # daemon's / proxy's CPU per call at c1 and c16 (the bridge's own CPU is not
 # in plexus-mcp's figure), and its idle RSS with the one 200-tool server,
-# read before the round's calls. Raw JSON lines stay in the output dir.
+# read before any call was made. Raw JSON lines stay in the output dir.
 #
 # Environment: PERF_CALLS (calls per c1 run, default 2000; c16 runs 4×),
 # PERF_OUT (output dir, default a new mktemp -d).
@@ -119,7 +119,8 @@ for t in ["direct", "plexus-http", "plexus-mcp", "peer"]:
     ratio = med([r["run"]["callsPerSec"] / direct_tput[r["round"]] for r in c16])
     cpu1 = med([r["run"]["proc"]["cpuPerCallUs"] for r in c1 if r["run"].get("proc")])
     cpu16 = med([r["run"]["proc"]["cpuPerCallUs"] for r in c16 if r["run"].get("proc")])
-    rss = med([r["idleRssKiB"] / 1024 for r in c1 if r["idleRssKiB"]])
+    # Idle RSS: read before the first round's calls, before any load.
+    rss = med([r["idleRssKiB"] / 1024 for r in c1 if r["idleRssKiB"] and r["round"] == 1])
     fmt = lambda x, u: "-" if x != x else f"{x:.0f} {u}" if u != "MiB" else f"{x:.1f} MiB"
     print(f"{t:14} {fmt(p50,'µs'):>9} {('+' if added >= 0 else '') + fmt(added,'µs') if t != 'direct' else '-':>13} {tput:>12.0f} {ratio:>13.2f}× {fmt(cpu1,'µs'):>12} {fmt(cpu16,'µs'):>13} {fmt(rss,'MiB'):>10}")
 EOF

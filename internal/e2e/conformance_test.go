@@ -220,13 +220,15 @@ func sideBySide(suite string, results []conformanceResult) string {
 // 0.2.0-alpha.11 (spec 2026-07-28) against four servers, each directly and
 // through a bare profile: the go-sdk's conformance server over stdio (its
 // direct run is the same binary over HTTP) and over streamable HTTP, the
-// TypeScript peer (testenv/tspeer) and @modelcontextprotocol/server-everything.
+// TypeScript peer (testenv/tspeer; for the 2026 suite also as a strict
+// 2026-07-28 server) and @modelcontextprotocol/server-everything.
 func TestConformanceThroughFace(t *testing.T) {
 	needConformance(t)
 	fixture := everythingServer(t)
 	stateful := startHTTPFixture(t, fixture, false)
 	stateless := startHTTPFixture(t, fixture, true)
 	tsPeer := testenv.StartTSPeer(t)
+	tsPeer2026 := testenv.StartTSPeer2026(t)
 	everything := testenv.StartNodeHTTPServer(t, testenv.NPMBin(t, "mcp-server-everything"), "streamableHttp") + "/mcp"
 
 	// Servers whose name ends in 26 are left to negotiate the newest
@@ -239,6 +241,7 @@ func TestConformanceThroughFace(t *testing.T) {
 	e.MustRun("add", "gohttp", stateful)
 	e.MustRun("add", "gohttp26", stateless)
 	e.MustRun("add", "ts", tsPeer)
+	e.MustRun("add", "ts26", tsPeer2026)
 	e.MustRun("add", "everything", everything)
 	p := filepath.Join(e.Home, "extensions.json")
 	b, err := os.ReadFile(p)
@@ -250,7 +253,7 @@ func TestConformanceThroughFace(t *testing.T) {
 		s = strings.Replace(s, `"`+name+`": {`, `"`+name+`": {"protocolVersion": "2025-11-25",`, 1)
 	}
 	var profiles []string
-	for _, name := range []string{"gostdio", "gostdio26", "gohttp", "gohttp26", "ts", "everything"} {
+	for _, name := range []string{"gostdio", "gostdio26", "gohttp", "gohttp26", "ts", "ts26", "everything"} {
 		profiles = append(profiles, fmt.Sprintf(`%q: {"servers": [%q], "naming": "bare"}`, name, name))
 	}
 	s = strings.Replace(s, `"mcp": {`, `"mcp": {"face": {"allowExternalCall": true}, "profiles": {`+strings.Join(profiles, ", ")+`},`, 1)
@@ -275,6 +278,7 @@ func TestConformanceThroughFace(t *testing.T) {
 			{"go-sdk stdio", stateless, "gostdio26"},
 			{"go-sdk http", stateless, "gohttp26"},
 			{"ts peer", tsPeer, "ts"},
+			{"ts peer 2026", tsPeer2026, "ts26"},
 			{"server-everything", everything, "everything"},
 		}},
 	}

@@ -259,39 +259,48 @@ func TestClientGoneMidElicitation(t *testing.T) {
 }
 
 // TestIdle2026Upstream: a server on MCP 2026-07-28 over streamable HTTP
-// (the go-sdk's conformance server, stateless) stays ready and callable
-// after more than ten keep-alive intervals: each era's keep-alive is sent
-// as that era defines it, and an idle server is not lost. The interval is
-// the server setting keepAliveMs.
+// stays ready and callable after more than ten keep-alive intervals: each
+// era's keep-alive is sent as that era defines it, and an idle server is not
+// lost. Two such servers: the go-sdk's conformance server (stateless), and
+// the TypeScript peer as a strict 2026 server, which refuses every request
+// without the 2026 envelope and has no ping method. The interval is the
+// server setting keepAliveMs.
 func TestIdle2026Upstream(t *testing.T) {
 	needConformance(t)
 	const interval = 200 * time.Millisecond
-	stateless := startHTTPFixture(t, everythingServer(t), true)
-	e, base, token := peerEnv(t, peerServer{name: "go26", args: []string{stateless},
-		settings: fmt.Sprintf(`"keepAliveMs": %d`, interval.Milliseconds())})
-	st := waitState(t, e, "go26", "ready", 15*time.Second)
-	if st.ProtocolVersion != "2026-07-28" {
-		t.Fatalf("the server negotiated %q, want 2026-07-28", st.ProtocolVersion)
+	upstreams := []struct{ name, url, tool string }{
+		{"go26", startHTTPFixture(t, everythingServer(t), true), "test_simple_text"},
+		{"ts26", testenv.StartTSPeer2026(t), "test_simple_text"},
 	}
-	time.Sleep(12 * interval)
-	st = servers(t, e)["go26"]
-	if st.State != "ready" || st.Restarts != 0 || st.LastError != "" {
-		t.Errorf("after %d keep-alive intervals the server is %s (restarts %d, last error %q)", 12, st.State, st.Restarts, st.LastError)
-	}
-	for _, era := range []*mcp.ClientSessionOptions{nil, sessionEra} {
-		c := mcp.NewClient(&mcp.Implementation{Name: "idle-check", Version: "1"}, nil)
-		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-		cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp/go26", HTTPClient: &http.Client{Transport: bearer{token: token}}}, era)
-		if err != nil {
-			cancel()
-			t.Fatal(err)
-		}
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "test_simple_text"})
-		if err != nil || res.IsError {
-			t.Errorf("calling the idle server (client offering %v): %v %v", era, err, res)
-		}
-		cs.Close()
-		cancel()
+	for _, up := range upstreams {
+		t.Run(up.name, func(t *testing.T) {
+			e, base, token := peerEnv(t, peerServer{name: up.name, args: []string{up.url},
+				settings: fmt.Sprintf(`"keepAliveMs": %d`, interval.Milliseconds())})
+			st := waitState(t, e, up.name, "ready", 15*time.Second)
+			if st.ProtocolVersion != "2026-07-28" {
+				t.Fatalf("the server negotiated %q, want 2026-07-28", st.ProtocolVersion)
+			}
+			time.Sleep(12 * interval)
+			st = servers(t, e)[up.name]
+			if st.State != "ready" || st.Restarts != 0 || st.LastError != "" {
+				t.Errorf("after %d keep-alive intervals the server is %s (restarts %d, last error %q)", 12, st.State, st.Restarts, st.LastError)
+			}
+			for _, era := range []*mcp.ClientSessionOptions{nil, sessionEra} {
+				c := mcp.NewClient(&mcp.Implementation{Name: "idle-check", Version: "1"}, nil)
+				ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+				cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp/" + up.name, HTTPClient: &http.Client{Transport: bearer{token: token}}}, era)
+				if err != nil {
+					cancel()
+					t.Fatal(err)
+				}
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: up.tool})
+				if err != nil || res.IsError {
+					t.Errorf("calling the idle server (client offering %v): %v %v", era, err, res)
+				}
+				cs.Close()
+				cancel()
+			}
+		})
 	}
 }
 

@@ -62,14 +62,26 @@ func TSPeerCommand(t testing.TB, script string, args ...string) *exec.Cmd {
 	return cmd
 }
 
-// StartTSPeer runs the peer's MCP server over streamable HTTP on
-// 127.0.0.1 and returns its endpoint URL (http://localhost:PORT/mcp, as the
-// conformance suite wants it) once it accepts connections. It is stopped
-// when the test ends.
-func StartTSPeer(t testing.TB, args ...string) string {
+// StartTSPeer runs the peer's session-era MCP server (server.ts) over
+// streamable HTTP on 127.0.0.1 and returns its endpoint URL
+// (http://localhost:PORT/mcp, as the conformance suite wants it) once it
+// accepts connections. It is stopped when the test ends.
+func StartTSPeer(t testing.TB) string {
+	t.Helper()
+	return startTSPeer(t, "server.ts")
+}
+
+// StartTSPeer2026 runs the peer as a strict MCP 2026-07-28 server
+// (modern.ts): stateless, refusing session-era requests. Like StartTSPeer.
+func StartTSPeer2026(t testing.TB) string {
+	t.Helper()
+	return startTSPeer(t, "modern.ts")
+}
+
+func startTSPeer(t testing.TB, script string) string {
 	t.Helper()
 	port := FreePort(t)
-	cmd := TSPeerCommand(t, "server.ts", append([]string{"--port", strconv.Itoa(port)}, args...)...)
+	cmd := TSPeerCommand(t, script, "--port", strconv.Itoa(port))
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
