@@ -16,16 +16,17 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"text/tabwriter"
 	"time"
 
 	"github.com/plexus-mcp/plexus/internal/client"
 	"github.com/plexus-mcp/plexus/internal/testenv"
 )
 
-// The official MCP conformance suite's server scenarios, run against the
-// go-sdk's conformance server directly and through Plexus's face as a
-// transparent proxy (a bare profile), side by side (R-FACE-5). Every
-// scenario that passes directly must pass through Plexus. The suite and a
+// The official MCP conformance suite's server scenarios, run against real
+// servers directly and through Plexus's face as a transparent proxy (a bare
+// profile), side by side (R-FACE-5). Every scenario that passes directly
+// must pass through Plexus, the first time. The suite and a
 // Node ≥ 22 come from the npm registry (tools/conformance.sh installs
 // them once under ~/.cache/mcp-conformance).
 
@@ -134,54 +135,128 @@ func count(res map[string]bool) (pass, fail int) {
 	return pass, fail
 }
 
-// compare fails for every scenario that passes directly but not through
-// Plexus, and logs both counts. A scenario that fails through Plexus is run
-// once more on its own first (rerun): the suite runs scenarios back to back
-// against one daemon, and one scenario changes the server's tool list, so
-// the catalog update it causes can overlap the next scenario — the Go SDK
-// then sends the list_changed notification on a stateless request it takes
-// for a legacy session (seen once in a dozen runs).
-func compare(t *testing.T, what string, direct, plexus map[string]bool, rerun func(string) bool) {
-	t.Helper()
-	dp, df := count(direct)
-	pp, pf := count(plexus)
-	t.Logf("%s: direct %d passed, %d failed; through Plexus %d passed, %d failed", what, dp, df, pp, pf)
-	fmt.Printf("conformance %s: direct %d/%d, through Plexus %d/%d\n", what, dp, dp+df, pp, pp+pf)
+// conformanceTarget is one server the suite runs against twice: directly
+// at direct, and through Plexus's face at the bare profile named profile.
+type conformanceTarget struct {
+	name, direct, profile string
+}
+
+// conformanceResult is one suite run of one target, both ways.
+type conformanceResult struct {
+	target         conformanceTarget
+	direct, plexus map[string]bool
+}
+
+// lost lists the scenarios that pass directly but not through Plexus. A
+// flaky proxy is a failing proxy: nothing is run again.
+func (r conformanceResult) lost() []string {
 	var lost []string
-	for name, ok := range direct {
-		if ok && !plexus[name] {
-			if rerun(name) {
-				t.Logf("%s: %s passed when run again alone", what, name)
-				continue
-			}
+	for name, ok := range r.direct {
+		if ok && !r.plexus[name] {
 			lost = append(lost, name)
 		}
 	}
 	sort.Strings(lost)
-	if len(lost) > 0 {
-		t.Errorf("%s: passes directly but not through Plexus: %v", what, lost)
-	}
+	return lost
 }
 
+// sideBySide is the table of every scenario's verdict, direct and through
+// Plexus, one column pair per target, with the counts below it.
+func sideBySide(suite string, results []conformanceResult) string {
+	names := map[string]bool{}
+	for _, r := range results {
+		for n := range r.direct {
+			names[n] = true
+		}
+		for n := range r.plexus {
+			names[n] = true
+		}
+	}
+	sorted := make([]string, 0, len(names))
+	for n := range names {
+		sorted = append(sorted, n)
+	}
+	sort.Strings(sorted)
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "suite %s\tdirect | Plexus", suite)
+	for _, r := range results {
+		fmt.Fprintf(tw, "\t%s", r.target.name)
+	}
+	fmt.Fprintln(tw)
+	mark := func(res map[string]bool, n string) string {
+		ok, ran := res[n]
+		switch {
+		case !ran:
+			return "-"
+		case ok:
+			return "pass"
+		}
+		return "FAIL"
+	}
+	for _, n := range sorted {
+		fmt.Fprintf(tw, "%s\t", n)
+		for _, r := range results {
+			cell := mark(r.direct, n) + " | " + mark(r.plexus, n)
+			if r.direct[n] && !r.plexus[n] {
+				cell += " <- lost"
+			}
+			fmt.Fprintf(tw, "\t%s", cell)
+		}
+		fmt.Fprintln(tw)
+	}
+	fmt.Fprintf(tw, "passed\t")
+	for _, r := range results {
+		dp, df := count(r.direct)
+		pp, pf := count(r.plexus)
+		fmt.Fprintf(tw, "\t%d/%d | %d/%d", dp, dp+df, pp, pp+pf)
+	}
+	fmt.Fprintln(tw)
+	tw.Flush()
+	return b.String()
+}
+
+// TestConformanceThroughFace runs suite 0.1.16 (every server scenario) and
+// 0.2.0-alpha.11 (spec 2026-07-28) against four servers, each directly and
+// through a bare profile: the go-sdk's conformance server over stdio (its
+// direct run is the same binary over HTTP) and over streamable HTTP, the
+// TypeScript peer (testenv/tspeer; for the 2026 suite also as a strict
+// 2026-07-28 server) and @modelcontextprotocol/server-everything.
 func TestConformanceThroughFace(t *testing.T) {
 	needConformance(t)
 	fixture := everythingServer(t)
+	stateful := startHTTPFixture(t, fixture, false)
+	stateless := startHTTPFixture(t, fixture, true)
+	tsPeer := testenv.StartTSPeer(t)
+	tsPeer2026 := testenv.StartTSPeer2026(t)
+	everything := testenv.StartNodeHTTPServer(t, testenv.NPMBin(t, "mcp-server-everything"), "streamableHttp") + "/mcp"
 
-	// Plexus in front of the fixture over stdio: "ev" pinned to the
-	// session era (its tools elicit and sample mid-call), "ev26" on the
-	// newest version both speak.
+	// Servers whose name ends in 26 are left to negotiate the newest
+	// version both speak; the others are pinned to the session era (their
+	// tools elicit and sample mid-call).
 	e := testenv.New(t)
 	e.StartDaemon()
-	e.MustRun("add", "ev", "--", fixture)
-	e.MustRun("add", "ev26", "--", fixture)
+	e.MustRun("add", "gostdio", "--", fixture)
+	e.MustRun("add", "gostdio26", "--", fixture)
+	e.MustRun("add", "gohttp", stateful)
+	e.MustRun("add", "gohttp26", stateless)
+	e.MustRun("add", "ts", tsPeer)
+	e.MustRun("add", "ts26", tsPeer2026)
+	e.MustRun("add", "everything", everything)
 	p := filepath.Join(e.Home, "extensions.json")
 	b, err := os.ReadFile(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := strings.Replace(string(b), `"ev": {`, `"ev": {"protocolVersion": "2025-11-25",`, 1)
-	s = strings.Replace(s, `"mcp": {`, `"mcp": {"face": {"allowExternalCall": true},
-		"profiles": {"ev": {"servers": ["ev"], "naming": "bare"}, "ev26": {"servers": ["ev26"], "naming": "bare"}},`, 1)
+	s := string(b)
+	for _, name := range []string{"gostdio", "gohttp"} {
+		s = strings.Replace(s, `"`+name+`": {`, `"`+name+`": {"protocolVersion": "2025-11-25",`, 1)
+	}
+	var profiles []string
+	for _, name := range []string{"gostdio", "gostdio26", "gohttp", "gohttp26", "ts", "ts26", "everything"} {
+		profiles = append(profiles, fmt.Sprintf(`%q: {"servers": [%q], "naming": "bare"}`, name, name))
+	}
+	s = strings.Replace(s, `"mcp": {`, `"mcp": {"face": {"allowExternalCall": true}, "profiles": {`+strings.Join(profiles, ", ")+`},`, 1)
 	if err := os.WriteFile(p, []byte(s), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -189,18 +264,45 @@ func TestConformanceThroughFace(t *testing.T) {
 	_, base, token := faceURL(t, e)
 	face := tokenProxy(t, base, token)
 
-	t.Run("0.1.16", func(t *testing.T) {
-		direct := runSuite(t, "0.1.16", "", startHTTPFixture(t, fixture, false))
-		compare(t, "suite 0.1.16 (all server scenarios)", direct, runSuite(t, "0.1.16", "", face+"/mcp/ev"),
-			func(name string) bool { return runSuite(t, "0.1.16", "", face+"/mcp/ev", name)[name] })
-	})
-	t.Run("0.2.0-alpha.11/2026-07-28", func(t *testing.T) {
-		direct := runSuite(t, "0.2.0-alpha.11", "2026-07-28", startHTTPFixture(t, fixture, true))
-		compare(t, "suite 0.2.0-alpha.11, spec 2026-07-28", direct, runSuite(t, "0.2.0-alpha.11", "2026-07-28", face+"/mcp/ev26"),
-			func(name string) bool {
-				return runSuite(t, "0.2.0-alpha.11", "2026-07-28", face+"/mcp/ev26", name)[name]
-			})
-	})
+	suites := []struct {
+		version, spec string
+		targets       []conformanceTarget
+	}{
+		{"0.1.16", "", []conformanceTarget{
+			{"go-sdk stdio", stateful, "gostdio"},
+			{"go-sdk http", stateful, "gohttp"},
+			{"ts peer", tsPeer, "ts"},
+			{"server-everything", everything, "everything"},
+		}},
+		{"0.2.0-alpha.11", "2026-07-28", []conformanceTarget{
+			{"go-sdk stdio", stateless, "gostdio26"},
+			{"go-sdk http", stateless, "gohttp26"},
+			{"ts peer", tsPeer, "ts"},
+			{"ts peer 2026", tsPeer2026, "ts26"},
+			{"server-everything", everything, "everything"},
+		}},
+	}
+	for _, suite := range suites {
+		label := suite.version
+		if suite.spec != "" {
+			label += "/" + suite.spec
+		}
+		t.Run(label, func(t *testing.T) {
+			var results []conformanceResult
+			for _, target := range suite.targets {
+				r := conformanceResult{target: target,
+					direct: runSuite(t, suite.version, suite.spec, target.direct),
+					plexus: runSuite(t, suite.version, suite.spec, face+"/mcp/"+target.profile)}
+				results = append(results, r)
+				if lost := r.lost(); len(lost) > 0 {
+					t.Errorf("%s: passes directly but not through Plexus: %v", target.name, lost)
+				}
+			}
+			table := sideBySide(label, results)
+			t.Log("\n" + table)
+			fmt.Print(table)
+		})
+	}
 	t.Run("dns-rebinding", func(t *testing.T) {
 		res := runSuite(t, "0.1.16", "", face+"/mcp", "dns-rebinding-protection")
 		if !res["dns-rebinding-protection"] {

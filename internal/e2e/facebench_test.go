@@ -55,7 +55,7 @@ func BenchmarkFaceCall(b *testing.B) {
 	url, token := inProcessDaemon(b, bin)
 	for _, era := range []string{"2026-07-28", "2025-11-25"} {
 		b.Run("http-"+era, func(b *testing.B) {
-			hc := &http.Client{Transport: bearer{token}}
+			hc := &http.Client{Transport: bearer{token: token}}
 			c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
 			cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc, DisableStandaloneSSE: true},
 				&mcp.ClientSessionOptions{ProtocolVersion: era})

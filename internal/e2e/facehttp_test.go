@@ -52,12 +52,19 @@ func faceEnv(t *testing.T, profiles string) (*testenv.Env, string, string) {
 	return e, "http://" + st.HTTPAddr, strings.TrimSpace(string(tok))
 }
 
-// bearer adds the daemon token to every request.
-type bearer struct{ token string }
+// bearer adds the daemon token to every request (sent by base, or by
+// http.DefaultTransport when base is nil).
+type bearer struct {
+	token string
+	base  http.RoundTripper
+}
 
 func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+b.token)
+	if b.base != nil {
+		return b.base.RoundTrip(r)
+	}
 	return http.DefaultTransport.RoundTrip(r)
 }
 
@@ -67,7 +74,7 @@ func httpFace(t *testing.T, url, token string, opts *mcp.ClientOptions) *mcp.Cli
 	c := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, opts)
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer{token}}}, nil)
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer{token: token}}}, nil)
 	if err != nil {
 		t.Fatalf("connecting to %s: %v", url, err)
 	}
@@ -356,7 +363,7 @@ func TestFaceRoots(t *testing.T) {
 			c := mcp.NewClient(&mcp.Implementation{Name: "editor", Version: "1"}, nil)
 			c.AddRoots(&mcp.Root{URI: "file:///work/" + server + era, Name: "work"})
 			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-			cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: &http.Client{Transport: bearer{token}}},
+			cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: &http.Client{Transport: bearer{token: token}}},
 				&mcp.ClientSessionOptions{ProtocolVersion: era})
 			if err != nil {
 				cancel()

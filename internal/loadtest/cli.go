@@ -45,7 +45,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		stdio      = fs.String("stdio", "", "a stdio server to drive, as a command line")
 		url        = fs.String("url", "", "a streamable HTTP endpoint to drive")
 		client     = fs.String("client", ClientSDK, "the MCP client to drive with: sdk (the official Go SDK's) or raw (MCP 2026-07-28 as bytes: what the endpoint adds, not what a client costs)")
-		protocol   = fs.String("protocol", "", "the protocol version to ask for: "+Protocol2026+" or "+Protocol2025+" (default: the SDK's latest)")
+		protocol   = fs.String("protocol", "", "the protocol version to ask for: "+Protocol2026+", "+Protocol2025+" or "+Protocol20250618+" (default: the SDK's latest)")
 		tool       = fs.String("tool", "echo", "the tool to call (its upstream name is enough behind Plexus)")
 		argsJSON   = fs.String("args", `{"text":"x"}`, "the tool's arguments, a JSON object")
 		calls      = fs.Int("n", 1000, "measured calls")

@@ -32,11 +32,13 @@ func sane(t *testing.T, what string, r *Result, calls int) {
 	}
 }
 
-func TestRunExampleServerBothEras(t *testing.T) {
+// TestRunExampleServerEveryEra: the SDK client speaks 2026-07-28 and both
+// session-era versions, 2025-11-25 and 2025-06-18 (as most editors do).
+func TestRunExampleServerEveryEra(t *testing.T) {
 	bin := testenv.Binary(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	for _, era := range []string{Protocol2026, Protocol2025} {
+	for _, era := range []string{Protocol2026, Protocol2025, Protocol20250618} {
 		r, err := Run(ctx, Target{Stdio: []string{bin, "example-server"}, Protocol: era},
 			Workload{Tool: "echo", Args: json.RawMessage(`{"text":"hi"}`), Calls: 60, Concurrency: 4, Sessions: 2})
 		if err != nil {

@@ -18,6 +18,8 @@ import (
 const (
 	Protocol2026 = "2026-07-28" // stateless requests (server/discover, no session)
 	Protocol2025 = "2025-11-25" // initialize and a session
+	// Protocol20250618 is the session era as most editors still speak it.
+	Protocol20250618 = "2025-06-18"
 )
 
 // Target is the endpoint under load: a stdio command or a URL.
@@ -33,8 +35,9 @@ type Target struct {
 	URL    string
 	Header http.Header
 
-	// Protocol is the version the client asks for: Protocol2026 or
-	// Protocol2025 ("" is the SDK's latest). Asked for 2025-11-25, the SDK
+	// Protocol is the version the client asks for: Protocol2026,
+	// Protocol2025 or Protocol20250618 ("" is the SDK's latest). Asked for
+	// a session-era version, the SDK
 	// skips server/discover and initializes a session even with a server
 	// that also speaks 2026-07-28.
 	Protocol string
@@ -60,17 +63,17 @@ func (t Target) validate() error {
 	switch t.Client {
 	case "", ClientSDK:
 	case ClientRaw:
-		if t.Protocol == Protocol2025 {
+		if t.Protocol == Protocol2025 || t.Protocol == Protocol20250618 {
 			return fmt.Errorf("the raw client speaks %s only", Protocol2026)
 		}
 	default:
 		return fmt.Errorf("client %q: want %s or %s", t.Client, ClientSDK, ClientRaw)
 	}
 	switch t.Protocol {
-	case "", Protocol2026, Protocol2025:
+	case "", Protocol2026, Protocol2025, Protocol20250618:
 		return nil
 	}
-	return fmt.Errorf("protocol %q: want %s or %s", t.Protocol, Protocol2026, Protocol2025)
+	return fmt.Errorf("protocol %q: want %s, %s or %s", t.Protocol, Protocol2026, Protocol2025, Protocol20250618)
 }
 
 // session is one client of the endpoint: the SDK's or the raw one.

@@ -1,0 +1,101 @@
+package testenv
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The TypeScript peer (testenv/tspeer): a conformance MCP server and a
+// long-session client on the official TypeScript SDK, pinned by its
+// package-lock.json and run with tsx. Its sources are copied beside the
+// installed node_modules so their imports resolve there.
+
+var tsPeerMu sync.Mutex
+
+// TSPeerDir installs the TypeScript peer (npm ci, once) and returns the
+// directory its scripts run from.
+func TSPeerDir(t testing.TB) string {
+	t.Helper()
+	src := filepath.Join(RepoRoot(), "internal", "testenv", "tspeer")
+	dir := filepath.Dir(NPMInstall(t, src, "tspeer"))
+	tsPeerMu.Lock()
+	defer tsPeerMu.Unlock()
+	files, err := filepath.Glob(filepath.Join(src, "*.ts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst := filepath.Join(dir, filepath.Base(f))
+		if have, err := os.ReadFile(dst); err == nil && bytes.Equal(have, b) {
+			continue
+		}
+		tmp := dst + ".tmp" + strconv.Itoa(os.Getpid())
+		if err := os.WriteFile(tmp, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, dst); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// TSPeerCommand is a command that runs one of the peer's scripts (e.g.
+// "longsession.ts") with node and tsx, in the peer's directory.
+func TSPeerCommand(t testing.TB, script string, args ...string) *exec.Cmd {
+	t.Helper()
+	dir := TSPeerDir(t)
+	cmd := exec.Command("node", append([]string{"--import", "tsx", script}, args...)...)
+	cmd.Dir = dir
+	return cmd
+}
+
+// StartTSPeer runs the peer's session-era MCP server (server.ts) over
+// streamable HTTP on 127.0.0.1 and returns its endpoint URL
+// (http://localhost:PORT/mcp, as the conformance suite wants it) once it
+// accepts connections. It is stopped when the test ends.
+func StartTSPeer(t testing.TB) string {
+	t.Helper()
+	return startTSPeer(t, "server.ts")
+}
+
+// StartTSPeer2026 runs the peer as a strict MCP 2026-07-28 server
+// (modern.ts): stateless, refusing session-era requests. Like StartTSPeer.
+func StartTSPeer2026(t testing.TB) string {
+	t.Helper()
+	return startTSPeer(t, "modern.ts")
+}
+
+func startTSPeer(t testing.TB, script string) string {
+	t.Helper()
+	port := FreePort(t)
+	cmd := TSPeerCommand(t, script, "--port", strconv.Itoa(port))
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	for end := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond); err == nil {
+			c.Close()
+			return fmt.Sprintf("http://localhost:%d/mcp", port)
+		}
+		if time.Now().After(end) {
+			t.Fatalf("the TypeScript peer did not listen on %s:\n%s", addr, out.String())
+		}
+	}
+}

@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# perf-peers.sh - Plexus beside another MCP gateway, in one run.
+#
+#   tools/perf-peers.sh PEER_BINARY [ROUNDS]
+#
+# PEER_BINARY is TBXark/mcp-proxy, built from its source outside this
+# repository (this script builds nothing of it). A session-era client
+# (MCP 2025-06-18, as editors are) calls `echo` on a go-sdk stdio server that
+# also lists 200 tools (plexus-load --serve-tools 200), four ways:
+#
+#   direct       the client runs the server itself
+#   plexus-http  through a Plexus daemon's HTTP face (/mcp)
+#   plexus-mcp   through `plexus mcp` (stdio bridge to the same daemon)
+#   peer         through PEER_BINARY's streamable HTTP endpoint
+#
+# Each round measures every target with 1 caller (latency) and 16 callers
+# (throughput); the table gives the medians over ROUNDS rounds (default 5):
+# c1 added p50 over direct, c16 throughput as a ratio of direct, the
+# daemon's / proxy's CPU per call at c1 and c16 (the bridge's own CPU is not
+# in plexus-mcp's figure), and its idle RSS with the one 200-tool server,
+# read before any call was made. Raw JSON lines stay in the output dir.
+#
+# Environment: PERF_CALLS (calls per c1 run, default 2000; c16 runs 4×),
+# PERF_OUT (output dir, default a new mktemp -d).
+set -euo pipefail
+
+PEER="${1:?usage: perf-peers.sh PEER_BINARY [ROUNDS]}"
+ROUNDS="${2:-5}"
+CALLS="${PERF_CALLS:-2000}"
+[ -x "$PEER" ] || { echo "perf-peers.sh: $PEER is not an executable" >&2; exit 2; }
+PEER="$(cd "$(dirname "$PEER")" && pwd)/$(basename "$PEER")"
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+OUT="${PERF_OUT:-$(mktemp -d /tmp/perf-peers.XXXXXX)}"
+mkdir -p "$OUT/bin"
+echo "perf-peers: results in $OUT" >&2
+
+(cd "$ROOT" && go build -o "$OUT/bin/plexus" ./cmd/plexus && go build -o "$OUT/bin/plexus-load" ./cmd/plexus-load)
+LOAD="$OUT/bin/plexus-load"
+SERVER="$LOAD --serve-tools 200"
+
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+}
+trap cleanup EXIT
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+rss_kib() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
+wait_http() { # URL: until something answers there
+  for _ in $(seq 200); do curl -s -o /dev/null "$1" && return 0; sleep 0.05; done
+  echo "perf-peers.sh: nothing answers at $1" >&2; return 1
+}
+
+# The Plexus daemon, on a home of its own, with the one server.
+export PLEXUS_HOME="$OUT/home"
+"$OUT/bin/plexus" daemon --listen 127.0.0.1:0 >"$OUT/daemon.log" 2>&1 &
+DAEMON=$!; pids+=("$DAEMON")
+for _ in $(seq 200); do "$OUT/bin/plexus" status >/dev/null 2>&1 && break; sleep 0.05; done
+"$OUT/bin/plexus" add wide -- $SERVER >/dev/null
+python3 - "$PLEXUS_HOME/extensions.json" <<'EOF'
+import json, sys
+p = sys.argv[1]
+cfg = json.load(open(p))
+cfg.setdefault("mcp", {}).setdefault("face", {})["allowExternalCall"] = True
+json.dump(cfg, open(p, "w"), indent=2)
+EOF
+"$OUT/bin/plexus" reload >/dev/null
+ADDR=$("$OUT/bin/plexus" status --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["httpAddr"])')
+TOKEN=$(cat "$PLEXUS_HOME/token")
+
+# The peer, in front of the same server.
+PORT=$(free_port)
+cat >"$OUT/peer.json" <<EOF
+{"mcpProxy": {"baseURL": "http://127.0.0.1:$PORT", "addr": "127.0.0.1:$PORT", "name": "peer", "version": "1", "type": "streamable-http"},
+ "mcpServers": {"wide": {"command": "$LOAD", "args": ["--serve-tools", "200"]}}}
+EOF
+"$PEER" --config "$OUT/peer.json" >"$OUT/peer.log" 2>&1 &
+PEERPID=$!; pids+=("$PEERPID")
+wait_http "http://127.0.0.1:$PORT/"
+sleep 1
+
+load() { # NAME CONC CALLS PID ARGS…: one plexus-load run, its JSON line appended to results
+  local name=$1 c=$2 n=$3 pid=$4; shift 4
+  local line
+  line=$("$LOAD" "$@" --protocol 2025-06-18 --tool echo --args '{"text":"x"}' -n "$n" -c "$c" ${pid:+--pid "$pid"} | tail -n 1)
+  echo "{\"round\": $round, \"target\": \"$name\", \"c\": $c, \"idleRssKiB\": ${idle:-0}, \"run\": $line}" >>"$OUT/results.jsonl"
+}
+
+for round in $(seq "$ROUNDS"); do
+  echo "perf-peers: round $round of $ROUNDS" >&2
+  for c in 1 16; do
+    n=$CALLS; [ "$c" = 16 ] && n=$((CALLS * 4))
+    idle=""; load direct "$c" "$n" "" --stdio "$SERVER"
+    idle=$(rss_kib "$DAEMON"); load plexus-http "$c" "$n" "$DAEMON" --url "http://$ADDR/mcp" --header "Authorization: Bearer $TOKEN"
+    idle=$(rss_kib "$DAEMON"); load plexus-mcp "$c" "$n" "$DAEMON" --stdio "$OUT/bin/plexus mcp"
+    idle=$(rss_kib "$PEERPID"); load peer "$c" "$n" "$PEERPID" --url "http://127.0.0.1:$PORT/wide/mcp"
+  done
+done
+
+python3 - "$OUT/results.jsonl" <<'EOF'
+import json, sys, statistics as st
+rows = [json.loads(l) for l in open(sys.argv[1])]
+def runs(target, c):
+    return [r for r in rows if r["target"] == target and r["c"] == c]
+def med(xs):
+    return st.median(xs) if xs else float("nan")
+for r in rows:
+    if r["run"].get("errors"):
+        print(f"warning: {r['target']} c{r['c']} round {r['round']}: {r['run']['errors']} errors, first: {r['run'].get('firstError')}", file=sys.stderr)
+direct_p50 = {r["round"]: r["run"]["p50Us"] for r in runs("direct", 1)}
+direct_tput = {r["round"]: r["run"]["callsPerSec"] for r in runs("direct", 16)}
+print(f"{'':14} {'c1 p50':>9} {'c1 added p50':>13} {'c16 calls/s':>12} {'c16 vs direct':>14} {'CPU/call c1':>12} {'CPU/call c16':>13} {'idle RSS':>10}")
+for t in ["direct", "plexus-http", "plexus-mcp", "peer"]:
+    c1, c16 = runs(t, 1), runs(t, 16)
+    p50 = med([r["run"]["p50Us"] for r in c1])
+    added = med([r["run"]["p50Us"] - direct_p50[r["round"]] for r in c1])
+    tput = med([r["run"]["callsPerSec"] for r in c16])
+    ratio = med([r["run"]["callsPerSec"] / direct_tput[r["round"]] for r in c16])
+    cpu1 = med([r["run"]["proc"]["cpuPerCallUs"] for r in c1 if r["run"].get("proc")])
+    cpu16 = med([r["run"]["proc"]["cpuPerCallUs"] for r in c16 if r["run"].get("proc")])
+    # Idle RSS: read before the first round's calls, before any load.
+    rss = med([r["idleRssKiB"] / 1024 for r in c1 if r["idleRssKiB"] and r["round"] == 1])
+    fmt = lambda x, u: "-" if x != x else f"{x:.0f} {u}" if u != "MiB" else f"{x:.1f} MiB"
+    print(f"{t:14} {fmt(p50,'µs'):>9} {('+' if added >= 0 else '') + fmt(added,'µs') if t != 'direct' else '-':>13} {tput:>12.0f} {ratio:>13.2f}× {fmt(cpu1,'µs'):>12} {fmt(cpu16,'µs'):>13} {fmt(rss,'MiB'):>10}")
+EOF
