@@ -91,7 +91,7 @@ func TestDisconnectedClientFreesServer(t *testing.T) {
 			b, err := mcp.NewClient(&mcp.Implementation{Name: "stays", Version: "1"}, &mcp.ClientOptions{
 				ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": "yes"}}, nil
-				}}).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: &http.Client{Transport: bearer{token}}},
+				}}).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: &http.Client{Transport: bearer{token: token}}},
 				&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 			if err != nil {
 				t.Fatal(err)
