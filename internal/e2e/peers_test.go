@@ -228,9 +228,9 @@ func TestClientGoneMidElicitation(t *testing.T) {
 				goingAway(t, e, face, url, token)
 				start := time.Now()
 				var askedAfter time.Duration
-				c := mcp.NewClient(&mcp.Implementation{Name: "staying", Version: "1"}, &mcp.ClientOptions{ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				c := mcp.NewClient(&mcp.Implementation{Name: "staying", Version: "1"}, &mcp.ClientOptions{ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 					askedAfter = time.Since(start)
-					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"response": "still here"}}, nil
+					return &mcp.ElicitResult{Action: "accept", Content: answerSchema(req.Params.RequestedSchema, "still here")}, nil
 				}})
 				ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 				defer cancel()
@@ -365,4 +365,28 @@ func TestMCPBridgePipelined(t *testing.T) {
 	if len(failures) > 0 {
 		t.Errorf("%d of %d pipelined sessions did not get their tools:\n%s", len(failures), runs, strings.Join(failures, "\n"))
 	}
+}
+
+// answerSchema is an answer to an elicitation that fits its schema: text
+// in every string property the schema names, and "response" besides.
+func answerSchema(schema any, text string) map[string]any {
+	out := map[string]any{"response": text}
+	b, _ := json.Marshal(schema)
+	var s struct {
+		Properties map[string]struct {
+			Type string `json:"type"`
+		} `json:"properties"`
+	}
+	json.Unmarshal(b, &s)
+	for name, p := range s.Properties {
+		switch p.Type {
+		case "string", "":
+			out[name] = text
+		case "boolean":
+			out[name] = true
+		case "number", "integer":
+			out[name] = 1
+		}
+	}
+	return out
 }
