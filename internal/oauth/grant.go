@@ -44,6 +44,9 @@ type Grant struct {
 	// client_secret_post; PrivateKey (PEM) with private_key_jwt.
 	ClientSecret string
 	PrivateKey   []byte
+	// PrivateKeyFile, if PrivateKey is empty, holds the PEM key; it is
+	// read at each token request (a mounted secret may be rotated).
+	PrivateKeyFile string
 	// AuthMethod forces the client authentication; "" picks from the
 	// authorization server's token_endpoint_auth_methods_supported.
 	AuthMethod string
@@ -75,7 +78,7 @@ func (g *Grant) Check() error {
 		if g.ClientID == "" {
 			bad = append(bad, "a client ID")
 		}
-		if g.ClientSecret == "" && len(g.PrivateKey) == 0 {
+		if g.ClientSecret == "" && len(g.PrivateKey) == 0 && g.PrivateKeyFile == "" {
 			bad = append(bad, "a client secret or a private key")
 		}
 	case GrantJWTBearer:
@@ -215,8 +218,15 @@ func (m *Manager) runGrant(ctx context.Context, p LoginParams) (*entry, error) {
 // supports methods.
 func grantClient(g *Grant, methods []string) (client, error) {
 	c := client{ID: g.ClientID, Secret: g.ClientSecret, Kind: "configured", AuthMethod: g.AuthMethod}
-	if len(g.PrivateKey) > 0 {
-		k, err := parsePrivateKey(g.PrivateKey)
+	pemKey := g.PrivateKey
+	if len(pemKey) == 0 && g.PrivateKeyFile != "" {
+		var err error
+		if pemKey, err = os.ReadFile(g.PrivateKeyFile); err != nil {
+			return c, fmt.Errorf("reading the client's private key file: %w", err)
+		}
+	}
+	if len(pemKey) > 0 {
+		k, err := parsePrivateKey(pemKey)
 		if err != nil {
 			return c, fmt.Errorf("the client's private key: %w", err)
 		}
