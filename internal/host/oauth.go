@@ -142,7 +142,7 @@ func (h *Host) Login(ctx context.Context, name string) (*apitype.LoginStart, err
 func (h *Host) grantLogin(ctx context.Context, p oauth.LoginParams) (*apitype.LoginStart, error) {
 	p.Manual = manualOf(h.snap.Load().servers[p.Server].Config().OAuth)
 	h.oauth.SetGrant(p)
-	if _, err := h.oauth.AccessToken(ctx, p.Server); err != nil {
+	if err := h.oauth.Obtain(ctx, p.Server); err != nil {
 		return nil, &LoginError{Server: p.Server, Err: err}
 	}
 	h.afterLogin(p.Server)

@@ -259,3 +259,40 @@ func readAssertion(path, what string) (string, error) {
 	}
 	return a, nil
 }
+
+// Obtain gets server a new token with its grant now, whatever it holds,
+// and forgets an earlier refusal (`plexus login` of such a server).
+func (m *Manager) Obtain(ctx context.Context, server string) error {
+	m.mu.Lock()
+	st := m.stateLocked(server)
+	st.grantErr = ""
+	g := st.grant
+	m.mu.Unlock()
+	if g == nil {
+		return fmt.Errorf("%s has no OAuth grant without a person: log in with the browser", server)
+	}
+	st.flight.Lock()
+	defer st.flight.Unlock()
+	_, err := m.obtain(ctx, *g)
+	return err
+}
+
+// dropRefused forgets server's access token after the server refused it,
+// if it is still the stored one and came from a grant: the next request
+// obtains a new one instead of sending the refused token again.
+func (m *Manager) dropRefused(server, access string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	st := m.servers[server]
+	if st == nil || st.grant == nil {
+		return
+	}
+	_, e := m.f.byServer(server)
+	if e == nil || e.Token == nil || e.Token.Access != access {
+		return
+	}
+	e.Token = nil
+	if err := m.f.save(m.path); err != nil {
+		m.log.Error("saving OAuth tokens failed", "server", server, "err", err)
+	}
+}

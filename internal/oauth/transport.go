@@ -83,6 +83,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		reason := "the server requires an OAuth login"
 		if tok != "" {
 			reason = "the server refused Plexus's access token"
+			t.m.dropRefused(t.server, tok)
 		}
 		t.m.markNeedsLogin(t.server, reason, resp.Header.Values("WWW-Authenticate"), nil)
 	case http.StatusForbidden:
