@@ -48,25 +48,32 @@ func checkAssertion(raw string, key crypto.PublicKey, aud string) (map[string]an
 	return c, nil
 }
 
-// checkProof checks a DPoP proof for a request to method and htu; token
-// is the access token it comes with ("" at the token endpoint). It returns
-// the key's thumbprint, or the OAuth error code to answer.
-func (s *Server) checkProof(r *http.Request, htu, token string) (string, string) {
+// Proof is what a checked DPoP proof says.
+type Proof struct {
+	JKT   string // the RFC 7638 thumbprint of its key
+	JTI   string
+	Nonce string
+}
+
+// CheckProof checks the DPoP proof of r (RFC 9449 §4.3) for a request to
+// htu; token is the access token it comes with ("" at a token endpoint),
+// whose hash must be its ath. Nonce and replay are the caller's to check.
+func CheckProof(r *http.Request, htu, token string) (Proof, error) {
 	vals := r.Header.Values("DPoP")
 	if len(vals) != 1 {
-		return "", "invalid_dpop_proof"
+		return Proof{}, errors.New("not exactly one DPoP header")
 	}
 	obj, err := jose.ParseSigned(vals[0], dpopAlgs)
 	if err != nil || len(obj.Signatures) != 1 {
-		return "", "invalid_dpop_proof"
+		return Proof{}, errors.New("not a JWS")
 	}
 	h := obj.Signatures[0].Protected
 	if h.ExtraHeaders["typ"] != "dpop+jwt" || h.JSONWebKey == nil || !h.JSONWebKey.IsPublic() {
-		return "", "invalid_dpop_proof"
+		return Proof{}, errors.New("wrong typ or jwk")
 	}
 	payload, err := obj.Verify(h.JSONWebKey)
 	if err != nil {
-		return "", "invalid_dpop_proof"
+		return Proof{}, errors.New("bad signature")
 	}
 	var c struct {
 		JTI   string `json:"jti"`
@@ -78,26 +85,33 @@ func (s *Server) checkProof(r *http.Request, htu, token string) (string, string)
 	}
 	if json.Unmarshal(payload, &c) != nil || c.JTI == "" || c.HTM != r.Method || c.HTU != htu ||
 		time.Since(time.Unix(c.IAT, 0)).Abs() > time.Minute {
-		return "", "invalid_dpop_proof"
+		return Proof{}, errors.New("wrong claims")
 	}
-	if s.jtis[c.JTI] {
-		return "", "invalid_dpop_proof" // replayed
-	}
-	s.jtis[c.JTI] = true
 	if token != "" {
 		sum := sha256.Sum256([]byte(token))
 		if c.ATH != base64.RawURLEncoding.EncodeToString(sum[:]) {
-			return "", "invalid_dpop_proof"
+			return Proof{}, errors.New("wrong ath")
 		}
-	}
-	if s.opts.DPoPNonce && c.Nonce != s.nonce {
-		return "", "use_dpop_nonce"
 	}
 	tp, err := h.JSONWebKey.Thumbprint(crypto.SHA256)
 	if err != nil {
+		return Proof{}, err
+	}
+	return Proof{JKT: base64.RawURLEncoding.EncodeToString(tp), JTI: c.JTI, Nonce: c.Nonce}, nil
+}
+
+// checkProof is CheckProof with this server's replay and nonce rules. It
+// returns the key's thumbprint, or the OAuth error code to answer.
+func (s *Server) checkProof(r *http.Request, htu, token string) (string, string) {
+	p, err := CheckProof(r, htu, token)
+	if err != nil || s.jtis[p.JTI] {
 		return "", "invalid_dpop_proof"
 	}
-	return base64.RawURLEncoding.EncodeToString(tp), ""
+	s.jtis[p.JTI] = true
+	if s.opts.DPoPNonce && p.Nonce != s.nonce {
+		return "", "use_dpop_nonce"
+	}
+	return p.JKT, ""
 }
 
 // rotateNonceLocked hands out a new nonce now and then, as servers do.
