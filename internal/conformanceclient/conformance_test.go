@@ -55,6 +55,10 @@ func TestConformanceSuite(t *testing.T) {
 	bin := testenv.Binary(t)
 	for _, s := range suites {
 		t.Run(s.version, func(t *testing.T) {
+			// The suites run side by side: each is mostly waiting on
+			// node and the client, and together they stay well inside
+			// the test binary's timeout.
+			t.Parallel()
 			cmd := exec.Command("bash", script, "client", bin+" __conformance-client")
 			cmd.Env = append(os.Environ(), "CONFORMANCE_VERSION="+s.version, "CONFORMANCE_OUT="+t.TempDir())
 			out, _ := cmd.CombinedOutput() // exit 1 when some scenario failed: judged below

@@ -353,8 +353,10 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 			oauthError(w, 400, "invalid_grant")
 			return
 		}
-		if old.jkt != "" && old.jkt != jkt {
-			oauthError(w, 400, "invalid_grant") // a bound refresh token needs its key (RFC 9449 §5)
+		// RFC 9449 §5: only a public client's refresh token is bound to its
+		// DPoP key (a confidential client authenticates instead).
+		if old.jkt != "" && s.clients[id] == "" && old.jkt != jkt {
+			oauthError(w, 400, "invalid_grant")
 			return
 		}
 		delete(s.refresh, rt) // rotation: a refresh token is spent once
