@@ -232,6 +232,10 @@ type LoginStart struct {
 	RedirectURI string `json:"redirectUri"`
 	// ExpiresAt is when the daemon stops waiting for this login.
 	ExpiresAt time.Time `json:"expiresAt"`
+	// Grant is set when no browser is involved: the daemon obtained the
+	// token itself with this OAuth grant (client_credentials, jwt_bearer,
+	// token_exchange), and AuthURL is empty.
+	Grant string `json:"grant,omitempty"`
 }
 
 // LoginCompleteRequest is POST /v1/servers/{name}/login/complete: the URL

@@ -24,6 +24,7 @@ type serverFlags struct {
 	enabledTools   []string
 	disabledTools  []string
 	noVerify       bool
+	oauth          oauthFlags
 }
 
 func (f *serverFlags) register(fs *pflag.FlagSet, edit bool) {
@@ -51,6 +52,7 @@ func (f *serverFlags) register(fs *pflag.FlagSet, edit bool) {
 	}
 	fs.StringSliceVar(&f.enabledTools, "enabled-tools", nil, "offer only the tools `a,b`"+empty)
 	fs.StringSliceVar(&f.disabledTools, "disabled-tools", nil, "hide the tools `a,b`"+empty)
+	f.oauth.register(fs, edit)
 	fs.BoolVar(&f.noVerify, "no-verify", false, "save without starting the server first")
 	fs.SortFlags = false
 }
@@ -74,6 +76,7 @@ Secrets are never written in the settings: store them with
 and --bearer-env.`,
 		Example: `  plexus add search https://mcp.example.com/mcp --header X-Api-Key=SEARCH_KEY
   plexus add legacy https://old.example.com/sse --transport sse --bearer-env LEGACY_TOKEN
+  plexus add billing https://billing.example.com/mcp --oauth-grant client_credentials --client-id plexus --client-secret-env BILLING_SECRET
   plexus add fs -- npx -y @modelcontextprotocol/server-filesystem /srv/docs
   plexus add fs --command 'npx -y @modelcontextprotocol/server-filesystem "/srv/my docs"'
   plexus add gh --env GITHUB_TOKEN=MY_GITHUB_TOKEN -- github-mcp-server stdio`,
@@ -246,13 +249,16 @@ func applyCommon(cfg map[string]any, f *serverFlags, changed func(string) bool) 
 	if given("disabled-tools", len(f.disabledTools) > 0) {
 		setOrDelete(cfg, keyDisabledTools, f.disabledTools, len(f.disabledTools) == 0)
 	}
-	return nil
+	return f.oauth.apply(cfg, given)
 }
 
 // checkRemoteFlagsUnused refuses URL-server flags on a stdio server.
 func checkRemoteFlagsUnused(f *serverFlags) error {
 	if len(f.headers) > 0 || f.bearerEnv != "" {
 		return usagef("--header and --bearer-env are for URL servers; a stdio server takes --env NAME=VAR")
+	}
+	if f.oauth.used() {
+		return usagef("the OAuth flags are for URL servers: a stdio server takes its credentials with --env NAME=VAR")
 	}
 	return nil
 }

@@ -79,6 +79,10 @@ func (a *app) login(ctx context.Context, c *client.Client, name string, noBrowse
 	if err != nil {
 		return serverNotFound(fmt.Errorf("logging in to %s: %w", name, err))
 	}
+	if start.Grant != "" {
+		fmt.Fprintf(a.stdout(), "logged in to %s (OAuth %s grant, no browser)\n", name, start.Grant)
+		return nil
+	}
 	if err := checkOpenable(start.AuthURL); err != nil {
 		return fmt.Errorf("logging in to %s: the daemon gave an authorization URL that %w; not opening it", name, err)
 	}

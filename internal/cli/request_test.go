@@ -67,6 +67,22 @@ func TestAddRequests(t *testing.T) {
 				"disabledTools":["delete"]}}`,
 		},
 		{
+			name: "client credentials grant",
+			args: []string{"add", "billing", "https://billing.example.com/mcp", "--oauth-grant", "client_credentials",
+				"--client-id", "plexus", "--client-secret-env", "BILLING_SECRET", "--client-auth", "client_secret_post", "--oauth-scopes", "read,write"},
+			want: `{"name":"billing","config":{"type":"http","url":"https://billing.example.com/mcp","oauth":{"grant":"client_credentials",
+				"clientId":"plexus","clientSecret":{"env":"BILLING_SECRET"},"authMethod":"client_secret_post","scopes":["read","write"]}}}`,
+		},
+		{
+			name: "private_key_jwt, workload and enterprise settings",
+			args: []string{"add", "corp", "https://corp.example.com/mcp", "--oauth-grant", "token_exchange", "--client-id", "app",
+				"--private-key-env", "APP_KEY", "--idp-token-url", "https://idp.example/token", "--idp-client-id", "idp",
+				"--idp-client-secret-env", "IDP_SECRET", "--id-token-file", "/run/id-token", "--token-file", "/run/t", "--private-key-file", "/k.pem", "--signing-alg", "ES256"},
+			want: `{"name":"corp","config":{"type":"http","url":"https://corp.example.com/mcp","oauth":{"grant":"token_exchange",
+				"clientId":"app","privateKey":{"env":"APP_KEY"},"idpTokenUrl":"https://idp.example/token","idpClientId":"idp",
+				"idpClientSecret":{"env":"IDP_SECRET"},"idTokenFile":"/run/id-token","tokenFile":"/run/t","privateKeyFile":"/k.pem","signingAlg":"ES256"}}}`,
+		},
+		{
 			name: "sse, flags before the URL",
 			args: []string{"add", "--transport", "sse", "legacy", "https://old.example.com/sse"},
 			want: `{"name":"legacy","config":{"type":"sse","url":"https://old.example.com/sse"}}`,

@@ -37,6 +37,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"add", "fs", "https://x.example", "--header", "X-Key"}, "--header needs NAME=VAR"},
 		{[]string{"add", "fs", "https://x.example", "--header", "Bad Name=V"}, "not a valid HTTP header name"},
 		{[]string{"add", "fs", "https://x.example", "--bearer-env", "two words"}, "--bearer-env needs a variable name"},
+		{[]string{"add", "m", "https://x.example", "--oauth-grant", "client_credentials", "--client-secret-env", "CANARY-s3cr3t-value!"}, "--client-secret-env needs a variable name"},
+		{[]string{"add", "fs", "--client-id", "c", "--", "srv"}, "the OAuth flags are for URL servers"},
 		{[]string{"add", "fs", "--command", "a | b"}, "--command:"},
 		{[]string{"add", "fs", "--command", "   "}, "--command"},
 		{[]string{"edit"}, "give the server's name first"},

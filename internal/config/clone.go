@@ -43,6 +43,8 @@ func (s Server) Clone() Server {
 	if s.OAuth != nil {
 		o := *s.OAuth
 		o.ClientSecret = clonePtr(o.ClientSecret)
+		o.PrivateKey = clonePtr(o.PrivateKey)
+		o.IDPClientSecret = clonePtr(o.IDPClientSecret)
 		o.Scopes = slices.Clone(o.Scopes)
 		s.OAuth = &o
 	}

@@ -172,6 +172,28 @@ func (d *decoder) oauth(path string, n *node) *OAuth {
 			o.TokenURL = d.str(p, v)
 		case "scopes":
 			o.Scopes = d.strs(p, v)
+		case "grant":
+			o.Grant = d.str(p, v)
+		case "authMethod":
+			o.AuthMethod = d.str(p, v)
+		case "privateKey":
+			r := d.ref(p, v)
+			o.PrivateKey = &r
+		case "privateKeyFile":
+			o.PrivateKeyFile = d.str(p, v)
+		case "signingAlg":
+			o.SigningAlg = d.str(p, v)
+		case "tokenFile":
+			o.TokenFile = d.str(p, v)
+		case "idpTokenUrl":
+			o.IDPTokenURL = d.str(p, v)
+		case "idpClientId":
+			o.IDPClientID = d.str(p, v)
+		case "idpClientSecret":
+			r := d.ref(p, v)
+			o.IDPClientSecret = &r
+		case "idTokenFile":
+			o.IDTokenFile = d.str(p, v)
 		default:
 			return false
 		}

@@ -31,7 +31,16 @@ func fullFile() *File {
 						ClientID: "id", ClientSecret: &Ref{Env: "SECRET"},
 						AuthURL: "https://as.example/auth", TokenURL: "https://as.example/token",
 						Scopes: []string{"read", "write"},
+						Grant:  GrantTokenExchange, AuthMethod: "private_key_jwt",
+						PrivateKey: &Ref{Env: "KEY"}, SigningAlg: "ES256",
+						TokenFile: "/token", IDPTokenURL: "https://idp.example/token", IDPClientID: "idp",
+						IDPClientSecret: &Ref{Env: "IDP_SECRET"}, IDTokenFile: "/id-token",
 					},
+				},
+				// A key is a secret or a file, not both: this one has the file.
+				"machine": {
+					Type: TypeHTTP, URL: "https://m.example/mcp",
+					OAuth: &OAuth{Grant: GrantClientCredentials, ClientID: "m", PrivateKeyFile: "/k.pem"},
 				},
 			},
 			Face:     &Face{AllowWrite: true, AllowExternalCall: true, SessionIdleMs: 60000, MaxSessions: 50},
@@ -64,7 +73,9 @@ func TestFullFileIsFull(t *testing.T) {
 		}
 	}
 	check("Server", merged)
-	check("OAuth", *remote.OAuth)
+	oauth := *remote.OAuth
+	oauth.PrivateKeyFile = f.MCP.Servers["machine"].OAuth.PrivateKeyFile
+	check("OAuth", oauth)
 	check("Face", *f.MCP.Face)
 	check("Profile", f.MCP.Profiles["solo"])
 }

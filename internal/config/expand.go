@@ -137,8 +137,12 @@ func (s Server) VarNames() []string {
 		add(Placeholders(v.Text)...)
 	}
 	add(s.BearerTokenEnvVar)
-	if s.OAuth != nil && s.OAuth.ClientSecret != nil {
-		add(s.OAuth.ClientSecret.Env)
+	if o := s.OAuth; o != nil {
+		for _, r := range []*Ref{o.ClientSecret, o.PrivateKey, o.IDPClientSecret} {
+			if r != nil {
+				add(r.Env)
+			}
+		}
 	}
 	return slices.Sorted(maps.Keys(set))
 }

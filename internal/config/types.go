@@ -102,14 +102,43 @@ type Value struct {
 	Text string
 }
 
-// OAuth holds manual OAuth settings for servers without discovery.
+// OAuth holds a server's OAuth settings: a pre-registered client, the
+// endpoints of a server without discovery, and the grant by which the
+// daemon obtains tokens without a person, if it does. Secrets are named
+// (environment or secret store), never written here; files are absolute
+// paths the platform keeps current.
 type OAuth struct {
 	ClientID     string   `json:"clientId,omitempty"`
 	ClientSecret *Ref     `json:"clientSecret,omitempty"`
 	AuthURL      string   `json:"authUrl,omitempty"`
 	TokenURL     string   `json:"tokenUrl,omitempty"`
 	Scopes       []string `json:"scopes,omitempty"`
+	// Grant is one of the Grant* constants; "" is a person's login
+	// (authorization code with PKCE).
+	Grant string `json:"grant,omitempty"`
+	// AuthMethod forces the token endpoint's client authentication:
+	// client_secret_basic, client_secret_post or private_key_jwt.
+	AuthMethod string `json:"authMethod,omitempty"`
+	// PrivateKey (a secret holding a PEM key) or PrivateKeyFile signs
+	// private_key_jwt client assertions (RFC 7523 §2.2).
+	PrivateKey     *Ref   `json:"privateKey,omitempty"`
+	PrivateKeyFile string `json:"privateKeyFile,omitempty"`
+	SigningAlg     string `json:"signingAlg,omitempty"`
+	// TokenFile holds the workload's JWT for GrantJWTBearer.
+	TokenFile string `json:"tokenFile,omitempty"`
+	// The enterprise identity provider of GrantTokenExchange.
+	IDPTokenURL     string `json:"idpTokenUrl,omitempty"`
+	IDPClientID     string `json:"idpClientId,omitempty"`
+	IDPClientSecret *Ref   `json:"idpClientSecret,omitempty"`
+	IDTokenFile     string `json:"idTokenFile,omitempty"`
 }
+
+// The grants of OAuth.Grant.
+const (
+	GrantClientCredentials = "client_credentials" // machine to machine
+	GrantJWTBearer         = "jwt_bearer"         // workload identity (RFC 7523 §2.1)
+	GrantTokenExchange     = "token_exchange"     // enterprise-managed (RFC 8693, ID-JAG)
+)
 
 // Face configures Plexus as an MCP server.
 type Face struct {

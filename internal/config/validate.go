@@ -197,7 +197,8 @@ func validateOAuth(ps *problems, p string, o OAuth) {
 			ps.add(at("clientSecret"), "needs clientId")
 		}
 	}
-	for key, u := range map[string]string{"authUrl": o.AuthURL, "tokenUrl": o.TokenURL} {
+	validateGrant(ps, p, o)
+	for key, u := range map[string]string{"authUrl": o.AuthURL, "tokenUrl": o.TokenURL, "idpTokenUrl": o.IDPTokenURL} {
 		if u == "" {
 			continue
 		}

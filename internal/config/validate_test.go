@@ -54,6 +54,20 @@ func TestValidateRules(t *testing.T) {
 		{server(`{"type": "http", "url": "https://h/?k=${KEY"}`), x + ".url", "malformed placeholder at character 14"},
 		{server(`{"type": "http", "url": "https://h/$"}`), x + ".url", "malformed placeholder"},
 
+		// OAuth grants without a person.
+		{server(`{"type": "http", "url": "https://h", "oauth": {"grant": "password"}}`), x + ".oauth.grant", "must be client_credentials, jwt_bearer or token_exchange"},
+		{server(`{"type": "http", "url": "https://h", "oauth": {"grant": "client_credentials", "clientSecret": {"env": "S"}}}`), x + ".oauth.clientId", "is needed by the client_credentials grant"},
+		{server(`{"type": "http", "url": "https://h", "oauth": {"grant": "client_credentials", "clientId": "c"}}`), x + ".oauth", "needs clientSecret, privateKey or privateKeyFile"},
+		{server(`{"type": "http", "url": "https://h", "oauth": {"grant": "client_credentials", "clientId": "c", "privateKey": {"env": "K"}, "privateKeyFile": "/k"}}`), x + ".oauth", "set privateKey or privateKeyFile, not both"},
+		{server(`{"type": "http", "url": "https://h", "oauth": {"grant": "client_credentials", "clientId": "c", "privateKeyFile": "k.pem"}}`), x + ".oauth.privateKeyFile", "must be an absolute path"},
+		{server(`{"type": "http", "url": "https://h", "oauth": {"grant": "client_credentials", "clientId": "c", "privateKey": {"env": "-----BEGIN"}}}`), x + ".oauth.privateKey.env", "is not a valid environment variable name"},
+		{server(`{"type": "http", "url": "https://h", "oauth": {"grant": "client_credentials", "clientId": "c", "clientSecret": {"env": "S"}, "authMethod": "private_key_jwt"}}`), x + ".oauth.authMethod", "needs privateKey or privateKeyFile"},
+		{server(`{"type": "http", "url": "https://h", "oauth": {"grant": "client_credentials", "clientId": "c", "clientSecret": {"env": "S"}, "authMethod": "tls"}}`), x + ".oauth.authMethod", "must be client_secret_basic"},
+		{server(`{"type": "http", "url": "https://h", "oauth": {"grant": "jwt_bearer"}}`), x + ".oauth.tokenFile", "is needed by the jwt_bearer grant"},
+		{server(`{"type": "http", "url": "https://h", "oauth": {"grant": "token_exchange", "clientId": "c", "idTokenFile": "/t"}}`), x + ".oauth", "needs idpTokenUrl and idTokenFile"},
+		{server(`{"type": "http", "url": "https://h", "oauth": {"grant": "token_exchange", "clientId": "c", "idpTokenUrl": "http://idp.example/t", "idTokenFile": "/t"}}`), x + ".oauth.idpTokenUrl", "https"},
+		{server(`{"type": "http", "url": "https://h", "oauth": {"tokenFile": "/t"}}`), x + ".oauth", "need a grant"},
+
 		// Variable and header names.
 		{server(`{"type": "stdio", "command": "c", "env": {"1A": {"env": "B"}}}`), x + ".env.1A", "is not a valid environment variable name"},
 		{server(`{"type": "stdio", "command": "c", "env": {"A": {"env": "my-token"}}}`), x + ".env.A.env", "is not a valid environment variable name"},
@@ -113,6 +127,10 @@ func TestValidateAccepts(t *testing.T) {
 		server(`{"type": "http", "url": "https://h", "oauth": {"clientId": "c", "clientSecret": {"env": "S"}, "authUrl": "http://localhost:9/a", "tokenUrl": "http://127.0.0.1:9/t", "scopes": ["read:all", "write"]}}`),
 		`{"mcp": {"servers": {"A-b_9": {"type": "stdio", "command": "c"}}, "profiles": {"solo": {"servers": ["A-b_9"], "naming": "bare", "metaTools": true}, "all": {"naming": "plexus"}}}}`,
 		`{"mcp": {"face": {"allowWrite": true, "allowExternalCall": false}}}`,
+		server(`{"type": "http", "url": "https://h", "oauth": {"grant": "client_credentials", "clientId": "c", "clientSecret": {"env": "S"}, "authMethod": "client_secret_post", "scopes": ["read"]}}`),
+		server(`{"type": "http", "url": "https://h", "oauth": {"grant": "client_credentials", "clientId": "c", "privateKeyFile": "/etc/plexus/key.pem", "signingAlg": "ES256"}}`),
+		server(`{"type": "http", "url": "https://h", "oauth": {"grant": "jwt_bearer", "clientId": "w", "tokenFile": "/var/run/secrets/tokens/mcp"}}`),
+		server(`{"type": "http", "url": "https://h", "oauth": {"grant": "token_exchange", "clientId": "c", "clientSecret": {"env": "S"}, "idpTokenUrl": "https://idp.example/token", "idpClientId": "i", "idpClientSecret": {"env": "I"}, "idTokenFile": "/run/id-token"}}`),
 	} {
 		if _, err := Decode([]byte(in)); err != nil {
 			t.Errorf("Decode(%s) = %v, want success", in, err)

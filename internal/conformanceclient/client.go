@@ -13,7 +13,9 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -67,12 +69,15 @@ func run(ctx context.Context, scenario, serverURL string, cctx map[string]any, l
 	}
 	tr := &mcp.StreamableClientTransport{Endpoint: serverURL}
 	if strings.HasPrefix(scenario, "auth/") {
-		h, cleanup, err := authHandler(serverURL, cctx)
+		h, cleanup, err := authHandler(scenario, serverURL, cctx)
 		if err != nil {
 			return err
 		}
 		defer cleanup()
 		tr.OAuthHandler = h
+		// Requests go through the daemon's own OAuth transport: it puts the
+		// token (bearer or DPoP, with its proof) on every request.
+		tr.HTTPClient = &http.Client{Transport: h.M.Transport(h.Params.Server, serverURL, nil)}
 	}
 	c := mcp.NewClient(&mcp.Implementation{Name: "plexus-conformance-client", Version: "1.0.0"}, opts)
 	cs, err := c.Connect(ctx, tr, nil)
@@ -158,8 +163,9 @@ func run(ctx context.Context, scenario, serverURL string, cctx map[string]any, l
 	return nil
 }
 
-// authHandler builds the OAuth handler on a fresh token store.
-func authHandler(serverURL string, cctx map[string]any) (*oauth.Handler, func(), error) {
+// authHandler builds the OAuth handler on a fresh token store, with the
+// grant the scenario's context calls for.
+func authHandler(scenario, serverURL string, cctx map[string]any) (*oauth.Handler, func(), error) {
 	dir, err := os.MkdirTemp("", "plexus-conformance-*")
 	if err != nil {
 		return nil, nil, err
@@ -176,9 +182,39 @@ func authHandler(serverURL string, cctx map[string]any) (*oauth.Handler, func(),
 		return nil, nil, err
 	}
 	p := oauth.LoginParams{Server: "conformance", URL: serverURL, RedirectURI: "http://localhost:3000/callback"}
-	if id, ok := cctx["client_id"].(string); ok {
-		secret, _ := cctx["client_secret"].(string)
-		p.Manual = &oauth.Manual{ClientID: id, ClientSecret: secret}
+	str := func(k string) string { v, _ := cctx[k].(string); return v }
+	// A file as the platform would provide it (a token the workload or
+	// the sign-in agent keeps current).
+	file := func(name, content string) (string, error) {
+		path := filepath.Join(dir, name)
+		return path, os.WriteFile(path, []byte(content), 0o600)
+	}
+	switch {
+	case str("idp_id_token") != "":
+		path, err := file("id-token", str("idp_id_token"))
+		if err != nil {
+			cleanup()
+			return nil, nil, err
+		}
+		p.Grant = &oauth.Grant{Type: oauth.GrantTokenExchange, ClientID: str("client_id"), ClientSecret: str("client_secret"),
+			IDP: &oauth.IdentityProvider{TokenURL: str("idp_token_endpoint"), ClientID: str("idp_client_id"), IDTokenFile: path}}
+	case str("valid_jwt") != "":
+		path, err := file("workload-token", str("valid_jwt"))
+		if err != nil {
+			cleanup()
+			return nil, nil, err
+		}
+		p.Grant = &oauth.Grant{Type: oauth.GrantJWTBearer, ClientID: str("client_id"), AssertionFile: path}
+	case str("private_key_pem") != "":
+		p.Grant = &oauth.Grant{Type: oauth.GrantClientCredentials, ClientID: str("client_id"),
+			PrivateKey: []byte(str("private_key_pem")), SigningAlg: str("signing_algorithm")}
+	case strings.HasPrefix(scenario, "auth/client-credentials"):
+		p.Grant = &oauth.Grant{Type: oauth.GrantClientCredentials, ClientID: str("client_id"), ClientSecret: str("client_secret")}
+	case str("client_id") != "":
+		p.Manual = &oauth.Manual{ClientID: str("client_id"), ClientSecret: str("client_secret")}
+	}
+	if p.Grant != nil {
+		m.SetGrant(p)
 	}
 	return &oauth.Handler{M: m, Params: p}, cleanup, nil
 }

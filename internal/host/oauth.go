@@ -27,12 +27,28 @@ func usesOAuth(sc config.Server) bool {
 }
 
 // authorize puts the OAuth transport under spec's HTTP client: requests to
-// the server carry the login's token, never another.
-func (h *Host) authorize(spec *upstream.Spec, sc config.Server) {
+// the server carry the login's token, never another. A server with a grant
+// without a person gets it registered with its secrets resolved by get.
+func (h *Host) authorize(spec *upstream.Spec, sc config.Server, get func(string) (string, error)) error {
 	if h.oauth == nil || !usesOAuth(sc) {
-		return
+		return nil
 	}
+	g, err := grantOf(sc.OAuth, get)
+	if err != nil {
+		return err
+	}
+	h.oauth.SetGrant(oauth.LoginParams{Server: spec.Name, URL: spec.URL, Grant: g, Manual: manualOf(sc.OAuth)})
 	spec.HTTPClient = &http.Client{Transport: h.oauth.ConfiguredTransport(spec.Name, spec.URL, nil, sc.OAuth != nil)}
+	return nil
+}
+
+// manualOf is the manual endpoints of o, if it has them (a grant with
+// them skips discovery).
+func manualOf(o *config.OAuth) *oauth.Manual {
+	if o == nil || o.AuthURL == "" || o.TokenURL == "" {
+		return nil
+	}
+	return &oauth.Manual{ClientID: o.ClientID, AuthURL: o.AuthURL, TokenURL: o.TokenURL, Scopes: o.Scopes}
 }
 
 // authStatus is server name's OAuth state for the API, or nil for a server
@@ -77,7 +93,16 @@ func (h *Host) loginParams(name string) (oauth.LoginParams, error) {
 		return oauth.LoginParams{}, err
 	}
 	p := oauth.LoginParams{Server: name, URL: spec.URL}
-	if o := sc.OAuth; o != nil {
+	if p.Grant, err = grantOf(sc.OAuth, func(v string) (string, error) {
+		val, ok := h.lookup(v)
+		if !ok {
+			return "", &config.MissingVarError{Name: v}
+		}
+		return val, nil
+	}); err != nil {
+		return p, fmt.Errorf("server %s: oauth: %w", name, err)
+	}
+	if o := sc.OAuth; o != nil && p.Grant == nil {
 		p.Manual = &oauth.Manual{ClientID: o.ClientID, AuthURL: o.AuthURL, TokenURL: o.TokenURL, Scopes: o.Scopes}
 		if o.ClientSecret != nil {
 			v, ok := h.lookup(o.ClientSecret.Env)
@@ -98,6 +123,9 @@ func (h *Host) Login(ctx context.Context, name string) (*apitype.LoginStart, err
 	if err != nil {
 		return nil, err
 	}
+	if p.Grant != nil {
+		return h.grantLogin(ctx, p)
+	}
 	pd, err := h.oauth.StartLogin(ctx, p, func(err error) {
 		if err == nil {
 			h.afterLogin(name)
@@ -107,6 +135,18 @@ func (h *Host) Login(ctx context.Context, name string) (*apitype.LoginStart, err
 		return nil, &LoginError{Server: name, Err: err}
 	}
 	return &apitype.LoginStart{Server: name, AuthURL: pd.AuthURL, RedirectURI: pd.RedirectURI, ExpiresAt: pd.Expires}, nil
+}
+
+// grantLogin obtains a token of a server with a grant without a person,
+// now, forgetting an earlier refusal, and restarts the server with it.
+func (h *Host) grantLogin(ctx context.Context, p oauth.LoginParams) (*apitype.LoginStart, error) {
+	p.Manual = manualOf(h.snap.Load().servers[p.Server].Config().OAuth)
+	h.oauth.SetGrant(p)
+	if err := h.oauth.Obtain(ctx, p.Server); err != nil {
+		return nil, &LoginError{Server: p.Server, Err: err}
+	}
+	h.afterLogin(p.Server)
+	return &apitype.LoginStart{Server: p.Server, Grant: p.Grant.Type}, nil
 }
 
 // CompleteLogin completes name's login with a pasted redirect URL and

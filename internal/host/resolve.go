@@ -95,7 +95,9 @@ func (h *Host) resolve(name string, sc config.Server, cfg *config.File, lookup f
 			}
 			spec.Headers.Set("Authorization", "Bearer "+tok)
 		}
-		h.authorize(&spec, sc)
+		if err := h.authorize(&spec, sc, get); err != nil {
+			return spec, wrap("oauth", err)
+		}
 	}
 	spec.Secrets = secrets
 	return spec, nil

@@ -30,6 +30,10 @@ type metadata struct {
 	asm      *oauthex.AuthServerMeta
 	// scopes to ask for, before step-up and offline_access.
 	scopes []string
+	// dpopAlgs is the authorization server's
+	// dpop_signing_alg_values_supported (RFC 9449 §5.1), which the SDK's
+	// metadata type does not carry.
+	dpopAlgs []string
 }
 
 // challenge is the part of a WWW-Authenticate answer discovery uses.
@@ -51,7 +55,7 @@ func parseChallenge(headers []string) challenge {
 		if u := ch.Params["resource_metadata"]; u != "" && c.resourceMetadata == "" {
 			c.resourceMetadata = u
 		}
-		if ch.Scheme != "bearer" {
+		if ch.Scheme != "bearer" && ch.Scheme != "dpop" {
 			continue
 		}
 		if s := ch.Params["scope"]; s != "" && c.scope == nil {
@@ -99,7 +103,10 @@ func discover(ctx context.Context, hc *http.Client, serverURL string, ch challen
 		u.Path, u.RawPath, u.RawQuery = "", "", ""
 		md.issuer = u.String()
 	}
-	asm, err := auth.GetAuthServerMetadata(ctx, md.issuer, hc)
+	rec := &metadataRecorder{base: hc.Transport}
+	rhc := *hc
+	rhc.Transport = rec
+	asm, err := auth.GetAuthServerMetadata(ctx, md.issuer, &rhc)
 	if err != nil {
 		return nil, fmt.Errorf("authorization server metadata: %w", err)
 	}
@@ -123,6 +130,7 @@ func discover(ctx context.Context, hc *http.Client, serverURL string, ch challen
 		return nil, err
 	}
 	md.asm = asm
+	md.dpopAlgs = rec.dpopAlgs(asm.Issuer)
 	switch {
 	case manual != nil && len(manual.Scopes) > 0:
 		md.scopes = slices.Clone(manual.Scopes)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
 	"net/url"
@@ -26,6 +27,8 @@ type LoginParams struct {
 	// for authorization, if any.
 	Challenge []string
 	Manual    *Manual
+	// Grant, if set, obtains tokens without a person.
+	Grant *Grant
 	// RedirectURI is where the browser returns: a loopback listener.
 	RedirectURI string
 }
@@ -74,6 +77,9 @@ func (m *Manager) begin(ctx context.Context, p LoginParams, extraScopes []string
 		IssSupported: md.asm.AuthorizationResponseIssParameterSupported,
 		Client:       *cl,
 		Scopes:       scopes,
+	}
+	if e.DPoPKey, err = m.dpopKeyFor(md, prev); err != nil {
+		return nil, err
 	}
 	pd := &Pending{
 		Server:      p.Server,
@@ -232,16 +238,59 @@ func (e *TokenError) Error() string {
 }
 
 // tokenRequest posts form to the token endpoint with the client's
-// authentication and reads the token. Nothing of the answer but the error
-// code and description reaches the error.
+// authentication (and a DPoP proof when e has a DPoP key: a use_dpop_nonce
+// answer gets the request once more with the server's nonce) and reads the
+// token. Nothing of the answer but the error code and description reaches
+// the error.
 func (m *Manager) tokenRequest(ctx context.Context, e *entry, form url.Values) (*token, []string, error) {
+	resp, body, err := m.postToken(ctx, e, form)
+	if err == nil && e.DPoPKey != "" && resp.StatusCode == http.StatusBadRequest && tokenErrorCode(body) == "use_dpop_nonce" {
+		if _, ok := m.keepNonce(e.Server, true, resp.Header.Values("DPoP-Nonce")); ok {
+			resp, body, err = m.postToken(ctx, e, form)
+		}
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if e.DPoPKey != "" {
+		m.keepNonce(e.Server, true, resp.Header.Values("DPoP-Nonce"))
+	}
+	return m.readToken(resp, body, e.DPoPKey != "")
+}
+
+// tokenErrorCode is the error member of a token endpoint's JSON answer.
+func tokenErrorCode(body []byte) string {
+	var raw struct {
+		Error string `json:"error"`
+	}
+	json.Unmarshal(body, &raw)
+	return raw.Error
+}
+
+// postToken sends one token request; each call signs a fresh client
+// assertion and DPoP proof (both are single use).
+func (m *Manager) postToken(ctx context.Context, e *entry, form url.Values) (*http.Response, []byte, error) {
+	form = maps.Clone(form)
 	switch e.Client.AuthMethod {
 	case "client_secret_post":
 		form.Set("client_id", e.Client.ID)
 		form.Set("client_secret", e.Client.Secret)
 	case "client_secret_basic":
-	default:
+	case "private_key_jwt":
+		if e.Client.key == nil {
+			return nil, nil, errors.New("private_key_jwt needs the client's private key, and none is configured")
+		}
+		a, err := clientAssertion(e.Client.key, e.Client.alg, e.Client.ID, e.Issuer, m.now())
+		if err != nil {
+			return nil, nil, err
+		}
 		form.Set("client_id", e.Client.ID)
+		form.Set("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
+		form.Set("client_assertion", a)
+	default:
+		if e.Client.ID != "" {
+			form.Set("client_id", e.Client.ID)
+		}
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.TokenURL, strings.NewReader(form.Encode()))
 	if err != nil {
@@ -253,6 +302,13 @@ func (m *Manager) tokenRequest(ctx context.Context, e *entry, form url.Values) (
 		// RFC 6749 §2.3.1: form-encode both before the Basic encoding.
 		req.SetBasicAuth(url.QueryEscape(e.Client.ID), url.QueryEscape(e.Client.Secret))
 	}
+	if e.DPoPKey != "" {
+		proof, err := dpopProof(e.DPoPKey, http.MethodPost, e.TokenURL, "", m.nonce(e.Server, true), m.now())
+		if err != nil {
+			return nil, nil, err
+		}
+		req.Header.Set("DPoP", proof)
+	}
 	resp, err := m.hc.Do(req)
 	if err != nil {
 		return nil, nil, fmt.Errorf("reaching the token endpoint: %s", scrubError(err))
@@ -262,6 +318,12 @@ func (m *Manager) tokenRequest(ctx context.Context, e *entry, form url.Values) (
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading the token endpoint's answer: %s", scrubError(err))
 	}
+	return resp, body, nil
+}
+
+// readToken reads a token endpoint's answer. dpop says a DPoP proof was
+// sent, so a DPoP token is welcome.
+func (m *Manager) readToken(resp *http.Response, body []byte, dpop bool) (*token, []string, error) {
 	var raw struct {
 		AccessToken  string      `json:"access_token"`
 		TokenType    string      `json:"token_type"`
@@ -285,10 +347,14 @@ func (m *Manager) tokenRequest(ctx context.Context, e *entry, form url.Values) (
 	if raw.AccessToken == "" {
 		return nil, nil, errors.New("the token endpoint's answer has no access_token")
 	}
-	if raw.TokenType != "" && !strings.EqualFold(raw.TokenType, "bearer") {
-		return nil, nil, fmt.Errorf("the token endpoint issued a %q token; Plexus uses bearer tokens only", shorten(printable(raw.TokenType)))
-	}
 	t := &token{Access: raw.AccessToken, Refresh: raw.RefreshToken, Type: "Bearer"}
+	switch {
+	case raw.TokenType == "" || strings.EqualFold(raw.TokenType, "bearer"):
+	case dpop && strings.EqualFold(raw.TokenType, "dpop"):
+		t.Type = "DPoP"
+	default:
+		return nil, nil, fmt.Errorf("the token endpoint issued a %q token; Plexus uses bearer and DPoP tokens only", shorten(printable(raw.TokenType)))
+	}
 	if raw.ExpiresIn != "" {
 		secs, err := raw.ExpiresIn.Int64()
 		if err != nil || secs < 0 {

@@ -63,3 +63,52 @@ func FuzzParseChallenge(f *testing.F) {
 		}
 	})
 }
+
+func FuzzParseNonce(f *testing.F) {
+	for _, s := range []string{"conformance-as-dpop-nonce", "", "a b", "\"quoted\"", "x\\y", "ok!#$%&'()*+,-./09:;<=>?@AZ[]^_`az{|}~", strings.Repeat("n", maxNonce+1), "é", "a\r\nSet-Cookie: x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		n, ok := parseNonce([]string{v})
+		if !ok {
+			return
+		}
+		if n != v || n == "" || len(n) > maxNonce {
+			t.Fatalf("parseNonce(%q) = %q", v, n)
+		}
+		for i := 0; i < len(n); i++ {
+			// RFC 9449 §8.1: NQCHAR only, so that the nonce is safe to
+			// put back in a JWT and never splits a header.
+			if c := n[i]; c < 0x21 || c > 0x7e || c == '"' || c == '\\' {
+				t.Fatalf("accepted byte %#x", c)
+			}
+		}
+	})
+}
+
+func FuzzParseExchange(f *testing.F) {
+	const jag = "eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJDQU5BUlkifQ.c2ln"
+	f.Add(200, "application/json", []byte(`{"access_token":"`+jag+`","issued_token_type":"urn:ietf:params:oauth:token-type:id-jag","token_type":"N_A"}`))
+	f.Add(200, "application/json; charset=utf-8", []byte(`{"access_token":"`+jag+`","issued_token_type":"urn:ietf:params:oauth:token-type:access_token","token_type":"Bearer"}`))
+	f.Add(400, "application/json", []byte(`{"error":"invalid_grant","error_description":"CANARY-description\u0000x"}`))
+	f.Add(200, "text/html", []byte(`<html>CANARY</html>`))
+	f.Add(200, "application/json", []byte(`{"access_token":"CANARY not a jwt","issued_token_type":"urn:ietf:params:oauth:token-type:id-jag","token_type":"N_A"}`))
+	f.Add(200, "application/json", []byte(`{"access_token":1}`))
+	f.Fuzz(func(t *testing.T, status int, contentType string, body []byte) {
+		got, err := parseExchange(status, contentType, body)
+		if err != nil {
+			if got != "" {
+				t.Fatal("an error with an assertion")
+			}
+			// An error carries at most the error code and description,
+			// cut and without control characters; never the assertion.
+			if strings.Contains(err.Error(), jag) || strings.ContainsFunc(err.Error(), func(r rune) bool { return r < ' ' }) {
+				t.Fatalf("the error quotes the answer: %q", err)
+			}
+			return
+		}
+		if status != 200 || strings.Count(got, ".") != 2 || !strings.Contains(string(body), got) {
+			t.Fatalf("accepted %q from HTTP %d", got, status)
+		}
+	})
+}

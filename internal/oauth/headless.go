@@ -71,6 +71,11 @@ func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 	}
 	p := h.Params
 	p.Challenge = headers
+	if p.Grant != nil {
+		h.M.SetGrant(p)
+		_, err := h.M.obtain(ctx, p)
+		return err
+	}
 	pd, err := h.M.begin(ctx, p, nil)
 	if err != nil {
 		return err

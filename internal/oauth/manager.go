@@ -68,6 +68,14 @@ type serverState struct {
 	want       []string // scopes a 403 insufficient_scope asked for
 	login      *loginRun
 	loginErr   string
+	// The latest DPoP nonces of the authorization server and the MCP
+	// server (RFC 9449 §8, §9).
+	asNonce, rsNonce string
+	// grant is how the daemon obtains tokens without a person, if it does;
+	// grantErr why the last attempt was refused (then none is tried again
+	// until the next login or configuration).
+	grant    *LoginParams
+	grantErr string
 }
 
 // Open loads oauth.json from opts.Home. A file that cannot be read is an
@@ -216,14 +224,36 @@ func (m *Manager) NeedsLogin(server string) bool {
 // AccessToken returns server's access token, refreshing it first if it
 // expires within RefreshBefore. It returns "" and no error when Plexus holds
 // no token (the server then answers 401 and asks for a login), and
-// ErrNeedsLogin when the token expired and cannot be refreshed.
+// ErrNeedsLogin when the token expired and cannot be refreshed. A server
+// with a grant (SetGrant) gets its token from the grant, now if need be.
 func (m *Manager) AccessToken(ctx context.Context, server string) (string, error) {
-	e := m.entryFor(server)
-	if e == nil || e.Token == nil {
-		return "", nil
+	c, err := m.credential(ctx, server)
+	return c.access, err
+}
+
+// credential is what a request to server carries: the access token, its
+// type, and the DPoP key it is bound to.
+type credential struct {
+	access  string
+	dpopKey string // "" for a bearer token
+}
+
+func credentialOf(e *entry) credential {
+	c := credential{access: e.Token.Access}
+	if e.Token.Type == "DPoP" {
+		c.dpopKey = e.DPoPKey
 	}
-	if !m.expiring(e.Token) {
-		return e.Token.Access, nil
+	return c
+}
+
+func (m *Manager) credential(ctx context.Context, server string) (credential, error) {
+	g, _ := m.grantOf(server)
+	e := m.entryFor(server)
+	if e != nil && e.Token != nil && !m.expiring(e.Token) {
+		return credentialOf(e), nil
+	}
+	if g == nil && (e == nil || e.Token == nil) {
+		return credential{}, nil
 	}
 	m.mu.Lock()
 	st := m.stateLocked(server)
@@ -232,18 +262,28 @@ func (m *Manager) AccessToken(ctx context.Context, server string) (string, error
 	defer st.flight.Unlock()
 	// Another caller may have refreshed while this one waited.
 	e = m.entryFor(server)
-	if e == nil || e.Token == nil {
-		return "", nil
+	if e != nil && e.Token != nil && !m.expiring(e.Token) {
+		return credentialOf(e), nil
 	}
-	if !m.expiring(e.Token) {
-		return e.Token.Access, nil
+	if g, gerr := m.grantOf(server); g != nil {
+		if gerr != "" {
+			return credential{}, fmt.Errorf("%s: %w: %s", server, ErrNeedsLogin, gerr)
+		}
+		ne, err := m.obtain(ctx, *g)
+		if err != nil {
+			return credential{}, fmt.Errorf("%s: %w", server, err)
+		}
+		return credentialOf(ne), nil
+	}
+	if e == nil || e.Token == nil {
+		return credential{}, nil
 	}
 	if e.Token.Refresh == "" {
 		if m.now().Before(e.Token.Expiry) {
-			return e.Token.Access, nil // still valid, nothing to refresh with
+			return credentialOf(e), nil // still valid, nothing to refresh with
 		}
 		m.markNeedsLogin(server, "the access token expired and there is no refresh token", nil, nil)
-		return "", fmt.Errorf("%s: %w: the access token expired", server, ErrNeedsLogin)
+		return credential{}, fmt.Errorf("%s: %w: the access token expired", server, ErrNeedsLogin)
 	}
 	return m.refresh(ctx, e)
 }
@@ -253,7 +293,7 @@ func (m *Manager) expiring(t *token) bool {
 }
 
 // refresh spends e's refresh token. The caller holds the server's flight.
-func (m *Manager) refresh(ctx context.Context, e *entry) (string, error) {
+func (m *Manager) refresh(ctx context.Context, e *entry) (credential, error) {
 	form := map[string][]string{
 		"grant_type":    {"refresh_token"},
 		"refresh_token": {e.Token.Refresh},
@@ -267,19 +307,21 @@ func (m *Manager) refresh(ctx context.Context, e *entry) (string, error) {
 			// tokens, but only if they are still the ones that failed.
 			m.dropTokenIf(e.Server, e.Token.Refresh)
 			m.markNeedsLogin(e.Server, "the refresh token was refused: "+te.Code, nil, nil)
-			return "", fmt.Errorf("%s: %w: refreshing the token failed: %w", e.Server, ErrNeedsLogin, err)
+			return credential{}, fmt.Errorf("%s: %w: refreshing the token failed: %w", e.Server, ErrNeedsLogin, err)
 		}
-		return "", fmt.Errorf("%s: refreshing the token: %w", e.Server, err)
+		return credential{}, fmt.Errorf("%s: refreshing the token: %w", e.Server, err)
 	}
 	if tok.Refresh == "" {
 		tok.Refresh = e.Token.Refresh // RFC 6749 §6: the old one stays valid
 	}
 	if err := m.replaceTokenIf(e.Server, e.Token.Refresh, tok, scopes); err != nil {
-		return tok.Access, err
+		return credential{}, err
 	}
 	m.log.Info("OAuth token refreshed", "server", e.Server, "expires", tok.Expiry)
 	m.changed(e.Server)
-	return tok.Access, nil
+	ne := e.clone()
+	ne.Token = tok
+	return credentialOf(ne), nil
 }
 
 // replaceTokenIf stores tok for server if the stored refresh token is still

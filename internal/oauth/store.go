@@ -2,6 +2,7 @@ package oauth
 
 import (
 	"bytes"
+	"crypto"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -36,6 +37,12 @@ type entry struct {
 	// Scopes granted (or, if the server did not say, requested).
 	Scopes []string `json:"scopes,omitempty"`
 	Token  *token   `json:"token,omitempty"`
+	// Grant is how the token was obtained when not by a person's login:
+	// one of the Grant* constants; "" is the authorization code flow.
+	Grant string `json:"grant,omitempty"`
+	// DPoPKey is the server's DPoP private key (PEM, PKCS #8), when its
+	// authorization server issues DPoP-bound tokens (RFC 9449).
+	DPoPKey string `json:"dpopKey,omitempty"`
 }
 
 // client is the client identity at the authorization server.
@@ -43,8 +50,13 @@ type client struct {
 	ID     string `json:"id"`
 	Secret string `json:"secret,omitempty"`
 	// AuthMethod is how the token endpoint authenticates the client:
-	// "client_secret_basic", "client_secret_post" or "none".
+	// "client_secret_basic", "client_secret_post", "private_key_jwt"
+	// (RFC 7523 §2.2) or "none".
 	AuthMethod string `json:"authMethod,omitempty"`
+	// key signs private_key_jwt assertions, with alg ("" for the key's
+	// default). It comes from the configuration, never from oauth.json.
+	key crypto.Signer
+	alg string
 	// How it was obtained: "preregistered", "metadata-document" or "dynamic".
 	Kind         string   `json:"kind"`
 	RedirectURIs []string `json:"redirectUris,omitempty"`

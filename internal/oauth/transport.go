@@ -48,23 +48,43 @@ type transport struct {
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	req = req.Clone(req.Context())
 	req.Header.Del("Authorization")
+	req.Header.Del("DPoP")
 	if req.URL.Scheme != t.scheme || req.URL.Host != t.host {
 		return t.base.RoundTrip(req)
 	}
-	tok, err := t.m.AccessToken(req.Context(), t.server)
+	cred, err := t.m.credential(req.Context(), t.server)
 	if err != nil {
 		if req.Body != nil {
 			req.Body.Close()
 		}
 		return nil, err
 	}
-	if tok != "" {
-		req.Header.Set("Authorization", "Bearer "+tok)
-	}
-	resp, err := t.base.RoundTrip(req)
+	resp, err := t.send(req, cred)
 	if err != nil {
 		return resp, err
 	}
+	if cred.dpopKey != "" {
+		t.m.keepNonce(t.server, false, resp.Header.Values("DPoP-Nonce"))
+		// RFC 9449 §9: a resource server that wants a nonce answers 401
+		// use_dpop_nonce with one; the request goes once more with it.
+		if resp.StatusCode == http.StatusUnauthorized && parseChallenge(resp.Header.Values("WWW-Authenticate")).err == "use_dpop_nonce" &&
+			(req.Body == nil || req.GetBody != nil) {
+			if _, ok := parseNonce(resp.Header.Values("DPoP-Nonce")); ok {
+				again := req.Clone(req.Context())
+				if req.GetBody != nil {
+					if again.Body, err = req.GetBody(); err != nil {
+						return resp, nil
+					}
+				}
+				resp.Body.Close()
+				if resp, err = t.send(again, cred); err != nil {
+					return resp, err
+				}
+				t.m.keepNonce(t.server, false, resp.Header.Values("DPoP-Nonce"))
+			}
+		}
+	}
+	tok := cred.access
 	switch resp.StatusCode {
 	case http.StatusOK, http.StatusAccepted:
 		t.m.clearNeedsLogin(t.server) // the server takes what Plexus sends
@@ -75,6 +95,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		reason := "the server requires an OAuth login"
 		if tok != "" {
 			reason = "the server refused Plexus's access token"
+			t.m.dropRefused(t.server, tok)
 		} else if !t.configured && !offersLogin(req.Context(), t.base, t.resource, parseChallenge(resp.Header.Values("WWW-Authenticate"))) {
 			// No OAuth on offer: the credential Plexus sent (or did not
 			// send) was refused. The connect error says so.
@@ -89,6 +110,27 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	return resp, nil
+}
+
+// send puts cred on req (a bearer token, or a DPoP token with a fresh
+// proof) and sends it.
+func (t *transport) send(req *http.Request, cred credential) (*http.Response, error) {
+	switch {
+	case cred.access == "":
+	case cred.dpopKey != "":
+		proof, err := dpopProof(cred.dpopKey, req.Method, req.URL.String(), cred.access, t.m.nonce(t.server, false), t.m.now())
+		if err != nil {
+			if req.Body != nil {
+				req.Body.Close()
+			}
+			return nil, err
+		}
+		req.Header.Set("Authorization", "DPoP "+cred.access)
+		req.Header.Set("DPoP", proof)
+	default:
+		req.Header.Set("Authorization", "Bearer "+cred.access)
+	}
+	return t.base.RoundTrip(req)
 }
 
 // isCurrent reports whether access is the stored access token of server.

@@ -4,7 +4,9 @@
 // documents, pre-registered clients, the authorization code flow with PKCE
 // S256, refresh with rotation (a spent refresh token is revoked),
 // expiry, revocation, and step-up (a tool that needs a scope answers 403
-// insufficient_scope). Options make it misbehave: no PKCE advertisement, a
+// insufficient_scope), the client credentials grant (client secret or
+// private_key_jwt), the JWT bearer grant of a workload, and DPoP (RFC 9449)
+// with nonces at both the token and the MCP endpoint. Options make it misbehave: no PKCE advertisement, a
 // wrong iss, a malicious authorization endpoint.
 //
 // /authorize approves at once: it redirects to redirect_uri with the code,
@@ -13,6 +15,7 @@ package authserver
 
 import (
 	"context"
+	"crypto"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -49,6 +52,18 @@ type Options struct {
 	Scopes []string
 	// AdminScope is the scope the "admin" tool needs; default "admin".
 	AdminScope string
+	// ClientCredentials accepts the client_credentials grant of the
+	// pre-registered Clients and of ClientKeys.
+	ClientCredentials bool
+	// ClientKeys are clients that authenticate with private_key_jwt:
+	// id → public key.
+	ClientKeys map[string]crypto.PublicKey
+	// WorkloadKey, if set, accepts the JWT bearer grant of JWTs it signed.
+	WorkloadKey crypto.PublicKey
+	// DPoP advertises ES256 DPoP, binds tokens to the proof's key, and
+	// makes the MCP endpoint require the DPoP scheme with a proof;
+	// DPoPNonce also makes both require the server's nonce.
+	DPoP, DPoPNonce bool
 }
 
 // Server is the running pair.
@@ -61,6 +76,8 @@ type Server struct {
 	Refreshes     atomic.Int64
 	Registrations atomic.Int64
 	Codes         atomic.Int64 // code exchanges
+	// Machine grants answered, and token requests of any kind.
+	ClientCredentials, JWTBearers, TokenRequests atomic.Int64
 
 	mu       sync.Mutex
 	clients  map[string]string    // id → secret ("" for public)
@@ -71,6 +88,9 @@ type Server struct {
 	last     url.Values           // the last authorization request
 	lastTok  url.Values           // the last token request
 	authHdr  []string             // Authorization headers seen at /mcp
+	jtis     map[string]bool      // DPoP proofs seen
+	nonce    string               // the current DPoP nonce
+	nonceAt  time.Time
 }
 
 type codeGrant struct {
@@ -79,6 +99,7 @@ type codeGrant struct {
 }
 
 type grant struct {
+	jkt      string // the DPoP key's thumbprint the token is bound to
 	client   string
 	scopes   []string
 	resource string
@@ -102,6 +123,7 @@ func Start(t testing.TB, opts Options) *Server {
 		URL: "http://" + ln.Addr().String(), opts: opts,
 		clients: map[string]string{}, redirect: map[string][]string{},
 		codes: map[string]codeGrant{}, access: map[string]grant{}, refresh: map[string]grant{},
+		jtis: map[string]bool{},
 	}
 	s.MCPURL = s.URL + "/mcp"
 	for id, sec := range opts.Clients {
@@ -177,6 +199,16 @@ func (s *Server) asm(w http.ResponseWriter, _ *http.Request) {
 	}
 	if s.opts.IssSupported {
 		m["authorization_response_iss_parameter_supported"] = true
+	}
+	if s.opts.DPoP {
+		m["dpop_signing_alg_values_supported"] = []string{"ES256"}
+	}
+	if s.opts.ClientCredentials {
+		m["grant_types_supported"] = append(m["grant_types_supported"].([]string), "client_credentials")
+		m["token_endpoint_auth_methods_supported"] = append(m["token_endpoint_auth_methods_supported"].([]string), "private_key_jwt")
+	}
+	if s.opts.WorkloadKey != nil {
+		m["grant_types_supported"] = append(m["grant_types_supported"].([]string), "urn:ietf:params:oauth:grant-type:jwt-bearer")
 	}
 	writeJSON(w, 200, m)
 }
@@ -260,6 +292,17 @@ func (s *Server) clientAuth(r *http.Request) (string, bool) {
 	if s.opts.CIMD && strings.HasPrefix(id, "https://") {
 		return id, true
 	}
+	if r.PostForm.Get("client_assertion_type") == "urn:ietf:params:oauth:client-assertion-type:jwt-bearer" {
+		key, ok := s.opts.ClientKeys[id]
+		if !ok {
+			return id, false
+		}
+		c, err := checkAssertion(r.PostForm.Get("client_assertion"), key, s.URL)
+		return id, err == nil && c["iss"] == id && c["sub"] == id
+	}
+	if s.opts.WorkloadKey != nil && secret == "" && r.PostForm.Get("grant_type") == "urn:ietf:params:oauth:grant-type:jwt-bearer" {
+		return id, true // a public workload client: the assertion is the credential
+	}
 	want, ok := s.clients[id]
 	return id, ok && want == secret
 }
@@ -269,9 +312,22 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		oauthError(w, 400, "invalid_request")
 		return
 	}
+	s.TokenRequests.Add(1)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.lastTok = r.PostForm
+	var jkt string
+	if s.opts.DPoP {
+		s.rotateNonceLocked()
+		w.Header().Set("DPoP-Nonce", s.nonce)
+		if r.Header.Get("DPoP") != "" {
+			var code string
+			if jkt, code = s.checkProof(r, s.URL+"/token", ""); code != "" {
+				oauthError(w, 400, code)
+				return
+			}
+		}
+	}
 	id, ok := s.clientAuth(r)
 	if !ok {
 		oauthError(w, 401, "invalid_client")
@@ -297,19 +353,38 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 			oauthError(w, 400, "invalid_grant")
 			return
 		}
+		// RFC 9449 §5: only a public client's refresh token is bound to its
+		// DPoP key (a confidential client authenticates instead).
+		if old.jkt != "" && s.clients[id] == "" && old.jkt != jkt {
+			oauthError(w, 400, "invalid_grant")
+			return
+		}
 		delete(s.refresh, rt) // rotation: a refresh token is spent once
 		s.Refreshes.Add(1)
 		g = old
 	default:
-		oauthError(w, 400, "unsupported_grant_type")
-		return
+		var code string
+		if g, code = s.machineGrant(r, id); code != "" {
+			oauthError(w, 400, code)
+			return
+		}
 	}
+	g.jkt = jkt
 	g.expires = time.Now().Add(s.opts.AccessTTL)
 	at, rt := "at-"+rand.Text(), "rt-"+rand.Text()
 	s.access[at] = g
 	s.refresh[rt] = g
-	writeJSON(w, 200, map[string]any{"access_token": at, "token_type": "Bearer", "refresh_token": rt,
-		"expires_in": int(s.opts.AccessTTL.Seconds()), "scope": strings.Join(g.scopes, " ")})
+	typ := "Bearer"
+	if jkt != "" {
+		typ = "DPoP"
+	}
+	ans := map[string]any{"access_token": at, "token_type": typ, "refresh_token": rt,
+		"expires_in": int(s.opts.AccessTTL.Seconds()), "scope": strings.Join(g.scopes, " ")}
+	if r.PostForm.Get("grant_type") != "authorization_code" && r.PostForm.Get("grant_type") != "refresh_token" {
+		delete(ans, "refresh_token") // RFC 6749 §4.4.3: none for client credentials
+		delete(s.refresh, rt)
+	}
+	writeJSON(w, 200, ans)
 }
 
 // protect is the bearer check in front of the MCP handler; the admin tool
@@ -319,10 +394,33 @@ func (s *Server) protect(next http.Handler) http.Handler {
 		challenge := fmt.Sprintf(`Bearer resource_metadata="%s/.well-known/oauth-protected-resource/mcp"`, s.URL)
 		h := r.Header.Get("Authorization")
 		tok, ok := strings.CutPrefix(h, "Bearer ")
+		if dtok, dpop := strings.CutPrefix(h, "DPoP "); dpop {
+			tok, ok = dtok, true
+		}
 		s.mu.Lock()
 		s.authHdr = append(s.authHdr, h)
 		g, live := s.access[tok]
+		proofErr := ""
+		if ok && live && g.jkt != "" {
+			// A bound token: the DPoP scheme, and a proof by its key.
+			s.rotateNonceLocked()
+			w.Header().Set("DPoP-Nonce", s.nonce)
+			jkt, code := s.checkProof(r, s.MCPURL, tok)
+			switch {
+			case !strings.HasPrefix(h, "DPoP "):
+				proofErr = "invalid_token"
+			case code != "":
+				proofErr = code
+			case jkt != g.jkt:
+				proofErr = "invalid_dpop_proof"
+			}
+		}
 		s.mu.Unlock()
+		if proofErr != "" {
+			w.Header().Set("WWW-Authenticate", fmt.Sprintf(`DPoP error="%s", resource_metadata="%s/.well-known/oauth-protected-resource/mcp"`, proofErr, s.URL))
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
 		if !ok || !live || time.Now().After(g.expires) || g.resource != s.MCPURL {
 			w.Header().Set("WWW-Authenticate", challenge)
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
