@@ -84,7 +84,13 @@ same file again changes nothing.`,
 				return err
 			}
 			stop := a.progressAfter("importing %s…", path)
-			res, err := c.Import(cmd.Context(), apitype.ImportRequest{Dialect: d, Source: path, Content: string(content), DryRun: dryRun})
+			// The absolute path tells the daemon the file's folder, against
+			// which a relative cwd resolves.
+			source := path
+			if abs, err := filepath.Abs(path); err == nil {
+				source = abs
+			}
+			res, err := c.Import(cmd.Context(), apitype.ImportRequest{Dialect: d, Source: source, Content: string(content), DryRun: dryRun})
 			stop()
 			if err != nil {
 				return fmt.Errorf("importing %s: %w", path, err)

@@ -5,9 +5,14 @@
 // It is pure: Parse takes a file's content and returns the servers, the
 // secrets moved out of them and a report; the daemon applies them through
 // host.Import. Plexus settings hold only references to secrets (R-CFG-3), so
-// every literal value the other client kept in its file — env values,
-// header values, bearer tokens, key-like URL query values — becomes a
-// managed secret named <SERVER>_<KEY>, and the server refers to it by name.
+// every literal value of the file that looks like a secret — by its name
+// (TOKEN, KEY, SECRET, PASSWORD, AUTH, CREDENTIAL, …) or its shape (a
+// bearer value, a URL with a password or a key in its query, an access
+// token's prefix, a long random word) — becomes a managed secret named
+// <SERVER>_<KEY>, and the server refers to it by name; bearer tokens and
+// OAuth client secrets always do. Other env values stay plain values
+// ({"value": "TEXT"}) and other header values text, visible and editable
+// (judge.go).
 //
 // Nothing is dropped silently: every entry of the file is reported as
 // imported, renamed or skipped, with each field that could not be carried
@@ -177,6 +182,12 @@ var dialects = map[string]dialect{
 // is set where the daemon resolves references (its value is not used): it
 // serves only to report the variables still missing. Errors are *Error.
 func Parse(dialectName string, content []byte, env func(string) (string, bool)) (*Result, error) {
+	return ParseIn(dialectName, content, "", env)
+}
+
+// ParseIn is Parse for a file in the folder dir (absolute): a relative
+// cwd of a server resolves against it, as the other client resolved it.
+func ParseIn(dialectName string, content []byte, dir string, env func(string) (string, bool)) (*Result, error) {
 	d, ok := dialects[dialectName]
 	if !ok {
 		return nil, &Error{Msg: fmt.Sprintf("unknown dialect %q: want one of %s", shorten(dialectName), strings.Join(Dialects(), ", "))}
@@ -185,7 +196,7 @@ func Parse(dialectName string, content []byte, env func(string) (string, bool)) 
 	if err == nil {
 		var f *found
 		if f, err = d.servers(root); err == nil {
-			res := convert(dialectName, d.syntax, f)
+			res := convert(dialectName, dir, d.syntax, f)
 			res.missing(env)
 			return res, nil
 		}

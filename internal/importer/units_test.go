@@ -58,12 +58,12 @@ func TestImportNameCollisions(t *testing.T) {
 
 func TestImportSecretNames(t *testing.T) {
 	res := parseOK(t, Claude, `{"mcpServers": {
-		"a": {"command": "x", "env": {"B_C": "one"}},
-		"a_b": {"command": "x", "env": {"C": "two"}},
+		"a": {"command": "x", "env": {"B_C_KEY": "one1"}},
+		"a_b": {"command": "x", "env": {"C_KEY": "two2"}},
 		"gh": {"command": "x", "env": {"GH_TOKEN": "three", "token": "four"}},
 		"other": {"command": "x", "env": {"T": "${GH_TOKEN}"}},
 		"9lives": {"command": "x", "env": {"KEY": "five"}}}}`)
-	want := map[string]string{"A_B_C": "one", "A_B_C_2": "two", "GH_TOKEN_2": "three", "GH_TOKEN_3": "four", "_9LIVES_KEY": "five"}
+	want := map[string]string{"A_B_C_KEY": "one1", "A_B_C_KEY_2": "two2", "GH_TOKEN_2": "three", "GH_TOKEN_3": "four", "_9LIVES_KEY": "five"}
 	if !maps.Equal(res.Secrets, want) {
 		t.Fatalf("secrets %v, want %v", res.Secrets, want)
 	}
