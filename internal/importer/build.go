@@ -75,9 +75,9 @@ type conv struct {
 	dialect string
 	// dir is the folder of the imported file, absolute, or "" when not
 	// known: relative working directories resolve against it.
-	dir     string
-	syntax  syntax
-	inputs  map[string]*node
+	dir    string
+	syntax syntax
+	inputs map[string]*node
 	// reserved are the variables the file refers to: a secret made from a
 	// literal value never takes one of their names.
 	reserved map[string]bool

@@ -200,7 +200,13 @@ func TestImportErrorsQuoteNoValue(t *testing.T) {
 func TestImportDetect(t *testing.T) {
 	for _, tc := range []struct{ source, content, want string }{
 		{"/home/me/.claude.json", `{"mcpServers": {}}`, Claude},
-		{"/home/me/project/.mcp.json", `{"mcpServers": {}}`, Claude},
+		{"/home/me/project/.mcp.json", `{"mcpServers": {}}`, ClaudeProject},
+		{"/home/me/.gemini/settings.json", `{"mcpServers": {}}`, Gemini},
+		{"/home/me/.codeium/windsurf/mcp_config.json", `{"mcpServers": {}}`, Windsurf},
+		{"/x/saoudrizwan.claude-dev/settings/cline_mcp_settings.json", `{"mcpServers": {}}`, Cline},
+		{"/home/me/.config/opencode/opencode.json", `{"mcp": {}}`, Opencode},
+		{"conf.json", `{"$schema": "https://opencode.ai/config.json", "mcp": {}}`, Opencode},
+		{"/home/me/.continue/config.yaml", "name: x\nmcpServers:\n  - name: a\n    command: b\n", Continue},
 		{"/home/me/.cursor/mcp.json", `{"mcpServers": {}}`, Cursor},
 		{"claude_desktop_config.json", `{"mcpServers": {}}`, ClaudeDesktop},
 		{".vscode/mcp.json", "// c\n{\"servers\": {},}", VSCode},
