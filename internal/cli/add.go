@@ -71,7 +71,8 @@ it without a shell.
 
 Secrets are never written in the settings: store them with
 ` + "`plexus secret set VAR`" + ` and refer to them by name with --header, --env
-and --bearer-env.`,
+and --bearer-env. A key in the URL's query (?api_key=…, ?token=…) is stored
+as the managed secret <NAME>_<PARAM> and the URL keeps ${<NAME>_<PARAM>}.`,
 		Example: `  plexus add search https://mcp.example.com/mcp --header X-Api-Key=SEARCH_KEY
   plexus add legacy https://old.example.com/sse --transport sse --bearer-env LEGACY_TOKEN
   plexus add fs -- npx -y @modelcontextprotocol/server-filesystem /srv/docs
@@ -86,6 +87,7 @@ and --bearer-env.`,
 			if err != nil {
 				return err
 			}
+			a.noteURLSecrets(req.Secrets)
 			stop := func() {}
 			if !f.noVerify && !disabled {
 				stop = a.progressAfter("starting %s to check that it works…", req.Name)
@@ -171,6 +173,7 @@ func buildAdd(args []string, dash int, f *serverFlags, disabled bool) (apitype.P
 			cfg[keyType] = f.transport
 		}
 		cfg[keyURL] = url
+		req.Secrets = moveURLSecrets(req.Name, cfg)
 	}
 	if err := applyCommon(cfg, f, nil); err != nil {
 		return req, err

@@ -79,6 +79,8 @@ and drops the settings of the old kind.`,
 			for _, w := range warnings {
 				a.warnf("%s", w)
 			}
+			urlSecrets := moveURLSecrets(name, cfg)
+			a.noteURLSecrets(urlSecrets)
 			raw, err := json.Marshal(cfg)
 			if err != nil {
 				return fmt.Errorf("encoding the server's settings: %w", err)
@@ -87,7 +89,7 @@ and drops the settings of the old kind.`,
 			if !f.noVerify && cfg[keyEnabled] != false {
 				stop = a.progressAfter("restarting %s to check that it works…", name)
 			}
-			req := apitype.PutServerRequest{Name: name, Config: raw, NoVerify: f.noVerify}
+			req := apitype.PutServerRequest{Name: name, Config: raw, NoVerify: f.noVerify, Secrets: urlSecrets}
 			wr, err := c.PutServer(cmd.Context(), name, req, sc.Revision)
 			stop()
 			if err != nil {
