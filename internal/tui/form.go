@@ -47,6 +47,11 @@ type form struct {
 	// is theirs.
 	nameEdited bool
 
+	// urlSecrets are literal keys found in the edited server's stored URL:
+	// the form shows ${VAR} in their place, and a save stores them as
+	// managed secrets while the URL still refers to them.
+	urlSecrets map[string]string
+
 	saving bool
 	err    string
 }
@@ -93,7 +98,16 @@ func editForm(name string, cfg map[string]any, revision int64) *form {
 	}
 	const keep = "stored: blank keeps it, - removes it"
 	if u, ok := cfg[serverconf.KeyURL].(string); ok {
-		f.inputs[fURL].SetValue(u)
+		// A key written in the URL is never shown: the field shows the
+		// variable it is kept in once saved.
+		shown, moved := serverconf.MoveURLSecrets(name, u)
+		f.inputs[fURL].SetValue(shown)
+		for _, m := range moved {
+			if f.urlSecrets == nil {
+				f.urlSecrets = map[string]string{}
+			}
+			f.urlSecrets[m.Var] = m.Value
+		}
 	}
 	if argv := serverconf.Argv(cfg); argv != nil {
 		f.inputs[fCommand].SetValue(cmdline.Join(argv))
@@ -162,6 +176,7 @@ func (f *form) values() formValues {
 		transport: f.transports[f.transport],
 		url:       v(fURL), command: v(fCommand), name: v(fName),
 		bearer: v(fBearer), headerName: v(fHeaderName), headerValue: v(fHeaderValue), env: v(fEnv),
+		urlSecrets: f.urlSecrets,
 	}
 }
 
