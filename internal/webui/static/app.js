@@ -310,15 +310,62 @@ function showTransport() {
 }
 
 let rowSeq = 0;
-function addRow(name, ref) {
+function addRow(name, ref, plain) {
   const i = ++rowSeq;
+  const isPlain = typeof plain === 'string';
+  // A plain value ({"value": …}) is a setting, not a secret: shown and
+  // edited as text, and saved as a plain value again.
+  const value = isPlain
+    ? el('input', { 'aria-label': 'Value ' + i, class: 'r-value', type: 'text', value: plain, autocomplete: 'off', spellcheck: 'false' })
+    : el('input', { 'aria-label': 'Value ' + i, class: 'r-value', type: 'password', autocomplete: 'new-password',
+      placeholder: ref ? 'blank keeps, - removes' : '' });
   const tr = el('tr', {},
     el('td', {}, el('input', { 'aria-label': 'Name ' + i, class: 'r-name', value: name || '', autocomplete: 'off', spellcheck: 'false' })),
-    el('td', {}, el('input', { 'aria-label': 'Secret variable ' + i, class: 'r-var', value: ref || '', autocomplete: 'off', spellcheck: 'false' })),
-    el('td', {}, el('input', { 'aria-label': 'Value ' + i, class: 'r-value', type: 'password', autocomplete: 'new-password',
-      placeholder: ref ? 'blank keeps, - removes' : '' })),
+    el('td', {}, el('input', { 'aria-label': 'Secret variable ' + i, class: 'r-var', value: ref || '', autocomplete: 'off', spellcheck: 'false',
+      placeholder: isPlain ? 'plain value, not secret' : '', readonly: isPlain })),
+    el('td', {}, value),
     el('td', {}, el('button', { type: 'button', 'aria-label': 'Remove row ' + i, onclick: () => tr.remove() }, '✕')));
+  if (isPlain) tr.dataset.plain = '1';
   $('f-rows').append(tr);
+}
+
+// secretParam matches the query parameters that carry keys, as the CLI's
+// and the terminal UI's do (serverconf.MoveURLSecrets).
+const secretParam = /(key|token|secret|passw|pwd|auth|credential|signature|^sig$|session)/i;
+
+// varFor is the variable a form keeps one of server's secrets in
+// (serverconf.VarFor).
+function varFor(server, what) {
+  let v = (server + '_' + what).toUpperCase().replace(/[^A-Z0-9_]/g, '_');
+  if (!v || /^[0-9]/.test(v)) v = 'MCP_' + v;
+  return v;
+}
+
+// moveURLSecrets takes the values of a URL's key-like query parameters out
+// of it: the URL gets ${VAR} in their place, and moved maps VAR to the
+// value, to be sent as the server's secrets. The page never shows a key.
+function moveURLSecrets(server, raw) {
+  const moved = {};
+  const q = raw.indexOf('?');
+  if (q < 0) return { url: raw, moved };
+  let query = raw.slice(q + 1), frag = '';
+  const h = query.indexOf('#');
+  if (h >= 0) { frag = query.slice(h); query = query.slice(0, h); }
+  const parts = query.split('&').map((part) => {
+    const eq = part.indexOf('=');
+    if (eq < 0) return part;
+    const k = part.slice(0, eq), v = part.slice(eq + 1);
+    if (!secretParam.test(k) || v.includes('${')) return part;
+    let val, name;
+    try { val = decodeURIComponent(v.replace(/\+/g, ' ')); name = decodeURIComponent(k); } catch (e) { return part; }
+    if (val.length < 4 || /^(true|false|yes|none|null|basic|bearer|oauth|debug)$/i.test(val)) return part;
+    let ref = varFor(server, name);
+    for (let n = 2; ref in moved && moved[ref] !== val; n++) ref = varFor(server, name) + '_' + n;
+    moved[ref] = val;
+    return k + '=${' + ref + '}';
+  });
+  if (!Object.keys(moved).length) return { url: raw, moved };
+  return { url: raw.slice(0, q + 1) + parts.join('&') + frag, moved };
 }
 
 function clearErrors() {
@@ -347,9 +394,15 @@ function openEditor(name) {
     if (t === 'stdio') {
       $('f-command').value = [c.command || '', ...(c.args || [])].filter((a, i) => i > 0 || a).map(quoteArg).join(' ');
       $('f-cwd').value = c.cwd || '';
-      for (const [k, v] of Object.entries(c.env || {})) addRow(k, v && v.env);
+      for (const [k, v] of Object.entries(c.env || {})) {
+        if (v && typeof v.value === 'string') addRow(k, '', v.value); else addRow(k, v && v.env);
+      }
     } else {
-      $('f-url').value = c.url || '';
+      // A key written in the stored URL is shown as the variable a save
+      // keeps it in, never as itself.
+      const m = moveURLSecrets(name, c.url || '');
+      editing.urlSecrets = m.moved;
+      $('f-url').value = m.url;
       for (const [k, v] of Object.entries(c.headers || {})) addRow(k, typeof v === 'string' ? v : v && v.env);
     }
     $('f-call').value = c.callTimeoutMs || '';
@@ -361,6 +414,9 @@ function openEditor(name) {
 function closeEditor() {
   $('editor').hidden = true;
   editing = null;
+  // What was typed (a key in a URL, a secret's value) leaves the page.
+  $('server-form').reset();
+  $('f-rows').replaceChildren();
 }
 
 function millis(id, errId) {
@@ -382,11 +438,13 @@ function buildRequest() {
     name: tr.querySelector('.r-name').value.trim(),
     ref: tr.querySelector('.r-var').value.trim(),
     value: tr.querySelector('.r-value').value,
-  })).filter((r) => r.name || r.ref || r.value);
+    plain: tr.dataset.plain === '1',
+  })).filter((r) => r.name || r.ref || r.value || r.plain);
   const secrets = {};
   const table = {};
   for (const r of rows) {
     if (!r.name) { $('e-rows').textContent = 'every row needs a name'; throw new Error('invalid'); }
+    if (r.plain && t === 'stdio') { table[r.name] = { value: r.value }; continue; }
     let ref = r.ref;
     if (!ref) ref = (t === 'stdio' ? r.name : (name + '_' + r.name)).toUpperCase().replace(/[^A-Z0-9_]/g, '_').replace(/^([0-9])/, '_$1');
     if (varName.test(ref)) {
@@ -413,9 +471,14 @@ function buildRequest() {
     if (Object.keys(table).length) c.env = table; else delete c.env;
   } else {
     for (const k of stdioKeys) delete c[k];
-    const u = $('f-url').value.trim();
-    if (!u) { $('e-url').textContent = 'a URL is needed'; throw new Error('invalid'); }
-    c.url = u;
+    const typed = $('f-url').value.trim();
+    if (!typed) { $('e-url').textContent = 'a URL is needed'; throw new Error('invalid'); }
+    const m = moveURLSecrets(name, typed);
+    Object.assign(secrets, m.moved);
+    for (const [ref, val] of Object.entries((editing && editing.urlSecrets) || {})) {
+      if (!(ref in secrets) && m.url.includes('${' + ref + '}')) secrets[ref] = val;
+    }
+    c.url = m.url;
     if (Object.keys(table).length) c.headers = table; else delete c.headers;
   }
   const call = millis('f-call', 'e-call'), startup = millis('f-startup', 'e-startup');
