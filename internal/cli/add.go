@@ -101,8 +101,7 @@ as the managed secret <NAME>_<PARAM> and the URL keeps ${<NAME>_<PARAM>}.`,
 			if wr.Server != nil {
 				a.warnAll(wr.Server.Warnings)
 			}
-			fmt.Fprintf(a.stdout(), "added %s (%s)\n", req.Name, summary(wr.Server))
-			return nil
+			return a.done(cmd, wr, func() { fmt.Fprintf(a.stdout(), "added %s (%s)\n", req.Name, summary(wr.Server)) })
 		},
 	}
 	f.register(cmd.Flags(), false)

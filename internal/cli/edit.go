@@ -101,8 +101,7 @@ and drops the settings of the old kind.`,
 			if wr.Server != nil {
 				a.warnAll(wr.Server.Warnings)
 			}
-			fmt.Fprintf(a.stdout(), "updated %s (%s)\n", name, summary(wr.Server))
-			return nil
+			return a.done(cmd, wr, func() { fmt.Fprintf(a.stdout(), "updated %s (%s)\n", name, summary(wr.Server)) })
 		},
 	}
 	f.register(cmd.Flags(), true)

@@ -64,8 +64,9 @@ server. The server then asks for a login again (plexus login NAME).`,
 			if _, err := c.Logout(cmd.Context(), args[0]); err != nil {
 				return serverNotFound(fmt.Errorf("logging out of %s: %w", args[0], err))
 			}
-			fmt.Fprintf(a.stdout(), "logged out of %s: its tokens and registration are forgotten\n", args[0])
-			return nil
+			return a.done(cmd, okResult{OK: true, Server: args[0]}, func() {
+				fmt.Fprintf(a.stdout(), "logged out of %s: its tokens and registration are forgotten\n", args[0])
+			})
 		},
 	}
 }

@@ -38,6 +38,7 @@ warnings and progress to stderr; --json prints stable JSON for scripts.`,
 			return nil
 		},
 	}
+	root.PersistentFlags().Bool("json", false, jsonFlagUsage)
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return &usageError{msg: err.Error()}
 	})

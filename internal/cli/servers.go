@@ -159,8 +159,7 @@ func (a *app) rmCommand() *cobra.Command {
 			if _, err := c.DeleteServer(cmd.Context(), args[0], 0); err != nil {
 				return serverNotFound(fmt.Errorf("removing %s: %w", args[0], err))
 			}
-			fmt.Fprintf(a.stdout(), "removed %s\n", args[0])
-			return nil
+			return a.done(cmd, okResult{OK: true, Server: args[0]}, func() { fmt.Fprintf(a.stdout(), "removed %s\n", args[0]) })
 		},
 	}
 }
@@ -187,11 +186,8 @@ func (a *app) enableCommand(on bool) *cobra.Command {
 			word := verb + "d"
 			if wr.Server != nil {
 				a.warnAll(wr.Server.Warnings)
-				fmt.Fprintf(a.stdout(), "%s %s (%s)\n", word, args[0], summary(wr.Server))
-				return nil
 			}
-			fmt.Fprintf(a.stdout(), "%s %s\n", word, args[0])
-			return nil
+			return a.done(cmd, wr, func() { fmt.Fprintf(a.stdout(), "%s %s%s\n", word, args[0], summarySuffix(wr.Server)) })
 		},
 	}
 }
@@ -217,11 +213,8 @@ server reached.`,
 			}
 			if wr.Server != nil {
 				a.warnAll(wr.Server.Warnings)
-				fmt.Fprintf(a.stdout(), "restarted %s (%s)\n", args[0], summary(wr.Server))
-				return nil
 			}
-			fmt.Fprintf(a.stdout(), "restarted %s\n", args[0])
-			return nil
+			return a.done(cmd, wr, func() { fmt.Fprintf(a.stdout(), "restarted %s%s\n", args[0], summarySuffix(wr.Server)) })
 		},
 	}
 }
@@ -252,8 +245,7 @@ with ` + "`plexus approve NAME`" + `.`,
 					"correct "+filepath.Join(c.Home(), "extensions.json")+
 						" and run `plexus reload` again; until then the servers keep the settings they had")
 			}
-			fmt.Fprintf(a.stdout(), "reloaded (revision %d)\n", wr.Revision)
-			return nil
+			return a.done(cmd, wr, func() { fmt.Fprintf(a.stdout(), "reloaded (revision %d)\n", wr.Revision) })
 		},
 	}
 }
