@@ -123,6 +123,9 @@ func buildAdd(args []string, dash int, f *serverFlags, disabled bool) (apitype.P
 		if len(argv) == 0 {
 			return req, usagef("give the command after --")
 		}
+		if err := urlAfterDash(argv); err != nil {
+			return req, err
+		}
 	}
 	if len(rest) > 1 {
 		return req, usagef("unexpected argument %q: a command goes after --: plexus add NAME -- COMMAND [ARGS...]", rest[1])

@@ -67,6 +67,7 @@ warnings and progress to stderr; --json prints stable JSON for scripts.`,
 	add(groupCatalog, a.toolsCommand(), a.callCommand(), a.resourcesCommand(), a.promptsCommand())
 	add(groupSecrets, a.secretCommand())
 	add(groupOther, a.uiCommand(), a.mcpCommand(), a.exampleServerCommand())
+	a.completeNames(root)
 	return root
 }
 
