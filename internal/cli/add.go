@@ -90,11 +90,14 @@ as the managed secret <NAME>_<PARAM> and the URL keeps ${<NAME>_<PARAM>}.`,
 			a.noteURLSecrets(req.Secrets)
 			stop := func() {}
 			if !f.noVerify && !disabled {
-				stop = a.progressAfter("starting %s to check that it works…", req.Name)
+				stop = a.watchStart(cmd.Context(), c, req.Name, "starting "+req.Name+" to check that it works")
 			}
 			wr, err := c.AddServer(cmd.Context(), req, 0)
 			stop()
 			if err != nil {
+				if timedOut := startTimedOut(err, req.Name, true); timedOut != err {
+					return fmt.Errorf("adding %s: %w", req.Name, timedOut)
+				}
 				return withRemedy(fmt.Errorf("adding %s: %w", req.Name, err), apitype.CodeConflict,
 					"`plexus edit NAME` changes an existing server; --no-verify saves one that cannot start yet")
 			}

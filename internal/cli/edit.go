@@ -87,7 +87,7 @@ and drops the settings of the old kind.`,
 			}
 			stop := func() {}
 			if !f.noVerify && cfg[keyEnabled] != false {
-				stop = a.progressAfter("restarting %s to check that it works…", name)
+				stop = a.watchStart(cmd.Context(), c, name, "restarting "+name+" to check that it works")
 			}
 			req := apitype.PutServerRequest{Name: name, Config: raw, NoVerify: f.noVerify, Secrets: urlSecrets}
 			wr, err := c.PutServer(cmd.Context(), name, req, sc.Revision)
@@ -96,7 +96,7 @@ and drops the settings of the old kind.`,
 				if isStale(err) {
 					return fmt.Errorf("saving %s: the settings changed meanwhile: run the command again", name)
 				}
-				return serverNotFound(fmt.Errorf("saving %s: %w", name, err))
+				return serverNotFound(fmt.Errorf("saving %s: %w", name, startTimedOut(err, name, false)))
 			}
 			if wr.Server != nil {
 				a.warnAll(wr.Server.Warnings)

@@ -179,8 +179,14 @@ func (a *app) enableCommand(on bool) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			stop := func() {}
+			if on {
+				stop = a.watchStart(cmd.Context(), c, args[0], "starting "+args[0])
+			}
 			wr, err := c.SetEnabled(cmd.Context(), args[0], on)
+			stop()
 			if err != nil {
+				err = startTimedOut(err, args[0], false)
 				return serverNotFound(fmt.Errorf("%s %s: %w", verb, args[0], err))
 			}
 			word := verb + "d"
@@ -205,11 +211,11 @@ server reached.`,
 			if err != nil {
 				return err
 			}
-			stop := a.progressAfter("restarting %s…", args[0])
+			stop := a.watchStart(cmd.Context(), c, args[0], "restarting "+args[0])
 			wr, err := c.Restart(cmd.Context(), args[0])
 			stop()
 			if err != nil {
-				return serverNotFound(fmt.Errorf("restarting %s: %w", args[0], err))
+				return serverNotFound(fmt.Errorf("restarting %s: %w", args[0], startTimedOut(err, args[0], false)))
 			}
 			if wr.Server != nil {
 				a.warnAll(wr.Server.Warnings)
