@@ -18,7 +18,8 @@ import (
 // daemon (testdata/browser/urlkey.cjs): a server added by a URL carrying
 // ?api_key=… comes up, and the key never reaches the page — not in its
 // text, its fields or any response — while the settings keep ${VAR}; a
-// plain env value is edited as text and saved as a plain value.
+// plain env value is edited as text and saved as a plain value; and a slow
+// start shows the time waited and the server's latest stderr line.
 func TestBrowserURLKey(t *testing.T) {
 	if _, err := os.Stat(chromium); err != nil {
 		if os.Getenv("CI") == "" {
@@ -40,6 +41,11 @@ func TestBrowserURLKey(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(e.Home, "extensions.json"), []byte(settings), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	slow := filepath.Join(t.TempDir(), "slow.sh")
+	script := "#!/bin/sh\necho 'npm warn exec The following package was not found and will be installed' >&2\nsleep 4\nexec " + strconv.Quote(e.Bin) + " example-server\n"
+	if err := os.WriteFile(slow, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	e.StartDaemon()
 	link := strings.TrimSpace(e.MustRun("ui", "--no-browser"))
 	events := followEvents(t, e)
@@ -47,7 +53,7 @@ func TestBrowserURLKey(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "node", filepath.Join("testdata", "browser", "urlkey.cjs"))
-	cmd.Env = append(os.Environ(), "NODE_PATH="+modules, "LOGIN_URL="+link, "HTTP_URL="+remote, "CANARY="+key)
+	cmd.Env = append(os.Environ(), "NODE_PATH="+modules, "LOGIN_URL="+link, "HTTP_URL="+remote, "CANARY="+key, "SLOW_CMD="+slow)
 	out, err := cmd.CombinedOutput()
 	t.Logf("browser:\n%s", out)
 	if err != nil {

@@ -509,6 +509,9 @@ function showFormError(e) {
     const id = fieldOf(p.path);
     if (id) $(id).textContent = ($(id).textContent ? $(id).textContent + '; ' : '') + p.message;
   }
+  if (/startup timeout \(/.test(e.message || '')) {
+    $('e-startup').textContent = 'the server did not start in time (a first `npx -y` may download its package): raise the startup timeout';
+  }
   if (!problems.length && e.status === 409 && e.body.code === 'conflict') {
     $(transport() === 'stdio' ? 'e-command' : 'e-url').textContent = e.message;
   }
@@ -521,6 +524,15 @@ async function save(ev) {
   try { req = buildRequest(); } catch (e) { $('form-error').textContent = 'Please correct the fields marked above.'; return; }
   $('save').disabled = true;
   $('form-progress').textContent = req.noVerify ? 'Saving…' : 'Connecting to ' + req.name + '…';
+  // A first start can take long (`npx -y` downloads its package): say how
+  // long it has waited and the server's latest stderr line.
+  starting = req.noVerify ? null : { name: req.name, since: Date.now(), line: '' };
+  const ticker = starting && setInterval(() => {
+    if (!starting) return;
+    const s = Math.round((Date.now() - starting.since) / 1000);
+    $('form-progress').textContent = 'Connecting to ' + starting.name + '… ' + s + ' s' +
+      (starting.line ? ' · ' + starting.line.slice(0, 120) : '');
+  }, 1000);
   try {
     const res = editing
       ? await api('PUT', '/servers/' + enc(editing.name), req, editing.revision)
@@ -531,10 +543,16 @@ async function save(ev) {
   } catch (e) {
     showFormError(e);
   } finally {
+    if (ticker) clearInterval(ticker);
+    starting = null;
     $('save').disabled = false;
     $('form-progress').textContent = '';
   }
 }
+
+// starting is the server a save is waiting for: its name, since when,
+// and its latest stderr line.
+let starting = null;
 
 // splitCommand splits a command line with shell quoting ('…', "…", \),
 // without running or expanding anything.
@@ -649,6 +667,8 @@ function follow() {
   on('held', () => refresh());
   on('catalog', () => refresh());
   on('stderr', (ev) => {
+    // The server being started for a save: its latest line is progress.
+    if (starting && starting.name === ev.server) starting.line = ev.line;
     const st = servers.get(ev.server);
     if (!st) return;
     st.stderr = (st.stderr || []).concat([ev.line]).slice(-20);

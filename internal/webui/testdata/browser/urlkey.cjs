@@ -4,6 +4,7 @@
 //   HTTP_URL   a streamable HTTP MCP server that wants ?api_key=CANARY
 //   CANARY     that key
 // The daemon already has the stdio server "plain" with DEBUG={"value": "1"}.
+//   SLOW_CMD   a server that writes a stderr line and takes 4 s to start
 'use strict';
 const { chromium } = require('playwright-core');
 const assert = require('node:assert/strict');
@@ -84,6 +85,19 @@ async function run(page) {
   await page.click('#save');
   await page.waitForSelector('#editor', { state: 'hidden' });
   step('a plain value is shown and edited as text');
+
+  // A slow start shows the time waited and the server's latest stderr
+  // line, and running out of time points at the startup timeout.
+  await page.click('#add');
+  await page.fill('#f-name', 'slow');
+  await page.check('input[name="type"][value="stdio"]');
+  await page.fill('#f-command', env.SLOW_CMD);
+  await page.fill('#f-startup', '3000');
+  await page.click('#save');
+  await page.waitForFunction(() => /Connecting to slow… [0-9]+ s · npm warn exec/.test(document.getElementById('form-progress').textContent));
+  await page.waitForFunction(() => document.getElementById('e-startup').textContent.includes('raise the startup timeout'));
+  await page.click('#cancel');
+  step('a slow start shows its time and stderr line; a timeout points at the startup timeout');
 }
 
 main().catch((e) => { console.error(e); process.exit(1); });
