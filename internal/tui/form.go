@@ -3,6 +3,7 @@ package tui
 import (
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/charmbracelet/bubbles/cursor"
 	"github.com/charmbracelet/bubbles/textinput"
@@ -53,7 +54,12 @@ type form struct {
 	urlSecrets map[string]string
 
 	saving bool
-	err    string
+	// savingSince is when the save began, and startLine the latest stderr
+	// line of the server it starts: a first start can take long (`npx -y`
+	// downloads its package), and the form says how long it has waited.
+	savingSince time.Time
+	startLine   string
+	err         string
 }
 
 func newInput(placeholder string, secret bool) textinput.Model {
