@@ -350,6 +350,9 @@ func (b *builder) serverType(r rawServer) string {
 	if typ != config.TypeStdio && r.command != "" {
 		b.note("skipped field command: the server is reached by its URL")
 	}
+	if typ != config.TypeStdio && (len(r.env) > 0 || len(r.passEnv) > 0 || r.cwd != "") {
+		b.note("skipped fields env and cwd: a server reached by its URL runs elsewhere, with no environment from Plexus")
+	}
 	return typ
 }
 
