@@ -126,7 +126,7 @@ func editForm(name string, cfg map[string]any, revision int64) *form {
 		f.inputs[fHeaderValue].Placeholder = keep
 	}
 	if env, ok := cfg[serverconf.KeyEnv].(map[string]any); ok && len(env) > 0 {
-		f.inputs[fEnv].Placeholder = "stored: " + strings.Join(sortedKeys(env), " ") + " (KEY=value sets, KEY=- or - removes)"
+		f.inputs[fEnv].Placeholder = "stored: " + strings.Join(envShown(env), " ") + " (KEY=value sets, KEY=- or - removes)"
 	}
 	f.setFocus(fURL)
 	if f.stdio() {
@@ -266,4 +266,20 @@ func (f *form) suggest() {
 		name = serverconf.NameFromURL(f.inputs[fURL].Value())
 	}
 	f.inputs[fName].SetValue(name)
+}
+
+// envShown lists a server's env entries for the form: a secret by its name
+// only, a plain value (not secret) as KEY=value.
+func envShown(env map[string]any) []string {
+	var out []string
+	for _, k := range sortedKeys(env) {
+		if m, ok := env[k].(map[string]any); ok {
+			if v, plain := m["value"].(string); plain {
+				out = append(out, k+"="+v)
+				continue
+			}
+		}
+		out = append(out, k)
+	}
+	return out
 }

@@ -238,6 +238,13 @@ func applyEnv(cfg map[string]any, server, field string, secrets map[string]strin
 			}
 			continue
 		}
+		if old, ok := env[e.key].(map[string]any); ok {
+			if _, plain := old["value"]; plain {
+				// A plain value (not a secret) stays one.
+				env[e.key] = map[string]any{"value": e.value}
+				continue
+			}
+		}
 		ref := serverconf.VarFor(server, e.key)
 		env[e.key] = map[string]any{"env": ref}
 		secrets[ref] = e.value
