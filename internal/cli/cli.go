@@ -99,6 +99,8 @@ type app struct {
 	cl      *client.Client
 	// jsonErrors prints the error as JSON: the command line asked for --json.
 	jsonErrors bool
+	// loginJSON prints the end of `plexus login` as JSON.
+	loginJSON bool
 	// clock, when set, stands in for time.Now in relative times
 	// ("backoff 4s", uptime), so that tests can stop it.
 	clock func() time.Time
