@@ -590,7 +590,8 @@ type ImportRequest struct {
 	// claude-desktop, cursor, vscode, codex, zed, goose, moltis); empty
 	// asks the daemon to tell from Source and Content.
 	Dialect string `json:"dialect,omitempty"`
-	// Source is the file's path, for telling the dialect and for messages.
+	// Source is the file's path, for telling the dialect and for messages;
+	// when absolute, a relative cwd of a server resolves against its folder.
 	Source  string `json:"source,omitempty"`
 	Content string `json:"content"`
 	// DryRun reports what would happen and changes nothing.

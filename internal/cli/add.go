@@ -73,7 +73,8 @@ it without a shell.
 
 Secrets are never written in the settings: store them with
 ` + "`plexus secret set VAR`" + ` and refer to them by name with --header, --env
-and --bearer-env.`,
+and --bearer-env. A key in the URL's query (?api_key=…, ?token=…) is stored
+as the managed secret <NAME>_<PARAM> and the URL keeps ${<NAME>_<PARAM>}.`,
 		Example: `  plexus add search https://mcp.example.com/mcp --header X-Api-Key=SEARCH_KEY
   plexus add legacy https://old.example.com/sse --transport sse --bearer-env LEGACY_TOKEN
   plexus add billing https://billing.example.com/mcp --oauth-grant client_credentials --client-id plexus --client-secret-env BILLING_SECRET
@@ -89,21 +90,24 @@ and --bearer-env.`,
 			if err != nil {
 				return err
 			}
+			a.noteURLSecrets(req.Secrets)
 			stop := func() {}
 			if !f.noVerify && !disabled {
-				stop = a.progressAfter("starting %s to check that it works…", req.Name)
+				stop = a.watchStart(cmd.Context(), c, req.Name, "starting "+req.Name+" to check that it works")
 			}
 			wr, err := c.AddServer(cmd.Context(), req, 0)
 			stop()
 			if err != nil {
+				if timedOut := startTimedOut(err, req.Name, true); timedOut != err {
+					return fmt.Errorf("adding %s: %w", req.Name, timedOut)
+				}
 				return withRemedy(fmt.Errorf("adding %s: %w", req.Name, err), apitype.CodeConflict,
 					"`plexus edit NAME` changes an existing server; --no-verify saves one that cannot start yet")
 			}
 			if wr.Server != nil {
 				a.warnAll(wr.Server.Warnings)
 			}
-			fmt.Fprintf(a.stdout(), "added %s (%s)\n", req.Name, summary(wr.Server))
-			return nil
+			return a.done(cmd, wr, func() { fmt.Fprintf(a.stdout(), "added %s (%s)\n", req.Name, summary(wr.Server)) })
 		},
 	}
 	f.register(cmd.Flags(), false)
@@ -124,6 +128,9 @@ func buildAdd(args []string, dash int, f *serverFlags, disabled bool) (apitype.P
 		rest, argv = args[1:dash], args[dash:]
 		if len(argv) == 0 {
 			return req, usagef("give the command after --")
+		}
+		if err := urlAfterDash(argv); err != nil {
+			return req, err
 		}
 	}
 	if len(rest) > 1 {
@@ -174,6 +181,7 @@ func buildAdd(args []string, dash int, f *serverFlags, disabled bool) (apitype.P
 			cfg[keyType] = f.transport
 		}
 		cfg[keyURL] = url
+		req.Secrets = moveURLSecrets(req.Name, cfg)
 	}
 	if err := applyCommon(cfg, f, nil); err != nil {
 		return req, err

@@ -123,6 +123,9 @@ call, Plexus cannot know whether it took effect, and says so.`,
 			}
 			res, err := c.Call(cmd.Context(), req)
 			if err != nil {
+				if hinted := a.toolNotFound(cmd.Context(), c, req.Name, err); hinted != err {
+					return hinted
+				}
 				return withRemedy(err, apitype.CodeNotFound, "see `plexus tools` for the tool names")
 			}
 			return a.renderCall(res.Result, asJSON)

@@ -86,6 +86,7 @@ func (a *app) run(ctx context.Context, args []string) int {
 	if err == nil {
 		return ExitOK
 	}
+	a.jsonErrors = wantsJSON(cmd) || argsWantJSON(args)
 	return a.report(cmd, err)
 }
 
@@ -98,6 +99,10 @@ type app struct {
 	// of arguments) are told apart from failures.
 	started bool
 	cl      *client.Client
+	// jsonErrors prints the error as JSON: the command line asked for --json.
+	jsonErrors bool
+	// loginJSON prints the end of `plexus login` as JSON.
+	loginJSON bool
 	// clock, when set, stands in for time.Now in relative times
 	// ("backoff 4s", uptime), so that tests can stop it.
 	clock func() time.Time
@@ -169,17 +174,30 @@ func (a *app) report(cmd *cobra.Command, err error) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil {
-			fmt.Fprintf(a.env.Stderr, "plexus: %s\n", a.explain(ee.err))
+			a.printError(ee.err, false)
 		}
 		return ee.code
 	}
 	var ue *usageError
 	if errors.As(err, &ue) || !a.started {
-		fmt.Fprintf(a.env.Stderr, "plexus: %s\n\n%s", err, cmd.UsageString())
+		if a.jsonErrors {
+			a.reportJSON(err, true)
+		} else {
+			fmt.Fprintf(a.env.Stderr, "plexus: %s\n\n%s", err, cmd.UsageString())
+		}
 		return ExitUsage
 	}
-	fmt.Fprintf(a.env.Stderr, "plexus: %s\n", a.explain(err))
+	a.printError(err, false)
 	return ExitError
+}
+
+// printError prints err once, for people or as JSON.
+func (a *app) printError(err error, usage bool) {
+	if a.jsonErrors {
+		a.reportJSON(err, usage)
+		return
+	}
+	fmt.Fprintf(a.env.Stderr, "plexus: %s\n", a.explain(err))
 }
 
 // usageError is a mistake in the command line: it prints the usage, exit 2.

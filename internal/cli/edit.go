@@ -79,28 +79,29 @@ and drops the settings of the old kind.`,
 			for _, w := range warnings {
 				a.warnf("%s", w)
 			}
+			urlSecrets := moveURLSecrets(name, cfg)
+			a.noteURLSecrets(urlSecrets)
 			raw, err := json.Marshal(cfg)
 			if err != nil {
 				return fmt.Errorf("encoding the server's settings: %w", err)
 			}
 			stop := func() {}
 			if !f.noVerify && cfg[keyEnabled] != false {
-				stop = a.progressAfter("restarting %s to check that it works…", name)
+				stop = a.watchStart(cmd.Context(), c, name, "restarting "+name+" to check that it works")
 			}
-			req := apitype.PutServerRequest{Name: name, Config: raw, NoVerify: f.noVerify}
+			req := apitype.PutServerRequest{Name: name, Config: raw, NoVerify: f.noVerify, Secrets: urlSecrets}
 			wr, err := c.PutServer(cmd.Context(), name, req, sc.Revision)
 			stop()
 			if err != nil {
 				if isStale(err) {
 					return fmt.Errorf("saving %s: the settings changed meanwhile: run the command again", name)
 				}
-				return serverNotFound(fmt.Errorf("saving %s: %w", name, err))
+				return serverNotFound(fmt.Errorf("saving %s: %w", name, startTimedOut(err, name, false)))
 			}
 			if wr.Server != nil {
 				a.warnAll(wr.Server.Warnings)
 			}
-			fmt.Fprintf(a.stdout(), "updated %s (%s)\n", name, summary(wr.Server))
-			return nil
+			return a.done(cmd, wr, func() { fmt.Fprintf(a.stdout(), "updated %s (%s)\n", name, summary(wr.Server)) })
 		},
 	}
 	f.register(cmd.Flags(), true)

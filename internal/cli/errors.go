@@ -16,6 +16,9 @@ type remedyError struct {
 	err    error
 	code   string
 	remedy string
+	// overrides puts this remedy before the daemon's hint: the command
+	// knows better (a start that timed out needs its timeout raised).
+	overrides bool
 }
 
 func (e *remedyError) Error() string { return e.err.Error() }
@@ -66,6 +69,11 @@ func remedyFor(err error) string {
 	if !errors.As(err, &ae) {
 		// Dial failures and local errors carry their remedy in the message.
 		return ""
+	}
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if re, ok := e.(*remedyError); ok && re.overrides {
+			return re.remedy
+		}
 	}
 	if ae.Body.Hint != "" {
 		return ae.Body.Hint

@@ -19,7 +19,7 @@ import (
 // importDialects are the formats the daemon reads. The CLI knows their
 // names only, to read each client's usual file and to refuse a typo before
 // sending megabytes; the parsing is the daemon's.
-var importDialects = []string{"claude", "claude-desktop", "codex", "cursor", "goose", "moltis", "vscode", "zed"}
+var importDialects = []string{"claude", "claude-desktop", "claude-project", "cline", "codex", "continue", "cursor", "gemini", "goose", "moltis", "opencode", "vscode", "windsurf", "zed"}
 
 // exportClients are the clients `plexus export` writes for.
 var exportClients = []string{"claude", "claude-desktop", "codex", "cursor", "goose", "vscode", "zed"}
@@ -48,12 +48,21 @@ CLIENT reads that client's usual file:
   zed             ~/.config/zed/settings.json
   goose           ~/.config/goose/config.yaml
   moltis          ~/.config/moltis/moltis.toml or ~/.moltis/moltis.toml
+  claude-project  .mcp.json in this directory (Claude Code's project servers)
+  gemini          ~/.gemini/settings.json (Gemini CLI; .gemini/settings.json here first)
+  windsurf        ~/.codeium/windsurf/mcp_config.json
+  cline           cline_mcp_settings.json in VS Code's storage for Cline
+  opencode        opencode.json here, else ~/.config/opencode/opencode.json
+  continue        ~/.continue/config.yaml
 A FILE's format is told from its name and content, unless --dialect names it.
 
-Secrets are never written in Plexus's settings: every literal value of the
-file (env values, headers, bearer tokens, key-like URL query values) is moved
-into the daemon's managed secrets, named <SERVER>_<KEY>, and the server refers
-to it by name. Only the names are shown. A server whose name is taken by a
+Secrets are never written in Plexus's settings: every value of the file that
+looks like a secret (by its name: TOKEN, KEY, SECRET, PASSWORD, AUTH,
+CREDENTIAL…; or its shape: a bearer token, a URL with a password or a key,
+a long random word) is moved into the daemon's managed secrets, named
+<SERVER>_<KEY>, and the server refers to it by name; only the names are shown.
+Other env values (DEBUG=1, a folder, an empty string) stay plain values,
+visible and editable, and a relative cwd is taken from the file's folder. A server whose name is taken by a
 different server is reported as a conflict and left as it is; importing the
 same file again changes nothing.`,
 		Example: `  plexus import --dry-run claude
@@ -84,7 +93,13 @@ same file again changes nothing.`,
 				return err
 			}
 			stop := a.progressAfter("importing %s…", path)
-			res, err := c.Import(cmd.Context(), apitype.ImportRequest{Dialect: d, Source: path, Content: string(content), DryRun: dryRun})
+			// The absolute path tells the daemon the file's folder, against
+			// which a relative cwd resolves.
+			source := path
+			if abs, err := filepath.Abs(path); err == nil {
+				source = abs
+			}
+			res, err := c.Import(cmd.Context(), apitype.ImportRequest{Dialect: d, Source: source, Content: string(content), DryRun: dryRun})
 			stop()
 			if err != nil {
 				return fmt.Errorf("importing %s: %w", path, err)
@@ -160,8 +175,31 @@ func clientFiles(client string) ([]string, error) {
 		return []string{filepath.Join(config, "goose", "config.yaml")}, nil
 	case "moltis":
 		return []string{filepath.Join(config, "moltis", "moltis.toml"), filepath.Join(home, ".moltis", "moltis.toml")}, nil
+	case "claude-project":
+		return []string{".mcp.json"}, nil
+	case "gemini":
+		return []string{filepath.Join(".gemini", "settings.json"), filepath.Join(home, ".gemini", "settings.json")}, nil
+	case "windsurf":
+		return []string{filepath.Join(home, ".codeium", "windsurf", "mcp_config.json")}, nil
+	case "cline":
+		return []string{filepath.Join(vscodeStorage(home, config), "saoudrizwan.claude-dev", "settings", "cline_mcp_settings.json")}, nil
+	case "opencode":
+		return []string{"opencode.json", "opencode.jsonc", filepath.Join(config, "opencode", "opencode.json"), filepath.Join(config, "opencode", "opencode.jsonc")}, nil
+	case "continue":
+		return []string{filepath.Join(home, ".continue", "config.yaml")}, nil
 	}
 	return nil, fmt.Errorf("no usual file known for %s: give the file's path", client)
+}
+
+// vscodeStorage is VS Code's folder for its extensions' global storage.
+func vscodeStorage(home, config string) string {
+	switch runtime.GOOS {
+	case "darwin":
+		return filepath.Join(home, "Library", "Application Support", "Code", "User", "globalStorage")
+	case "windows":
+		return filepath.Join(os.Getenv("APPDATA"), "Code", "User", "globalStorage")
+	}
+	return filepath.Join(config, "Code", "User", "globalStorage")
 }
 
 // readImportFile reads the user's file, refusing what is not one.

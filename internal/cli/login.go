@@ -42,6 +42,7 @@ the address your browser was sent to (it starts with http://127.0.0.1).`,
 			if err != nil {
 				return err
 			}
+			a.loginJSON = wantsJSON(cmd)
 			return a.login(cmd.Context(), c, args[0], noBrowser)
 		},
 	}
@@ -64,8 +65,9 @@ server. The server then asks for a login again (plexus login NAME).`,
 			if _, err := c.Logout(cmd.Context(), args[0]); err != nil {
 				return serverNotFound(fmt.Errorf("logging out of %s: %w", args[0], err))
 			}
-			fmt.Fprintf(a.stdout(), "logged out of %s: its tokens and registration are forgotten\n", args[0])
-			return nil
+			return a.done(cmd, okResult{OK: true, Server: args[0]}, func() {
+				fmt.Fprintf(a.stdout(), "logged out of %s: its tokens and registration are forgotten\n", args[0])
+			})
 		},
 	}
 }
@@ -100,8 +102,7 @@ func (a *app) login(ctx context.Context, c *client.Client, name string, noBrowse
 		if err != nil {
 			return fmt.Errorf("logging in to %s: %w", name, err)
 		}
-		fmt.Fprintf(a.stdout(), "logged in to %s (%s)\n", name, summary(wr.Server))
-		return nil
+		return a.loggedIn(name, wr.Server)
 	}
 	fmt.Fprintf(a.stderr(), "Opening your browser to log in to %s. If it does not open, visit:\n\n  %s\n\n", name, start.AuthURL)
 	if err := openBrowser(start.AuthURL); err != nil {
@@ -144,8 +145,7 @@ func (a *app) waitLogin(ctx context.Context, events *client.EventStream, name st
 		// swapped in once it is up, so the state to wait for is ready (or a
 		// new refusal).
 		if loggedIn && (ev.Status.State == apitype.StateReady || au.NeedsLogin) {
-			fmt.Fprintf(a.stdout(), "logged in to %s (%s)\n", name, summary(ev.Status))
-			return nil
+			return a.loggedIn(name, ev.Status)
 		}
 	}
 }
@@ -179,5 +179,15 @@ func openBrowser(raw string) error {
 		return err
 	}
 	go cmd.Wait() // reap it; the opener returns at once or lives on as the browser
+	return nil
+}
+
+// loggedIn prints the end of a login: the server's status as JSON with
+// --json, else a line for people.
+func (a *app) loggedIn(name string, st *apitype.ServerStatus) error {
+	if a.loginJSON {
+		return printJSON(a.stdout(), st)
+	}
+	fmt.Fprintf(a.stdout(), "logged in to %s (%s)\n", name, summary(st))
 	return nil
 }

@@ -38,6 +38,7 @@ warnings and progress to stderr; --json prints stable JSON for scripts.`,
 			return nil
 		},
 	}
+	root.PersistentFlags().Bool("json", false, jsonFlagUsage)
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return &usageError{msg: err.Error()}
 	})
@@ -66,6 +67,7 @@ warnings and progress to stderr; --json prints stable JSON for scripts.`,
 	add(groupCatalog, a.toolsCommand(), a.callCommand(), a.resourcesCommand(), a.promptsCommand())
 	add(groupSecrets, a.secretCommand())
 	add(groupOther, a.uiCommand(), a.mcpCommand(), a.exampleServerCommand())
+	a.completeNames(root)
 	return root
 }
 

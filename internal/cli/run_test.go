@@ -14,7 +14,7 @@ import (
 func TestDaemonNotRunning(t *testing.T) {
 	home := shortTempDir(t)
 	t.Setenv("PLEXUS_HOME", home)
-	for _, args := range [][]string{{"ls"}, {"status", "--json"}, {"add", "fs", "https://x.example"}, {"secret", "ls"}} {
+	for _, args := range [][]string{{"ls"}, {"add", "fs", "https://x.example"}, {"secret", "ls"}} {
 		r := run(t, "", args...)
 		if r.code != ExitError {
 			t.Errorf("%v: exit %d, want 1", args, r.code)
@@ -26,6 +26,13 @@ func TestDaemonNotRunning(t *testing.T) {
 			!strings.Contains(r.stderr, "PLEXUS_HOME") || strings.Contains(r.stderr, "Usage:") {
 			t.Errorf("%v: stderr %q", args, r.stderr)
 		}
+	}
+	// With --json, the same error as JSON, once.
+	r := run(t, "", "status", "--json")
+	var out struct{ Error apitype.ErrorBody }
+	if r.code != ExitError || r.stdout != "" || json.Unmarshal([]byte(r.stderr), &out) != nil ||
+		out.Error.Code != codeNoDaemon || !strings.Contains(out.Error.Message, "start it with `plexus daemon`") {
+		t.Errorf("status --json: exit %d, stderr %q", r.code, r.stderr)
 	}
 }
 

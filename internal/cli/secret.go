@@ -76,8 +76,7 @@ processes. At a terminal it is asked for without echo.`,
 			if err := c.SetSecret(cmd.Context(), name, value); err != nil {
 				return fmt.Errorf("storing %s: %w", name, err)
 			}
-			fmt.Fprintf(a.stdout(), "stored secret %s\n", name)
-			return nil
+			return a.done(cmd, okResult{OK: true, Secret: name}, func() { fmt.Fprintf(a.stdout(), "stored secret %s\n", name) })
 		},
 	}
 }
@@ -137,8 +136,7 @@ func (a *app) secretRmCommand() *cobra.Command {
 				return withRemedy(fmt.Errorf("deleting %s: %w", args[0], err), apitype.CodeNotFound,
 					"see `plexus secret ls` for the stored secrets")
 			}
-			fmt.Fprintf(a.stdout(), "deleted secret %s\n", args[0])
-			return nil
+			return a.done(cmd, okResult{OK: true, Secret: args[0]}, func() { fmt.Fprintf(a.stdout(), "deleted secret %s\n", args[0]) })
 		},
 	}
 }

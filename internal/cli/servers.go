@@ -163,8 +163,7 @@ func (a *app) rmCommand() *cobra.Command {
 			if _, err := c.DeleteServer(cmd.Context(), args[0], 0); err != nil {
 				return serverNotFound(fmt.Errorf("removing %s: %w", args[0], err))
 			}
-			fmt.Fprintf(a.stdout(), "removed %s\n", args[0])
-			return nil
+			return a.done(cmd, okResult{OK: true, Server: args[0]}, func() { fmt.Fprintf(a.stdout(), "removed %s\n", args[0]) })
 		},
 	}
 }
@@ -184,18 +183,21 @@ func (a *app) enableCommand(on bool) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			stop := func() {}
+			if on {
+				stop = a.watchStart(cmd.Context(), c, args[0], "starting "+args[0])
+			}
 			wr, err := c.SetEnabled(cmd.Context(), args[0], on)
+			stop()
 			if err != nil {
+				err = startTimedOut(err, args[0], false)
 				return serverNotFound(fmt.Errorf("%s %s: %w", verb, args[0], err))
 			}
 			word := verb + "d"
 			if wr.Server != nil {
 				a.warnAll(wr.Server.Warnings)
-				fmt.Fprintf(a.stdout(), "%s %s (%s)\n", word, args[0], summary(wr.Server))
-				return nil
 			}
-			fmt.Fprintf(a.stdout(), "%s %s\n", word, args[0])
-			return nil
+			return a.done(cmd, wr, func() { fmt.Fprintf(a.stdout(), "%s %s%s\n", word, args[0], summarySuffix(wr.Server)) })
 		},
 	}
 }
@@ -213,19 +215,16 @@ server reached.`,
 			if err != nil {
 				return err
 			}
-			stop := a.progressAfter("restarting %s…", args[0])
+			stop := a.watchStart(cmd.Context(), c, args[0], "restarting "+args[0])
 			wr, err := c.Restart(cmd.Context(), args[0])
 			stop()
 			if err != nil {
-				return serverNotFound(fmt.Errorf("restarting %s: %w", args[0], err))
+				return serverNotFound(fmt.Errorf("restarting %s: %w", args[0], startTimedOut(err, args[0], false)))
 			}
 			if wr.Server != nil {
 				a.warnAll(wr.Server.Warnings)
-				fmt.Fprintf(a.stdout(), "restarted %s (%s)\n", args[0], summary(wr.Server))
-				return nil
 			}
-			fmt.Fprintf(a.stdout(), "restarted %s\n", args[0])
-			return nil
+			return a.done(cmd, wr, func() { fmt.Fprintf(a.stdout(), "restarted %s%s\n", args[0], summarySuffix(wr.Server)) })
 		},
 	}
 }
@@ -270,8 +269,7 @@ with ` + "`plexus approve NAME`" + `.`,
 					"correct "+filepath.Join(c.Home(), "extensions.json")+
 						" and run `plexus reload` again; until then the servers keep the settings they had")
 			}
-			fmt.Fprintf(a.stdout(), "reloaded (revision %d)\n", wr.Revision)
-			return nil
+			return a.done(cmd, wr, func() { fmt.Fprintf(a.stdout(), "reloaded (revision %d)\n", wr.Revision) })
 		},
 	}
 	cmd.Flags().BoolVar(&discard, "discard", false, "put the file back as the daemon last read or wrote it, keeping the edited one as a revision")

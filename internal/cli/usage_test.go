@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -86,7 +87,12 @@ func TestUsageErrors(t *testing.T) {
 			if r.stdout != "" {
 				t.Errorf("stdout %q, want nothing", r.stdout)
 			}
-			if !strings.Contains(r.stderr, tc.msg) || !strings.Contains(r.stderr, "Usage:") {
+			// With --json the usage error is JSON, without the usage text.
+			usage := "Usage:"
+			if slices.Contains(tc.args, "--json") {
+				usage = `"code": "usage"`
+			}
+			if !strings.Contains(r.stderr, tc.msg) || !strings.Contains(r.stderr, usage) {
 				t.Errorf("stderr lacks %q or the usage:\n%s", tc.msg, r.stderr)
 			}
 		})

@@ -35,6 +35,12 @@ func (f *File) Clone() *File {
 func (s Server) Clone() Server {
 	s.Args = slices.Clone(s.Args)
 	s.Env = maps.Clone(s.Env)
+	for k, r := range s.Env {
+		if r.Value != nil {
+			r.Value = clonePtr(r.Value)
+			s.Env[k] = r
+		}
+	}
 	s.Headers = maps.Clone(s.Headers)
 	s.Enabled = clonePtr(s.Enabled)
 	s.EnabledTools = slices.Clone(s.EnabledTools)

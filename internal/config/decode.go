@@ -117,7 +117,7 @@ func (d *decoder) server(path string, n *node) Server {
 		case "cwd":
 			s.Cwd = d.str(p, v)
 		case "env":
-			s.Env = decodeMap(d, p, v, d.ref)
+			s.Env = decodeMap(d, p, v, d.envEntry)
 		case "url":
 			s.URL = d.str(p, v)
 		case "headers":
@@ -243,7 +243,10 @@ func (d *decoder) profile(path string, n *node) Profile {
 	return pr
 }
 
-const refForm = `{"env": "VAR"}`
+const (
+	refForm   = `{"env": "VAR"}`
+	plainForm = `{"value": "TEXT"}`
+)
 
 // ref decodes { "env": "VAR" }. A plain string is refused without being
 // echoed: it is most likely the secret itself.
@@ -259,7 +262,7 @@ func (d *decoder) ref(path string, n *node) Ref {
 		return r
 	}
 	reported := false
-	d.object(path, n, refKeys, func(key, p string, v *node) bool {
+	d.object(path, n, []string{"env"}, func(key, p string, v *node) bool {
 		if key != "env" {
 			return false
 		}
@@ -270,6 +273,44 @@ func (d *decoder) ref(path string, n *node) Ref {
 	if r.Env == "" && !reported {
 		// Reported here as well as by Validate: in a header Value an empty
 		// reference would otherwise pass for an empty string.
+		d.add(KeyPath(path, "env"), msgVarRequired)
+	}
+	return r
+}
+
+// envEntry decodes an env entry: a reference { "env": "VAR" } or a plain
+// value { "value": "TEXT" }, exactly one of the two.
+func (d *decoder) envEntry(path string, n *node) Ref {
+	switch n.kind {
+	case objectKind:
+	case stringKind:
+		d.add(path, "want "+refForm+", got string: secrets are named, never written into the configuration (a value that is not secret is written "+plainForm+")")
+		return Ref{}
+	default:
+		d.add(path, "want "+refForm+", got "+n.kind.String()+" (a value that is not secret is written "+plainForm+")")
+		return Ref{}
+	}
+	var r Ref
+	reported := false
+	d.object(path, n, envKeys, func(key, p string, v *node) bool {
+		switch key {
+		case "env":
+			r.Env = d.str(p, v)
+			reported = reported || v.kind != stringKind
+		case "value":
+			s := d.str(p, v)
+			r.Value = &s
+			reported = reported || v.kind != stringKind
+		default:
+			return false
+		}
+		return true
+	})
+	switch {
+	case reported:
+	case r.Value != nil && r.Env != "":
+		d.add(path, "has both env and value: a secret is named with env, a plain value written with value; keep one")
+	case r.Value == nil && r.Env == "":
 		d.add(KeyPath(path, "env"), msgVarRequired)
 	}
 	return r

@@ -18,7 +18,7 @@ func fullFile() *File {
 			Servers: map[string]Server{
 				"local": {
 					Type: TypeStdio, Command: "/bin/srv", Args: []string{"--x", "", "a b"}, Cwd: "/tmp",
-					Env:     map[string]Ref{"TOKEN": {Env: "MY_TOKEN"}},
+					Env:     map[string]Ref{"TOKEN": {Env: "MY_TOKEN"}, "DEBUG": PlainValue("1")},
 					Enabled: &no, EnabledTools: []string{"a", "b"}, StartupTimeoutMs: 5, CallTimeoutMs: 6, KeepAliveMs: 1000,
 					Instance: InstancePerSession, MaxResultBytes: 1 << 30, MaxDescriptionChars: 9000, MaxRestartAttempts: &three,
 					ProtocolVersion: "2025-06-18",
@@ -147,6 +147,7 @@ func TestRoundTrip(t *testing.T) {
 		server(`{"type": "http", "url": "https://h", "oauth": {}, "headers": {"A": ""}, "maxRestartAttempts": 0}`),
 		server(`{"type": "stdio", "command": "c", "args": [], "env": {}, "enabledTools": [], "enabled": true}`),
 		server(`{"type": "stdio", "command": "\u00e9\t\"\\\u2028<>&"}`),
+		server(`{"type": "stdio", "command": "c", "env": {"DEBUG": {"value": "1"}, "EMPTY": {"value": ""}, "T": {"env": "T"}}}`),
 	} {
 		f1, err := Decode([]byte(in))
 		if err != nil {

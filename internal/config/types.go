@@ -91,9 +91,22 @@ func (s Server) IsEnabled() bool { return s.Enabled == nil || *s.Enabled }
 
 // Ref names a secret: { "env": "VAR" }. It resolves from the managed
 // environment first, then the daemon's process environment.
+//
+// An env entry of a stdio server may instead hold a plain value,
+// { "value": "TEXT" }: a setting that is not secret (a path, DEBUG=1, an
+// empty string), kept visibly in the configuration and passed as written.
+// Exactly one of Env and Value is set; Value only ever in env.
 type Ref struct {
-	Env string `json:"env"`
+	Env   string  `json:"env,omitempty"`
+	Value *string `json:"value,omitempty"`
 }
+
+// PlainValue returns a plain env value, { "value": v }.
+func PlainValue(v string) Ref { return Ref{Value: &v} }
+
+// IsPlain reports whether the entry holds a plain value rather than a
+// reference.
+func (r Ref) IsPlain() bool { return r.Value != nil }
 
 // Value is a header value: either a reference { "env": "VAR" } or a string
 // that may carry $VAR / ${VAR} placeholders. Exactly one of Env and Text is set.

@@ -102,7 +102,14 @@ func validateServer(ps *problems, p string, s Server) {
 		if !ValidVarName(k) {
 			ps.add(kp, msgVarName)
 		}
-		checkVar(ps, KeyPath(kp, "env"), s.Env[k].Env)
+		switch r := s.Env[k]; {
+		case r.Value != nil && r.Env != "":
+			ps.add(kp, "has both env and value: keep one")
+		case r.Value != nil:
+			checkNoNUL(ps, KeyPath(kp, "value"), *r.Value)
+		default:
+			checkVar(ps, KeyPath(kp, "env"), r.Env)
+		}
 	}
 	if s.URL != "" {
 		if err := checkURLTemplate(s.URL); err != nil {
@@ -192,6 +199,9 @@ func validateHeaders(ps *problems, p string, s Server) {
 func validateOAuth(ps *problems, p string, o OAuth) {
 	at := func(key string) string { return KeyPath(p, key) }
 	if o.ClientSecret != nil {
+		if o.ClientSecret.Value != nil {
+			ps.add(at("clientSecret"), "a client secret is named, never written: want "+refForm)
+		}
 		checkVar(ps, KeyPath(at("clientSecret"), "env"), o.ClientSecret.Env)
 		if o.ClientID == "" {
 			ps.add(at("clientSecret"), "needs clientId")

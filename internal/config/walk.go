@@ -132,7 +132,7 @@ var (
 	oauthKeys   = jsonKeys[OAuth]()
 	faceKeys    = jsonKeys[Face]()
 	profileKeys = jsonKeys[Profile]()
-	refKeys     = jsonKeys[Ref]()
+	envKeys     = jsonKeys[Ref]()
 )
 
 func jsonKeys[T any]() []string {

@@ -44,6 +44,15 @@ func TestThinPATHFindsLoginShellCommands(t *testing.T) {
 			t.Errorf("error does not name %q:\n%s", want, r.Stderr)
 		}
 	}
+	// The first line fits a terminal: the PATH is on a detail line, and
+	// nothing is said twice.
+	first, _, _ := strings.Cut(r.Stderr, "\n")
+	if strings.Contains(first, "/usr/bin") || len(first) > 160 {
+		t.Errorf("the first line of the error holds the PATH or is too long:\n%s", r.Stderr)
+	}
+	if strings.Count(r.Stderr, tools) != 1 || strings.Count(r.Stderr, "not found in PATH") != 1 {
+		t.Errorf("the error repeats itself:\n%s", r.Stderr)
+	}
 }
 
 func writeScript(t *testing.T, path, body string) {

@@ -63,6 +63,11 @@ func (h *Host) resolve(name string, sc config.Server, cfg *config.File, lookup f
 		spec.Shim = h.opts.Shim
 		spec.Env = map[string]string{}
 		for k, ref := range sc.Env {
+			if ref.Value != nil {
+				// Not a secret: passed as written, and not redacted.
+				spec.Env[k] = *ref.Value
+				continue
+			}
 			v, err := get(ref.Env)
 			if err != nil {
 				return spec, wrap("env."+k, err)

@@ -73,8 +73,11 @@ func (r *rawServer) seconds(field string, sec float64, ok bool) int {
 // conv converts the entries of one file.
 type conv struct {
 	dialect string
-	syntax  syntax
-	inputs  map[string]*node
+	// dir is the folder of the imported file, absolute, or "" when not
+	// known: relative working directories resolve against it.
+	dir    string
+	syntax syntax
+	inputs map[string]*node
 	// reserved are the variables the file refers to: a secret made from a
 	// literal value never takes one of their names.
 	reserved map[string]bool
@@ -90,16 +93,18 @@ type conv struct {
 // convert builds every entry. It runs twice: the first pass learns which
 // variables the file refers to, so that the second never names a moved
 // secret like one of them.
-func convert(dialectName string, syn syntax, f *found) *Result {
+func convert(dialectName, dir string, syn syntax, f *found) *Result {
 	slices.SortStableFunc(f.entries, func(a, b rawEntry) int { return strings.Compare(a.source, b.source) })
 	names := assignNames(f.entries)
 	first := newConv(dialectName, syn, f, nil)
+	first.dir = dir
 	first.buildAll(f, names)
 	reserved := first.refs
 	for k := range f.env {
 		reserved[k] = true
 	}
 	c := newConv(dialectName, syn, f, reserved)
+	c.dir = dir
 	res := c.buildAll(f, names)
 	res.Notes = append(res.Notes, f.notes...)
 	return res
@@ -345,6 +350,9 @@ func (b *builder) serverType(r rawServer) string {
 	if typ != config.TypeStdio && r.command != "" {
 		b.note("skipped field command: the server is reached by its URL")
 	}
+	if typ != config.TypeStdio && (len(r.env) > 0 || len(r.passEnv) > 0 || r.cwd != "") {
+		b.note("skipped fields env and cwd: a server reached by its URL runs elsewhere, with no environment from Plexus")
+	}
 	return typ
 }
 
@@ -380,7 +388,7 @@ func (b *builder) stdio(r rawServer) config.Server {
 			b.fail("cwd uses a placeholder, which Plexus does not expand: write the directory out")
 			return s
 		}
-		s.Cwd = r.cwd
+		s.Cwd = b.cwd(r.cwd)
 	}
 	for _, e := range r.env {
 		field := config.KeyPath("env", e.key)
@@ -391,7 +399,7 @@ func (b *builder) stdio(r rawServer) config.Server {
 		if s.Env == nil {
 			s.Env = map[string]config.Ref{}
 		}
-		s.Env[e.key] = config.Ref{Env: b.whole(field, e.key, e.val)}
+		s.Env[e.key] = b.envEntry(field, e.key, e.val)
 	}
 	for _, v := range r.passEnv {
 		if !config.ValidVarName(v) {

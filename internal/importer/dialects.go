@@ -126,6 +126,8 @@ func elsewhere(root *node) string {
 		return ": this looks like Codex's config.toml (--dialect codex)"
 	case root.get("extensions") != nil:
 		return ": this looks like goose's config.yaml (--dialect goose)"
+	case root.get("mcp") != nil:
+		return ": this looks like opencode's opencode.json (--dialect opencode)"
 	}
 	return ""
 }

@@ -69,6 +69,12 @@ func (o *obj) strs(key string) (list []string, present bool) {
 		o.wrong(key, line, "an array of strings", v)
 		return nil, true
 	}
+	return o.strsOf(key, v), true
+}
+
+// strsOf reads v, the array at key, as strings.
+func (o *obj) strsOf(key string, v *node) []string {
+	var list []string
 	for i, e := range v.elems {
 		s, ok := e.scalarText()
 		if !ok {
@@ -77,7 +83,7 @@ func (o *obj) strs(key string) (list []string, present bool) {
 		}
 		list = append(list, s)
 	}
-	return list, true
+	return list
 }
 
 // kv is one entry of a string map.

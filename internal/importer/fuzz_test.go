@@ -20,6 +20,12 @@ func FuzzParseCodex(f *testing.F)         { fuzzDialect(f, Codex) }
 func FuzzParseZed(f *testing.F)           { fuzzDialect(f, Zed) }
 func FuzzParseGoose(f *testing.F)         { fuzzDialect(f, Goose) }
 func FuzzParseMoltis(f *testing.F)        { fuzzDialect(f, Moltis) }
+func FuzzParseClaudeProject(f *testing.F) { fuzzDialect(f, ClaudeProject) }
+func FuzzParseGemini(f *testing.F)        { fuzzDialect(f, Gemini) }
+func FuzzParseWindsurf(f *testing.F)      { fuzzDialect(f, Windsurf) }
+func FuzzParseCline(f *testing.F)         { fuzzDialect(f, Cline) }
+func FuzzParseOpencode(f *testing.F)      { fuzzDialect(f, Opencode) }
+func FuzzParseContinue(f *testing.F)      { fuzzDialect(f, Continue) }
 
 func fuzzDialect(f *testing.F, dialect string) {
 	for _, fx := range fixtures {
@@ -38,6 +44,9 @@ func fuzzDialect(f *testing.F, dialect string) {
 			"[mcp_servers.a]\ncommand = \"x\"\nenv = { A = 1 }\n",
 			"[mcp.servers.a]\nurl = \"http://h/?token=$$T\"\n[env]\nT = \"v\"\n",
 			"extensions:\n  a: &x\n    cmd: y\n  b: *x\n",
+			`{"mcp": {"a": {"type": "local", "command": ["x", 1], "environment": {"A": "{env:B}{file:c}"}}}}`,
+			"mcpServers:\n  - name: a\n    url: http://h/${{ secrets.x }}\n  - 5\n  - name: a\n",
+			`{"mcpServers": {"a": {"httpUrl": "https://h", "url": 3, "timeout": -1}}}`,
 		} {
 			f.Add([]byte(s))
 		}

@@ -1,13 +1,19 @@
 // Package importer reads the MCP server settings of other clients — Claude
-// Code, Claude Desktop, Cursor, VS Code, Codex, Zed, goose and Moltis — and
-// turns them into Plexus servers (SPEC R-CFG-5).
+// Code (user and project files), Claude Desktop, Cursor, VS Code, Codex,
+// Zed, goose, Moltis, Gemini CLI, Windsurf, Cline, opencode and Continue —
+// and turns them into Plexus servers (SPEC R-CFG-5).
 //
 // It is pure: Parse takes a file's content and returns the servers, the
 // secrets moved out of them and a report; the daemon applies them through
 // host.Import. Plexus settings hold only references to secrets (R-CFG-3), so
-// every literal value the other client kept in its file — env values,
-// header values, bearer tokens, key-like URL query values — becomes a
-// managed secret named <SERVER>_<KEY>, and the server refers to it by name.
+// every literal value of the file that looks like a secret — by its name
+// (TOKEN, KEY, SECRET, PASSWORD, AUTH, CREDENTIAL, …) or its shape (a
+// bearer value, a URL with a password or a key in its query, an access
+// token's prefix, a long random word) — becomes a managed secret named
+// <SERVER>_<KEY>, and the server refers to it by name; bearer tokens and
+// OAuth client secrets always do. Other env values stay plain values
+// ({"value": "TEXT"}) and other header values text, visible and editable
+// (judge.go).
 //
 // Nothing is dropped silently: every entry of the file is reported as
 // imported, renamed or skipped, with each field that could not be carried
@@ -38,6 +44,12 @@ const (
 	Zed           = "zed"            // ~/.config/zed/settings.json
 	Goose         = "goose"          // ~/.config/goose/config.yaml
 	Moltis        = "moltis"         // moltis.toml
+	ClaudeProject = "claude-project" // Claude Code's project file, .mcp.json
+	Gemini        = "gemini"         // ~/.gemini/settings.json
+	Windsurf      = "windsurf"       // ~/.codeium/windsurf/mcp_config.json
+	Cline         = "cline"          // cline_mcp_settings.json
+	Opencode      = "opencode"       // opencode.json
+	Continue      = "continue"       // ~/.continue/config.yaml
 )
 
 // Dialects lists the dialects Parse knows, sorted.
@@ -171,12 +183,24 @@ var dialects = map[string]dialect{
 	Zed:           {format: "json", syntax: syntax{braces: true}, servers: zedServers},
 	Goose:         {format: "yaml", syntax: syntax{braces: true}, servers: gooseServers},
 	Moltis:        {format: "toml", syntax: syntax{braces: true, bare: true}, servers: moltisServers},
+	ClaudeProject: {format: "json", syntax: syntax{braces: true, defaults: true}, servers: claudeServers(false)},
+	Gemini:        {format: "json", syntax: syntax{braces: true, bare: true}, servers: serversUnder("mcpServers", geminiEntry)},
+	Windsurf:      {format: "json", syntax: syntax{braces: true, envColon: true}, servers: serversUnder("mcpServers", windsurfEntry)},
+	Cline:         {format: "json", syntax: syntax{}, servers: serversUnder("mcpServers", clineEntry)},
+	Opencode:      {format: "json", syntax: syntax{curly: true}, servers: serversUnder("mcp", opencodeEntry)},
+	Continue:      {format: "yaml", syntax: syntax{secrets: true}, servers: continueServers},
 }
 
 // Parse reads content in the given dialect. env tells whether a variable
 // is set where the daemon resolves references (its value is not used): it
 // serves only to report the variables still missing. Errors are *Error.
 func Parse(dialectName string, content []byte, env func(string) (string, bool)) (*Result, error) {
+	return ParseIn(dialectName, content, "", env)
+}
+
+// ParseIn is Parse for a file in the folder dir (absolute): a relative
+// cwd of a server resolves against it, as the other client resolved it.
+func ParseIn(dialectName string, content []byte, dir string, env func(string) (string, bool)) (*Result, error) {
 	d, ok := dialects[dialectName]
 	if !ok {
 		return nil, &Error{Msg: fmt.Sprintf("unknown dialect %q: want one of %s", shorten(dialectName), strings.Join(Dialects(), ", "))}
@@ -185,7 +209,7 @@ func Parse(dialectName string, content []byte, env func(string) (string, bool)) 
 	if err == nil {
 		var f *found
 		if f, err = d.servers(root); err == nil {
-			res := convert(dialectName, d.syntax, f)
+			res := convert(dialectName, dir, d.syntax, f)
 			res.missing(env)
 			return res, nil
 		}
@@ -221,6 +245,9 @@ func Detect(source string, content []byte) (string, error) {
 		}
 		return detectTOML(root)
 	case ".yaml", ".yml":
+		if root, err := parseYAML(content); err == nil && root.get("mcpServers") != nil {
+			return Continue, nil
+		}
 		return Goose, nil
 	}
 	if root, err := parseJSON(content); err == nil {
@@ -233,8 +260,13 @@ func Detect(source string, content []byte) (string, error) {
 			return d, nil
 		}
 	}
-	if root, err := parseYAML(content); err == nil && root.get("extensions") != nil {
-		return Goose, nil
+	if root, err := parseYAML(content); err == nil {
+		switch {
+		case root.get("extensions") != nil:
+			return Goose, nil
+		case root.get("mcpServers") != nil:
+			return Continue, nil
+		}
 	}
 	return "", &Error{Msg: "cannot tell which client's file this is: name it with --dialect (" + strings.Join(Dialects(), ", ") + ")"}
 }
@@ -253,6 +285,8 @@ func detectJSON(root *node, base, slash string) (string, error) {
 	switch {
 	case root.get("context_servers") != nil:
 		return Zed, nil
+	case root.get("mcp") != nil && root.get("mcp").get("servers") == nil && isOpencode(root, base):
+		return Opencode, nil
 	case root.get("servers") != nil || root.get("mcp").get("servers") != nil:
 		return VSCode, nil
 	case root.get("mcpServers") != nil || root.get("projects") != nil:
@@ -261,10 +295,27 @@ func detectJSON(root *node, base, slash string) (string, error) {
 			return Cursor, nil
 		case base == "claude_desktop_config.json":
 			return ClaudeDesktop, nil
+		case base == ".mcp.json":
+			return ClaudeProject, nil
+		case strings.Contains(slash, "/.gemini/") || strings.HasPrefix(slash, ".gemini/"):
+			return Gemini, nil
+		case base == "mcp_config.json" && strings.Contains(slash, "windsurf"):
+			return Windsurf, nil
+		case base == "cline_mcp_settings.json":
+			return Cline, nil
 		}
 		return Claude, nil
 	}
-	return "", &Error{Msg: "no mcpServers, servers or context_servers object: name the format with --dialect"}
+	return "", &Error{Msg: "no mcpServers, servers, mcp or context_servers object: name the format with --dialect"}
+}
+
+// isOpencode tells opencode's file by its name or its schema.
+func isOpencode(root *node, base string) bool {
+	if strings.HasPrefix(base, "opencode.") {
+		return true
+	}
+	schema := root.get("$schema")
+	return schema != nil && schema.kind == stringKind && strings.Contains(schema.text, "opencode")
 }
 
 // shorten keeps messages bounded when a name is huge.

@@ -28,7 +28,16 @@ var fixtures = []struct {
 	{Zed, "zed.json"},
 	{Goose, "goose.yaml"},
 	{Moltis, "moltis.toml"},
+	{ClaudeProject, "claude-project.json"},
+	{Gemini, "gemini.json"},
+	{Windsurf, "windsurf.json"},
+	{Cline, "cline.json"},
+	{Opencode, "opencode.json"},
+	{Continue, "continue.yaml"},
 }
+
+// fixtureDir is where the golden test pretends the fixtures are.
+const fixtureDir = "/home/me/proj"
 
 // testEnv is the environment the tests pretend the daemon has.
 func testEnv(name string) (string, bool) {
@@ -92,7 +101,7 @@ func TestImportGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := Parse(fx.dialect, content, testEnv)
+			res, err := ParseIn(fx.dialect, content, fixtureDir, testEnv)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -113,14 +122,17 @@ func TestImportGolden(t *testing.T) {
 			}
 			checkResult(t, res)
 			// Parsing is deterministic.
-			again, _ := Parse(fx.dialect, content, testEnv)
+			again, _ := ParseIn(fx.dialect, content, fixtureDir, testEnv)
 			if render(t, again) != got {
 				t.Error("a second Parse of the same file differs")
 			}
 			// The dialect is recognized from the file.
 			name := map[string]string{Claude: ".claude.json", ClaudeDesktop: "claude_desktop_config.json",
 				Cursor: "/home/me/.cursor/mcp.json", VSCode: ".vscode/mcp.json", Codex: "config.toml",
-				Zed: "settings.json", Goose: "config.yaml", Moltis: "moltis.toml"}[fx.dialect]
+				Zed: "settings.json", Goose: "config.yaml", Moltis: "moltis.toml",
+				ClaudeProject: "/home/me/proj/.mcp.json", Gemini: "/home/me/.gemini/settings.json",
+				Windsurf: "/home/me/.codeium/windsurf/mcp_config.json", Cline: "cline_mcp_settings.json",
+				Opencode: "opencode.json", Continue: "/home/me/.continue/config.yaml"}[fx.dialect]
 			if d, err := Detect(name, content); err != nil || d != fx.dialect {
 				t.Errorf("Detect(%s) = %q, %v; want %s", name, d, err, fx.dialect)
 			}

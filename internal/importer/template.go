@@ -15,6 +15,8 @@ type syntax struct {
 	input    bool // ${input:ID}, VS Code's prompted values
 	defaults bool // ${VAR:-default}, Claude Code's
 	editor   bool // ${workspaceFolder} and friends: the editor's own variables
+	curly    bool // {env:VAR}, and {file:PATH} whose value only the client reads (opencode)
+	secrets  bool // ${{ secrets.NAME }} and ${{ inputs.NAME }} (Continue)
 }
 
 type pieceKind uint8
@@ -58,6 +60,22 @@ func (s syntax) split(v string) []piece {
 		}
 	}
 	for i := 0; i < len(v); {
+		if s.curly && v[i] == '{' {
+			if p, n, ok := curlyRef(v[i:]); ok {
+				flush()
+				out = append(out, p)
+				i += n
+				continue
+			}
+		}
+		if s.secrets && strings.HasPrefix(v[i:], "${{") {
+			if p, n, ok := secretsRef(v[i:]); ok {
+				flush()
+				out = append(out, p)
+				i += n
+				continue
+			}
+		}
 		if v[i] != '$' {
 			lit.WriteByte(v[i])
 			i++
@@ -88,6 +106,44 @@ func (s syntax) split(v string) []piece {
 	}
 	flush()
 	return out
+}
+
+// curlyRef reads opencode's {env:VAR} or {file:PATH} at the start of v,
+// and its length.
+func curlyRef(v string) (piece, int, bool) {
+	end := strings.IndexByte(v, '}')
+	if end < 0 {
+		return piece{}, 0, false
+	}
+	in := v[1:end]
+	switch {
+	case strings.HasPrefix(in, "env:") && config.ValidVarName(in[4:]):
+		return piece{kind: envPiece, text: in[4:]}, end + 1, true
+	case strings.HasPrefix(in, "file:") && len(in) > 5:
+		// The file's content: Plexus does not read it, the user stores it.
+		return piece{kind: editorPiece, text: in}, end + 1, true
+	}
+	return piece{}, 0, false
+}
+
+// secretsRef reads Continue's ${{ secrets.NAME }} or ${{ inputs.NAME }}
+// at the start of v, and its length.
+func secretsRef(v string) (piece, int, bool) {
+	end := strings.Index(v, "}}")
+	if end < 0 {
+		return piece{}, 0, false
+	}
+	in := strings.TrimSpace(v[3:end])
+	kind, name, ok := strings.Cut(in, ".")
+	if !ok || name == "" || strings.ContainsAny(name, " \t{}") {
+		return piece{}, 0, false
+	}
+	if kind != "secrets" && kind != "inputs" {
+		return piece{}, 0, false
+	}
+	// Continue keeps both in its own store, by free-form names; Plexus's
+	// are variables.
+	return piece{kind: envPiece, text: sanitizeVar(name)}, end + 2, true
 }
 
 // braced reads the inside of ${...}.

@@ -58,12 +58,12 @@ func TestImportNameCollisions(t *testing.T) {
 
 func TestImportSecretNames(t *testing.T) {
 	res := parseOK(t, Claude, `{"mcpServers": {
-		"a": {"command": "x", "env": {"B_C": "one"}},
-		"a_b": {"command": "x", "env": {"C": "two"}},
+		"a": {"command": "x", "env": {"B_C_KEY": "one1"}},
+		"a_b": {"command": "x", "env": {"C_KEY": "two2"}},
 		"gh": {"command": "x", "env": {"GH_TOKEN": "three", "token": "four"}},
 		"other": {"command": "x", "env": {"T": "${GH_TOKEN}"}},
 		"9lives": {"command": "x", "env": {"KEY": "five"}}}}`)
-	want := map[string]string{"A_B_C": "one", "A_B_C_2": "two", "GH_TOKEN_2": "three", "GH_TOKEN_3": "four", "_9LIVES_KEY": "five"}
+	want := map[string]string{"A_B_C_KEY": "one1", "A_B_C_KEY_2": "two2", "GH_TOKEN_2": "three", "GH_TOKEN_3": "four", "_9LIVES_KEY": "five"}
 	if !maps.Equal(res.Secrets, want) {
 		t.Fatalf("secrets %v, want %v", res.Secrets, want)
 	}
@@ -200,7 +200,13 @@ func TestImportErrorsQuoteNoValue(t *testing.T) {
 func TestImportDetect(t *testing.T) {
 	for _, tc := range []struct{ source, content, want string }{
 		{"/home/me/.claude.json", `{"mcpServers": {}}`, Claude},
-		{"/home/me/project/.mcp.json", `{"mcpServers": {}}`, Claude},
+		{"/home/me/project/.mcp.json", `{"mcpServers": {}}`, ClaudeProject},
+		{"/home/me/.gemini/settings.json", `{"mcpServers": {}}`, Gemini},
+		{"/home/me/.codeium/windsurf/mcp_config.json", `{"mcpServers": {}}`, Windsurf},
+		{"/x/saoudrizwan.claude-dev/settings/cline_mcp_settings.json", `{"mcpServers": {}}`, Cline},
+		{"/home/me/.config/opencode/opencode.json", `{"mcp": {}}`, Opencode},
+		{"conf.json", `{"$schema": "https://opencode.ai/config.json", "mcp": {}}`, Opencode},
+		{"/home/me/.continue/config.yaml", "name: x\nmcpServers:\n  - name: a\n    command: b\n", Continue},
 		{"/home/me/.cursor/mcp.json", `{"mcpServers": {}}`, Cursor},
 		{"claude_desktop_config.json", `{"mcpServers": {}}`, ClaudeDesktop},
 		{".vscode/mcp.json", "// c\n{\"servers\": {},}", VSCode},

@@ -3,6 +3,7 @@ package importer
 import (
 	"encoding/base64"
 	"net/url"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -65,6 +66,45 @@ func (b *builder) whole(field, key, v string) string {
 	return n
 }
 
+// envEntry converts an env value: a plain value when it is a literal that
+// does not look like a secret, else one reference (a literal moved to a
+// managed secret).
+func (b *builder) envEntry(field, key, v string) config.Ref {
+	if lit, ok := literal(b.split(v)); ok {
+		why := secretWhy(key, lit)
+		if why == "" {
+			b.note("%s: kept as a plain value (it does not look like a secret)", field)
+			return config.PlainValue(lit)
+		}
+		return config.Ref{Env: b.secretWhy(field, key, lit, why)}
+	}
+	return config.Ref{Env: b.whole(field, key, v)}
+}
+
+// secretWhy is secret, with the reason the value was judged one in its note.
+func (b *builder) secretWhy(field, key, value, why string) string {
+	n := len(b.notes)
+	name := b.secret(field, key, value)
+	if len(b.notes) > n {
+		b.notes[len(b.notes)-1] += " (" + why + ")"
+	}
+	return name
+}
+
+// cwd resolves a relative working directory against the folder of the
+// imported file, where the other client resolved it.
+func (b *builder) cwd(dir string) string {
+	if filepath.IsAbs(dir) {
+		return dir
+	}
+	if b.c.dir == "" {
+		b.note("cwd: kept as written, relative to the daemon's home, since the file's folder is not known: set it with `plexus edit NAME --cwd DIR`")
+		return dir
+	}
+	b.note("cwd: the relative folder resolved against the folder of the file")
+	return filepath.Join(b.c.dir, dir)
+}
+
 // header converts a header value: one reference, a literal moved to a
 // secret, or text around placeholders (kept as text: "Bearer ${TOKEN}").
 func (b *builder) header(field, key, v string) config.Value {
@@ -73,7 +113,12 @@ func (b *builder) header(field, key, v string) config.Value {
 		return config.Value{Env: b.refName(field, p)}
 	}
 	if lit, ok := literal(ps); ok {
-		return config.Value{Env: b.secret(field, key, lit)}
+		why := secretWhy(key, lit)
+		if why == "" {
+			b.note("%s: kept as text (it does not look like a secret)", field)
+			return config.Value{Text: strings.ReplaceAll(lit, "$", "$$")}
+		}
+		return config.Value{Env: b.secretWhy(field, key, lit, why)}
 	}
 	if t, ok := b.template(field, ps); ok {
 		return config.Value{Text: t}

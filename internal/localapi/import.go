@@ -5,6 +5,7 @@ import (
 	"maps"
 	"net/http"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -52,7 +53,13 @@ func (a *Handler) importServers(w http.ResponseWriter, r *http.Request) {
 		_, ok := os.LookupEnv(name)
 		return "", ok
 	}
-	res, err := importer.Parse(dialect, content, isSet)
+	// A relative cwd resolves against the file's folder, when the client
+	// says where the file is.
+	dir := ""
+	if filepath.IsAbs(req.Source) {
+		dir = filepath.Dir(req.Source)
+	}
+	res, err := importer.ParseIn(dialect, content, dir, isSet)
 	if err != nil {
 		writeImportError(w, err)
 		return

@@ -41,7 +41,7 @@ type Trust struct {
 	Cwd     string   `json:"cwd,omitempty"`
 	// Env maps each variable the server gets to the variable its value is
 	// read from: pointing DOCS_TOKEN at GITHUB_TOKEN hands the server
-	// another secret.
+	// another secret. A plain value is kept as "value:TEXT".
 	Env map[string]string `json:"env,omitempty"`
 	// URL is as configured, with its placeholders.
 	URL string `json:"url,omitempty"`
@@ -77,6 +77,10 @@ func TrustOf(sc config.Server) Trust {
 		t.Env = make(map[string]string, len(sc.Env))
 		for k, ref := range sc.Env {
 			t.Env[k] = ref.Env
+			if ref.Value != nil {
+				// A plain value is part of what the server runs with.
+				t.Env[k] = "value:" + *ref.Value
+			}
 		}
 	}
 	if len(sc.Headers) > 0 {

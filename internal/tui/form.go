@@ -3,6 +3,7 @@ package tui
 import (
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/charmbracelet/bubbles/cursor"
 	"github.com/charmbracelet/bubbles/textinput"
@@ -47,8 +48,18 @@ type form struct {
 	// is theirs.
 	nameEdited bool
 
+	// urlSecrets are literal keys found in the edited server's stored URL:
+	// the form shows ${VAR} in their place, and a save stores them as
+	// managed secrets while the URL still refers to them.
+	urlSecrets map[string]string
+
 	saving bool
-	err    string
+	// savingSince is when the save began, and startLine the latest stderr
+	// line of the server it starts: a first start can take long (`npx -y`
+	// downloads its package), and the form says how long it has waited.
+	savingSince time.Time
+	startLine   string
+	err         string
 }
 
 func newInput(placeholder string, secret bool) textinput.Model {
@@ -93,7 +104,16 @@ func editForm(name string, cfg map[string]any, revision int64) *form {
 	}
 	const keep = "stored: blank keeps it, - removes it"
 	if u, ok := cfg[serverconf.KeyURL].(string); ok {
-		f.inputs[fURL].SetValue(u)
+		// A key written in the URL is never shown: the field shows the
+		// variable it is kept in once saved.
+		shown, moved := serverconf.MoveURLSecrets(name, u)
+		f.inputs[fURL].SetValue(shown)
+		for _, m := range moved {
+			if f.urlSecrets == nil {
+				f.urlSecrets = map[string]string{}
+			}
+			f.urlSecrets[m.Var] = m.Value
+		}
 	}
 	if argv := serverconf.Argv(cfg); argv != nil {
 		f.inputs[fCommand].SetValue(cmdline.Join(argv))
@@ -106,7 +126,7 @@ func editForm(name string, cfg map[string]any, revision int64) *form {
 		f.inputs[fHeaderValue].Placeholder = keep
 	}
 	if env, ok := cfg[serverconf.KeyEnv].(map[string]any); ok && len(env) > 0 {
-		f.inputs[fEnv].Placeholder = "stored: " + strings.Join(sortedKeys(env), " ") + " (KEY=value sets, KEY=- or - removes)"
+		f.inputs[fEnv].Placeholder = "stored: " + strings.Join(envShown(env), " ") + " (KEY=value sets, KEY=- or - removes)"
 	}
 	f.setFocus(fURL)
 	if f.stdio() {
@@ -162,6 +182,7 @@ func (f *form) values() formValues {
 		transport: f.transports[f.transport],
 		url:       v(fURL), command: v(fCommand), name: v(fName),
 		bearer: v(fBearer), headerName: v(fHeaderName), headerValue: v(fHeaderValue), env: v(fEnv),
+		urlSecrets: f.urlSecrets,
 	}
 }
 
@@ -245,4 +266,20 @@ func (f *form) suggest() {
 		name = serverconf.NameFromURL(f.inputs[fURL].Value())
 	}
 	f.inputs[fName].SetValue(name)
+}
+
+// envShown lists a server's env entries for the form: a secret by its name
+// only, a plain value (not secret) as KEY=value.
+func envShown(env map[string]any) []string {
+	var out []string
+	for _, k := range sortedKeys(env) {
+		if m, ok := env[k].(map[string]any); ok {
+			if v, plain := m["value"].(string); plain {
+				out = append(out, k+"="+v)
+				continue
+			}
+		}
+		out = append(out, k)
+	}
+	return out
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
@@ -77,6 +78,7 @@ func (m *Model) formKey(msg tea.KeyMsg) tea.Cmd {
 			return nil
 		}
 		m.form.err, m.form.saving = "", true
+		m.form.savingSince, m.form.startLine = time.Now(), ""
 		return m.save(p, m.form.editing, m.form.revision)
 	}
 	return cmd

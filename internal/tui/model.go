@@ -218,6 +218,9 @@ func (m *Model) event(msg eventMsg) tea.Cmd {
 	case apitype.EventServerRemoved:
 		m.remove(ev.Server)
 	case apitype.EventStderr:
+		if f := m.form; f != nil && f.saving && ev.Server == strings.TrimSpace(f.inputs[fName].Value()) {
+			f.startLine = ev.Line
+		}
 		if i := m.index(ev.Server); i >= 0 {
 			s := &m.servers[i]
 			s.Stderr = append(s.Stderr, ev.Line)

@@ -27,6 +27,9 @@ type formValues struct {
 	headerName  string
 	headerValue string
 	env         string
+	// urlSecrets are the keys taken out of the stored URL when the form
+	// opened, by the variable the URL field shows instead.
+	urlSecrets map[string]string
 }
 
 // plan is a save: the request, and the form's own secrets to delete once
@@ -84,6 +87,15 @@ func buildPlan(v formValues, base map[string]any) (plan, error) {
 		u := strings.TrimSpace(v.url)
 		if l := strings.ToLower(u); !strings.HasPrefix(l, "http://") && !strings.HasPrefix(l, "https://") {
 			return p, errors.New("url: give an http:// or https:// URL; for a command, switch the transport to stdio with ← →")
+		}
+		u, moved := serverconf.MoveURLSecrets(name, u)
+		for _, m := range moved {
+			secrets[m.Var] = m.Value
+		}
+		for ref, val := range v.urlSecrets {
+			if _, typed := secrets[ref]; !typed && strings.Contains(u, "${"+ref+"}") {
+				secrets[ref] = val
+			}
 		}
 		cfg[serverconf.KeyURL] = u
 		switch v.bearer {
@@ -225,6 +237,13 @@ func applyEnv(cfg map[string]any, server, field string, secrets map[string]strin
 				delete(env, e.key)
 			}
 			continue
+		}
+		if old, ok := env[e.key].(map[string]any); ok {
+			if _, plain := old["value"]; plain {
+				// A plain value (not a secret) stays one.
+				env[e.key] = map[string]any{"value": e.value}
+				continue
+			}
 		}
 		ref := serverconf.VarFor(server, e.key)
 		env[e.key] = map[string]any{"env": ref}

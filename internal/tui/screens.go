@@ -1,9 +1,12 @@
 package tui
 
 import (
-	"github.com/charmbracelet/x/ansi"
+	"fmt"
 	"slices"
 	"strings"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
 	"github.com/plexus-mcp/plexus/internal/cmdline"
@@ -61,7 +64,14 @@ func (m *Model) formView(w, h int) []string {
 		if n := strings.TrimSpace(f.inputs[fName].Value()); n != "" {
 			what = "starting " + n
 		}
-		lines = append(lines, m.spin.View()+" "+what+" to check that it works…")
+		waited := ""
+		if d := time.Since(f.savingSince); !f.savingSince.IsZero() && d >= time.Second {
+			waited = fmt.Sprintf(" %ds", int(d.Seconds()))
+		}
+		lines = append(lines, m.spin.View()+" "+what+" to check that it works…"+waited)
+		if l := firstLine(f.startLine); l != "" {
+			lines = append(lines, styleDim.Render(ansi.Truncate("  stderr: "+ansi.Strip(l), max(1, w-2), "…")))
+		}
 	case f.err != "":
 		for _, l := range wrap("error: "+f.err, w-2, max(1, h-len(lines)-3)) {
 			lines = append(lines, styleErr.Render(l))

@@ -25,7 +25,9 @@ type CommandNotFoundError struct {
 }
 
 func (e *CommandNotFoundError) Error() string {
-	return fmt.Sprintf("command %q not found in PATH (searched %s)", e.Command, strings.Join(e.Searched, ":"))
+	// The directories go on a line of their own: a PATH is long, and the
+	// first line of an error must fit a terminal.
+	return fmt.Sprintf("command %q not found in PATH (%d folders searched)\nsearched PATH: %s", e.Command, len(e.Searched), strings.Join(e.Searched, ":"))
 }
 
 // searchDirs is where commands are looked up, and the PATH the server gets:

@@ -163,7 +163,7 @@ func newRedactor(secrets []string, extra ...string) *redactor {
 	}
 	longest := 0
 	for _, s := range secrets {
-		if s != "" {
+		if redactable(s) {
 			pairs = append(pairs, pair{s, redactedText})
 			longest = max(longest, len(s))
 		}
@@ -179,6 +179,24 @@ func newRedactor(secrets []string, extra ...string) *redactor {
 }
 
 func (r *redactor) String(s string) string { return r.r.Replace(s) }
+
+// minRedacted is the shortest value the redactor replaces.
+const minRedacted = 4
+
+// redactable reports whether a secret's value is worth replacing in text.
+// A value so short or common that it is everywhere — "1", "true", an
+// empty string — would garble every line it was cut out of while hiding
+// nothing an attacker could not guess.
+func redactable(v string) bool {
+	if len(strings.TrimSpace(v)) < minRedacted {
+		return false
+	}
+	switch strings.ToLower(v) {
+	case "true", "false", "null", "none", "test", "info", "debug", "warn", "error":
+		return false
+	}
+	return true
+}
 
 // Error returns err with a redacted message; errors.Is and errors.As still see
 // the original chain (whose own messages are not redacted).

@@ -30,17 +30,28 @@ func TestSanitizeURL(t *testing.T) {
 }
 
 func TestRedactor(t *testing.T) {
-	r := newRedactor([]string{"abc", "abcdef", ""}, "http://h/?k=abc", "http://h/?k=REDACTED")
-	if got := r.String("x abcdef y abc z"); got != "x [redacted] y [redacted] z" {
+	r := newRedactor([]string{"abcd", "abcdefgh", ""}, "http://h/?k=abcd", "http://h/?k=REDACTED")
+	if got := r.String("x abcdefgh y abcd z"); got != "x [redacted] y [redacted] z" {
 		t.Errorf("got %q", got)
 	}
-	if got := r.String(`Post "http://h/?k=abc": refused`); got != `Post "http://h/?k=REDACTED": refused` {
+	if got := r.String(`Post "http://h/?k=abcd": refused`); got != `Post "http://h/?k=REDACTED": refused` {
 		t.Errorf("got %q", got)
 	}
-	base := errors.New("token abc leaked")
+	base := errors.New("token abcd leaked")
 	err := r.Error(base)
 	if err.Error() != "token [redacted] leaked" || !errors.Is(err, base) {
 		t.Errorf("Error = %v", err)
+	}
+}
+
+// TestRedactorSkipsCommonValues: a managed value such as "1" or "true"
+// is not cut out of every line that holds it.
+func TestRedactorSkipsCommonValues(t *testing.T) {
+	r := newRedactor([]string{"1", "true", "", " ", "on", "debug", "CANARY-s3cr3t"})
+	in := "listening on port 1001 (debug=true): key CANARY-s3cr3t"
+	want := "listening on port 1001 (debug=true): key [redacted]"
+	if got := r.String(in); got != want {
+		t.Errorf("String(%q) = %q, want %q", in, got, want)
 	}
 }
 

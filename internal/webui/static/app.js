@@ -389,15 +389,62 @@ function showTransport() {
 }
 
 let rowSeq = 0;
-function addRow(name, ref) {
+function addRow(name, ref, plain) {
   const i = ++rowSeq;
+  const isPlain = typeof plain === 'string';
+  // A plain value ({"value": …}) is a setting, not a secret: shown and
+  // edited as text, and saved as a plain value again.
+  const value = isPlain
+    ? el('input', { 'aria-label': 'Value ' + i, class: 'r-value', type: 'text', value: plain, autocomplete: 'off', spellcheck: 'false' })
+    : el('input', { 'aria-label': 'Value ' + i, class: 'r-value', type: 'password', autocomplete: 'new-password',
+      placeholder: ref ? 'blank keeps, - removes' : '' });
   const tr = el('tr', {},
     el('td', {}, el('input', { 'aria-label': 'Name ' + i, class: 'r-name', value: name || '', autocomplete: 'off', spellcheck: 'false' })),
-    el('td', {}, el('input', { 'aria-label': 'Secret variable ' + i, class: 'r-var', value: ref || '', autocomplete: 'off', spellcheck: 'false' })),
-    el('td', {}, el('input', { 'aria-label': 'Value ' + i, class: 'r-value', type: 'password', autocomplete: 'new-password',
-      placeholder: ref ? 'blank keeps, - removes' : '' })),
+    el('td', {}, el('input', { 'aria-label': 'Secret variable ' + i, class: 'r-var', value: ref || '', autocomplete: 'off', spellcheck: 'false',
+      placeholder: isPlain ? 'plain value, not secret' : '', readonly: isPlain })),
+    el('td', {}, value),
     el('td', {}, el('button', { type: 'button', 'aria-label': 'Remove row ' + i, onclick: () => tr.remove() }, '✕')));
+  if (isPlain) tr.dataset.plain = '1';
   $('f-rows').append(tr);
+}
+
+// secretParam matches the query parameters that carry keys, as the CLI's
+// and the terminal UI's do (serverconf.MoveURLSecrets).
+const secretParam = /(key|token|secret|passw|pwd|auth|credential|signature|^sig$|session)/i;
+
+// varFor is the variable a form keeps one of server's secrets in
+// (serverconf.VarFor).
+function varFor(server, what) {
+  let v = (server + '_' + what).toUpperCase().replace(/[^A-Z0-9_]/g, '_');
+  if (!v || /^[0-9]/.test(v)) v = 'MCP_' + v;
+  return v;
+}
+
+// moveURLSecrets takes the values of a URL's key-like query parameters out
+// of it: the URL gets ${VAR} in their place, and moved maps VAR to the
+// value, to be sent as the server's secrets. The page never shows a key.
+function moveURLSecrets(server, raw) {
+  const moved = {};
+  const q = raw.indexOf('?');
+  if (q < 0) return { url: raw, moved };
+  let query = raw.slice(q + 1), frag = '';
+  const h = query.indexOf('#');
+  if (h >= 0) { frag = query.slice(h); query = query.slice(0, h); }
+  const parts = query.split('&').map((part) => {
+    const eq = part.indexOf('=');
+    if (eq < 0) return part;
+    const k = part.slice(0, eq), v = part.slice(eq + 1);
+    if (!secretParam.test(k) || v.includes('${')) return part;
+    let val, name;
+    try { val = decodeURIComponent(v.replace(/\+/g, ' ')); name = decodeURIComponent(k); } catch (e) { return part; }
+    if (val.length < 4 || /^(true|false|yes|none|null|basic|bearer|oauth|debug)$/i.test(val)) return part;
+    let ref = varFor(server, name);
+    for (let n = 2; ref in moved && moved[ref] !== val; n++) ref = varFor(server, name) + '_' + n;
+    moved[ref] = val;
+    return k + '=${' + ref + '}';
+  });
+  if (!Object.keys(moved).length) return { url: raw, moved };
+  return { url: raw.slice(0, q + 1) + parts.join('&') + frag, moved };
 }
 
 function clearErrors() {
@@ -426,9 +473,15 @@ function openEditor(name) {
     if (t === 'stdio') {
       $('f-command').value = [c.command || '', ...(c.args || [])].filter((a, i) => i > 0 || a).map(quoteArg).join(' ');
       $('f-cwd').value = c.cwd || '';
-      for (const [k, v] of Object.entries(c.env || {})) addRow(k, v && v.env);
+      for (const [k, v] of Object.entries(c.env || {})) {
+        if (v && typeof v.value === 'string') addRow(k, '', v.value); else addRow(k, v && v.env);
+      }
     } else {
-      $('f-url').value = c.url || '';
+      // A key written in the stored URL is shown as the variable a save
+      // keeps it in, never as itself.
+      const m = moveURLSecrets(name, c.url || '');
+      editing.urlSecrets = m.moved;
+      $('f-url').value = m.url;
       for (const [k, v] of Object.entries(c.headers || {})) addRow(k, typeof v === 'string' ? v : v && v.env);
     }
     $('f-call').value = c.callTimeoutMs || '';
@@ -440,6 +493,9 @@ function openEditor(name) {
 function closeEditor() {
   $('editor').hidden = true;
   editing = null;
+  // What was typed (a key in a URL, a secret's value) leaves the page.
+  $('server-form').reset();
+  $('f-rows').replaceChildren();
 }
 
 function millis(id, errId) {
@@ -461,11 +517,13 @@ function buildRequest() {
     name: tr.querySelector('.r-name').value.trim(),
     ref: tr.querySelector('.r-var').value.trim(),
     value: tr.querySelector('.r-value').value,
-  })).filter((r) => r.name || r.ref || r.value);
+    plain: tr.dataset.plain === '1',
+  })).filter((r) => r.name || r.ref || r.value || r.plain);
   const secrets = {};
   const table = {};
   for (const r of rows) {
     if (!r.name) { $('e-rows').textContent = 'every row needs a name'; throw new Error('invalid'); }
+    if (r.plain && t === 'stdio') { table[r.name] = { value: r.value }; continue; }
     let ref = r.ref;
     if (!ref) ref = (t === 'stdio' ? r.name : (name + '_' + r.name)).toUpperCase().replace(/[^A-Z0-9_]/g, '_').replace(/^([0-9])/, '_$1');
     if (varName.test(ref)) {
@@ -492,9 +550,14 @@ function buildRequest() {
     if (Object.keys(table).length) c.env = table; else delete c.env;
   } else {
     for (const k of stdioKeys) delete c[k];
-    const u = $('f-url').value.trim();
-    if (!u) { $('e-url').textContent = 'a URL is needed'; throw new Error('invalid'); }
-    c.url = u;
+    const typed = $('f-url').value.trim();
+    if (!typed) { $('e-url').textContent = 'a URL is needed'; throw new Error('invalid'); }
+    const m = moveURLSecrets(name, typed);
+    Object.assign(secrets, m.moved);
+    for (const [ref, val] of Object.entries((editing && editing.urlSecrets) || {})) {
+      if (!(ref in secrets) && m.url.includes('${' + ref + '}')) secrets[ref] = val;
+    }
+    c.url = m.url;
     if (Object.keys(table).length) c.headers = table; else delete c.headers;
   }
   const call = millis('f-call', 'e-call'), startup = millis('f-startup', 'e-startup');
@@ -525,6 +588,9 @@ function showFormError(e) {
     const id = fieldOf(p.path);
     if (id) $(id).textContent = ($(id).textContent ? $(id).textContent + '; ' : '') + p.message;
   }
+  if (/startup timeout \(/.test(e.message || '')) {
+    $('e-startup').textContent = 'the server did not start in time (a first `npx -y` may download its package): raise the startup timeout';
+  }
   if (!problems.length && e.status === 409 && e.body.code === 'conflict') {
     $(transport() === 'stdio' ? 'e-command' : 'e-url').textContent = e.message;
   }
@@ -537,6 +603,15 @@ async function save(ev) {
   try { req = buildRequest(); } catch (e) { $('form-error').textContent = 'Please correct the fields marked above.'; return; }
   $('save').disabled = true;
   $('form-progress').textContent = req.noVerify ? 'Saving…' : 'Connecting to ' + req.name + '…';
+  // A first start can take long (`npx -y` downloads its package): say how
+  // long it has waited and the server's latest stderr line.
+  starting = req.noVerify ? null : { name: req.name, since: Date.now(), line: '' };
+  const ticker = starting && setInterval(() => {
+    if (!starting) return;
+    const s = Math.round((Date.now() - starting.since) / 1000);
+    $('form-progress').textContent = 'Connecting to ' + starting.name + '… ' + s + ' s' +
+      (starting.line ? ' · ' + starting.line.slice(0, 120) : '');
+  }, 1000);
   try {
     const res = editing
       ? await api('PUT', '/servers/' + enc(editing.name), req, editing.revision)
@@ -547,10 +622,16 @@ async function save(ev) {
   } catch (e) {
     showFormError(e);
   } finally {
+    if (ticker) clearInterval(ticker);
+    starting = null;
     $('save').disabled = false;
     $('form-progress').textContent = '';
   }
 }
+
+// starting is the server a save is waiting for: its name, since when,
+// and its latest stderr line.
+let starting = null;
 
 // splitCommand splits a command line with shell quoting ('…', "…", \),
 // without running or expanding anything.
@@ -688,6 +769,8 @@ function follow() {
   on('held', () => refresh());
   on('catalog', () => refresh());
   on('stderr', (ev) => {
+    // The server being started for a save: its latest line is progress.
+    if (starting && starting.name === ev.server) starting.line = ev.line;
     const st = servers.get(ev.server);
     if (!st) return;
     st.stderr = (st.stderr || []).concat([ev.line]).slice(-20);
