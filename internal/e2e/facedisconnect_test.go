@@ -51,15 +51,15 @@ func (d *dropper) drop() {
 // TestDisconnectedClientFreesServer: a client that goes away while a
 // session-era server's elicitation waits for it has its call cancelled
 // upstream at once, so that another client's elicitation on the same
-// server works within a second — on a first call of a session (the SDK's
-// path) and on a later one (forwarded as a frame).
+// server works within a second — on the SDK's path (a call that asks for
+// progress) and forwarded as a frame.
 func TestDisconnectedClientFreesServer(t *testing.T) {
 	e, base, token := faceEnv(t, "")
 	addOldServer(t, e)
 	all := tools(t, e)
 	ask, echo := toolNamed(t, all, "old", "ask").Name, toolNamed(t, all, "old", "echo").Name
 	for _, warm := range []bool{false, true} {
-		name := map[bool]string{false: "first call", true: "later call"}[warm]
+		name := map[bool]string{false: "SDK path", true: "frame"}[warm]
 		t.Run(name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 			defer cancel()
@@ -80,7 +80,11 @@ func TestDisconnectedClientFreesServer(t *testing.T) {
 			if warm {
 				textOf(t)(a.CallTool(ctx, &mcp.CallToolParams{Name: echo, Arguments: map[string]any{"text": "x"}}))
 			}
-			go a.CallTool(ctx, &mcp.CallToolParams{Name: ask, Arguments: map[string]any{"question": "stay?"}})
+			params := &mcp.CallToolParams{Name: ask, Arguments: map[string]any{"question": "stay?"}}
+			if !warm {
+				params.SetProgressToken("p") // the frame path leaves it to the SDK
+			}
+			go a.CallTool(ctx, params)
 			select {
 			case <-asked:
 			case <-ctx.Done():

@@ -142,9 +142,9 @@ func TestFaceSessionLeanPath(t *testing.T) {
 			t.Fatalf("echo %d: %q", i, got)
 		}
 	}
-	// The first call makes the session's host session, through the SDK.
-	if got := rec.take(); got != "sse json json json" {
-		t.Errorf("paths of four calls: %s, want sse json json json", got)
+	// Forwarded as frames from the session's first call on.
+	if got := rec.take(); got != "json json json json" {
+		t.Errorf("paths of four calls: %s, want json json json json", got)
 	}
 	// A tool error comes back as the server wrote it, on the lean path too.
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: toolNamed(t, all, "example", "now").Name, Arguments: map[string]any{"timezone": "Not/AZone"}})
@@ -239,8 +239,8 @@ func TestFaceSessionLeanAsks(t *testing.T) {
 			t.Fatalf("echo: %q", got)
 		}
 	}
-	if got := rec.take(); got != "sse json" {
-		t.Fatalf("paths of two calls: %s, want sse json", got)
+	if got := rec.take(); got != "json json" {
+		t.Fatalf("paths of two calls: %s, want json json", got)
 	}
 	before := callsUpstream(t, base, token, "old")
 	if got := text(cs.CallTool(ctx, &mcp.CallToolParams{Name: ask, Arguments: map[string]any{"question": "ok?"}})); got != "answer: yes to ok?" {

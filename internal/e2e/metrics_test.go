@@ -83,9 +83,9 @@ func TestMetrics(t *testing.T) {
 }
 
 // TestFacePathsAreCounted: every request to the face is counted by the
-// path it took and why — a first call of a session on the SDK's path, a
-// later one forwarded as a frame, a request outside a session refused —
-// and each call by how it was carried.
+// path it took and why — calls on a session forwarded as frames, one that
+// asks for progress on the SDK's path, a request outside a session
+// refused — and each call by how it was carried.
 func TestFacePathsAreCounted(t *testing.T) {
 	e, base, token := faceEnv(t, "")
 	echo := toolNamed(t, tools(t, e), "example", "echo").Name
@@ -95,6 +95,7 @@ func TestFacePathsAreCounted(t *testing.T) {
 	for i := range 3 {
 		rpc(t, url, token, sid, "2025-06-18", `{"jsonrpc":"2.0","id":`+strconv.Itoa(i+1)+`,"method":"tools/call","params":{"name":"`+echo+`","arguments":{"text":"a"}}}`)
 	}
+	rpc(t, url, token, sid, "2025-06-18", `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"_meta":{"progressToken":"p"},"name":"`+echo+`","arguments":{"text":"a"}}}`)
 	rpc(t, url, token, "", "2025-06-18", `{"jsonrpc":"2.0","id":9,"method":"tools/list"}`)
 	req, _ := http.NewRequest("GET", base+"/metrics", nil)
 	req.Header.Set("Authorization", "Bearer "+token)
@@ -105,11 +106,11 @@ func TestFacePathsAreCounted(t *testing.T) {
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	for _, want := range []string{
-		`plexus_face_requests_total{path="frame",reason="tools/call on a known session"} 2`,
-		`plexus_face_requests_total{path="sdk",reason="a session the frame path does not know (yet)"} `,
+		`plexus_face_requests_total{path="frame",reason="tools/call on a known session"} 3`,
+		`plexus_face_requests_total{path="sdk",reason="a tools/call the frame path does not take"} 1`,
 		`plexus_face_requests_total{path="refused",reason="a session-era request outside a session"} 1`,
 		`plexus_face_requests_total{path="sdk",reason="initialize"} 1`,
-		`plexus_calls_total{outcome="ok",path="frame",server="example"} 2`,
+		`plexus_calls_total{outcome="ok",path="frame",server="example"} 3`,
 		`plexus_calls_total{outcome="ok",path="decoded",server="example"} 1`,
 	} {
 		mustContain(t, "metrics", string(b), want)

@@ -49,7 +49,9 @@ func (p *profile) downstream(ctx context.Context, ss *mcp.ServerSession) (*downs
 		return nil, err
 	}
 	p.sessions[ss] = d
-	p.register(ss, d)
+	if v, ok := p.byID.Load(ss.ID()); ok {
+		v.(*leanSession).d.Store(d)
+	}
 	return d, nil
 }
 
@@ -67,6 +69,7 @@ func (p *profile) track(id string) {
 	if ss == nil {
 		return // ended already
 	}
+	p.register(ss) // known to the frame path from its first call on
 	go func() {
 		ss.Wait()
 		p.unregister(ss)

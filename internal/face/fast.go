@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/plexus-mcp/plexus/internal/config"
 	"github.com/plexus-mcp/plexus/internal/jsonscan"
 	"github.com/plexus-mcp/plexus/internal/upstream"
 )
@@ -118,21 +119,62 @@ func (p *profile) fastCall(w http.ResponseWriter, r *http.Request, env envelope)
 	if !ok {
 		return false
 	}
-	target, ok := p.leanTarget(name)
-	if !ok {
+	if !p.framed(name) {
 		return false
 	}
 	d, err := p.downstream(r.Context(), nil)
 	if err != nil {
 		return false
 	}
-	res, handled, err := d.sess.CallRaw(upstream.WithPeer(r.Context(), caps, nil), target, req.Params)
+	res, _, handled, err := p.callFrame(upstream.WithPeer(r.Context(), caps, nil), d, name, req.Params)
 	if !handled {
 		return false
 	}
 	p.noteResult(res)
 	writeAnswer(w, r, req.ID, res, err, true)
 	return true
+}
+
+// framed reports whether a tools/call of name may be forwarded as a frame:
+// an offered tool whose calls may, or in a bare profile a name its server
+// does not list.
+func (p *profile) framed(name string) bool {
+	if _, ok := p.leanTarget(name); ok {
+		return true
+	}
+	_, ok := p.passThrough(name)
+	return ok
+}
+
+// callFrame forwards a tools/call frame: of an offered tool by its catalog
+// name (target, for the SDK's hand-off of input_required), or in a bare
+// profile, of a name its server does not list, to that server as it is —
+// the server answers it, as it would a client talking to it directly.
+// handled is false when the SDK's path must serve the call.
+func (p *profile) callFrame(ctx context.Context, d *downstream, name string, params map[string]json.RawMessage) (res json.RawMessage, target string, handled bool, err error) {
+	if target, ok := p.leanTarget(name); ok {
+		res, handled, err = d.sess.CallRaw(ctx, target, params)
+		return res, target, handled, err
+	}
+	if server, ok := p.passThrough(name); ok {
+		res, err = d.sess.CallServerRaw(ctx, server, name, params)
+		return res, "", true, err
+	}
+	return nil, "", false, nil
+}
+
+// passThrough is the server of a bare profile, for a tool name the
+// profile does not offer.
+func (p *profile) passThrough(name string) (string, bool) {
+	if p.def.naming != config.NamingBare || len(p.def.servers) != 1 {
+		return "", false
+	}
+	p.syncMu.Lock()
+	defer p.syncMu.Unlock()
+	if _, offered := p.toolRoute[name]; offered {
+		return "", false
+	}
+	return p.def.servers[0], true
 }
 
 // leanTarget is the catalog name of an offered tool whose calls may take a
@@ -204,10 +246,8 @@ func readBody(r *http.Request) ([]byte, error) {
 // jsonError is the JSON-RPC error a failed lean call answers with: the
 // server's own, else Plexus's.
 func jsonError(err error) *jsonrpc.Error {
-	je := upstream.AnswerError(err)
-	if je == nil && !errors.As(err, &je) {
-		je = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
-	}
+	var je *jsonrpc.Error
+	errors.As(passOn(err), &je)
 	return je
 }
 

@@ -41,7 +41,7 @@ import (
 // server.
 type leanSession struct {
 	ss      *mcp.ServerSession
-	d       *downstream
+	d       atomic.Pointer[downstream] // made on the session's first call
 	version string
 	peer    *fastPeer // the client's capabilities, as initialize declared them
 	off     atomic.Bool
@@ -51,8 +51,9 @@ type leanSession struct {
 	asks     sync.Map                      // question id → chan clientAnswer (fastask.go)
 }
 
-// register makes a session known to the lean path; unregister forgets it.
-func (p *profile) register(ss *mcp.ServerSession, d *downstream) {
+// register makes a session known to the frame path, once its initialize
+// is answered; unregister forgets it.
+func (p *profile) register(ss *mcp.ServerSession) {
 	ip := ss.InitializeParams()
 	if ip == nil || !sessionVersions[ip.ProtocolVersion] || ss.ID() == "" {
 		return
@@ -62,7 +63,7 @@ func (p *profile) register(ss *mcp.ServerSession, d *downstream) {
 		caps = &mcp.ClientCapabilities{}
 	}
 	key, _ := json.Marshal(caps)
-	ls := &leanSession{ss: ss, d: d, version: ip.ProtocolVersion, peer: &fastPeer{caps: caps, raw: string(key)},
+	ls := &leanSession{ss: ss, version: ip.ProtocolVersion, peer: &fastPeer{caps: caps, raw: string(key)},
 		inflight: map[string]context.CancelFunc{}}
 	p.byID.Store(ss.ID(), ls)
 }
@@ -105,8 +106,7 @@ func (p *profile) fastSessionCall(w http.ResponseWriter, r *http.Request, env en
 	case method != "tools/call":
 		return false, reasonOtherMethod
 	}
-	target, ok := p.leanTarget(req.name)
-	if !ok {
+	if !p.framed(req.name) {
 		return false, reasonNotPlainCall
 	}
 	ctx, cancel := context.WithCancel(r.Context())
@@ -126,7 +126,14 @@ func (p *profile) fastSessionCall(w http.ResponseWriter, r *http.Request, env en
 	args := req.Params["arguments"]
 	ans := &leanAnswer{w: w}
 	defer ans.close() // nothing is written once this handler returns
-	res, handled, err := ls.d.sess.CallRaw(upstream.WithPeer(ctx, &sessionPeer{ls, ans}, nil), target, req.Params)
+	d := ls.d.Load()
+	if d == nil {
+		var err error
+		if d, err = p.downstream(ctx, ls.ss); err != nil {
+			return false, reasonNotPlainCall // the SDK's path says what is wrong
+		}
+	}
+	res, target, handled, err := p.callFrame(upstream.WithPeer(ctx, &sessionPeer{ls, ans}, nil), d, req.name, req.Params)
 	if !handled {
 		return false, reasonNotPlainCall
 	}
@@ -134,7 +141,7 @@ func (p *profile) fastSessionCall(w http.ResponseWriter, r *http.Request, env en
 	ans.mu.Lock()
 	streaming := ans.sse
 	ans.mu.Unlock()
-	if err == nil && !streaming && inputRequired(res) {
+	if err == nil && !streaming && target != "" && inputRequired(res) {
 		var out mcp.CallToolResult
 		if json.Unmarshal(res, &out) != nil {
 			return false, reasonInputRequired // the SDK calls again, and says what is wrong

@@ -145,8 +145,12 @@ func (p *profile) getPrompt(server, name string) mcp.PromptHandler {
 }
 
 // serverFor finds the server behind a resource URI: an exact resource, or
-// the only template whose literal prefix the URI starts with.
+// the only template whose literal prefix the URI starts with; in a bare
+// profile, its one server, which answers for any URI as it would directly.
 func (p *profile) serverFor(uri string) (string, bool) {
+	if p.def.naming == config.NamingBare && len(p.def.servers) == 1 {
+		return p.def.servers[0], true
+	}
 	p.syncMu.Lock()
 	defer p.syncMu.Unlock()
 	if s, ok := p.resRoute[uri]; ok {

@@ -54,3 +54,36 @@ func (h *Host) callRaw(ctx context.Context, snap *snapshot, ix indexed, params m
 	}
 	return out.bytes()
 }
+
+// CallServerRaw forwards a tools/call frame to server for a tool the
+// server does not list: for a proxy that passes one server through
+// unchanged (a bare profile), such a name is the server's to answer, as
+// it would answer a client talking to it directly. A tool it lists that
+// Plexus does not offer — filtered out, or held back by pinning — is not
+// forwarded (NotFoundError). The call takes the same pipeline as every
+// other (pipeline.go).
+func (s *Session) CallServerRaw(ctx context.Context, server, tool string, params map[string]json.RawMessage) (json.RawMessage, error) {
+	s.touch()
+	snap := s.h.snap.Load()
+	srv, ok := snap.servers[server]
+	if !ok || s.offServer(server) {
+		return nil, &NotFoundError{What: "server", Name: server}
+	}
+	if conn, err := srv.Conn(); err == nil {
+		for _, t := range conn.Discovery().Tools {
+			if t.Name == tool {
+				return nil, &NotFoundError{What: "tool", Name: tool}
+			}
+		}
+	}
+	ix := indexed{entry: catalog.Entry{Server: server, Tool: tool, Name: tool, Kind: catalog.KindTool}, server: srv}
+	return s.h.callRaw(ctx, snap, ix, params)
+}
+
+// offServer reports whether the session has server switched off or runs
+// its own instance of it (which the shared snapshot does not hold).
+func (s *Session) offServer(server string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.off[server] || s.instances[server] != nil
+}
