@@ -16,6 +16,7 @@ import (
 	"github.com/plexus-mcp/plexus/internal/conformanceclient"
 	"github.com/plexus-mcp/plexus/internal/daemon"
 	"github.com/plexus-mcp/plexus/internal/exampleserver"
+	"github.com/plexus-mcp/plexus/internal/sandbox"
 	"github.com/plexus-mcp/plexus/internal/upstream"
 )
 
@@ -26,6 +27,9 @@ const shimCommand = "__plexus-shim"
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == shimCommand {
 		os.Exit(upstream.ShimMain(os.Args[2:]))
+	}
+	if len(os.Args) > 1 && os.Args[1] == sandbox.Command {
+		os.Exit(sandbox.Main(os.Args[2:]))
 	}
 	if len(os.Args) > 1 && os.Args[1] == conformanceclient.Command {
 		os.Exit(conformanceclient.Main(os.Args[2:], os.Stderr))

@@ -53,6 +53,11 @@ func startProcess(s Spec, ring *lineRing, red *redactor, log *slog.Logger) (*pro
 	if len(s.Argv) == 0 || s.Argv[0] == "" {
 		return nil, pipes{}, errors.New("no command given")
 	}
+	if s.Sandbox != nil {
+		if err := sandboxReady(s); err != nil {
+			return nil, pipes{}, err
+		}
+	}
 	if s.Dir != "" {
 		fi, err := os.Stat(s.Dir)
 		if err != nil {
@@ -99,6 +104,12 @@ func startProcess(s Spec, ring *lineRing, red *redactor, log *slog.Logger) (*pro
 		cmd.Args = slices.Concat(s.Shim, []string{"--", path}, s.Argv[1:])
 		// SIGTERM, not SIGKILL: the shim must live long enough to end the group.
 		cmd.SysProcAttr = groupAttr(syscall.SIGTERM)
+		if s.Sandbox != nil {
+			if err := sandboxCmd(cmd, s, shimPath, path); err != nil {
+				return nil, pipes{}, err
+			}
+			ring.explain = s.Sandbox.Explain
+		}
 	}
 
 	var files []*os.File // every pipe end, for cleanup on failure
