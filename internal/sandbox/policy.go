@@ -27,8 +27,8 @@ type Policy struct {
 	// Hidden are folders the server never sees, whatever the rest says:
 	// Plexus's home (but for the private folder in it).
 	Hidden  []string `json:"hidden,omitempty"`
-	Network Network `json:"network"`
-	Limits  Limits  `json:"limits"`
+	Network Network  `json:"network"`
+	Limits  Limits   `json:"limits"`
 }
 
 // Network is what the server may reach.

@@ -51,7 +51,7 @@ func denySyscalls() error {
 		{Code: ld, K: 4}, // seccomp_data.arch
 		{Code: jeq, Jt: 1, K: arch},
 		{Code: ret, K: unix.SECCOMP_RET_KILL_PROCESS},
-		{Code: ld, K: 0}, // seccomp_data.nr
+		{Code: ld, K: 0},                      // seccomp_data.nr
 		{Code: jge, Jt: n + 1, K: 0x40000000}, // x32 numbers
 	}
 	for i, nr := range deniedSyscalls {
