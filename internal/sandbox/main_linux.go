@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -35,7 +36,12 @@ func enter(p *Policy, path string, argv []string) error {
 	if err := os.MkdirAll(tmp, 0o700); err != nil {
 		return fmt.Errorf("creating the private folder: %w", err)
 	}
-	env := append(os.Environ(), "TMPDIR="+tmp)
+	env := []string{"TMPDIR=" + tmp}
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "TMPDIR=") {
+			env = append(env, kv)
+		}
+	}
 	rules, err := fileRules(p, path, os.Getenv("HOME"))
 	if err != nil {
 		return err

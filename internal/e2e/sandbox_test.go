@@ -1,0 +1,249 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/plexus-mcp/plexus/internal/sandbox"
+	"github.com/plexus-mcp/plexus/internal/testenv"
+)
+
+// requireSandbox fails (not skips) where the kernel cannot sandbox: CI is
+// Linux, and a sandbox that silently does not run would pass every test.
+func requireSandbox(t *testing.T) {
+	t.Helper()
+	p := &sandbox.Policy{Network: sandbox.Network{Mode: sandbox.NetworkList}}
+	if m := p.Missing(sandbox.Detect()); len(m) > 0 {
+		t.Fatalf("this kernel cannot run the sandbox tests: %s", strings.Join(m, "; "))
+	}
+}
+
+// sandboxEnv is a daemon whose HOME is a temporary folder with canaries.
+type sandboxEnv struct {
+	*testenv.Env
+	root, home string
+}
+
+func newSandboxEnv(t *testing.T) *sandboxEnv {
+	t.Helper()
+	requireSandbox(t)
+	e := testenv.New(t)
+	root := t.TempDir()
+	home := filepath.Join(root, "home")
+	e.ExtraEnv = []string{"HOME=" + home}
+	s := &sandboxEnv{Env: e, root: root, home: home}
+	return s
+}
+
+// file writes a canary file and returns its path.
+func (s *sandboxEnv) file(t *testing.T, rel, content string) string {
+	t.Helper()
+	p := filepath.Join(s.root, rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// listen serves TCP on a loopback port, answering each connection with
+// nothing, and returns its address.
+func listen(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// attempt calls the hostile server's attempt tool.
+func attempt(t *testing.T, e *testenv.Env, tool, attack, target string) string {
+	t.Helper()
+	args, _ := json.Marshal(map[string]string{"attack": attack, "target": target})
+	return strings.TrimSpace(e.MustRun("call", tool, string(args)))
+}
+
+// procsWith counts the processes whose command line holds token.
+func procsWith(token string) int {
+	n := 0
+	entries, _ := os.ReadDir("/proc")
+	for _, d := range entries {
+		if _, err := strconv.Atoi(d.Name()); err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + d.Name() + "/cmdline")
+		if err == nil && strings.Contains(string(b), token) {
+			n++
+		}
+	}
+	return n
+}
+
+func waitProcs(t *testing.T, token string, want func(int) bool, d time.Duration) int {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		n := procsWith(token)
+		if want(n) || time.Now().After(deadline) {
+			return n
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// The hostile server tries each attack; the table of attempt, expected and
+// observed is logged (go test -v) for docs/sandbox.md.
+func TestSandboxHostileServer(t *testing.T) {
+	s := newSandboxEnv(t)
+	homeCanary := s.file(t, "home/.ssh/id_rsa", "CANARY-HOME-7d1f")
+	unlisted := s.file(t, "unlisted/secret.txt", "CANARY-UNLISTED-93ab")
+	readable := s.file(t, "readable/doc.txt", "readable-doc")
+	writable := filepath.Join(s.root, "writable")
+	if err := os.MkdirAll(writable, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	s.StartDaemon()
+	plexusCanary := filepath.Join(s.Home, "canary.txt")
+	if err := os.WriteFile(plexusCanary, []byte("CANARY-PLEXUS-51c2"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	allowed, denied := listen(t), listen(t)
+	hostile := testenv.HostileServer(t)
+	s.MustRun("add", "hostile", "--sandbox", "--allow-read", filepath.Dir(readable), "--allow-write", writable,
+		"--allow-net", allowed, "--", hostile)
+	s.MustRun("add", "offline", "--sandbox", "--", hostile)
+	list := tools(t, s.Env)
+	tool := toolNamed(t, list, "hostile", "attempt").Name
+	offline := toolNamed(t, list, "offline", "attempt").Name
+
+	token := fmt.Sprintf("escape-%d", time.Now().UnixNano())
+	rows := []struct {
+		what, tool, attack, target, want string
+	}{
+		{"read a canary in the home (~/.ssh/id_rsa)", tool, "read", homeCanary, "refused"},
+		{"read a canary in Plexus's home", tool, "read", plexusCanary, "refused"},
+		{"read Plexus's creds.json", tool, "read", filepath.Join(s.Home, "creds.json"), "refused"},
+		{"read a file in a folder not listed", tool, "read", unlisted, "refused"},
+		{"read a file in a listed folder", tool, "read", readable, "ok"},
+		{"write outside the write list", tool, "write", filepath.Join(s.root, "unlisted", "new.txt"), "refused"},
+		{"write into a read-only listed folder", tool, "write", filepath.Join(filepath.Dir(readable), "new.txt"), "refused"},
+		{"write into a listed write folder", tool, "write", filepath.Join(writable, "new.txt"), "ok"},
+		{"connect to a loopback port not allowed", tool, "connect", denied, "refused"},
+		{"connect to the allowed host:port", tool, "connect", allowed, "ok"},
+		{"network none: resolve a host name", offline, "resolve", "example.com", "refused"},
+		{"network none: connect to loopback", offline, "connect", allowed, "refused"},
+		{"network none: connect to a public address", offline, "connect", "1.1.1.1:443", "refused"},
+		{"read the shim's environment (/proc/1/environ)", tool, "read", "/proc/1/environ", "refused"},
+		{"ptrace a sibling process", tool, "ptrace-sibling", "", "refused"},
+		{"escape by setsid", tool, "setsid", token + "-setsid", "contained"},
+		{"escape by double fork", tool, "doublefork", token + "-double", "contained"},
+	}
+	var table strings.Builder
+	fmt.Fprintf(&table, "| attempt | expected | observed |\n|---|---|---|\n")
+	for _, r := range rows {
+		got := attempt(t, s.Env, r.tool, r.attack, r.target)
+		observed := strings.SplitN(got, ":", 2)[0]
+		switch r.want {
+		case "contained":
+			if observed != "ok" {
+				t.Errorf("%s: %s, want the process started (then contained)", r.what, got)
+			}
+		default:
+			if observed != r.want {
+				t.Errorf("%s: %s, want %s", r.what, got, r.want)
+			}
+		}
+		for _, c := range []string{"CANARY-HOME", "CANARY-UNLISTED", "CANARY-PLEXUS"} {
+			if strings.Contains(got, c) {
+				t.Errorf("%s: the canary leaked: %s", r.what, got)
+			}
+		}
+		if r.want == "contained" {
+			observed = "started; ended with the server (below)"
+		} else {
+			observed = got
+		}
+		fmt.Fprintf(&table, "| %s | %s | %s |\n", r.what, r.want, strings.ReplaceAll(observed, "|", "/"))
+	}
+	t.Logf("hostile server table:\n%s", table.String())
+
+	// The denial shows in the server's log as Plexus's own line.
+	logs := s.MustRun("logs", "hostile")
+	mustContain(t, "logs", logs, "sandbox: denied access to "+homeCanary)
+
+	// The escapees run until the server ends, then end with it: the
+	// sandbox's PID namespace ends with its first process.
+	for _, tk := range []string{token + "-setsid", token + "-double"} {
+		if n := procsWith(tk); n != 1 {
+			t.Errorf("%s: %d processes, want the 1 escapee running", tk, n)
+		}
+	}
+	s.MustRun("rm", "hostile")
+	for _, tk := range []string{token + "-setsid", token + "-double"} {
+		if n := waitProcs(t, tk, func(n int) bool { return n == 0 }, 10*time.Second); n != 0 {
+			t.Errorf("%s: %d processes outlived the sandboxed server", tk, n)
+		}
+	}
+}
+
+// A fork bomb in a sandbox stops at its process limit, the daemon and its
+// other servers go on working, and stopping the server ends the bomb.
+func TestSandboxForkBomb(t *testing.T) {
+	s := newSandboxEnv(t)
+	readable := s.file(t, "readable/doc.txt", "still-readable")
+	s.StartDaemon()
+	hostile := testenv.HostileServer(t)
+	s.MustRun("add", "bomb", "--sandbox", "--", hostile)
+	s.MustRun("add", "calm", "--sandbox", "--allow-read", filepath.Dir(readable), "--", hostile)
+	list := tools(t, s.Env)
+	bomb := toolNamed(t, list, "bomb", "attempt").Name
+	calm := toolNamed(t, list, "calm", "attempt").Name
+
+	token := fmt.Sprintf("bomb-%d", time.Now().UnixNano())
+	if got := attempt(t, s.Env, bomb, "forkbomb", token); !strings.HasPrefix(got, "ok:") {
+		t.Fatalf("fork bomb did not start: %s", got)
+	}
+	limit := int(sandbox.DefaultLimits.Processes)
+	// Let it hit the limit.
+	peak := 0
+	for i := 0; i < 40; i++ {
+		peak = max(peak, procsWith(token))
+		time.Sleep(50 * time.Millisecond)
+	}
+	if peak < 50 {
+		t.Fatalf("the fork bomb reached only %d processes: did it run?", peak)
+	}
+	if peak > limit {
+		t.Errorf("the fork bomb reached %d processes, above the limit of %d", peak, limit)
+	}
+	start := time.Now()
+	s.MustRun("status")
+	if got := attempt(t, s.Env, calm, "read", readable); got != "ok: still-readable" {
+		t.Errorf("another sandboxed server during the bomb: %s", got)
+	}
+	t.Logf("fork bomb: peak %d processes (limit %d); status and a call to another server took %s during it", peak, limit, time.Since(start).Round(time.Millisecond))
+	s.MustRun("rm", "bomb")
+	if n := waitProcs(t, token, func(n int) bool { return n == 0 }, 15*time.Second); n != 0 {
+		t.Errorf("%d fork bomb processes outlived the server", n)
+	}
+}
