@@ -25,6 +25,7 @@ func fullFile() *File {
 					Sandbox: &Sandbox{
 						Filesystem: SandboxFilesystem{Read: []string{"/srv/docs"}, Write: []string{"~/notes"}},
 						Network:    SandboxNetwork{Allow: []string{"api.github.com:443", "[::1]:5432"}},
+						Limits:     &SandboxLimits{MemoryMb: 512, Processes: 64, OpenFiles: 256},
 					},
 				},
 				"remote": {

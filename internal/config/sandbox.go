@@ -14,7 +14,24 @@ import (
 type Sandbox struct {
 	Filesystem SandboxFilesystem `json:"filesystem"`
 	Network    SandboxNetwork    `json:"network"`
+	// Limits are optional; zero fields take the defaults.
+	Limits *SandboxLimits `json:"limits,omitempty"`
 }
+
+// SandboxLimits are a sandboxed server's resource limits.
+type SandboxLimits struct {
+	MemoryMb  int `json:"memoryMb,omitempty"`  // heap and other private writable memory
+	Processes int `json:"processes,omitempty"` // processes and threads, the server's own
+	OpenFiles int `json:"openFiles,omitempty"`
+}
+
+// Bounds of the limits: below the minimums no server (nor the shim in front
+// of it) runs.
+const (
+	MinSandboxMemoryMb  = 64
+	MinSandboxProcesses = 32
+	MinSandboxOpenFiles = 64
+)
 
 // SandboxFilesystem lists folders (or files): absolute, or under the home
 // as "~/…".
@@ -48,6 +65,7 @@ func (s *Sandbox) Clone() *Sandbox {
 	c.Filesystem.Read = slices.Clone(s.Filesystem.Read)
 	c.Filesystem.Write = slices.Clone(s.Filesystem.Write)
 	c.Network.Allow = slices.Clone(s.Network.Allow)
+	c.Limits = clonePtr(s.Limits)
 	return &c
 }
 
@@ -113,6 +131,7 @@ func (n *SandboxNetwork) UnmarshalJSON(b []byte) error {
 var (
 	sandboxKeys   = jsonKeys[Sandbox]()
 	sandboxFSKeys = jsonKeys[SandboxFilesystem]()
+	limitsKeys    = jsonKeys[SandboxLimits]()
 )
 
 func (d *decoder) sandbox(path string, n *node) *Sandbox {
@@ -133,6 +152,21 @@ func (d *decoder) sandbox(path string, n *node) *Sandbox {
 			})
 		case "network":
 			s.Network = d.sandboxNetwork(p, v)
+		case "limits":
+			s.Limits = &SandboxLimits{}
+			d.object(p, v, limitsKeys, func(key, p string, v *node) bool {
+				switch key {
+				case "memoryMb":
+					s.Limits.MemoryMb = d.int(p, v)
+				case "processes":
+					s.Limits.Processes = d.int(p, v)
+				case "openFiles":
+					s.Limits.OpenFiles = d.int(p, v)
+				default:
+					return false
+				}
+				return true
+			})
 		default:
 			return false
 		}
@@ -167,6 +201,17 @@ func validateSandbox(ps *problems, p string, s Sandbox) {
 		for i, path := range list.paths {
 			if err := CheckSandboxPath(path); err != nil {
 				ps.add(IndexPath(KeyPath(fs, list.key), i), err.Error())
+			}
+		}
+	}
+	if l := s.Limits; l != nil {
+		lp := KeyPath(p, "limits")
+		for _, c := range []struct {
+			key      string
+			v, least int
+		}{{"memoryMb", l.MemoryMb, MinSandboxMemoryMb}, {"processes", l.Processes, MinSandboxProcesses}, {"openFiles", l.OpenFiles, MinSandboxOpenFiles}} {
+			if c.v != 0 && c.v < c.least {
+				ps.add(KeyPath(lp, c.key), fmt.Sprintf("must be at least %d (or left out for the default)", c.least))
 			}
 		}
 	}

@@ -47,6 +47,9 @@ func TestSandboxBadInput(t *testing.T) {
 		{`{"filesystem": {"write": ["/a/../etc"]}}`, "sandbox.filesystem.write[0]", ".. part"},
 		{`{"filesystem": {"exec": []}}`, "sandbox.filesystem.exec", "unknown key"},
 		{`{"fs": {}}`, "sandbox.fs", "unknown key"},
+		{`{"limits": {"processes": 3}}`, "sandbox.limits.processes", "at least 32"},
+		{`{"limits": {"memory": 3}}`, "sandbox.limits.memory", "unknown key"},
+		{`{"limits": {"openFiles": "many"}}`, "sandbox.limits.openFiles", "want a number"},
 	} {
 		_, err := Decode([]byte(server(`{"type": "stdio", "command": "c", "sandbox": ` + tc.in + `}`)))
 		if err == nil || !strings.Contains(err.Error(), tc.path) || !strings.Contains(err.Error(), tc.msg) {

@@ -209,12 +209,26 @@ func TestSandboxHostileServer(t *testing.T) {
 // A fork bomb in a sandbox stops at its process limit, the daemon and its
 // other servers go on working, and stopping the server ends the bomb.
 func TestSandboxForkBomb(t *testing.T) {
+	if os.Getuid() == 0 {
+		// Seen on this project's machine: run as root, the bomb filled the
+		// machine's pid space despite RLIMIT_NPROC 64 (docs/sandbox.md).
+		// Never run it where it can hurt others.
+		t.Skip("the kernel does not apply the process limit (RLIMIT_NPROC) to root's processes: run this test as a normal user")
+	}
 	s := newSandboxEnv(t)
 	readable := s.file(t, "readable/doc.txt", "still-readable")
-	s.StartDaemon()
 	hostile := testenv.HostileServer(t)
-	s.MustRun("add", "bomb", "--sandbox", "--", hostile)
-	s.MustRun("add", "calm", "--sandbox", "--allow-read", filepath.Dir(readable), "--", hostile)
+	// A low limit: the machine running the tests is shared.
+	const limit = 64
+	writeSettings(t, s.Env, 0, map[string]any{
+		"bomb": map[string]any{"type": "stdio", "command": hostile,
+			"sandbox": map[string]any{"limits": map[string]any{"processes": limit}}},
+		"calm": map[string]any{"type": "stdio", "command": hostile,
+			"sandbox": map[string]any{"filesystem": map[string]any{"read": []string{filepath.Dir(readable)}}}},
+	})
+	s.StartDaemon()
+	waitState(t, s.Env, "bomb", "ready", 20*time.Second)
+	waitState(t, s.Env, "calm", "ready", 20*time.Second)
 	list := tools(t, s.Env)
 	bomb := toolNamed(t, list, "bomb", "attempt").Name
 	calm := toolNamed(t, list, "calm", "attempt").Name
@@ -223,14 +237,13 @@ func TestSandboxForkBomb(t *testing.T) {
 	if got := attempt(t, s.Env, bomb, "forkbomb", token); !strings.HasPrefix(got, "ok:") {
 		t.Fatalf("fork bomb did not start: %s", got)
 	}
-	limit := int(sandbox.DefaultLimits.Processes)
 	// Let it hit the limit.
 	peak := 0
-	for i := 0; i < 40; i++ {
+	for i := 0; i < 100; i++ {
 		peak = max(peak, procsWith(token))
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond)
 	}
-	if peak < 50 {
+	if peak < limit/4 {
 		t.Fatalf("the fork bomb reached only %d processes: did it run?", peak)
 	}
 	if peak > limit {

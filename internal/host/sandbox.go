@@ -49,6 +49,17 @@ func sandboxPolicy(name string, sb config.Sandbox, plexusHome string) (*sandbox.
 	if p.Write, err = expand("write", sb.Filesystem.Write); err != nil {
 		return nil, err
 	}
+	if l := sb.Limits; l != nil {
+		if l.MemoryMb > 0 {
+			p.Limits.MemoryBytes = uint64(l.MemoryMb) << 20
+		}
+		if l.Processes > 0 {
+			p.Limits.Processes = uint64(l.Processes)
+		}
+		if l.OpenFiles > 0 {
+			p.Limits.OpenFiles = uint64(l.OpenFiles)
+		}
+	}
 	switch sb.Network.Mode {
 	case config.SandboxNetworkNone:
 		p.Network.Mode = sandbox.NetworkNone

@@ -19,6 +19,8 @@ type Features struct {
 	// this is shown so that users know what a stricter limit would need.
 	CgroupV2       bool   `json:"cgroupV2"`
 	CgroupV2Detail string `json:"cgroupV2Detail,omitempty"`
+	// Root: the daemon runs as root, so the process limit does not hold.
+	Root bool `json:"root,omitempty"`
 }
 
 // Lines describes the features for `plexus doctor`, one per line.
@@ -50,8 +52,13 @@ func (f Features) Lines() []string {
 	if f.CgroupV2Detail != "" {
 		cg += " (" + f.CgroupV2Detail + "; limits use rlimits)"
 	}
+	nproc := "RLIMIT_NPROC, counted in the server's own user namespace"
+	if f.Root {
+		nproc += " — NOT enforced here: the daemon runs as root, whose processes the kernel exempts"
+	}
 	return []string{
 		"landlock: " + ll,
+		"process limit: " + nproc,
 		"user, pid and network namespaces: " + ns,
 		"seccomp filters: " + yes(f.Seccomp),
 		"cgroup v2: " + cg,

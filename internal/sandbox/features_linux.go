@@ -23,7 +23,7 @@ func Detect() Features {
 }
 
 func detect() Features {
-	f := Features{OS: "linux"}
+	f := Features{OS: "linux", Root: os.Getuid() == 0}
 	if v, err := ll.LandlockGetABIVersion(); err == nil {
 		f.LandlockABI = v
 	}

@@ -56,7 +56,7 @@ type Limits struct {
 
 // DefaultLimits leave room for Node.js and Python servers and their npx or
 // uvx launchers, and stop a fork bomb or a runaway heap.
-var DefaultLimits = Limits{MemoryBytes: 4 << 30, Processes: 512, OpenFiles: 1024}
+var DefaultLimits = Limits{MemoryBytes: 4 << 30, Processes: 256, OpenFiles: 1024}
 
 // encode is the policy as the launcher's argument.
 func (p *Policy) encode() (string, error) {

