@@ -17,7 +17,7 @@ import (
 
 // requireSandbox fails (not skips) where the kernel cannot sandbox: CI is
 // Linux, and a sandbox that silently does not run would pass every test.
-func requireSandbox(t *testing.T) {
+func requireSandbox(t testing.TB) {
 	t.Helper()
 	p := &sandbox.Policy{Network: sandbox.Network{Mode: sandbox.NetworkList}}
 	if m := p.Missing(sandbox.Detect()); len(m) > 0 {
@@ -258,5 +258,57 @@ func TestSandboxForkBomb(t *testing.T) {
 	s.MustRun("rm", "bomb")
 	if n := waitProcs(t, token, func(n int) bool { return n == 0 }, 15*time.Second); n != 0 {
 		t.Errorf("%d fork bomb processes outlived the server", n)
+	}
+}
+
+// Real servers from npm work sandboxed: the filesystem server on an allowed
+// folder, which it cannot leave even when asked to (by a symlink out of
+// it), and the memory server with its file in an allowed folder.
+func TestSandboxNPMServers(t *testing.T) {
+	s := newSandboxEnv(t)
+	canary := s.file(t, "home/.ssh/id_rsa", "CANARY-NPM-4e0a")
+	notes := filepath.Join(s.root, "notes")
+	s.file(t, "notes/todo.md", "buy milk")
+	if err := os.Symlink(canary, filepath.Join(notes, "key")); err != nil {
+		t.Fatal(err)
+	}
+	memDir := filepath.Join(s.root, "memory")
+	if err := os.MkdirAll(memDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	memFile := filepath.Join(memDir, "memory.jsonl")
+	s.ExtraEnv = append(s.ExtraEnv, "SANDBOX_MEMORY_FILE="+memFile)
+	fsBin := testenv.NPMBin(t, "mcp-server-filesystem")
+	memBin := testenv.NPMBin(t, "mcp-server-memory")
+	s.StartDaemon()
+	s.MustRun("add", "fs", "--sandbox", "--allow-write", notes, "--", fsBin, notes)
+	s.MustRun("add", "mem", "--sandbox", "--allow-write", memDir, "--env", "MEMORY_FILE_PATH=SANDBOX_MEMORY_FILE", "--", memBin)
+	list := tools(t, s.Env)
+
+	read := toolNamed(t, list, "fs", "read_text_file").Name
+	if out := s.MustRun("call", read, `{"path": "`+filepath.Join(notes, "todo.md")+`"}`); !strings.Contains(out, "buy milk") {
+		t.Errorf("reading an allowed file: %s", out)
+	}
+	write := toolNamed(t, list, "fs", "write_file").Name
+	s.MustRun("call", write, `{"path": "`+filepath.Join(notes, "new.md")+`", "content": "written sandboxed"}`)
+	if b, err := os.ReadFile(filepath.Join(notes, "new.md")); err != nil || string(b) != "written sandboxed" {
+		t.Errorf("writing an allowed file: %q, %v", b, err)
+	}
+	for _, p := range []string{canary, filepath.Join(notes, "key"), filepath.Join(s.Home, "creds.json")} {
+		r := s.Run("", "call", read, `{"path": "`+p+`"}`)
+		if strings.Contains(r.Stdout+r.Stderr, "CANARY-NPM") {
+			t.Errorf("the filesystem server read %s: %s%s", p, r.Stdout, r.Stderr)
+		}
+	}
+
+	create := toolNamed(t, list, "mem", "create_entities").Name
+	s.MustRun("call", create, `{"entities": [{"name": "plexus", "entityType": "project", "observations": ["sandboxed"]}]}`)
+	b, err := os.ReadFile(memFile)
+	if err != nil || !strings.Contains(string(b), "sandboxed") {
+		t.Errorf("memory file in the allowed folder: %q, %v", b, err)
+	}
+	graph := toolNamed(t, list, "mem", "read_graph").Name
+	if out := s.MustRun("call", graph, `{}`); !strings.Contains(out, "plexus") {
+		t.Errorf("read_graph: %s", out)
 	}
 }
