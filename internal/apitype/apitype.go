@@ -550,6 +550,9 @@ type ImportRequest struct {
 	Content string `json:"content"`
 	// DryRun reports what would happen and changes nothing.
 	DryRun bool `json:"dryRun,omitempty"`
+	// Sandbox gives every imported stdio server the strict sandbox (no
+	// network, writes only to its private folder).
+	Sandbox bool `json:"sandbox,omitempty"`
 }
 
 // Import entry actions.

@@ -312,3 +312,19 @@ func TestSandboxNPMServers(t *testing.T) {
 		t.Errorf("read_graph: %s", out)
 	}
 }
+
+// plexus import offers the strict sandbox, and --sandbox gives it to every
+// imported stdio server.
+func TestSandboxImport(t *testing.T) {
+	s := newSandboxEnv(t)
+	s.StartDaemon()
+	file := s.file(t, "claude.json", `{"mcpServers": {"ex": {"command": "`+s.Bin+`", "args": ["example-server"]}}}`)
+	out := s.MustRun("import", "--dry-run", file, "--dialect", "claude")
+	mustContain(t, "import without --sandbox", out, "plexus import --sandbox")
+	s.MustRun("import", "--sandbox", file, "--dialect", "claude")
+	st := waitState(t, s.Env, "ex", "ready", 20*time.Second)
+	if st.Sandbox != "network none" {
+		t.Errorf("imported server's sandbox: %q, want the strict preset", st.Sandbox)
+	}
+	mustContain(t, "ls", s.MustRun("ls"), "stdio, sandboxed")
+}
