@@ -110,7 +110,7 @@ and --bearer-env.`,
 	}
 	f.register(cmd.Flags(), false)
 	cmd.Flags().BoolVar(&disabled, "disabled", false, "save the server switched off")
-	sb.register(cmd.Flags())
+	sb.register(cmd.Flags(), false)
 	return cmd
 }
 

@@ -17,60 +17,90 @@ type sandboxFlags struct {
 	read  []string
 	write []string
 	net   []string
+	off   bool // edit only: remove the sandbox
 }
 
-func (s *sandboxFlags) register(fs *pflag.FlagSet) {
+func (s *sandboxFlags) register(fs *pflag.FlagSet, edit bool) {
+	if edit {
+		fs.BoolVar(&s.off, "no-sandbox", false, "remove the server's sandbox")
+	}
 	fs.BoolVar(&s.on, "sandbox", false, "confine a stdio server: no network, writes only to its private folder (the flags below widen it)")
 	fs.StringArrayVar(&s.read, "allow-read", nil, "let the sandboxed server read `DIR`; repeatable")
 	fs.StringArrayVar(&s.write, "allow-write", nil, "let the sandboxed server read and write `DIR`; repeatable")
-	fs.StringArrayVar(&s.net, "allow-net", nil, "let the sandboxed server connect to `HOST:PORT` (the port is enforced, not the host); repeatable, or all")
+	fs.StringArrayVar(&s.net, "allow-net", nil, "let the sandboxed server connect to `HOST:PORT` (the port is enforced, not the host); repeatable, or all, or none")
 }
 
-// apply adds the sandbox to the request's settings. The --allow flags
-// imply --sandbox. Relative folders are made absolute here, where the user
-// typed them.
+// given reports whether any sandbox flag is set.
+func (s *sandboxFlags) given() bool {
+	return s.on || s.off || len(s.read)+len(s.write)+len(s.net) > 0
+}
+
+// apply adds the sandbox to the request's settings.
 func (s *sandboxFlags) apply(req *apitype.PutServerRequest) error {
-	if !s.on && len(s.read)+len(s.write)+len(s.net) == 0 {
+	if !s.given() {
 		return nil
 	}
 	var cfg map[string]any
 	if err := json.Unmarshal(req.Config, &cfg); err != nil {
 		return err
 	}
-	if cfg[keyType] != typeStdio {
-		return usagef("--sandbox and --allow-* are for stdio servers: a URL server runs elsewhere")
+	if err := s.applyTo(cfg); err != nil {
+		return err
 	}
-	fs := map[string]any{}
-	for key, dirs := range map[string][]string{"read": s.read, "write": s.write} {
-		if len(dirs) == 0 {
-			continue
-		}
-		var abs []string
-		for _, d := range dirs {
-			a, err := absDir(d)
-			if err != nil {
-				return usagef("--allow-%s %s: %v", key, d, err)
-			}
-			abs = append(abs, a)
-		}
-		fs[key] = abs
-	}
-	sb := map[string]any{"network": "none"}
-	if len(fs) > 0 {
-		sb["filesystem"] = fs
-	}
-	switch {
-	case len(s.net) == 1 && s.net[0] == "all":
-		sb["network"] = "all"
-	case len(s.net) > 0:
-		sb["network"] = s.net
-	}
-	cfg["sandbox"] = sb
 	raw, err := json.Marshal(cfg)
 	if err != nil {
 		return fmt.Errorf("encoding the server's settings: %w", err)
 	}
 	req.Config = raw
+	return nil
+}
+
+// applyTo sets cfg's sandbox: --no-sandbox removes it; otherwise the
+// stored one (or the strict preset) gets the listed folders added and, if
+// --allow-net is given, that network. The --allow flags imply --sandbox.
+// Relative folders are made absolute here, where the user typed them.
+func (s *sandboxFlags) applyTo(cfg map[string]any) error {
+	if s.off {
+		if s.on || len(s.read)+len(s.write)+len(s.net) > 0 {
+			return usagef("--no-sandbox cannot be combined with --sandbox or --allow-*")
+		}
+		delete(cfg, "sandbox")
+		return nil
+	}
+	if cfg[keyType] != typeStdio {
+		return usagef("--sandbox and --allow-* are for stdio servers: a URL server runs elsewhere")
+	}
+	sb, _ := cfg["sandbox"].(map[string]any)
+	if sb == nil {
+		sb = map[string]any{"network": "none"}
+	}
+	fs, _ := sb["filesystem"].(map[string]any)
+	if fs == nil {
+		fs = map[string]any{}
+	}
+	for key, dirs := range map[string][]string{"read": s.read, "write": s.write} {
+		list, _ := fs[key].([]any)
+		for _, d := range dirs {
+			a, err := absDir(d)
+			if err != nil {
+				return usagef("--allow-%s %s: %v", key, d, err)
+			}
+			list = append(list, a)
+		}
+		if len(list) > 0 {
+			fs[key] = list
+		}
+	}
+	if len(fs) > 0 {
+		sb["filesystem"] = fs
+	}
+	switch {
+	case len(s.net) == 1 && (s.net[0] == "all" || s.net[0] == "none"):
+		sb["network"] = s.net[0]
+	case len(s.net) > 0:
+		sb["network"] = s.net
+	}
+	cfg["sandbox"] = sb
 	return nil
 }
 

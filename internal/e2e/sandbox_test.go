@@ -327,4 +327,14 @@ func TestSandboxImport(t *testing.T) {
 		t.Errorf("imported server's sandbox: %q, want the strict preset", st.Sandbox)
 	}
 	mustContain(t, "ls", s.MustRun("ls"), "stdio, sandboxed")
+
+	// plexus edit widens and removes it.
+	s.MustRun("edit", "ex", "--allow-net", "127.0.0.1:9", "--allow-read", s.root)
+	if got := servers(t, s.Env)["ex"].Sandbox; got != "network 127.0.0.1:9; read "+s.root {
+		t.Errorf("after edit --allow-net --allow-read: %q", got)
+	}
+	s.MustRun("edit", "ex", "--no-sandbox")
+	if got := servers(t, s.Env)["ex"].Sandbox; got != "" {
+		t.Errorf("after edit --no-sandbox: %q", got)
+	}
 }
