@@ -37,6 +37,11 @@ func enter(p *Policy, path string, argv []string) error {
 		return fmt.Errorf("creating the private folder: %w", err)
 	}
 	env := []string{"TMPDIR=" + tmp}
+	if p.Network.Mode == NetworkNone {
+		// Without a network npx and uvx would retry the registry until the
+		// start times out: they run from their caches instead.
+		env = append(env, "npm_config_offline=true", "UV_OFFLINE=1")
+	}
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "TMPDIR=") {
 			env = append(env, kv)
