@@ -54,7 +54,7 @@ func (f Features) Lines() []string {
 	}
 	nproc := "RLIMIT_NPROC, counted in the server's own user namespace"
 	if f.Root {
-		nproc += " — NOT enforced here: the daemon runs as root, whose processes the kernel exempts"
+		nproc = "a pids cgroup per server (the daemon runs as root, whose processes the kernel exempts from RLIMIT_NPROC)"
 	}
 	return []string{
 		"landlock: " + ll,

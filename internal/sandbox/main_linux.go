@@ -51,6 +51,9 @@ func enter(p *Policy, path string, argv []string) error {
 	if err != nil {
 		return err
 	}
+	if err := joinPids(p.PidsCgroup); err != nil {
+		return err
+	}
 	if err := setLimits(p.Limits); err != nil {
 		return err
 	}

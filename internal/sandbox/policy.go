@@ -29,6 +29,9 @@ type Policy struct {
 	Hidden  []string `json:"hidden,omitempty"`
 	Network Network  `json:"network"`
 	Limits  Limits   `json:"limits"`
+	// PidsCgroup, if set, is the pids cgroup the launcher joins (see
+	// PreparePids).
+	PidsCgroup string `json:"pidsCgroup,omitempty"`
 }
 
 // Network is what the server may reach.

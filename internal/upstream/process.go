@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/plexus-mcp/plexus/internal/sandbox"
 )
 
 // process is a started stdio server: the leader of its own process group.
@@ -37,6 +39,8 @@ type process struct {
 	exitErr *ExitError
 	reaped  chan struct{} // closed once the leader is reaped and the rest of its group is gone
 
+	sandbox *sandbox.Policy // nil unless sandboxed
+
 	stderr     *os.File // our read end of the server's stderr
 	stderrDone chan struct{}
 }
@@ -54,6 +58,8 @@ func startProcess(s Spec, ring *lineRing, red *redactor, log *slog.Logger) (*pro
 		return nil, pipes{}, errors.New("no command given")
 	}
 	if s.Sandbox != nil {
+		pol := *s.Sandbox // this start's own: PreparePids sets a field
+		s.Sandbox = &pol
 		if err := sandboxReady(s); err != nil {
 			return nil, pipes{}, err
 		}
@@ -148,6 +154,7 @@ func startProcess(s Spec, ring *lineRing, red *redactor, log *slog.Logger) (*pro
 		pid:        cmd.Process.Pid,
 		grace:      s.StopGrace,
 		viaShim:    len(s.Shim) > 0,
+		sandbox:    s.Sandbox,
 		exited:     make(chan struct{}),
 		reaped:     make(chan struct{}),
 		stderr:     errR,
@@ -173,6 +180,7 @@ func (p *process) watch(onExit func(*ExitError)) {
 // nor outlive it.
 func (p *process) watchExit() {
 	defer close(p.reaped)
+	defer releaseSandbox(p.sandbox)
 	zombie := waitExitedNoReap(p.pid)
 	if zombie {
 		// The leader is a zombie, so the group id is still ours: tell what is

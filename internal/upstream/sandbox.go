@@ -31,6 +31,9 @@ func sandboxReady(s Spec) error {
 	if m := s.Sandbox.Missing(sandbox.Detect()); len(m) > 0 {
 		return &SandboxError{Missing: m}
 	}
+	if err := sandbox.PreparePids(s.Sandbox); err != nil {
+		return &SandboxError{Missing: []string{err.Error()}}
+	}
 	if err := os.MkdirAll(filepath.Join(s.Sandbox.Private, "tmp"), 0o700); err != nil {
 		return fmt.Errorf("sandbox: creating the private folder: %w", err)
 	}
@@ -51,4 +54,12 @@ func sandboxCmd(cmd *exec.Cmd, s Spec, plexus, path string) error {
 	}
 	sandbox.Isolate(cmd.SysProcAttr, s.Sandbox)
 	return nil
+}
+
+// releaseSandbox removes what the sandbox made for one start once its
+// processes are gone (the pids cgroup of a root daemon's server).
+func releaseSandbox(p *sandbox.Policy) {
+	if p != nil {
+		sandbox.ReleasePids(p)
+	}
 }
