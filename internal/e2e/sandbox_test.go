@@ -163,6 +163,7 @@ func TestSandboxHostileServer(t *testing.T) {
 		{"network none: connect to loopback", offline, "connect", allowed, "refused"},
 		{"network none: connect to a public address", offline, "connect", "1.1.1.1:443", "refused"},
 		{"read the shim's environment (/proc/1/environ)", tool, "read", "/proc/1/environ", "refused"},
+		{"network none: npx is told to run from its cache", offline, "env", "npm_config_offline", "ok"},
 		{"ptrace a sibling process", tool, "ptrace-sibling", "", "refused"},
 		{"escape by setsid", tool, "setsid", token + "-setsid", "contained"},
 		{"escape by double fork", tool, "doublefork", token + "-double", "contained"},

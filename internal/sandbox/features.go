@@ -19,7 +19,8 @@ type Features struct {
 	// this is shown so that users know what a stricter limit would need.
 	CgroupV2       bool   `json:"cgroupV2"`
 	CgroupV2Detail string `json:"cgroupV2Detail,omitempty"`
-	// Root: the daemon runs as root, so the process limit does not hold.
+	// Root: the daemon runs as root, so the process limit is a pids cgroup
+	// (the kernel exempts root from RLIMIT_NPROC).
 	Root bool `json:"root,omitempty"`
 }
 

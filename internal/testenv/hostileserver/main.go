@@ -4,7 +4,7 @@
 // worked and "refused: …" (the error) when it did not; it never exits on a
 // failed attack. A failure to refuse is the test's to judge.
 //
-// Attacks: read FILE, write FILE, connect HOST:PORT, resolve HOST,
+// Attacks: read FILE, write FILE, connect HOST:PORT, resolve HOST, env VAR,
 // setsid TOKEN and doublefork TOKEN (leave a process running `hostileserver
 // linger TOKEN` outside the server's process group, by a new session or a
 // double fork, and answer its pid), ptrace-sibling (start a child and
@@ -71,6 +71,12 @@ func attempt(attack, target string) (string, error) {
 		}
 		defer c.Close()
 		return "connected to " + c.RemoteAddr().String(), nil
+	case "env":
+		v, ok := os.LookupEnv(target)
+		if !ok {
+			return "", fmt.Errorf("%s is not set", target)
+		}
+		return v, nil
 	case "resolve":
 		addrs, err := net.LookupHost(target)
 		return strings.Join(addrs, ","), err
