@@ -17,6 +17,7 @@ import (
 	"github.com/plexus-mcp/plexus/internal/daemon"
 	"github.com/plexus-mcp/plexus/internal/exampleserver"
 	"github.com/plexus-mcp/plexus/internal/lifeline"
+	"github.com/plexus-mcp/plexus/internal/sandbox"
 )
 
 // shimCommand is the hidden subcommand the daemon runs in front of every
@@ -26,6 +27,9 @@ const shimCommand = "__plexus-shim"
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == shimCommand {
 		os.Exit(lifeline.Main(os.Args[2:]))
+	}
+	if len(os.Args) > 1 && os.Args[1] == sandbox.Command {
+		os.Exit(sandbox.Main(os.Args[2:]))
 	}
 	if len(os.Args) > 1 && os.Args[1] == conformanceclient.Command {
 		os.Exit(conformanceclient.Main(os.Args[2:], os.Stderr))

@@ -83,6 +83,9 @@ type Status struct {
 	// (metrics at /metrics), "" if the daemon listens on none.
 	HTTPAddr string         `json:"httpAddr,omitempty"`
 	Servers  []ServerStatus `json:"servers"`
+	// Sandbox describes what this kernel offers sandboxed servers, one
+	// feature a line (Landlock ABI, namespaces, seccomp, cgroup v2).
+	Sandbox []string `json:"sandbox,omitempty"`
 }
 
 // ServerList is GET /v1/servers.
@@ -107,15 +110,18 @@ type ServerStatus struct {
 	// Command is the argv of a stdio server.
 	Command []string `json:"command,omitempty"`
 	// HeaderNames lists header names only, never values.
-	HeaderNames     []string   `json:"headerNames,omitempty"`
-	EnvNames        []string   `json:"envNames,omitempty"`
-	ProtocolVersion string     `json:"protocolVersion,omitempty"`
-	ServerInfo      string     `json:"serverInfo,omitempty"`
-	PID             int        `json:"pid,omitempty"`
-	Since           time.Time  `json:"since"`
-	LastError       string     `json:"lastError"`
-	LastErrorAt     *time.Time `json:"lastErrorAt,omitempty"`
-	ExitCode        *int       `json:"exitCode,omitempty"`
+	HeaderNames     []string `json:"headerNames,omitempty"`
+	EnvNames        []string `json:"envNames,omitempty"`
+	ProtocolVersion string   `json:"protocolVersion,omitempty"`
+	// Sandbox summarizes a sandboxed server's confinement ("network none;
+	// write ~/notes"); "" for a server that is not sandboxed.
+	Sandbox     string     `json:"sandbox,omitempty"`
+	ServerInfo  string     `json:"serverInfo,omitempty"`
+	PID         int        `json:"pid,omitempty"`
+	Since       time.Time  `json:"since"`
+	LastError   string     `json:"lastError"`
+	LastErrorAt *time.Time `json:"lastErrorAt,omitempty"`
+	ExitCode    *int       `json:"exitCode,omitempty"`
 	// HTTPStatus is the HTTP status behind the last error of a remote server.
 	HTTPStatus int `json:"httpStatus,omitempty"`
 	// Restarts counts automatic restarts since the server was configured.
@@ -596,6 +602,9 @@ type ImportRequest struct {
 	Content string `json:"content"`
 	// DryRun reports what would happen and changes nothing.
 	DryRun bool `json:"dryRun,omitempty"`
+	// Sandbox gives every imported stdio server the strict sandbox (no
+	// network, writes only to its private folder).
+	Sandbox bool `json:"sandbox,omitempty"`
 }
 
 // Import entry actions.

@@ -59,6 +59,7 @@ func (f *serverFlags) register(fs *pflag.FlagSet, edit bool) {
 
 func (a *app) addCommand() *cobra.Command {
 	var f serverFlags
+	var sb sandboxFlags
 	var disabled bool
 	cmd := &cobra.Command{
 		Use:   "add NAME (URL | -- COMMAND [ARGS...] | --command LINE)",
@@ -80,10 +81,14 @@ as the managed secret <NAME>_<PARAM> and the URL keeps ${<NAME>_<PARAM>}.`,
   plexus add billing https://billing.example.com/mcp --oauth-grant client_credentials --client-id plexus --client-secret-env BILLING_SECRET
   plexus add fs -- npx -y @modelcontextprotocol/server-filesystem /srv/docs
   plexus add fs --command 'npx -y @modelcontextprotocol/server-filesystem "/srv/my docs"'
+  plexus add notes --sandbox --allow-write ~/notes -- npx -y @modelcontextprotocol/server-filesystem ~/notes
   plexus add gh --env GITHUB_TOKEN=MY_GITHUB_TOKEN -- github-mcp-server stdio`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			req, err := buildAdd(args, cmd.ArgsLenAtDash(), &f, disabled)
 			if err != nil {
+				return err
+			}
+			if err := sb.apply(&req); err != nil {
 				return err
 			}
 			c, err := a.client()
@@ -112,6 +117,7 @@ as the managed secret <NAME>_<PARAM> and the URL keeps ${<NAME>_<PARAM>}.`,
 	}
 	f.register(cmd.Flags(), false)
 	cmd.Flags().BoolVar(&disabled, "disabled", false, "save the server switched off")
+	sb.register(cmd.Flags(), false)
 	return cmd
 }
 

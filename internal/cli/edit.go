@@ -20,6 +20,7 @@ type editFlags struct {
 	url       string
 	rmHeaders []string
 	rmEnvs    []string
+	sandbox   sandboxFlags
 }
 
 func (a *app) editCommand() *cobra.Command {
@@ -76,6 +77,11 @@ and drops the settings of the old kind.`,
 			if err != nil {
 				return err
 			}
+			if f.sandbox.given() {
+				if err := f.sandbox.applyTo(cfg); err != nil {
+					return err
+				}
+			}
 			for _, w := range warnings {
 				a.warnf("%s", w)
 			}
@@ -108,6 +114,7 @@ and drops the settings of the old kind.`,
 	cmd.Flags().StringVar(&f.url, "url", "", "the server's `URL` (makes a stdio server a URL server)")
 	cmd.Flags().StringArrayVar(&f.rmHeaders, "rm-header", nil, "remove header `NAME`; repeatable")
 	cmd.Flags().StringArrayVar(&f.rmEnvs, "rm-env", nil, "remove variable `NAME` of a stdio server; repeatable")
+	f.sandbox.register(cmd.Flags(), true)
 	return cmd
 }
 
@@ -124,7 +131,8 @@ func editsSomething(argv []string, changed func(string) bool) bool {
 		return true
 	}
 	for _, name := range []string{"command", "transport", "header", "env", "cwd", "bearer-env", "call-timeout",
-		"startup-timeout", "enabled-tools", "disabled-tools", "url", "rm-header", "rm-env"} {
+		"startup-timeout", "enabled-tools", "disabled-tools", "url", "rm-header", "rm-env",
+		"sandbox", "no-sandbox", "allow-read", "allow-write", "allow-net"} {
 		if changed(name) {
 			return true
 		}

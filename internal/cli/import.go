@@ -29,8 +29,8 @@ const maxImportFile = 16 << 20
 
 func (a *app) importCommand() *cobra.Command {
 	var (
-		dryRun, asJSON bool
-		dialect        string
+		dryRun, asJSON, sandboxed bool
+		dialect                   string
 	)
 	cmd := &cobra.Command{
 		Use:   "import [--dry-run] (FILE | CLIENT)",
@@ -99,7 +99,7 @@ same file again changes nothing.`,
 			if abs, err := filepath.Abs(path); err == nil {
 				source = abs
 			}
-			res, err := c.Import(cmd.Context(), apitype.ImportRequest{Dialect: d, Source: source, Content: string(content), DryRun: dryRun})
+			res, err := c.Import(cmd.Context(), apitype.ImportRequest{Dialect: d, Source: source, Content: string(content), DryRun: dryRun, Sandbox: sandboxed})
 			stop()
 			if err != nil {
 				return fmt.Errorf("importing %s: %w", path, err)
@@ -108,12 +108,16 @@ same file again changes nothing.`,
 				return printJSON(a.stdout(), res)
 			}
 			a.writeImport(path, res)
+			if !sandboxed && importedStdio(res) {
+				fmt.Fprintln(a.stdout(), "\nimported stdio servers run with all your rights: `plexus import --sandbox` imports them confined\n(no network, writes only to a private folder; docs/sandbox.md)")
+			}
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "only report what would be imported; change nothing")
 	cmd.Flags().StringVar(&dialect, "dialect", "", "the file's `FORMAT`: "+strings.Join(importDialects, ", "))
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	cmd.Flags().BoolVar(&sandboxed, "sandbox", false, "give every stdio server the strict sandbox: no network, writes only to its private folder")
 	return cmd
 }
 
@@ -400,4 +404,15 @@ where the client has a command that adds it, that is shown too.`,
 	cmd.Flags().BoolVar(&fullPath, "full-path", false, "run this plexus binary by its full path, for clients started without your shell's PATH")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the snippet, its file and the command as JSON")
 	return cmd
+}
+
+// importedStdio reports whether the import added servers: the report does
+// not say which are stdio, so the sandbox is offered for any.
+func importedStdio(res *apitype.ImportResult) bool {
+	for _, e := range res.Entries {
+		if e.Result == apitype.ImportAdded {
+			return true
+		}
+	}
+	return false
 }

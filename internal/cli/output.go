@@ -247,7 +247,11 @@ func serverTable(servers []apitype.ServerStatus, now time.Time) *table {
 		if p := pinsNote(s); p != "" {
 			errText = p
 		}
-		t.add(s.Name, stateColumn(s, now), s.Type, fmt.Sprint(s.Tools), errText)
+		typ := s.Type
+		if s.Sandbox != "" {
+			typ += ", sandboxed"
+		}
+		t.add(s.Name, stateColumn(s, now), typ, fmt.Sprint(s.Tools), errText)
 	}
 	return t
 }

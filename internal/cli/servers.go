@@ -91,6 +91,13 @@ its last lines on stderr.`,
 			}
 			fmt.Fprintf(a.stdout(), "daemon    running, pid %d, version %s\nhome      %s\nuptime    %s\nrevision  %d\n",
 				st.PID, sanitize(st.Version), sanitize(st.Home), uptime, st.Revision)
+			for i, line := range st.Sandbox {
+				key := ""
+				if i == 0 {
+					key = "sandbox"
+				}
+				fmt.Fprintf(a.stdout(), "%-9s %s\n", key, sanitize(line))
+			}
 			if len(st.Servers) == 0 {
 				fmt.Fprintln(a.stdout(), "\nno servers: add one with `plexus add`")
 				return nil

@@ -46,6 +46,9 @@ func (s Server) Clone() Server {
 	s.EnabledTools = slices.Clone(s.EnabledTools)
 	s.DisabledTools = slices.Clone(s.DisabledTools)
 	s.MaxRestartAttempts = clonePtr(s.MaxRestartAttempts)
+	if s.Sandbox != nil {
+		s.Sandbox = s.Sandbox.Clone()
+	}
 	if s.OAuth != nil {
 		o := *s.OAuth
 		o.ClientSecret = clonePtr(o.ClientSecret)

@@ -149,6 +149,8 @@ func (d *decoder) server(path string, n *node) Server {
 			s.OAuth = d.oauth(p, v)
 		case "protocolVersion":
 			s.ProtocolVersion = d.str(p, v)
+		case "sandbox":
+			s.Sandbox = d.sandbox(p, v)
 		default:
 			return false
 		}

@@ -22,6 +22,11 @@ func fullFile() *File {
 					Enabled: &no, EnabledTools: []string{"a", "b"}, StartupTimeoutMs: 5, CallTimeoutMs: 6, KeepAliveMs: 1000,
 					Instance: InstancePerSession, MaxResultBytes: 1 << 30, MaxDescriptionChars: 9000, MaxRestartAttempts: &three,
 					ProtocolVersion: "2025-06-18",
+					Sandbox: &Sandbox{
+						Filesystem: SandboxFilesystem{Read: []string{"/srv/docs"}, Write: []string{"~/notes"}},
+						Network:    SandboxNetwork{Allow: []string{"api.github.com:443", "[::1]:5432"}},
+						Limits:     &SandboxLimits{MemoryMb: 512, Processes: 64, OpenFiles: 256},
+					},
 				},
 				"remote": {
 					Type: TypeSSE, URL: "https://h.example/sse?k=${KEY}",

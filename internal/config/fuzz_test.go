@@ -26,6 +26,9 @@ func FuzzDecode(f *testing.F) {
 		`{"mcp": {"retryMs": 99999999999999999999999}}`,
 		strings.Repeat("[", 70) + strings.Repeat("]", 70),
 		"{\"mcp\": {\"servers\": {\"x\": {\"type\": \"stdio\", \"command\": \"\xff\"}}}}",
+		server(`{"type": "stdio", "command": "c", "sandbox": {"filesystem": {"read": ["/a", "~/b"], "write": []}, "network": ["h:1", "[::1]:2"]}}`),
+		server(`{"type": "stdio", "command": "c", "sandbox": {"network": "none"}}`),
+		server(`{"type": "stdio", "command": "c", "sandbox": {"network": 3, "filesystem": {"read": ["rel", "/a/../b"]}}}`),
 	} {
 		f.Add([]byte(s))
 	}

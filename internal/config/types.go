@@ -80,6 +80,8 @@ type Server struct {
 	// requests mid-call, which MCP 2026-07-28 forbids. "" negotiates the
 	// newest version both sides support.
 	ProtocolVersion string `json:"protocolVersion,omitempty"`
+	// Sandbox, if set, confines a stdio server (docs/sandbox.md).
+	Sandbox *Sandbox `json:"sandbox,omitempty"`
 }
 
 // SessionProtocolVersions are the session-era MCP versions a server may be

@@ -84,7 +84,7 @@ func validateServer(ps *problems, p string, s Server) {
 		}
 		notFor(ps, p, s.Type, map[string]bool{
 			"command": s.Command != "", "args": len(s.Args) > 0,
-			"cwd": s.Cwd != "", "env": len(s.Env) > 0,
+			"cwd": s.Cwd != "", "env": len(s.Env) > 0, "sandbox": s.Sandbox != nil,
 		})
 	default:
 		ps.add(at("type"), fmt.Sprintf("unknown type %q: want stdio, http or sse", shorten(s.Type)))
@@ -150,6 +150,9 @@ func validateServer(ps *problems, p string, s Server) {
 	}
 	if s.OAuth != nil {
 		validateOAuth(ps, at("oauth"), *s.OAuth)
+	}
+	if s.Sandbox != nil {
+		validateSandbox(ps, at("sandbox"), *s.Sandbox)
 	}
 }
 

@@ -92,14 +92,14 @@ func (p *profile) addWriteTools() {
 		})
 	p.addTool(&mcp.Tool{Name: "plexus_add_server", InputSchema: named(map[string]any{"config": map[string]any{"type": "object",
 		"description": `The server as in extensions.json, e.g. {"type":"stdio","command":"npx","args":["-y","pkg"]} or {"type":"http","url":"https://…"}; secrets only as {"env":"VAR"} references.`}}, "config"),
-		Description: "Propose a new MCP server. It is saved but NOT started: the user must approve it with `plexus approve NAME` first."},
+		Description: "Propose a new MCP server. It is saved but NOT started: the user must approve it with `plexus approve NAME` first. A stdio server without a \"sandbox\" gets the strict one (no network, writes only to its private folder)."},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			a, err := parse(req)
 			if err == nil && len(a.Config) == 0 {
 				err = errors.New(`"config" is required`)
 			}
 			if err == nil {
-				_, err = h.PutServer(ctx, host.PutRequest{Name: a.Name, Config: a.Config, Create: true, NoVerify: true, NeedsApproval: true})
+				_, err = h.PutServer(ctx, host.PutRequest{Name: a.Name, Config: withStrictSandbox(a.Config), Create: true, NoVerify: true, NeedsApproval: true})
 			}
 			if err != nil {
 				return jsonResult(nil, err)

@@ -74,6 +74,16 @@ func (h *Host) resolve(name string, sc config.Server, cfg *config.File, lookup f
 			}
 			spec.Env[k] = v
 		}
+		if sc.Sandbox != nil {
+			pol, err := sandboxPolicy(name, *sc.Sandbox, h.opts.Store.Home())
+			if err != nil {
+				return spec, wrap("sandbox", err)
+			}
+			spec.Sandbox = pol
+			if sc.Cwd == "" {
+				spec.Dir = "" // the private folder, made when it starts
+			}
+		}
 	default:
 		u, err := expand(sc.URL)
 		if err != nil {

@@ -78,6 +78,9 @@ func serverStatus(srv *supervisor.Server) apitype.ServerStatus {
 	if sc.Type == config.TypeStdio {
 		out.Command = append([]string{sc.Command}, sc.Args...)
 		out.EnvNames = sortedKeys(sc.Env)
+		if sc.Sandbox != nil {
+			out.Sandbox = sc.Sandbox.Summary()
+		}
 	} else {
 		out.URL = upstream.SanitizeURL(sc.URL)
 		out.HeaderNames = sortedKeys(sc.Headers)

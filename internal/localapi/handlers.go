@@ -10,6 +10,7 @@ import (
 	"github.com/plexus-mcp/plexus/internal/apitype"
 	"github.com/plexus-mcp/plexus/internal/catalog"
 	"github.com/plexus-mcp/plexus/internal/host"
+	"github.com/plexus-mcp/plexus/internal/sandbox"
 )
 
 func (a *Handler) status(w http.ResponseWriter, r *http.Request) {
@@ -23,6 +24,7 @@ func (a *Handler) status(w http.ResponseWriter, r *http.Request) {
 		SecretRevision: a.host.Store().Creds().Revision,
 		HTTPAddr:       a.HTTPAddr,
 		Servers:        servers,
+		Sandbox:        sandbox.Detect().Lines(),
 	}
 	setRevision(w, rev)
 	writeJSON(w, http.StatusOK, st)

@@ -64,6 +64,9 @@ func (a *Handler) importServers(w http.ResponseWriter, r *http.Request) {
 		writeImportError(w, err)
 		return
 	}
+	if req.Sandbox {
+		sandboxAll(res.Servers)
+	}
 	// First the servers alone, to learn the conflicts: a server that is
 	// not added must not leave its secrets behind, nor stop the import
 	// because one of them clashes.
@@ -211,4 +214,14 @@ func (a *Handler) export(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, apitype.ExportResult{
 		Client: s.Client, Path: s.Path, Format: s.Format, Text: s.Text, Command: s.Command, Notes: s.Notes,
 	})
+}
+
+// sandboxAll gives every stdio server without a sandbox the strict one.
+func sandboxAll(servers map[string]config.Server) {
+	for name, sc := range servers {
+		if sc.Type == config.TypeStdio && sc.Sandbox == nil {
+			sc.Sandbox = config.StrictSandbox()
+			servers[name] = sc
+		}
+	}
 }

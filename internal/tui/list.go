@@ -97,6 +97,7 @@ func (m *Model) detail(s apitype.ServerStatus, w, h int) []string {
 	add("command", cmdline.Join(s.Command), 2)
 	add("headers", strings.Join(s.HeaderNames, ", "), 1)
 	add("env", strings.Join(s.EnvNames, ", "), 1)
+	add("sandbox", s.Sandbox, 2)
 	if names, ok := m.tools[s.Name]; ok && s.State == apitype.StateReady {
 		add("tools", strings.Join(names, ", "), 2)
 	} else if s.Tools > 0 {

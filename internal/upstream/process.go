@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/plexus-mcp/plexus/internal/lifeline"
+	"github.com/plexus-mcp/plexus/internal/sandbox"
 )
 
 // process is a started stdio server: the leader of its own process group.
@@ -39,6 +40,8 @@ type process struct {
 	exitErr *ExitError
 	reaped  chan struct{} // closed once the leader is reaped and the rest of its group is gone
 
+	sandbox *sandbox.Policy // nil unless sandboxed
+
 	stderr     *os.File // our read end of the server's stderr
 	stderrDone chan struct{}
 }
@@ -54,6 +57,13 @@ type pipes struct {
 func startProcess(s Spec, ring *lineRing, red *redactor, log *slog.Logger) (*process, pipes, error) {
 	if len(s.Argv) == 0 || s.Argv[0] == "" {
 		return nil, pipes{}, errors.New("no command given")
+	}
+	if s.Sandbox != nil {
+		pol := *s.Sandbox // this start's own: PreparePids sets a field
+		s.Sandbox = &pol
+		if err := sandboxReady(s); err != nil {
+			return nil, pipes{}, err
+		}
 	}
 	if s.Dir != "" {
 		fi, err := os.Stat(s.Dir)
@@ -101,6 +111,12 @@ func startProcess(s Spec, ring *lineRing, red *redactor, log *slog.Logger) (*pro
 		cmd.Args = slices.Concat(s.Shim, []string{"--", path}, s.Argv[1:])
 		// SIGTERM, not SIGKILL: the shim must live long enough to end the group.
 		cmd.SysProcAttr = lifeline.GroupAttr(syscall.SIGTERM)
+		if s.Sandbox != nil {
+			if err := sandboxCmd(cmd, s, shimPath, path); err != nil {
+				return nil, pipes{}, err
+			}
+			ring.explain = s.Sandbox.Explain
+		}
 	}
 
 	var files []*os.File // every pipe end, for cleanup on failure
@@ -139,6 +155,7 @@ func startProcess(s Spec, ring *lineRing, red *redactor, log *slog.Logger) (*pro
 		pid:        cmd.Process.Pid,
 		grace:      s.StopGrace,
 		viaShim:    len(s.Shim) > 0,
+		sandbox:    s.Sandbox,
 		exited:     make(chan struct{}),
 		reaped:     make(chan struct{}),
 		stderr:     errR,
@@ -164,6 +181,7 @@ func (p *process) watch(onExit func(*ExitError)) {
 // nor outlive it.
 func (p *process) watchExit() {
 	defer close(p.reaped)
+	defer releaseSandbox(p.sandbox)
 	zombie := lifeline.WaitExitedNoReap(p.pid)
 	if zombie {
 		// The leader is a zombie, so the group id is still ours: tell what is

@@ -21,6 +21,9 @@ const (
 // lineRing keeps the last ringLines lines.
 type lineRing struct {
 	onAdd func(string) // optional; called after each line is kept
+	// explain, if set, may return Plexus's own line about a line, kept
+	// after it (a sandbox's denial); set before the first line.
+	explain func(string) string
 
 	mu    sync.Mutex
 	lines [ringLines]string // guarded by mu
@@ -36,6 +39,11 @@ func (r *lineRing) add(line string) {
 	r.mu.Unlock()
 	if r.onAdd != nil {
 		r.onAdd(line)
+	}
+	if r.explain != nil {
+		if msg := r.explain(line); msg != "" {
+			r.add(msg)
+		}
 	}
 }
 

@@ -22,6 +22,8 @@
 package upstream
 
 import (
+	"github.com/plexus-mcp/plexus/internal/sandbox"
+
 	"errors"
 	"fmt"
 	"log/slog"
@@ -67,6 +69,9 @@ type Spec struct {
 	// Shim, if set, is the argv prefix of the lifeline shim: the server runs as
 	// Shim... -- argv..., where the shim is [lifeline.Main].
 	Shim []string
+	// Sandbox, if set, confines the server (package sandbox). It needs
+	// Shim: the plexus binary there is also the sandbox's launcher.
+	Sandbox *sandbox.Policy
 
 	// http and sse
 	URL        string       // expanded URL, may carry secrets in its query

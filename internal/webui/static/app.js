@@ -373,7 +373,7 @@ async function login(name, li) {
 
 // ---- the add / edit form ----
 
-const stdioKeys = ['command', 'args', 'cwd', 'env'];
+const stdioKeys = ['command', 'args', 'cwd', 'env', 'sandbox'];
 const remoteKeys = ['url', 'headers', 'bearerTokenEnvVar', 'oauth'];
 const varName = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -476,6 +476,7 @@ function openEditor(name) {
       for (const [k, v] of Object.entries(c.env || {})) {
         if (v && typeof v.value === 'string') addRow(k, '', v.value); else addRow(k, v && v.env);
       }
+      fillSandbox(c.sandbox);
     } else {
       // A key written in the stored URL is shown as the variable a save
       // keeps it in, never as itself.
@@ -548,6 +549,7 @@ function buildRequest() {
     const cwd = $('f-cwd').value.trim();
     if (cwd) c.cwd = cwd; else delete c.cwd;
     if (Object.keys(table).length) c.env = table; else delete c.env;
+    readSandbox(c);
   } else {
     for (const k of stdioKeys) delete c[k];
     const typed = $('f-url').value.trim();
@@ -578,6 +580,7 @@ function showFormError(e) {
     if (p.startsWith('url')) return 'e-url';
     if (p.startsWith('command') || p.startsWith('args') || p.startsWith('cwd')) return 'e-command';
     if (p.startsWith('headers') || p.startsWith('env')) return 'e-rows';
+    if (p.startsWith('sandbox')) return 'e-sandbox';
     if (p.startsWith('callTimeoutMs')) return 'e-call';
     if (p.startsWith('startupTimeoutMs')) return 'e-startup';
     if (path.split('.').length <= 3) return 'e-name';
@@ -812,3 +815,28 @@ async function start() {
 }
 
 document.addEventListener('DOMContentLoaded', start);
+
+// The sandbox fields (docs/sandbox.md): the box switches it on; the lists
+// widen it. Any list filled in implies the box.
+const lines = (id) => $(id).value.split('\n').map((s) => s.trim()).filter(Boolean);
+
+function fillSandbox(sb) {
+  $('f-sandbox').checked = !!sb;
+  if (!sb) return;
+  const fs = sb.filesystem || {};
+  $('f-sb-read').value = (fs.read || []).join('\n');
+  $('f-sb-write').value = (fs.write || []).join('\n');
+  $('f-sb-net').value = Array.isArray(sb.network) ? sb.network.join('\n') : (sb.network || 'none');
+}
+
+function readSandbox(c) {
+  const read = lines('f-sb-read'), write = lines('f-sb-write'), net = lines('f-sb-net');
+  if (!$('f-sandbox').checked && !read.length && !write.length && !net.length) { delete c.sandbox; return; }
+  const sb = Object.assign({}, c.sandbox || {});
+  const fs = {};
+  if (read.length) fs.read = read;
+  if (write.length) fs.write = write;
+  sb.filesystem = fs;
+  sb.network = net.length === 1 && (net[0] === 'none' || net[0] === 'all') ? net[0] : (net.length ? net : 'none');
+  c.sandbox = sb;
+}

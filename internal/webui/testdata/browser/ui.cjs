@@ -122,6 +122,20 @@ async function run(page) {
   await waitState(page, 'example', 'ready');
   step('added a stdio server');
 
+  // A sandboxed one: the box and a network line; editing shows them again.
+  await page.click('#add');
+  await fillServer(page, { name: 'boxed', type: 'stdio', command: 'plexus example-server' });
+  await page.check('#f-sandbox');
+  await page.fill('#f-sb-net', '127.0.0.1:9');
+  await page.click('#save');
+  await page.waitForSelector('#editor', { state: 'hidden' });
+  await waitState(page, 'boxed', 'ready');
+  await button(page, 'boxed', 'Edit').click();
+  await page.waitForFunction(() => document.getElementById('f-sb-net').value === '127.0.0.1:9');
+  assert.equal(await page.isChecked('#f-sandbox'), true);
+  await page.click('#cancel');
+  step('added a sandboxed stdio server; its edit form shows the sandbox');
+
   // Add the remote server, its key as a header.
   await page.click('#add');
   await fillServer(page, { name: 'remote', type: 'http', url: env.HTTP_URL,

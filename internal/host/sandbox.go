@@ -1,0 +1,84 @@
+package host
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/plexus-mcp/plexus/internal/config"
+	"github.com/plexus-mcp/plexus/internal/sandbox"
+)
+
+// sandboxPolicy turns a server's sandbox settings into the launcher's
+// policy: "~" expanded with the daemon's home, the private folder under
+// Plexus's home, and Plexus's home hidden. A listed folder that would show
+// Plexus's home is an error, not a silent narrowing.
+func sandboxPolicy(name string, sb config.Sandbox, plexusHome string) (*sandbox.Policy, error) {
+	home, _ := os.UserHomeDir()
+	absHome, err := filepath.Abs(plexusHome)
+	if err != nil {
+		return nil, err
+	}
+	p := &sandbox.Policy{
+		Private: filepath.Join(absHome, "sandbox", name),
+		Hidden:  []string{absHome},
+		Network: sandbox.Network{Mode: sandbox.NetworkList},
+		Limits:  sandbox.DefaultLimits,
+	}
+	expand := func(key string, paths []string) ([]string, error) {
+		var out []string
+		for i, path := range paths {
+			if path == "~" || strings.HasPrefix(path, "~/") {
+				if home == "" {
+					return nil, fmt.Errorf("filesystem.%s[%d]: %q needs a home folder, and HOME is not set", key, i, path)
+				}
+				path = filepath.Join(home, strings.TrimPrefix(path, "~"))
+			}
+			path = filepath.Clean(path)
+			if inside(path, absHome) || inside(absHome, path) {
+				return nil, fmt.Errorf("filesystem.%s[%d]: %s would show Plexus's home (%s), which a sandboxed server never sees", key, i, path, absHome)
+			}
+			out = append(out, path)
+		}
+		return out, nil
+	}
+	if p.Read, err = expand("read", sb.Filesystem.Read); err != nil {
+		return nil, err
+	}
+	if p.Write, err = expand("write", sb.Filesystem.Write); err != nil {
+		return nil, err
+	}
+	if l := sb.Limits; l != nil {
+		if l.MemoryMb > 0 {
+			p.Limits.MemoryBytes = uint64(l.MemoryMb) << 20
+		}
+		if l.Processes > 0 {
+			p.Limits.Processes = uint64(l.Processes)
+		}
+		if l.OpenFiles > 0 {
+			p.Limits.OpenFiles = uint64(l.OpenFiles)
+		}
+	}
+	switch sb.Network.Mode {
+	case config.SandboxNetworkNone:
+		p.Network.Mode = sandbox.NetworkNone
+	case config.SandboxNetworkAll:
+		p.Network.Mode = sandbox.NetworkAll
+	default:
+		for _, hp := range sb.Network.Allow {
+			h, port, err := config.ParseHostPort(hp)
+			if err != nil {
+				return nil, fmt.Errorf("network: %w", err)
+			}
+			p.Network.Allow = append(p.Network.Allow, sandbox.HostPort{Host: h, Port: port})
+		}
+	}
+	return p, nil
+}
+
+// inside reports whether path is dir or under it.
+func inside(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+}

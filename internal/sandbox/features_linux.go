@@ -1,0 +1,93 @@
+package sandbox
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+)
+
+var (
+	detectOnce sync.Once
+	detected   Features
+)
+
+// Detect finds what this kernel offers, once per process: it asks Landlock
+// for its ABI and starts a short process in new namespaces.
+func Detect() Features {
+	detectOnce.Do(func() { detected = detect() })
+	return detected
+}
+
+func detect() Features {
+	f := Features{OS: "linux", Root: os.Getuid() == 0}
+	if v, err := ll.LandlockGetABIVersion(); err == nil {
+		f.LandlockABI = v
+	}
+	if err := probeNamespaces(); err != nil {
+		f.NamespacesError = err.Error()
+	} else {
+		f.Namespaces = true
+	}
+	if b, err := os.ReadFile("/proc/self/status"); err == nil {
+		f.Seccomp = strings.Contains(string(b), "\nSeccomp:")
+	}
+	f.CgroupV2, f.CgroupV2Detail = cgroupV2()
+	return f
+}
+
+// probeNamespaces runs `true` the way a sandboxed server is started.
+func probeNamespaces() error {
+	path, err := exec.LookPath("true")
+	if err != nil {
+		path = "/bin/true"
+	}
+	cmd := exec.Command(path)
+	cmd.SysProcAttr = &syscall.SysProcAttr{}
+	Isolate(cmd.SysProcAttr, &Policy{Network: Network{Mode: NetworkNone}})
+	return cmd.Run()
+}
+
+// cgroupV2 reports whether cgroup v2 with memory and pids controllers is
+// mounted, either alone or (hybrid) beside v1.
+func cgroupV2() (bool, string) {
+	for _, dir := range []string{"/sys/fs/cgroup", "/sys/fs/cgroup/unified"} {
+		b, err := os.ReadFile(dir + "/cgroup.controllers")
+		if err != nil {
+			continue
+		}
+		c := strings.Fields(string(b))
+		has := func(s string) bool {
+			for _, x := range c {
+				if x == s {
+					return true
+				}
+			}
+			return false
+		}
+		if has("memory") && has("pids") {
+			return true, ""
+		}
+		return false, "a v2 hierarchy at " + dir + " without the memory and pids controllers (they are on cgroup v1)"
+	}
+	return false, "only cgroup v1 is mounted"
+}
+
+// Isolate sets the namespaces a sandboxed server's first process starts in:
+// a user namespace (mapping the daemon's own user and group to themselves)
+// with a PID namespace, so that the whole tree ends with its first process
+// and counts its processes apart from the user's others, and for network
+// "none" a network namespace with nothing but a down loopback.
+func Isolate(attr *syscall.SysProcAttr, p *Policy) {
+	attr.Cloneflags |= syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID
+	if p.Network.Mode == NetworkNone {
+		attr.Cloneflags |= syscall.CLONE_NEWNET
+	}
+	uid, gid := os.Getuid(), os.Getgid()
+	attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
+	attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
+	attr.GidMappingsEnableSetgroups = false
+}

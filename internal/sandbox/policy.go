@@ -1,0 +1,87 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"strconv"
+)
+
+// Network modes.
+const (
+	NetworkNone = "none" // no socket beyond the server's stdio
+	NetworkAll  = "all"  // the network is not restricted
+	NetworkList = "list" // TCP connections only to the listed ports
+)
+
+// Policy is what one server may do. The daemon builds it from the server's
+// configuration, with every path absolute; the launcher receives it as JSON.
+type Policy struct {
+	// Read and Write are folders (or files) the server may read, and read
+	// and write. The system's read-only parts are added by the launcher.
+	Read  []string `json:"read,omitempty"`
+	Write []string `json:"write,omitempty"`
+	// Private is the server's own folder: its working directory, writable,
+	// with its temporary folder under it.
+	Private string `json:"private"`
+	// Hidden are folders the server never sees, whatever the rest says:
+	// Plexus's home (but for the private folder in it).
+	Hidden  []string `json:"hidden,omitempty"`
+	Network Network  `json:"network"`
+	Limits  Limits   `json:"limits"`
+	// PidsCgroup, if set, is the pids cgroup the launcher joins (see
+	// PreparePids).
+	PidsCgroup string `json:"pidsCgroup,omitempty"`
+}
+
+// Network is what the server may reach.
+type Network struct {
+	Mode  string     `json:"mode"`
+	Allow []HostPort `json:"allow,omitempty"` // Mode NetworkList
+}
+
+// HostPort is one allowed destination.
+type HostPort struct {
+	Host string `json:"host"`
+	Port uint16 `json:"port"`
+}
+
+func (h HostPort) String() string { return net.JoinHostPort(h.Host, strconv.Itoa(int(h.Port))) }
+
+// Limits are the server's resource limits (setrlimit). Processes counts
+// threads too, and counts only the server's own: it runs in a user namespace
+// of its own, where the kernel keeps a separate count.
+type Limits struct {
+	MemoryBytes uint64 `json:"memoryBytes"` // RLIMIT_DATA: heap and other private writable memory
+	Processes   uint64 `json:"processes"`   // RLIMIT_NPROC
+	OpenFiles   uint64 `json:"openFiles"`   // RLIMIT_NOFILE
+}
+
+// DefaultLimits leave room for Node.js and Python servers and their npx or
+// uvx launchers, and stop a fork bomb or a runaway heap.
+var DefaultLimits = Limits{MemoryBytes: 4 << 30, Processes: 256, OpenFiles: 1024}
+
+// encode is the policy as the launcher's argument.
+func (p *Policy) encode() (string, error) {
+	b, err := json.Marshal(p)
+	if err != nil {
+		return "", fmt.Errorf("sandbox: encoding the policy: %w", err)
+	}
+	return string(b), nil
+}
+
+func decodePolicy(s string) (*Policy, error) {
+	var p Policy
+	if err := json.Unmarshal([]byte(s), &p); err != nil {
+		return nil, fmt.Errorf("sandbox: bad policy argument: %w", err)
+	}
+	switch p.Network.Mode {
+	case NetworkNone, NetworkAll, NetworkList:
+	default:
+		return nil, fmt.Errorf("sandbox: unknown network mode %q", p.Network.Mode)
+	}
+	if p.Private == "" {
+		return nil, fmt.Errorf("sandbox: the policy has no private folder")
+	}
+	return &p, nil
+}

@@ -1,0 +1,137 @@
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestMissing(t *testing.T) {
+	full := Features{OS: "linux", LandlockABI: 7, Namespaces: true, Seccomp: true}
+	none := &Policy{Network: Network{Mode: NetworkNone}}
+	list := &Policy{Network: Network{Mode: NetworkList, Allow: []HostPort{{"h", 1}}}}
+	if m := list.Missing(full); len(m) != 0 {
+		t.Errorf("full features: %v", m)
+	}
+	for _, tc := range []struct {
+		p    *Policy
+		f    Features
+		want string
+	}{
+		{none, Features{OS: "darwin"}, "need Linux"},
+		{none, Features{OS: "linux", Namespaces: true, Seccomp: true}, "Landlock is not available"},
+		{list, Features{OS: "linux", LandlockABI: 3, Namespaces: true, Seccomp: true}, "needs Landlock ABI 4"},
+		{none, Features{OS: "linux", LandlockABI: 7, Seccomp: true, NamespacesError: "operation not permitted"}, "user namespaces cannot be created (they hold the server's own process count, PID and network namespace): operation not permitted"},
+		{none, Features{OS: "linux", LandlockABI: 7, Namespaces: true}, "seccomp"},
+	} {
+		m := strings.Join(tc.p.Missing(tc.f), "; ")
+		if !strings.Contains(m, tc.want) {
+			t.Errorf("%+v: missing %q, want …%s…", tc.f, m, tc.want)
+		}
+	}
+	if m := none.Missing(Features{OS: "linux", LandlockABI: 3, Namespaces: true, Seccomp: true}); len(m) != 0 {
+		t.Errorf("network none needs no TCP rules: %v", m)
+	}
+}
+
+func TestExplain(t *testing.T) {
+	p := &Policy{Network: Network{Mode: NetworkNone}}
+	for _, tc := range []struct{ line, want string }{
+		{"Error: EACCES: permission denied, open '/root/.ssh/id_rsa'", "sandbox: denied access to /root/.ssh/id_rsa (not in the sandbox's folders)"},
+		{"PermissionError: [Errno 13] Permission denied: '/home/u/.aws/credentials'", "sandbox: denied access to /home/u/.aws/credentials (not in the sandbox's folders)"},
+		{"cat: /etc/shadow: Permission denied", "sandbox: denied access to /etc/shadow (not in the sandbox's folders)"},
+		{"Error: connect EACCES 1.2.3.4:443 - Local (0.0.0.0:0)", "sandbox: denied connection to 1.2.3.4:443 (network: none)"},
+		{"getaddrinfo EAI_AGAIN api.github.com", "sandbox: denied resolving api.github.com (network: none)"},
+		{"listening on stdio", ""},
+		{"sandbox: denied access to /x (not in the sandbox's folders)", ""},
+	} {
+		if got := p.Explain(tc.line); got != tc.want {
+			t.Errorf("Explain(%q) = %q, want %q", tc.line, got, tc.want)
+		}
+	}
+}
+
+func FuzzExplain(f *testing.F) {
+	for _, s := range []string{"EACCES: permission denied, open '/a'", "connect EACCES [::1]:5", "x: /y: Permission denied", "EAI_AGAIN h", "", "EPERM", "/'"} {
+		f.Add(s)
+	}
+	p := &Policy{Network: Network{Mode: NetworkNone}}
+	f.Fuzz(func(t *testing.T, line string) {
+		msg := p.Explain(line)
+		if msg != "" && !strings.HasPrefix(msg, "sandbox: denied ") {
+			t.Fatalf("Explain(%q) = %q", line, msg)
+		}
+		if p.Explain(msg) != "" {
+			t.Fatalf("Explain explains its own line %q", msg)
+		}
+	})
+}
+
+func TestHiddenAndTooWide(t *testing.T) {
+	home := "/home/u"
+	hidden := []string{"/home/u/.plexus"}
+	private := "/home/u/.plexus/sandbox/fs"
+	for _, tc := range []struct {
+		path, want string
+	}{
+		{"/home/u/.plexus/creds.json", "/home/u/.plexus"},
+		{"/home/u", "/home/u/.plexus"},
+		{"/", "/home/u/.plexus"},
+		{private + "/tmp", ""},
+		{"/home/u/.plexusx", ""},
+		{"/usr", ""},
+	} {
+		if got := hiddenBy(hidden, private, tc.path); got != tc.want {
+			t.Errorf("hiddenBy(%s) = %q, want %q", tc.path, got, tc.want)
+		}
+	}
+	for dir, want := range map[string]bool{"/": true, "/tmp": true, "/home": true, home: true, home + "/bin": false, "/opt/node": false} {
+		if got := tooWide(dir, home); got != want {
+			t.Errorf("tooWide(%s) = %v", dir, got)
+		}
+	}
+}
+
+// A listed folder that does not exist, or that would show Plexus's home,
+// is an error: never a silently narrower (or wider) sandbox.
+func TestFileRulesRefuse(t *testing.T) {
+	dir := t.TempDir()
+	plexusHome := filepath.Join(dir, "plexus")
+	private := filepath.Join(plexusHome, "sandbox", "x")
+	if err := os.MkdirAll(private, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	base := Policy{Private: private, Hidden: []string{plexusHome}}
+	p := base
+	p.Read = []string{filepath.Join(dir, "missing")}
+	if _, err := fileRules(&p, "/bin/sh", ""); err == nil {
+		t.Error("a missing folder was accepted")
+	}
+	p = base
+	p.Write = []string{dir}
+	if _, err := fileRules(&p, "/bin/sh", ""); err == nil || !strings.Contains(err.Error(), "never sees") {
+		t.Errorf("a folder holding Plexus's home: %v", err)
+	}
+	p = base
+	rules, err := fileRules(&p, "/bin/sh", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rules {
+		if r.path == private && !r.write {
+			t.Error("the private folder is not writable")
+		}
+		if r.path == plexusHome {
+			t.Error("Plexus's home is in the rules")
+		}
+	}
+}
+
+func TestMainRefusesBadPolicy(t *testing.T) {
+	for _, args := range [][]string{nil, {"{}", "--", "/bin/true"}, {"not json", "--", "/bin/true"}, {`{"private":"/x","network":{"mode":"some"}}`, "--", "/bin/true"}} {
+		if code := Main(args); code != 2 && code != 126 {
+			t.Errorf("Main(%q) = %d, want 2 or 126", args, code)
+		}
+	}
+}

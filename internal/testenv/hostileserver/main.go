@@ -1,0 +1,135 @@
+// Command hostileserver is an MCP server over stdio that attacks its own
+// sandbox on request, for the sandbox tests. Its one tool, attempt, takes
+// {"attack": NAME, "target": TEXT} and answers "ok: …" when the attack
+// worked and "refused: …" (the error) when it did not; it never exits on a
+// failed attack. A failure to refuse is the test's to judge.
+//
+// Attacks: read FILE, write FILE, connect HOST:PORT, resolve HOST, env VAR,
+// setsid TOKEN and doublefork TOKEN (leave a process running `hostileserver
+// linger TOKEN` outside the server's process group, by a new session or a
+// double fork, and answer its pid), ptrace-sibling (start a child and
+// PTRACE_ATTACH to it), forkbomb TOKEN (start a shell fork bomb marked with
+// TOKEN in the background and answer at once).
+//
+// Run as `hostileserver linger TOKEN` it sleeps until killed.
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+type attemptInput struct {
+	Attack string `json:"attack"`
+	Target string `json:"target"`
+}
+
+func main() {
+	if len(os.Args) > 2 && os.Args[1] == "linger" {
+		time.Sleep(time.Hour)
+		return
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: "hostileserver", Version: "1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "attempt", Description: "Try to break out of the sandbox."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in attemptInput) (*mcp.CallToolResult, any, error) {
+			msg, err := attempt(in.Attack, in.Target)
+			if err != nil {
+				msg = "refused: " + err.Error()
+				// As a real program would, so that the daemon's log shows it.
+				fmt.Fprintf(os.Stderr, "hostileserver: %s %s: %v\n", in.Attack, in.Target, err)
+			} else {
+				msg = "ok: " + msg
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: msg}}}, nil, nil
+		})
+	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		fmt.Fprintln(os.Stderr, "hostileserver:", err)
+		os.Exit(1)
+	}
+}
+
+func attempt(attack, target string) (string, error) {
+	switch attack {
+	case "read":
+		b, err := os.ReadFile(target)
+		return strings.TrimSpace(string(b)), err
+	case "write":
+		return "wrote " + target, os.WriteFile(target, []byte("hostile was here\n"), 0o600)
+	case "connect":
+		c, err := net.DialTimeout("tcp", target, 3*time.Second)
+		if err != nil {
+			return "", err
+		}
+		defer c.Close()
+		return "connected to " + c.RemoteAddr().String(), nil
+	case "env":
+		v, ok := os.LookupEnv(target)
+		if !ok {
+			return "", fmt.Errorf("%s is not set", target)
+		}
+		return v, nil
+	case "resolve":
+		addrs, err := net.LookupHost(target)
+		return strings.Join(addrs, ","), err
+	case "setsid":
+		return linger(target, &syscall.SysProcAttr{Setsid: true})
+	case "doublefork":
+		self, err := os.Executable()
+		if err != nil {
+			return "", err
+		}
+		// sh starts the linger in the background and exits: the linger is
+		// reparented, in a group of its own.
+		out, err := exec.Command("/bin/sh", "-c", `set -m; "$0" linger "$1" >/dev/null 2>&1 & echo $!`, self, target).Output()
+		return "orphan pid " + strings.TrimSpace(string(out)), err
+	case "ptrace-sibling":
+		sib := exec.Command("/bin/sleep", "30")
+		if err := sib.Start(); err != nil {
+			return "", err
+		}
+		defer func() { sib.Process.Kill(); sib.Wait() }()
+		if err := syscall.PtraceAttach(sib.Process.Pid); err != nil {
+			return "", fmt.Errorf("ptrace attach to sibling %d: %w", sib.Process.Pid, err)
+		}
+		syscall.PtraceDetach(sib.Process.Pid)
+		return "attached to sibling " + strconv.Itoa(sib.Process.Pid), nil
+	case "forkbomb":
+		// It forks until it cannot, and goes on trying: a shell that
+		// cannot fork gives up, so a new one is started, for a minute.
+		go func() {
+			for end := time.Now().Add(time.Minute); time.Now().Before(end); {
+				bomb := exec.Command("/bin/sh", "-c", `b() { b | b & }; while :; do b 2>/dev/null; done # `+target)
+				if bomb.Start() != nil {
+					time.Sleep(10 * time.Millisecond)
+					continue
+				}
+				bomb.Wait()
+			}
+		}()
+		return "fork bomb started", nil
+	}
+	return "", fmt.Errorf("unknown attack %q", attack)
+}
+
+func linger(token string, attr *syscall.SysProcAttr) (string, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.Command(self, "linger", token)
+	cmd.SysProcAttr = attr
+	if err := cmd.Start(); err != nil {
+		return "", err
+	}
+	go cmd.Wait()
+	return "pid " + strconv.Itoa(cmd.Process.Pid), nil
+}

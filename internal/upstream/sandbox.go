@@ -1,0 +1,65 @@
+package upstream
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/plexus-mcp/plexus/internal/sandbox"
+)
+
+// SandboxError is a sandbox this kernel cannot enforce: the server is not
+// started.
+type SandboxError struct {
+	Missing []string
+}
+
+func (e *SandboxError) Error() string {
+	return "the sandbox cannot be enforced here, so the server was not started: " + strings.Join(e.Missing, "; ")
+}
+
+// sandboxReady checks that the sandbox can be enforced and creates the
+// server's private folder, its working directory unless one is set.
+func sandboxReady(s Spec) error {
+	if len(s.Shim) == 0 {
+		return errors.New("a sandboxed server needs the lifeline shim (the plexus binary), which is not configured")
+	}
+	if m := s.Sandbox.Missing(sandbox.Detect()); len(m) > 0 {
+		return &SandboxError{Missing: m}
+	}
+	if err := sandbox.PreparePids(s.Sandbox); err != nil {
+		return &SandboxError{Missing: []string{err.Error()}}
+	}
+	if err := os.MkdirAll(filepath.Join(s.Sandbox.Private, "tmp"), 0o700); err != nil {
+		return fmt.Errorf("sandbox: creating the private folder: %w", err)
+	}
+	return nil
+}
+
+// sandboxCmd puts the launcher between the shim and the server, and the
+// shim in the sandbox's namespaces: as their first process, its end ends
+// every process in them.
+func sandboxCmd(cmd *exec.Cmd, s Spec, plexus, path string) error {
+	args, err := sandbox.LauncherArgs(s.Sandbox, plexus, path, s.Argv[1:])
+	if err != nil {
+		return err
+	}
+	cmd.Args = slices.Concat(s.Shim, []string{"--"}, args)
+	if cmd.Dir == "" {
+		cmd.Dir = s.Sandbox.Private
+	}
+	sandbox.Isolate(cmd.SysProcAttr, s.Sandbox)
+	return nil
+}
+
+// releaseSandbox removes what the sandbox made for one start once its
+// processes are gone (the pids cgroup of a root daemon's server).
+func releaseSandbox(p *sandbox.Policy) {
+	if p != nil {
+		sandbox.ReleasePids(p)
+	}
+}
