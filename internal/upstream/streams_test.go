@@ -2,6 +2,8 @@ package upstream
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -13,8 +15,12 @@ import (
 // answerPeer is a client that accepts every elicitation with a fixed name.
 type answerPeer struct{ capsPeer }
 
-func (answerPeer) Elicit(_ context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-	return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "from " + p.Message}}, nil
+func (answerPeer) Ask(_ context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	var p mcp.ElicitParams
+	if method != "elicitation/create" || json.Unmarshal(params, &p) != nil {
+		return nil, fmt.Errorf("answerPeer: asked %s", method)
+	}
+	return json.Marshal(&mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "from " + p.Message}})
 }
 
 // TestStandaloneStreamRequestReachesCaller: a session-era server over
