@@ -280,7 +280,11 @@ async function gatesSummaryAndFilter(page) {
 
   await waitState(page, 'example', 'ready');
   await waitState(page, 'remote', 'ready');
-  await page.waitForFunction(() => document.getElementById('summary').textContent === '2 servers · 2 ready');
+  // Every server ready (other steps add their own beside example and remote).
+  await page.waitForFunction(() => {
+    const n = document.querySelectorAll('#servers > li').length;
+    return n >= 2 && document.getElementById('summary').textContent === n + ' servers · ' + n + ' ready';
+  });
   step('the summary: ' + await page.locator('#summary').textContent());
 
   const tools = card(page, 'example').locator('[data-testid=tools]');
