@@ -44,7 +44,20 @@ const (
 	reasonSessionOff    = "a session that set a log level or sent a batch"
 	reasonHeaders       = "headers the frame path does not take"
 	reasonInputRequired = "a result asking for input, handed to the SDK"
+	reasonNoMethod      = "a method MCP does not define"
 )
+
+// clientMethods are the requests a client may send a server, in every era
+// the face serves; any other is answered -32601 here (the SDK's handler
+// answers it with an HTTP 400 that is no JSON-RPC answer at all).
+var clientMethods = map[string]bool{
+	"initialize": true, "ping": true, "server/discover": true, "logging/setLevel": true,
+	"tools/list": true, "tools/call": true, "completion/complete": true,
+	"resources/list": true, "resources/templates/list": true, "resources/read": true,
+	"resources/subscribe": true, "resources/unsubscribe": true, "subscriptions/listen": true,
+	"prompts/list": true, "prompts/get": true,
+	"tasks/get": true, "tasks/result": true, "tasks/list": true, "tasks/cancel": true,
+}
 
 // Observer is told the path and reason of every request (the metrics).
 type Observer func(path, reason string)
@@ -75,6 +88,10 @@ func (p *profile) route(w http.ResponseWriter, r *http.Request, env envelope) (p
 	case !env.valid:
 		p.serveSDK(w, r, env)
 		return pathSDK, reasonUnreadable
+	case env.isRequest() && env.name != "" && !clientMethods[env.name]:
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(errorAnswer(env.id, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("method %q not found", env.name)}))
+		return pathRefused, reasonNoMethod
 	case env.name == "tools/list" && p.fastList(w, r, env):
 		return pathPages, reasonListPages
 	}

@@ -112,3 +112,62 @@ func countIn(lines []string, s string) int {
 	}
 	return n
 }
+
+// TestCancelKeepsA2026Server: a call given up on a server of MCP
+// 2026-07-28 over streamable HTTP leaves the connection live. The SDK's
+// client POSTs notifications/cancelled without the Mcp-Method header
+// that era requires, which the server refuses with 400 and the SDK took
+// for a broken connection; that era cancels by closing the request.
+func TestCancelKeepsA2026Server(t *testing.T) {
+	started := make(chan struct{}, 2)
+	s := mcp.NewServer(&mcp.Implementation{Name: "strict", Version: "1"}, nil)
+	s.AddTool(&mcp.Tool{Name: "slow", InputSchema: map[string]any{"type": "object"}}, func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		started <- struct{}{}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(20 * time.Second):
+			return &mcp.CallToolResult{}, nil
+		}
+	})
+	s.AddTool(&mcp.Tool{Name: "quick", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "still here"}}}, nil
+	})
+	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
+		&mcp.StreamableHTTPOptions{Stateless: true, PropagateRequestCancellation: true}))
+	defer ts.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	c, err := Connect(ctx, Spec{Name: "strict", Type: "http", URL: ts.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if v := c.ProtocolVersion(); v < "2026-07-28" {
+		t.Fatalf("negotiated %s, want 2026-07-28", v)
+	}
+	cctx, ccancel := context.WithCancel(ctx)
+	errc := make(chan error, 1)
+	go func() { _, err := c.CallTool(cctx, "slow", nil); errc <- err }()
+	select {
+	case <-started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("slow never started")
+	}
+	ccancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	res, err := c.CallTool(ctx, "quick", nil)
+	if err != nil {
+		t.Fatalf("after a cancelled call: %v", err)
+	}
+	if got := resultText(t, res); !strings.Contains(got, "still here") {
+		t.Fatalf("after a cancelled call: %q", got)
+	}
+	select {
+	case <-c.Done():
+		t.Fatalf("a cancelled call ended the connection: %v", c.Err())
+	case <-time.After(200 * time.Millisecond):
+	}
+}

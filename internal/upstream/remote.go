@@ -1,9 +1,12 @@
 package upstream
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -142,6 +145,11 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// elsewhere must not receive the credentials.
 	own := req.URL.Scheme == t.origin.Scheme && req.URL.Host == t.origin.Host
 	v := t.version.Load()
+	if own && v != nil && *v >= "2026-07-28" && req.Method == http.MethodPost && req.Header.Get("Mcp-Method") == "" {
+		if resp, done := eraCancel(req); done {
+			return resp, nil
+		}
+	}
 	addVersion := own && v != nil && req.Header.Get("Mcp-Protocol-Version") == ""
 	if own && (len(t.headers) > 0 || addVersion) {
 		req = req.Clone(req.Context())
@@ -257,4 +265,32 @@ func (t *keepTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	}
 	t.conn = conn
 	return conn, err
+}
+
+// eraCancel answers, in Plexus, a notifications/cancelled the SDK's client
+// would POST to an MCP 2026-07-28 server: that era cancels a request by
+// closing it (which the SDK does too), and a server of that era refuses
+// any POST without the Mcp-Method header the SDK leaves off — a 400 that
+// the SDK takes for a broken connection, losing the server. Any other
+// POST without the header is the server's to judge. done is false when
+// req is not such a notification; its body is then left whole.
+func eraCancel(req *http.Request) (*http.Response, bool) {
+	if req.Body == nil || req.ContentLength < 0 || req.ContentLength > 4<<10 {
+		return nil, false
+	}
+	body, err := io.ReadAll(req.Body)
+	req.Body.Close()
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	if err != nil || !bytes.Contains(body, []byte(`"notifications/cancelled"`)) {
+		return nil, false
+	}
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if json.Unmarshal(body, &m) != nil || m.ID != nil || m.Method != "notifications/cancelled" {
+		return nil, false
+	}
+	return &http.Response{StatusCode: http.StatusAccepted, Status: "202 Accepted", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: http.Header{}, Body: http.NoBody, ContentLength: 0, Request: req}, true
 }
