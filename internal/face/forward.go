@@ -89,7 +89,12 @@ func (p *profile) route(w http.ResponseWriter, r *http.Request, env envelope) (p
 		p.serveSDK(w, r, env)
 		return pathSDK, reasonUnreadable
 	case env.isRequest() && env.name != "" && !clientMethods[env.name]:
+		status := http.StatusOK
+		if stateless(r) {
+			status = errorStatus(jsonrpc.CodeMethodNotFound) // 404, as MCP 2026-07-28 asks
+		}
 		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
 		w.Write(errorAnswer(env.id, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("method %q not found", env.name)}))
 		return pathRefused, reasonNoMethod
 	case env.name == "tools/list" && p.fastList(w, r, env):
