@@ -1,46 +1,21 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"net/http"
-	"os"
-	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/plexus-mcp/plexus/internal/client"
-	"github.com/plexus-mcp/plexus/internal/testenv"
 )
 
 // boundedFace runs a daemon whose face has the given settings.
 func boundedFace(t *testing.T, face string) (base, token string) {
 	t.Helper()
-	e := testenv.New(t)
-	e.StartDaemon()
-	e.MustRun("add", "example", "--", e.Bin, "example-server")
-	p := filepath.Join(e.Home, "extensions.json")
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b = []byte(strings.Replace(string(b), `"mcp": {`, `"mcp": {"face": {`+face+`},`, 1))
-	if err := os.WriteFile(p, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	e.MustRun("reload")
-	st, err := client.New(e.Home).Status(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := os.ReadFile(filepath.Join(e.Home, "token"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return "http://" + st.HTTPAddr, strings.TrimSpace(string(tok))
+	_, base, token = faceEnvWith(t, face, "")
+	return base, token
 }
 
 // initialize opens a protocol session on the face and returns the HTTP
@@ -65,25 +40,15 @@ func initialize(t *testing.T, hc *http.Client, base, token string) (int, string,
 // metric reads one unlabelled sample of the daemon's /metrics.
 func metric(t *testing.T, base, token, name string) float64 {
 	t.Helper()
-	req, _ := http.NewRequest("GET", base+"/metrics", nil)
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
+	m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(name) + ` (\S+)$`).FindStringSubmatch(scrape(t, base, token))
+	if m == nil {
+		t.Fatalf("no %s in /metrics", name)
+	}
+	f, err := strconv.ParseFloat(m[1], 64)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), name+" "); ok {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return f
-		}
-	}
-	t.Fatalf("no %s in /metrics", name)
-	return 0
+	return f
 }
 
 // TestFaceSessionsCapped: a profile holds at most mcp.face.maxSessions

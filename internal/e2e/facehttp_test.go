@@ -24,6 +24,13 @@ import (
 // calls on, plus the profiles given (JSON members of "profiles").
 func faceEnv(t *testing.T, profiles string) (*testenv.Env, string, string) {
 	t.Helper()
+	return faceEnvWith(t, `"allowExternalCall": true`, profiles)
+}
+
+// faceEnvWith is faceEnv with the face's settings given (JSON members of
+// "face").
+func faceEnvWith(t *testing.T, face, profiles string) (*testenv.Env, string, string) {
+	t.Helper()
 	e := testenv.New(t)
 	e.StartDaemon()
 	e.MustRun("add", "example", "--", e.Bin, "example-server")
@@ -32,7 +39,7 @@ func faceEnv(t *testing.T, profiles string) (*testenv.Env, string, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	extra := `"face": {"allowExternalCall": true},`
+	extra := `"face": {` + face + `},`
 	if profiles != "" {
 		extra += `"profiles": {` + profiles + `},`
 	}

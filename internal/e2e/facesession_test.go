@@ -90,6 +90,18 @@ func (p *pathRecorder) take() string {
 // callsUpstream reads plexus_calls_total of server from the metrics.
 func callsUpstream(t *testing.T, base, token, server string) int {
 	t.Helper()
+	n := 0
+	re := regexp.MustCompile(`(?m)^plexus_calls_total\{outcome="[a-z_]+",path="[a-z]+",server="` + server + `"\} (\d+)$`)
+	for _, m := range re.FindAllStringSubmatch(scrape(t, base, token), -1) {
+		k, _ := strconv.Atoi(m[1])
+		n += k
+	}
+	return n
+}
+
+// scrape is the daemon's /metrics.
+func scrape(t *testing.T, base, token string) string {
+	t.Helper()
 	req, _ := http.NewRequest("GET", base+"/metrics", nil)
 	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := http.DefaultClient.Do(req)
@@ -98,13 +110,7 @@ func callsUpstream(t *testing.T, base, token, server string) int {
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	n := 0
-	re := regexp.MustCompile(`(?m)^plexus_calls_total\{outcome="[a-z_]+",path="[a-z]+",server="` + server + `"\} (\d+)$`)
-	for _, m := range re.FindAllStringSubmatch(string(b), -1) {
-		k, _ := strconv.Atoi(m[1])
-		n += k
-	}
-	return n
+	return string(b)
 }
 
 // TestFaceSessionLeanPath: a session-era client (as Claude Code, VS Code
