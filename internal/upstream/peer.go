@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -150,34 +151,53 @@ func (f *inflight) byToken(token any) *peerCall {
 // handled inside the call), else the one client with calls in flight. With
 // calls from several clients in flight a session-era server gives no way to
 // tell which caused the request, so it is refused rather than guessed.
-func (f *inflight) route(ctx context.Context, what string) (Peer, context.Context, error) {
+func (f *inflight) route(ctx context.Context, what string, grace time.Duration) (Peer, context.Context, error) {
 	if pc := peerFrom(ctx); pc != nil {
 		return pc.peer, ctx, nil
 	}
+	// Calls whose caller has gone away are not candidates: their end is
+	// under way. One that is going away may not know it yet (its client's
+	// connection closed a moment ago), so an ambiguity waits a little for
+	// the callers to come down to one before it is refused.
+	deadline := time.Now().Add(grace)
+	for {
+		only, n := f.liveCaller()
+		switch {
+		case n == 1:
+			return only.peer, only.ctx, nil
+		case n == 0:
+			return nil, nil, &PeerError{fmt.Sprintf("plexus has no client to send this %s to: no call is in flight on this server", what)}
+		case time.Now().After(deadline):
+			return nil, nil, &PeerError{fmt.Sprintf("plexus cannot tell which client this %s is for: calls from %d clients are in flight on this server; send it within a call's result (MCP 2026-07-28 input_required) instead", what, n)}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// routeGrace bounds how long an ambiguous server request waits for the
+// callers in flight to come down to one (a log message, read in stream
+// order, does not wait).
+const routeGrace = 500 * time.Millisecond
+
+// liveCaller is the one client with live calls in flight, and how many
+// distinct clients have them.
+func (f *inflight) liveCaller() (*peerCall, int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var only *peerCall
-	for _, pc := range f.calls {
-		switch {
-		case only == nil:
-			only = pc
-		case only.peer != pc.peer:
-			return nil, nil, &PeerError{fmt.Sprintf("plexus cannot tell which client this %s is for: calls from %d clients are in flight on this server; send it within a call's result (MCP 2026-07-28 input_required) instead", what, f.peersLocked())}
-		}
-	}
-	if only == nil {
-		return nil, nil, &PeerError{fmt.Sprintf("plexus has no client to send this %s to: no call is in flight on this server", what)}
-	}
-	return only.peer, only.ctx, nil
-}
-
-func (f *inflight) peersLocked() int {
 	seen := map[Peer]bool{}
 	for _, pc := range f.calls {
-		seen[pc.peer] = true
+		if pc.ctx != nil && pc.ctx.Err() != nil {
+			continue
+		}
+		if !seen[pc.peer] {
+			seen[pc.peer] = true
+			only = pc
+		}
 	}
-	return len(seen)
+	return only, len(seen)
 }
+
 
 // clientHandlers are the SDK client options behind the routing: what
 // Plexus declares to servers, and multi-round-trip left to the callers.

@@ -92,7 +92,7 @@ func (r *routeConn) notify(ctx context.Context, req *jsonrpc.Request) {
 	if json.Unmarshal(req.Params, &p) != nil {
 		return
 	}
-	peer, callCtx, err := r.c.calls.route(ctx, "log message")
+	peer, callCtx, err := r.c.calls.route(ctx, "log message", 0)
 	if err != nil {
 		r.c.log.Debug("server log message with no call to send it to", "level", p.Level, "logger", p.Logger)
 		return
@@ -126,7 +126,7 @@ func (r *routeConn) answer(req *jsonrpc.Request) {
 // forward hands the request to the client of the call it belongs to, its
 // params as the server wrote them.
 func (r *routeConn) forward(ctx context.Context, req *jsonrpc.Request, what string) (json.RawMessage, error) {
-	p, callCtx, err := r.c.calls.route(ctx, what)
+	p, callCtx, err := r.c.calls.route(ctx, what, routeGrace)
 	if err != nil {
 		return nil, err
 	}
