@@ -1,6 +1,5 @@
-// Package creds holds secrets: the Secret type, which redacts itself wherever
-// it is printed, logged or marshalled, and the codec of creds.json, the
-// managed environment the daemon resolves { "env": "VAR" } references from.
+// Package creds is the codec of creds.json, the managed environment (the
+// secrets) the daemon resolves { "env": "VAR" } references from.
 //
 // creds.json is mode 0600 in a 0700 directory and written only by the daemon.
 package creds
@@ -9,31 +8,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"regexp"
 	"sort"
 )
-
-// Secret is a secret value. Its String, GoString, LogValue and MarshalJSON
-// all print "[redacted]", so that a secret that reaches a log line, an error
-// or an API response by mistake is not revealed. Reveal returns the value.
-type Secret struct{ v string }
-
-// NewSecret wraps a value.
-func NewSecret(v string) Secret { return Secret{v} }
-
-// Reveal returns the secret value, for the one place that must send it.
-func (s Secret) Reveal() string { return s.v }
-
-// IsZero reports whether the secret is empty.
-func (s Secret) IsZero() bool { return s.v == "" }
-
-const redacted = "[redacted]"
-
-func (Secret) String() string               { return redacted }
-func (Secret) GoString() string             { return redacted }
-func (Secret) LogValue() slog.Value         { return slog.StringValue(redacted) }
-func (Secret) MarshalJSON() ([]byte, error) { return json.Marshal(redacted) }
 
 // File is the content of creds.json.
 type File struct {

@@ -146,12 +146,12 @@ func (l *rawLister) post(body string, buf *bytes.Buffer) (*http.Response, []byte
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	switch l.session {
 	case "-":
-	default:
-		req.Header.Set("Mcp-Session-Id", l.session)
-		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
 	case "":
 		req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
 		req.Header.Set("Mcp-Method", "tools/list")
+	default:
+		req.Header.Set("Mcp-Session-Id", l.session)
+		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
 	}
 	resp, err := l.hc.Do(req)
 	if err != nil {

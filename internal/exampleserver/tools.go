@@ -1,5 +1,7 @@
 package exampleserver
 
+//lint:file-ignore SA1019 the example server asks for roots, deprecated but still in the protocol, to show that Plexus relays them.
+
 import (
 	"context"
 	"crypto/sha256"

@@ -6,7 +6,6 @@ package exporter
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 )
 
@@ -194,9 +193,6 @@ func shorten(s string) string {
 	}
 	return s
 }
-
-// Known reports whether client is one Export knows.
-func Known(client string) bool { return slices.Contains(Clients(), client) }
 
 // mcpServersJSON is the "mcpServers" file that Claude Desktop and Cursor
 // share, registering `plexus mcp`; q is the command, already JSON-quoted.

@@ -26,8 +26,6 @@ func newObj(n *node, path string) *obj {
 // at is the key path of a member.
 func (o *obj) at(key string) string { return config.KeyPath(o.path, key) }
 
-func (o *obj) has(key string) bool { return o.n.get(key) != nil }
-
 // lookup returns the member named key and marks it read; nil if absent or
 // null (a null means "not set" in every dialect).
 func (o *obj) lookup(key string) (*node, int) {

@@ -92,18 +92,6 @@ type Entry struct {
 	Missing []string
 }
 
-// Line is the entry's one-line summary, e.g. "imported github" or
-// `renamed "my server" to my-server (...)`.
-func (e Entry) Line() string {
-	switch e.Action {
-	case Renamed:
-		return fmt.Sprintf("renamed %q to %s (%s)", e.Original, e.Name, e.Reason)
-	case Skipped:
-		return fmt.Sprintf("skipped %s: %s", e.Source, e.Reason)
-	}
-	return "imported " + e.Name
-}
-
 // Error is a file Parse cannot read. It names the dialect, the key path
 // and the line where they are known, and never quotes a value.
 type Error struct {

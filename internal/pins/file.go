@@ -142,18 +142,6 @@ func normalizeTrust(t *Trust) {
 	}
 }
 
-// Encode writes f as indented JSON with a final newline.
-func Encode(f *File) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(f); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
-
 // maxDepth bounds the nesting of pins.json; the file nests five levels
 // itself, schemas a bounded number more (catalog.Limits).
 const maxDepth = 200
