@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+
+	"github.com/plexus-mcp/plexus/internal/jsonerr"
 )
 
 // File is the content of creds.json.
@@ -38,7 +40,7 @@ func Decode(data []byte) (*File, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(f); err != nil {
-		return nil, fmt.Errorf("creds.json is not valid: %s", describeJSONError(err))
+		return nil, fmt.Errorf("creds.json is not valid: %s", jsonerr.Describe(err))
 	}
 	if dec.More() {
 		return nil, fmt.Errorf("creds.json is not valid: trailing data after the top-level object")
@@ -52,19 +54,6 @@ func Decode(data []byte) (*File, error) {
 		}
 	}
 	return f, nil
-}
-
-// describeJSONError keeps the position and kind of a JSON error but drops
-// any quoted input, which could be part of a secret.
-func describeJSONError(err error) string {
-	switch e := err.(type) {
-	case *json.SyntaxError:
-		return fmt.Sprintf("syntax error at byte %d", e.Offset)
-	case *json.UnmarshalTypeError:
-		return fmt.Sprintf("wrong type for %s at byte %d", e.Field, e.Offset)
-	}
-	// Unknown-field errors name the field, which is a key, not a value.
-	return err.Error()
 }
 
 // Encode writes the file deterministically.
