@@ -160,22 +160,32 @@ type Result struct {
 // Run runs `plexus args...` with stdin and returns its output and exit code.
 func (e *Env) Run(stdin string, args ...string) Result {
 	e.t.Helper()
+	return e.run(stdin, "plexus "+strings.Join(args, " "), func(ctx context.Context) *exec.Cmd {
+		cmd := exec.CommandContext(ctx, e.Bin, args...)
+		cmd.Env = e.environ()
+		return cmd
+	})
+}
+
+// run runs the command made by mk (what names it) with stdin and a time
+// limit, and fails the test if it cannot run or reports a data race.
+func (e *Env) run(stdin, what string, mk func(context.Context) *exec.Cmd) Result {
+	e.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, e.Bin, args...)
-	cmd.Env = e.environ()
+	cmd := mk(ctx)
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
 	res := Result{Stdout: out.String(), Stderr: errb.String()}
-	e.checkRaces("plexus "+strings.Join(args, " "), res.Stderr)
+	e.checkRaces(what, res.Stderr)
 	var ee *exec.ExitError
 	switch {
 	case errors.As(err, &ee):
 		res.Code = ee.ExitCode()
 	case err != nil:
-		e.t.Fatalf("running plexus %v: %v", args, err)
+		e.t.Fatalf("running %s: %v", what, err)
 	}
 	return res
 }
@@ -188,4 +198,16 @@ func (e *Env) MustRun(args ...string) string {
 		e.t.Fatalf("plexus %s: exit %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), r.Code, r.Stdout, r.Stderr)
 	}
 	return r.Stdout
+}
+
+// Shell runs line with sh -c, as a person would type it, with the test's
+// plexus binary first on PATH (as `go install` would put it) and the
+// home's environment, and returns its output and exit code.
+func (e *Env) Shell(stdin, line string) Result {
+	e.t.Helper()
+	return e.run(stdin, line, func(ctx context.Context) *exec.Cmd {
+		cmd := exec.CommandContext(ctx, "sh", "-c", line)
+		cmd.Env = append(e.environ(), "PATH="+filepath.Dir(e.Bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+		return cmd
+	})
 }
