@@ -149,7 +149,7 @@ func TestSecretsAreWriteOnly(t *testing.T) {
 	}
 }
 
-// TestForeignUIDRefused connects as another user. The socket is 0600 in
+// TestForeignUIDRefusedAsRoot connects as another user. The socket is 0600 in
 // production; here it is opened up on purpose so that the uid check itself
 // is what refuses the request.
 func TestForeignUIDRefusedAsRoot(t *testing.T) {
