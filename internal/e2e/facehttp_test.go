@@ -99,7 +99,7 @@ func textOfResult(t *testing.T, res *mcp.CallToolResult, err error) string {
 }
 
 // TestFaceHTTPGuard: the HTTP face wants the token, refuses a foreign Host
-// or Origin (DNS rebinding, security.md T1) and anything before
+// or Origin (DNS rebinding, docs/security.md T1) and anything before
 // initialize.
 func TestFaceHTTPGuard(t *testing.T) {
 	_, base, token := faceEnv(t, "")

@@ -90,7 +90,7 @@ func (f *faultEnv) endFault(t *testing.T) {
 	f.e.WaitReady(5 * time.Second)
 }
 
-// TestFaults injects the stdio-server faults of security.md §3.1 (F-S1 to
+// TestFaults injects the stdio-server faults of docs/security.md (F-S1 to
 // F-S17), one per subtest and daemon, into one server and checks that the daemon stays up, reports the fault in the server's
 // state, keeps serving another server, and recovers once the fault is gone.
 func TestFaults(t *testing.T) {

@@ -1,5 +1,5 @@
 // Package exporter writes the snippet that registers `plexus mcp` — Plexus
-// as one stdio MCP server (SPEC R-FACE-1) — in another client's settings:
+// as one stdio MCP server (R-FACE-1) — in another client's settings:
 // the text to paste, the file it goes in, and the client's own command
 // that adds it, where there is one. It is pure text generation.
 package exporter

@@ -1,6 +1,6 @@
 // Package importer reads the MCP server settings of other clients — Claude
 // Code, Claude Desktop, Cursor, VS Code, Codex, Zed, goose and Moltis — and
-// turns them into Plexus servers (SPEC R-CFG-5).
+// turns them into Plexus servers (R-CFG-5).
 //
 // It is pure: Parse takes a file's content and returns the servers, the
 // secrets moved out of them and a report; the daemon applies them through

@@ -3,7 +3,6 @@ package testenv
 import (
 	"go/parser"
 	"go/token"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -38,29 +37,13 @@ func TestPackageDocCheckFindsAMissingComment(t *testing.T) {
 func packagesWithoutDoc(t *testing.T, root string) []string {
 	t.Helper()
 	hasDoc := map[string]bool{}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if n := d.Name(); p != root && (strings.HasPrefix(n, ".") || n == "testdata" || n == "node_modules") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
-			return nil
-		}
+	for _, p := range repoFiles(t, root, func(n string) bool { return strings.HasSuffix(n, ".go") && !strings.HasSuffix(n, "_test.go") }) {
 		f, err := parser.ParseFile(token.NewFileSet(), p, nil, parser.PackageClauseOnly|parser.ParseComments)
 		if err != nil {
-			return err
+			t.Fatal(err)
 		}
 		dir, _ := filepath.Rel(root, filepath.Dir(p))
 		hasDoc[dir] = hasDoc[dir] || f.Doc != nil && strings.TrimSpace(f.Doc.Text()) != ""
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 	var missing []string
 	for dir, ok := range hasDoc {
