@@ -17,7 +17,7 @@ func TestProbesOnActivity(t *testing.T) {
 	t.Parallel()
 	// Long enough that a loaded, race-built run still acts inside the
 	// doubled interval: the check below fails rather than being skipped.
-	const retry = 500 * time.Millisecond
+	const retry = time.Second
 	e := testenv.New(t)
 	files := newFaultFiles(t)
 	files.set(t)
