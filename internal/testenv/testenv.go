@@ -174,6 +174,9 @@ func (e *Env) run(stdin, what string, mk func(context.Context) *exec.Cmd) Result
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := mk(ctx)
+	// A child that outlives the command and holds its output open must not
+	// hold the test past the time limit too.
+	cmd.WaitDelay = 5 * time.Second
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
