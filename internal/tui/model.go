@@ -128,7 +128,9 @@ func (m *Model) daemonMsg(msg tea.Msg) tea.Cmd {
 			m.errMsg = "cannot reach the daemon: " + msg.err.Error() + " (trying again)"
 			return reconnectLater()
 		}
-		if m.connected && strings.HasPrefix(m.errMsg, "lost the daemon") {
+		// Connected: a message about the lost connection is out of date,
+		// whether the daemon went away while connected or a retry failed.
+		if strings.HasPrefix(m.errMsg, "lost the daemon") || strings.HasPrefix(m.errMsg, "cannot reach the daemon") {
 			m.errMsg = ""
 		}
 		m.connected, m.stream = true, msg.stream
