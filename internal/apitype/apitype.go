@@ -61,7 +61,8 @@ const (
 	CodeTooLarge     = "too_large"      // 413
 )
 
-// Server states.
+// Server states: the one vocabulary of a server's lifecycle, on the wire
+// and in the supervisor that drives it.
 const (
 	StateDisabled = "disabled"
 	StateStarting = "starting"

@@ -10,7 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// The large catalog: 25 servers × 200 tools (SPEC R-Q-2). Targets:
+// A large catalog: 25 servers × 200 tools (R-Q-2). Targets:
 // rebuilt in ≤ 50 ms after one server changes, tools/list in ≤ 10 ms.
 const (
 	benchServers = 25

@@ -143,7 +143,7 @@ func (a *app) progressf(format string, args ...any) {
 }
 
 // progressDelay is how long a request runs before progressAfter speaks. A
-// variable so that tests need not wait.
+// variable so that tests need not wait: zero speaks at once.
 var progressDelay = time.Second
 
 // progressAfter prints a progress line if the work outlasts progressDelay,
@@ -152,6 +152,11 @@ var progressDelay = time.Second
 // must be called when the work ends; after it returns nothing more is
 // printed.
 func (a *app) progressAfter(format string, args ...any) (stop func()) {
+	if progressDelay <= 0 {
+		// Said before the work starts, not raced against its end.
+		a.progressf(format, args...)
+		return func() {}
+	}
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {

@@ -402,7 +402,7 @@ func splitLines(s string) []string {
 // visible writes out what a terminal would not show or would act on —
 // control characters, format characters such as zero-width spaces and bidi
 // controls, invalid UTF-8 — as \u{XXXX}, so that a person reviewing a
-// definition sees every character a model would read (security.md T30).
+// definition sees every character a model would read (docs/security.md T30).
 func visible(s string) string {
 	if !strings.ContainsFunc(s, hidden) {
 		return s

@@ -23,7 +23,7 @@ func sameJSON(t *testing.T, got, want string) bool {
 }
 
 // TestAddRequests checks that every form of `add` sends the server's
-// settings in the shape of extensions.json (SPEC §2).
+// settings in the shape of extensions.json (R-CFG, docs/requirements.md).
 func TestAddRequests(t *testing.T) {
 	for _, tc := range []struct {
 		name string

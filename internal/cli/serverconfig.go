@@ -8,7 +8,7 @@ import (
 )
 
 // The server's configuration is built as a map, in the JSON shape of
-// extensions.json (SPEC §2), rather than with the daemon's config types: a
+// extensions.json (R-CFG, docs/requirements.md), rather than with the daemon's config types: a
 // front end depends on apitype alone, and the daemon decodes strictly and
 // reports every problem with its path, so the CLI checks only what it can
 // explain better than the daemon (the shape of its own flags).

@@ -3,6 +3,8 @@ package config
 import (
 	"bytes"
 	"fmt"
+
+	"github.com/plexus-mcp/plexus/internal/jsontree"
 )
 
 // Decode parses extensions.json strictly and validates it. Unknown keys,
@@ -16,7 +18,7 @@ import (
 func Decode(data []byte) (*File, error) {
 	// Editors on Windows like to start files with a byte order mark.
 	data = bytes.TrimPrefix(data, []byte("\uFEFF"))
-	if len(skipSpace(data)) == 0 {
+	if jsontree.IsBlank(data) {
 		return &File{}, nil
 	}
 	root, prob := parse(data)

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// specExample is the example of SPEC §2.
+// specExample is the example of R-CFG (docs/requirements.md).
 const specExample = `{
   "mcp": {
     "enabled": true,

@@ -8,7 +8,7 @@
 // function), and it imports nothing else of Plexus, so the daemon, the CLI and
 // importers share one definition of a valid configuration.
 //
-// Secrets are named, never inlined (SPEC R-CFG-3), and error messages never
+// Secrets are named, never inlined (R-CFG-3), and error messages never
 // echo values that could be secrets: URL query values, userinfo, header text,
 // or strings that were supposed to be variable names.
 package config

@@ -9,7 +9,7 @@ import (
 )
 
 // MissingVarError reports a placeholder whose variable is not set. Plexus
-// never connects with a placeholder left empty (SPEC R-CFG-3).
+// never connects with a placeholder left empty (R-CFG-3).
 type MissingVarError struct {
 	Name string
 }

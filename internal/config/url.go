@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// CheckURL reports whether raw is an acceptable server URL (SPEC R-CFG-4):
+// CheckURL reports whether raw is an acceptable server URL (R-CFG-4):
 // http or https, with a host, without userinfo or a fragment. raw must have
 // its placeholders expanded already; the daemon checks again after expanding,
 // because a variable's value could bring in what the template did not have.

@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// Validate checks the rules of SPEC §2 that the JSON types cannot express,
+// Validate checks the rules of R-CFG that the JSON types cannot express,
 // and reports every broken one as an *Error. Decode calls it; the daemon calls
 // it again on every edited copy before committing it.
 func Validate(f *File) error {
@@ -242,7 +242,7 @@ func validateProfile(ps *problems, p string, pr Profile, servers map[string]Serv
 	case "", NamingPlexus:
 	case NamingBare:
 		// A bare profile passes names through unchanged, which is only
-		// collision-free with one server (SPEC R-SES-1a).
+		// collision-free with one server (R-SES-1a).
 		if len(pr.Servers) != 1 {
 			ps.add(KeyPath(p, "naming"), fmt.Sprintf(`"bare" needs exactly one server, got %d`, len(pr.Servers)))
 		}
@@ -292,7 +292,7 @@ func article(typ string) string {
 	return "an" // http, sse
 }
 
-// validName is the rule for server and profile names (SPEC R-CFG-2):
+// validName is the rule for server and profile names (R-CFG-2):
 // ^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$.
 func validName(s string) bool {
 	return len(s) >= 1 && len(s) <= 32 && isAlnum(s[0]) && plainKey(s)

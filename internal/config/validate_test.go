@@ -158,7 +158,7 @@ func TestValidateStructs(t *testing.T) {
 }
 
 // TestNoSecretsInErrors plants canaries where secrets end up by mistake and
-// checks that no message repeats them (SPEC R-Q-4).
+// checks that no message repeats them (R-Q-4).
 func TestNoSecretsInErrors(t *testing.T) {
 	const canary = "CANARY7f3a"
 	for _, in := range []string{

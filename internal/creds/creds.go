@@ -1,6 +1,5 @@
-// Package creds holds secrets: the Secret type, which redacts itself wherever
-// it is printed, logged or marshalled, and the codec of creds.json, the
-// managed environment the daemon resolves { "env": "VAR" } references from.
+// Package creds is the codec of creds.json, the managed environment (the
+// secrets) the daemon resolves { "env": "VAR" } references from.
 //
 // creds.json is mode 0600 in a 0700 directory and written only by the daemon.
 package creds
@@ -9,31 +8,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"regexp"
 	"sort"
+
+	"github.com/plexus-mcp/plexus/internal/jsonerr"
 )
-
-// Secret is a secret value. Its String, GoString, LogValue and MarshalJSON
-// all print "[redacted]", so that a secret that reaches a log line, an error
-// or an API response by mistake is not revealed. Reveal returns the value.
-type Secret struct{ v string }
-
-// NewSecret wraps a value.
-func NewSecret(v string) Secret { return Secret{v} }
-
-// Reveal returns the secret value, for the one place that must send it.
-func (s Secret) Reveal() string { return s.v }
-
-// IsZero reports whether the secret is empty.
-func (s Secret) IsZero() bool { return s.v == "" }
-
-const redacted = "[redacted]"
-
-func (Secret) String() string               { return redacted }
-func (Secret) GoString() string             { return redacted }
-func (Secret) LogValue() slog.Value         { return slog.StringValue(redacted) }
-func (Secret) MarshalJSON() ([]byte, error) { return json.Marshal(redacted) }
 
 // File is the content of creds.json.
 type File struct {
@@ -61,7 +40,7 @@ func Decode(data []byte) (*File, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(f); err != nil {
-		return nil, fmt.Errorf("creds.json is not valid: %s", describeJSONError(err))
+		return nil, fmt.Errorf("creds.json is not valid: %s", jsonerr.Describe(err))
 	}
 	if dec.More() {
 		return nil, fmt.Errorf("creds.json is not valid: trailing data after the top-level object")
@@ -75,19 +54,6 @@ func Decode(data []byte) (*File, error) {
 		}
 	}
 	return f, nil
-}
-
-// describeJSONError keeps the position and kind of a JSON error but drops
-// any quoted input, which could be part of a secret.
-func describeJSONError(err error) string {
-	switch e := err.(type) {
-	case *json.SyntaxError:
-		return fmt.Sprintf("syntax error at byte %d", e.Offset)
-	case *json.UnmarshalTypeError:
-		return fmt.Sprintf("wrong type for %s at byte %d", e.Field, e.Offset)
-	}
-	// Unknown-field errors name the field, which is a key, not a value.
-	return err.Error()
 }
 
 // Encode writes the file deterministically.

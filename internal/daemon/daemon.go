@@ -20,6 +20,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/plexus-mcp/plexus/internal/apitype"
 	"github.com/plexus-mcp/plexus/internal/face"
 	"github.com/plexus-mcp/plexus/internal/host"
@@ -49,7 +51,11 @@ type Options struct {
 	SteadyProcs int
 }
 
-// Run runs the daemon until ctx is done.
+// Run runs the daemon until ctx is done, or until one of its servers fails.
+// Its steps, in order: the home and its lock, the log, the settings and
+// pins, the socket, the engine and its faces, the loopback listener; then
+// serve until the end, and shut down in the order written at the top of
+// this file.
 func Run(ctx context.Context, opts Options) error {
 	start := time.Now()
 	if err := store.EnsureHome(opts.Home); err != nil {
@@ -60,138 +66,210 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	defer lock.release()
-
-	logs, err := openLog(opts.Home)
+	log, closeLog, err := openLogger(opts)
 	if err != nil {
 		return err
 	}
-	defer logs.Close()
+	defer closeLog()
+	st, pn, err := openState(opts.Home)
+	if err != nil {
+		return err
+	}
+	sock := filepath.Join(opts.Home, SocketName)
+	ln, err := listenSocket(sock)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(sock)
+	p := newParts(opts, log, st, pn)
+	tcp, err := p.loopback(opts)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	return p.serve(ctx, opts, ln, tcp, func() {
+		log.Info("daemon ready", "home", opts.Home, "socket", sock, "http", tcp.addr(), "pid", os.Getpid(),
+			"servers", len(st.Config().MCP.Servers), "startup_ms", time.Since(start).Milliseconds())
+	})
+}
+
+// openLogger opens the log file under the home and returns the daemon's
+// logger: JSON to the file, and human text to opts.Stderr if set.
+func openLogger(opts Options) (*slog.Logger, func() error, error) {
+	logs, err := openLog(opts.Home)
+	if err != nil {
+		return nil, nil, err
+	}
 	handlers := []slog.Handler{slog.NewJSONHandler(logs, nil)}
 	if opts.Stderr != nil {
 		handlers = append(handlers, slog.NewTextHandler(opts.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	}
-	log := slog.New(slog.NewMultiHandler(handlers...))
+	return slog.New(slog.NewMultiHandler(handlers...)), logs.Close, nil
+}
 
-	st, err := store.Open(opts.Home)
+// openState loads the settings and the pins. A pins file that does not
+// load stops the daemon, like a settings file: it would otherwise hold
+// every server back.
+func openState(home string) (*store.Store, *pins.Store, error) {
+	st, err := store.Open(home)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	// A pins file that does not load stops the daemon, like a settings file:
-	// it would otherwise hold every server back.
-	pn, err := pins.Open(opts.Home, st.Config().MCP.Servers)
+	pn, err := pins.Open(home, st.Config().MCP.Servers)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
+	return st, pn, nil
+}
 
-	sock := filepath.Join(opts.Home, SocketName)
-	// We hold the lock, so a socket file left here belongs to a dead daemon.
+// listenSocket listens on the API socket, private to the user. We hold the
+// lock, so a socket file left there belongs to a dead daemon.
+func listenSocket(sock string) (net.Listener, error) {
 	if err := os.Remove(sock); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("removing stale socket: %w", err)
+		return nil, fmt.Errorf("removing stale socket: %w", err)
 	}
 	ln, err := net.Listen("unix", sock)
 	if err != nil {
-		return fmt.Errorf("listening on %s: %w", sock, err)
+		return nil, fmt.Errorf("listening on %s: %w", sock, err)
 	}
-	defer os.Remove(sock)
 	if err := os.Chmod(sock, 0o600); err != nil {
 		ln.Close()
-		return fmt.Errorf("making the socket private: %w", err)
+		os.Remove(sock)
+		return nil, fmt.Errorf("making the socket private: %w", err)
 	}
+	return ln, nil
+}
 
-	var h *host.Host
-	mtr := metrics.New(hostSource{&h})
-	h = host.New(host.Options{Store: st, Logger: log, Shim: opts.Shim, Observer: mtr, Pins: pn})
+// parts are the daemon's components, wired together.
+type parts struct {
+	log *slog.Logger
+	h   *host.Host
+	mtr *metrics.Metrics
+	fc  *face.Face
+	api *localapi.Handler
+}
+
+func newParts(opts Options, log *slog.Logger, st *store.Store, pn *pins.Store) *parts {
+	p := &parts{log: log}
+	p.mtr = metrics.New(hostSource{&p.h})
+	p.h = host.New(host.Options{Store: st, Logger: log, Shim: opts.Shim, Observer: p.mtr, Pins: pn})
 	// The MCP face, on the socket (for plexus mcp) and the loopback address.
-	fc := face.New(h, log.With("component", "face"), opts.Version)
-	fc.Observe(mtr.ObserveFace)
+	p.fc = face.New(p.h, log.With("component", "face"), opts.Version)
+	p.fc.Observe(p.mtr.ObserveFace)
+	p.api = localapi.New(p.h, log.With("component", "localapi"))
+	return p
+}
 
-	api := localapi.New(h, log.With("component", "localapi"))
-	var tcp *http.Server
-	var serveTCP func()
-	var httpAddr string
-	if opts.Listen != "off" {
-		addr := opts.Listen
-		if addr == "" {
-			addr = DefaultListen
-		}
-		token, err := loadToken(opts.Home)
-		if err != nil {
-			ln.Close()
-			return err
-		}
-		tln, err := listenLoopback(addr)
-		switch {
-		case err != nil && opts.Listen == "" && errors.Is(err, syscall.EADDRINUSE):
-			// The default address is taken (another daemon, another home):
-			// run on the socket alone rather than not at all, and say so.
-			log.Warn("loopback address in use: metrics are off", "addr", addr,
-				"hint", "start with --listen 127.0.0.1:PORT to serve them elsewhere")
-		case err != nil:
-			ln.Close()
-			return err
-		}
-		if tln != nil {
-			lb := localapi.NewLoopback(token, log.With("component", "loopback"))
-			lb.Handle("GET /metrics", mtr.Handler())
-			lb.Handle(face.Path, fc)
-			lb.Handle(face.Path+"/", fc)
-			// Profiles of the running daemon, for `go tool pprof` with the
-			// token (docs/performance.md).
-			lb.Handle("/debug/pprof/", http.HandlerFunc(pprof.Index))
-			lb.Handle("/debug/pprof/profile", http.HandlerFunc(pprof.Profile))
-			httpAddr = tln.Addr().String()
-			tcp = &http.Server{Handler: loopbackMux(lb, api, httpAddr, log), ReadHeaderTimeout: 10 * time.Second,
-				ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
-			serveTCP = func() { go tcp.Serve(tln) }
-		}
+// tcpServer is the loopback listener and the server that will serve it.
+type tcpServer struct {
+	srv *http.Server
+	ln  net.Listener
+}
+
+// addr is the loopback address, "" when there is none.
+func (t *tcpServer) addr() string {
+	if t == nil {
+		return ""
 	}
+	return t.ln.Addr().String()
+}
 
-	api.HTTPAddr = httpAddr
-	api.Mount(face.Path, fc)
-	api.Mount(face.Path+"/", fc)
+// loopback listens on the loopback TCP address of the token-guarded
+// endpoints (opts.Listen). It returns nil when that is off, or when the
+// default address is taken (another daemon, another home): the daemon then
+// runs on the socket alone rather than not at all, and says so.
+func (p *parts) loopback(opts Options) (*tcpServer, error) {
+	if opts.Listen == "off" {
+		return nil, nil
+	}
+	addr := opts.Listen
+	if addr == "" {
+		addr = DefaultListen
+	}
+	token, err := loadToken(opts.Home)
+	if err != nil {
+		return nil, err
+	}
+	tln, err := listenLoopback(addr)
+	switch {
+	case err != nil && opts.Listen == "" && errors.Is(err, syscall.EADDRINUSE):
+		p.log.Warn("loopback address in use: metrics are off", "addr", addr,
+			"hint", "start with --listen 127.0.0.1:PORT to serve them elsewhere")
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	lb := localapi.NewLoopback(token, p.log.With("component", "loopback"))
+	lb.Handle("GET /metrics", p.mtr.Handler())
+	lb.Handle(face.Path, p.fc)
+	lb.Handle(face.Path+"/", p.fc)
+	// Profiles of the running daemon, for `go tool pprof` with the token
+	// (docs/performance.md).
+	lb.Handle("/debug/pprof/", http.HandlerFunc(pprof.Index))
+	lb.Handle("/debug/pprof/profile", http.HandlerFunc(pprof.Profile))
+	srv := &http.Server{Handler: loopbackMux(lb, p.api, tln.Addr().String(), p.log), ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog: slog.NewLogLogger(p.log.Handler(), slog.LevelWarn)}
+	return &tcpServer{srv: srv, ln: tln}, nil
+}
+
+// serve starts the servers and serves the socket (and tcp, if not nil)
+// until ctx is done or a server fails, then shuts down. Every goroutine it
+// starts belongs to one errgroup and is waited for.
+func (p *parts) serve(ctx context.Context, opts Options, ln net.Listener, tcp *tcpServer, ready func()) error {
+	p.api.HTTPAddr = tcp.addr()
+	p.api.Mount(face.Path, p.fc)
+	p.api.Mount(face.Path+"/", p.fc)
 	srv := &http.Server{
-		Handler:           api,
+		Handler:           p.api,
 		ConnContext:       localapi.ConnContext,
 		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		ErrorLog:          slog.NewLogLogger(p.log.Handler(), slog.LevelWarn),
 	}
 	// Servers start in the background; the API answers at once and shows
 	// each server as "starting" until it is ready. The set is in place
 	// before the API answers, so that its first status lists every server.
-	h.Start(context.WithoutCancel(ctx))
-	if serveTCP != nil {
-		serveTCP()
-	}
-	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.Serve(ln) }()
-
-	go func() {
-		settle(ctx, h, opts.SteadyProcs) // at once when no server is starting
-		resettle(ctx, h, fc.Ended())
-	}()
-	log.Info("daemon ready", "home", opts.Home, "socket", sock, "http", httpAddr, "pid", os.Getpid(),
-		"servers", len(st.Config().MCP.Servers), "startup_ms", time.Since(start).Milliseconds())
-
-	var runErr error
-	select {
-	case <-ctx.Done():
-	case runErr = <-serveErr:
-	}
-	log.Info("daemon stopping")
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	h.EndSubscriptions() // event streams would otherwise hold Shutdown
-	fc.Close()           // and so would the face's client sessions
-	srv.Shutdown(shutdownCtx)
+	p.h.Start(context.WithoutCancel(ctx))
+	g, gctx := errgroup.WithContext(ctx)
 	if tcp != nil {
-		tcp.Shutdown(shutdownCtx)
+		g.Go(func() error { return served("the loopback address", tcp.srv.Serve(tcp.ln)) })
 	}
-	h.Close()
-	log.Info("daemon stopped")
-	if errors.Is(runErr, http.ErrServerClosed) {
-		runErr = nil
+	g.Go(func() error { return served("the socket", srv.Serve(ln)) })
+	g.Go(func() error {
+		settle(gctx, p.h, opts.SteadyProcs) // at once when no server is starting
+		resettle(gctx, p.h, p.fc.Ended())
+		return nil
+	})
+	g.Go(func() error {
+		<-gctx.Done()
+		p.shutdown(srv, tcp)
+		return nil
+	})
+	ready()
+	return g.Wait()
+}
+
+// served is a server's end: nil when it was shut down, else its error.
+func served(what string, err error) error {
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
 	}
-	return runErr
+	return fmt.Errorf("serving %s: %w", what, err)
+}
+
+// shutdown stops accepting API requests (in-flight ones get a grace
+// period), then stops every server.
+func (p *parts) shutdown(srv *http.Server, tcp *tcpServer) {
+	p.log.Info("daemon stopping")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	p.h.EndSubscriptions() // event streams would otherwise hold Shutdown
+	p.fc.Close()           // and so would the face's client sessions
+	srv.Shutdown(ctx)
+	if tcp != nil {
+		tcp.srv.Shutdown(ctx)
+	}
+	p.h.Close()
+	p.log.Info("daemon stopped")
 }
 
 // hostSource lets the metrics read the host, which is built after them.

@@ -19,7 +19,7 @@ import (
 )
 
 // DefaultListen is the loopback address of the web page, the metrics and
-// (later) the MCP face.
+// the MCP face.
 const DefaultListen = "127.0.0.1:7780"
 
 // TokenName is the file under the home that holds the loopback token.

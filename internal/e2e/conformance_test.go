@@ -44,13 +44,7 @@ func needConformance(t *testing.T) {
 // everythingServer builds the go-sdk's conformance fixture.
 func everythingServer(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "everything-server")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/modelcontextprotocol/go-sdk/conformance/everything-server")
-	cmd.Dir = testenv.RepoRoot()
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building the conformance server: %v\n%s", err, out)
-	}
-	return bin
+	return testenv.BuildCommand(t, "github.com/modelcontextprotocol/go-sdk/conformance/everything-server")
 }
 
 // startHTTPFixture runs the fixture over streamable HTTP on 127.0.0.1.

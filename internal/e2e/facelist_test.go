@@ -9,11 +9,9 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -25,33 +23,11 @@ import (
 	"github.com/plexus-mcp/plexus/internal/testenv"
 )
 
-var (
-	loadOnce sync.Once
-	loadBin  string
-	loadErr  error
-)
-
-// loadBinary builds cmd/plexus-load once per test process: its
+// loadBinary builds cmd/plexus-load (see testenv.BuildCommand): its
 // --serve-tools N is a stdio server with N tools.
 func loadBinary(tb testing.TB) string {
 	tb.Helper()
-	loadOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "plexus-load-bin-")
-		if err != nil {
-			loadErr = err
-			return
-		}
-		loadBin = filepath.Join(dir, "plexus-load")
-		cmd := exec.Command("go", "build", "-o", loadBin, "./cmd/plexus-load")
-		cmd.Dir = testenv.RepoRoot()
-		if out, err := cmd.CombinedOutput(); err != nil {
-			loadErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if loadErr != nil {
-		tb.Fatal(loadErr)
-	}
-	return loadBin
+	return testenv.BuildCommand(tb, "./cmd/plexus-load")
 }
 
 // wideDaemon runs daemon.Run in this process on a fresh home with servers
@@ -170,12 +146,12 @@ func (l *rawLister) post(body string, buf *bytes.Buffer) (*http.Response, []byte
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	switch l.session {
 	case "-":
-	default:
-		req.Header.Set("Mcp-Session-Id", l.session)
-		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
 	case "":
 		req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
 		req.Header.Set("Mcp-Method", "tools/list")
+	default:
+		req.Header.Set("Mcp-Session-Id", l.session)
+		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
 	}
 	resp, err := l.hc.Do(req)
 	if err != nil {

@@ -41,12 +41,15 @@ type options struct {
 }
 
 func run(ctx context.Context, t mcp.Transport, o options) error {
-	s := newServer(o)
+	// One logger for the server and its tools: a handler serializes its
+	// writes, two handlers on one writer would not.
+	log := slog.New(slog.NewTextHandler(o.log, nil))
+	s := newServer(o, log)
 	ss, err := s.Connect(ctx, t, nil)
 	if err != nil {
 		return err
 	}
-	slog.New(slog.NewTextHandler(o.log, nil)).Info("plexus example server ready",
+	log.Info("plexus example server ready",
 		"server", serverName, "version", serverVersion)
 
 	done := make(chan error, 1)
@@ -61,9 +64,9 @@ func run(ctx context.Context, t mcp.Transport, o options) error {
 	}
 }
 
-func newServer(o options) *mcp.Server {
+func newServer(o options, log *slog.Logger) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: serverName, Version: serverVersion}, nil)
-	addTools(s, o)
+	addTools(s, o, log)
 	addReadme(s)
 	addSummarize(s)
 	return s

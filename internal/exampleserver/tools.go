@@ -1,5 +1,7 @@
 package exampleserver
 
+//lint:file-ignore SA1019 the example server asks for roots, deprecated but still in the protocol, to show that Plexus relays them.
+
 import (
 	"context"
 	"crypto/sha256"
@@ -46,7 +48,7 @@ var sleepSchema = json.RawMessage(`{
 	"additionalProperties": false
 }`)
 
-func addTools(s *mcp.Server, o options) {
+func addTools(s *mcp.Server, o options, log *slog.Logger) {
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "echo",
 		Description: "Return the given text unchanged.",
@@ -68,10 +70,10 @@ func addTools(s *mcp.Server, o options) {
 		InputSchema: sleepSchema,
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)},
 	}, sleeper(func(err error) {
-		if err != nil && o.log != nil {
+		if err != nil {
 			// On stderr, so that people (and tests) see a cancellation
 			// arrive: the server stopped, not only the client's wait.
-			slog.New(slog.NewTextHandler(o.log, nil)).Info("sleep cancelled", "err", err)
+			log.Info("sleep cancelled", "err", err)
 		}
 		if o.sleepReturned != nil {
 			o.sleepReturned(err)

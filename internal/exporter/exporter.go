@@ -1,12 +1,11 @@
 // Package exporter writes the snippet that registers `plexus mcp` — Plexus
-// as one stdio MCP server (SPEC R-FACE-1) — in another client's settings:
+// as one stdio MCP server (R-FACE-1) — in another client's settings:
 // the text to paste, the file it goes in, and the client's own command
 // that adds it, where there is one. It is pure text generation.
 package exporter
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 )
 
@@ -194,9 +193,6 @@ func shorten(s string) string {
 	}
 	return s
 }
-
-// Known reports whether client is one Export knows.
-func Known(client string) bool { return slices.Contains(Clients(), client) }
 
 // mcpServersJSON is the "mcpServers" file that Claude Desktop and Cursor
 // share, registering `plexus mcp`; q is the command, already JSON-quoted.

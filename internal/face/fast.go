@@ -19,7 +19,7 @@ import (
 	"github.com/plexus-mcp/plexus/internal/upstream"
 )
 
-// The lean path (issue 7): an MCP 2026-07-28 tools/call — one request, one
+// The lean path: an MCP 2026-07-28 tools/call — one request, one
 // answer, no session — is forwarded as a frame: its name is mapped, its
 // arguments and the server's result are never decoded into Go values. The
 // SDK handler serves everything else, and any request this path is not

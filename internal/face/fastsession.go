@@ -15,7 +15,7 @@ import (
 	"github.com/plexus-mcp/plexus/internal/upstream"
 )
 
-// The lean path for session-era clients (issue 7): most agents today
+// The lean path for session-era clients: most agents today
 // (Claude Code, VS Code, Cursor) keep a protocol session, and their
 // tools/call would otherwise take the SDK's path, which decodes and
 // encodes every argument and result twice. A call is forwarded as a

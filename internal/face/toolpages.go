@@ -12,7 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// The tools/list pages of a profile, rendered once per change (issue 7): a
+// The tools/list pages of a profile, rendered once per change: a
 // 5,000-tool list is 1.4 MB of JSON, which the SDK encodes twice on every
 // request. The profile records every tool it gives its SDK server (addTool,
 // removeTools), so the record and the SDK's list are one: listfast.go

@@ -399,9 +399,9 @@ func TestStartLoadsSavedSettings(t *testing.T) {
 	}
 }
 
-// TestPutServerSaveFails fills the disk under the home: the edit fails
+// TestPutServerSaveFailsAsRoot fills the disk under the home: the edit fails
 // loudly, the server started for it is stopped, and the old one runs on.
-func TestPutServerSaveFails(t *testing.T) {
+func TestPutServerSaveFailsAsRoot(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("mounting a tmpfs needs root")
 	}

@@ -26,6 +26,7 @@ func newObj(n *node, path string) *obj {
 // at is the key path of a member.
 func (o *obj) at(key string) string { return config.KeyPath(o.path, key) }
 
+// has reports whether the object has a member named key.
 func (o *obj) has(key string) bool { return o.n.get(key) != nil }
 
 // lookup returns the member named key and marks it read; nil if absent or

@@ -1,7 +1,7 @@
 // Package importer reads the MCP server settings of other clients — Claude
 // Code (user and project files), Claude Desktop, Cursor, VS Code, Codex,
 // Zed, goose, Moltis, Gemini CLI, Windsurf, Cline, opencode and Continue —
-// and turns them into Plexus servers (SPEC R-CFG-5).
+// and turns them into Plexus servers (R-CFG-5).
 //
 // It is pure: Parse takes a file's content and returns the servers, the
 // secrets moved out of them and a report; the daemon applies them through
@@ -102,18 +102,6 @@ type Entry struct {
 	Secrets []string
 	// Missing are the variables the server refers to that are not set.
 	Missing []string
-}
-
-// Line is the entry's one-line summary, e.g. "imported github" or
-// `renamed "my server" to my-server (...)`.
-func (e Entry) Line() string {
-	switch e.Action {
-	case Renamed:
-		return fmt.Sprintf("renamed %q to %s (%s)", e.Original, e.Name, e.Reason)
-	case Skipped:
-		return fmt.Sprintf("skipped %s: %s", e.Source, e.Reason)
-	}
-	return "imported " + e.Name
 }
 
 // Error is a file Parse cannot read. It names the dialect, the key path

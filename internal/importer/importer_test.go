@@ -71,10 +71,22 @@ func render(t *testing.T, res *Result) string {
 	return b.String()
 }
 
+// line is an entry's one-line summary in the golden reports, e.g.
+// "imported github" or `renamed "my server" to my-server (...)`.
+func line(e Entry) string {
+	switch e.Action {
+	case Renamed:
+		return fmt.Sprintf("renamed %q to %s (%s)", e.Original, e.Name, e.Reason)
+	case Skipped:
+		return fmt.Sprintf("skipped %s: %s", e.Source, e.Reason)
+	}
+	return "imported " + e.Name
+}
+
 func report(res *Result) string {
 	var b strings.Builder
 	for _, e := range res.Entries {
-		b.WriteString(e.Line() + "\n")
+		b.WriteString(line(e) + "\n")
 		for _, n := range e.Notes {
 			b.WriteString("    " + n + "\n")
 		}

@@ -2,10 +2,8 @@ package importer
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"math"
 	"regexp"
@@ -16,6 +14,8 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/plexus-mcp/plexus/internal/jsontree"
 )
 
 // The three formats are read into one generic tree, so that each dialect is
@@ -24,6 +24,7 @@ import (
 // through a map, comes sorted instead), repeated keys, and the line of each
 // value where the decoder knows it.
 
+// kind is jsontree.Kind, in the same order, and one more.
 type kind uint8
 
 const (
@@ -101,23 +102,28 @@ func parseJSON(data []byte) (*node, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, decodeError(0, "the file is empty")
 	}
-	p := &jsonParser{dec: json.NewDecoder(bytes.NewReader(data)), data: data, lines: lineStarts(data)}
-	p.dec.UseNumber()
-	root, err := p.value(0)
+	lines := lineStarts(data)
+	root, err := jsontree.Parse(data, maxDepth)
+	var se *jsontree.SyntaxError
+	if errors.As(err, &se) {
+		return nil, decodeError(lineAt(lines, se.Offset), "invalid JSON: %s", se.Msg)
+	}
 	if err != nil {
-		return nil, err
+		return nil, decodeError(0, "invalid JSON")
 	}
-	end := int(p.dec.InputOffset())
-	if rest := bytes.TrimSpace(data[end:]); len(rest) > 0 {
-		return nil, decodeError(p.line(len(data)-len(rest)), "invalid JSON: unexpected data after the top-level value")
-	}
-	return root, nil
+	return fromTree(root, lines), nil
 }
 
-type jsonParser struct {
-	dec   *json.Decoder
-	data  []byte
-	lines []int // offsets where lines start
+// fromTree converts the parsed tree into the walkers' nodes, with lines.
+func fromTree(t *jsontree.Node, lines []int) *node {
+	n := &node{kind: kind(t.Kind), boolean: t.Bool, text: t.Text, line: lineAt(lines, t.Offset)}
+	for _, e := range t.Elems {
+		n.elems = append(n.elems, fromTree(e, lines))
+	}
+	for _, m := range t.Members {
+		n.members = append(n.members, member{key: m.Key, val: fromTree(m.Val, lines), line: lineAt(lines, m.Offset), dup: m.Dup})
+	}
+	return n
 }
 
 func lineStarts(data []byte) []int {
@@ -130,92 +136,9 @@ func lineStarts(data []byte) []int {
 	return starts
 }
 
-func (p *jsonParser) line(off int) int {
-	return sort.Search(len(p.lines), func(i int) bool { return p.lines[i] > off })
-}
-
-func (p *jsonParser) value(depth int) (*node, error) {
-	if depth > maxDepth {
-		return nil, decodeError(p.line(int(p.dec.InputOffset())), "invalid JSON: nested more than %d levels deep", maxDepth)
-	}
-	tok, err := p.dec.Token()
-	if err != nil {
-		return nil, p.syntax(err)
-	}
-	line := p.line(max(0, int(p.dec.InputOffset())-1))
-	switch t := tok.(type) {
-	case json.Delim:
-		switch t {
-		case '{':
-			return p.object(depth, line)
-		case '[':
-			return p.array(depth, line)
-		}
-	case string:
-		return &node{kind: stringKind, text: t, line: line}, nil
-	case json.Number:
-		return &node{kind: numberKind, text: string(t), line: line}, nil
-	case bool:
-		return &node{kind: boolKind, boolean: t, line: line}, nil
-	case nil:
-		return &node{kind: nullKind, line: line}, nil
-	}
-	return nil, decodeError(line, "invalid JSON: unexpected token")
-}
-
-func (p *jsonParser) object(depth, line int) (*node, error) {
-	n := &node{kind: objectKind, line: line}
-	seen := make(map[string]bool)
-	for p.dec.More() {
-		tok, err := p.dec.Token()
-		if err != nil {
-			return nil, p.syntax(err)
-		}
-		key, ok := tok.(string)
-		if !ok {
-			return nil, decodeError(p.line(int(p.dec.InputOffset())), "invalid JSON: an object key must be a string")
-		}
-		kline := p.line(max(0, int(p.dec.InputOffset())-1))
-		val, err := p.value(depth + 1)
-		if err != nil {
-			return nil, err
-		}
-		n.members = append(n.members, member{key: key, val: val, line: kline, dup: seen[key]})
-		seen[key] = true
-	}
-	return n, p.close()
-}
-
-func (p *jsonParser) array(depth, line int) (*node, error) {
-	n := &node{kind: arrayKind, line: line}
-	for p.dec.More() {
-		val, err := p.value(depth + 1)
-		if err != nil {
-			return nil, err
-		}
-		n.elems = append(n.elems, val)
-	}
-	return n, p.close()
-}
-
-func (p *jsonParser) close() error {
-	if _, err := p.dec.Token(); err != nil {
-		return p.syntax(err)
-	}
-	return nil
-}
-
-// syntax locates a JSON syntax error by line. encoding/json's messages name
-// at most one character of the input, never a value.
-func (p *jsonParser) syntax(err error) error {
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return decodeError(p.line(len(p.data)), "invalid JSON: unexpected end of input")
-	}
-	var se *json.SyntaxError
-	if errors.As(json.Unmarshal(p.data, new(json.RawMessage)), &se) && !strings.HasPrefix(se.Error(), "unexpected end") {
-		return decodeError(p.line(int(se.Offset)-1), "invalid JSON: %s", se.Error())
-	}
-	return decodeError(p.line(int(p.dec.InputOffset())), "invalid JSON")
+// lineAt is the line, from 1, of byte offset off.
+func lineAt(lines []int, off int) int {
+	return sort.Search(len(lines), func(i int) bool { return lines[i] > off })
 }
 
 // stripJSONC blanks out // and /* */ comments and the commas that end a

@@ -4,7 +4,7 @@
 // (p50/p90/p99/max latency, calls/s, errors), and the RSS and CPU time of
 // a process. Compare runs one workload directly against a stdio server and
 // through a Plexus daemon it starts on a temporary home, and reports both
-// with their ratios (SPEC R-Q-2: what counts is a ratio measured side by
+// with their ratios (R-Q-2: what counts is a ratio measured side by
 // side in one run, because these machines are shared and noisy).
 //
 // It is the logic of cmd/plexus-load. It speaks MCP through the official

@@ -11,7 +11,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -21,6 +20,8 @@ import (
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
 	"github.com/plexus-mcp/plexus/internal/host"
+
+	"github.com/plexus-mcp/plexus/internal/jsonerr"
 )
 
 // Version is reported by GET /v1/status.
@@ -197,7 +198,7 @@ func decodeBody(w http.ResponseWriter, r *http.Request, limit int64, v any) bool
 			return false
 		}
 		writeError(w, http.StatusBadRequest, apitype.ErrorBody{Code: apitype.CodeBadRequest,
-			Message: "malformed request body: " + describeJSONError(err)})
+			Message: "malformed request body: " + jsonerr.Describe(err)})
 		return false
 	}
 	if dec.More() {
@@ -206,21 +207,4 @@ func decodeBody(w http.ResponseWriter, r *http.Request, limit int64, v any) bool
 		return false
 	}
 	return true
-}
-
-// describeJSONError says where a body is malformed without quoting it: the
-// body may carry a secret.
-func describeJSONError(err error) string {
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &se):
-		return "invalid JSON at byte " + strconv.FormatInt(se.Offset, 10)
-	case errors.As(err, &te):
-		return "wrong type for field " + strconv.Quote(te.Field)
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return "empty or truncated body"
-	}
-	// json: unknown field "x" names a key, never a value.
-	return err.Error()
 }

@@ -149,10 +149,10 @@ func TestSecretsAreWriteOnly(t *testing.T) {
 	}
 }
 
-// TestForeignUIDRefused connects as another user. The socket is 0600 in
+// TestForeignUIDRefusedAsRoot connects as another user. The socket is 0600 in
 // production; here it is opened up on purpose so that the uid check itself
 // is what refuses the request.
-func TestForeignUIDRefused(t *testing.T) {
+func TestForeignUIDRefusedAsRoot(t *testing.T) {
 	if os.Getuid() != 0 {
 		t.Skip("needs root to run a client as another uid")
 	}

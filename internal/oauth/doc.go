@@ -1,5 +1,5 @@
 // Package oauth is Plexus's OAuth 2.1 client for remote MCP servers
-// (SPEC R-AUTH-1..4): discovery of the authorization server (RFC 9728
+// (R-AUTH-1..4): discovery of the authorization server (RFC 9728
 // protected-resource metadata, then RFC 8414 / OpenID discovery, with the
 // 2025-03-26 fallbacks), the client identity (pre-registered, client ID
 // metadata document, dynamic registration per RFC 7591), the authorization

@@ -3,7 +3,6 @@ package oauth
 import (
 	"errors"
 	"fmt"
-	"net/netip"
 	"strings"
 
 	"github.com/plexus-mcp/plexus/internal/config"
@@ -36,16 +35,6 @@ func CheckAuthorizationEndpoint(raw string) error {
 		return fmt.Errorf("holds the shell metacharacter %q", raw[i])
 	}
 	return nil
-}
-
-// IsLoopback reports whether host (without a port) is localhost or a
-// loopback address.
-func IsLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip, err := netip.ParseAddr(strings.Trim(host, "[]"))
-	return err == nil && ip.IsLoopback()
 }
 
 func shorten(s string) string {

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/plexus-mcp/plexus/internal/jsonerr"
 )
 
 // FileName is the name of the pins file under the home directory.
@@ -65,7 +67,7 @@ func Decode(data []byte) (*File, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&f); err != nil {
-		return nil, &DecodeError{Problems: []string{describeJSONError(err)}}
+		return nil, &DecodeError{Problems: []string{jsonerr.Describe(err)}}
 	}
 	var problems []string
 	bad := func(path, format string, args ...any) {
@@ -142,18 +144,6 @@ func normalizeTrust(t *Trust) {
 	}
 }
 
-// Encode writes f as indented JSON with a final newline.
-func Encode(f *File) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(f); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
-
 // maxDepth bounds the nesting of pins.json; the file nests five levels
 // itself, schemas a bounded number more (catalog.Limits).
 const maxDepth = 200
@@ -165,7 +155,7 @@ func checkStructure(data []byte) error {
 	dec.UseNumber()
 	tok, err := dec.Token()
 	if err != nil {
-		return errors.New(describeJSONError(err))
+		return errors.New(jsonerr.Describe(err))
 	}
 	if d, ok := tok.(json.Delim); !ok || d != '{' {
 		return errors.New("the file must hold one JSON object")
@@ -181,7 +171,7 @@ func checkStructure(data []byte) error {
 	for len(stack) > 0 {
 		tok, err := dec.Token()
 		if err != nil {
-			return errors.New(describeJSONError(err))
+			return errors.New(jsonerr.Describe(err))
 		}
 		top := &stack[len(stack)-1]
 		d, isDelim := tok.(json.Delim)
@@ -221,22 +211,4 @@ func checkStructure(data []byte) error {
 		return errors.New("trailing data after the top-level object")
 	}
 	return nil
-}
-
-// describeJSONError keeps the position and kind of a JSON error.
-func describeJSONError(err error) string {
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &se):
-		return "invalid JSON at byte " + strconv.FormatInt(se.Offset, 10)
-	case errors.As(err, &te):
-		if te.Field != "" {
-			return te.Field + ": wrong type " + te.Value
-		}
-		return "wrong type " + te.Value
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return "empty or truncated"
-	}
-	return err.Error()
 }

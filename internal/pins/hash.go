@@ -147,7 +147,7 @@ func oauthEqual(a, b *OAuthTrust) bool {
 //
 // Annotations are part of it although clients are told not to trust them:
 // some decide from readOnlyHint whether to ask before a call, so a tool that
-// starts calling itself read-only has changed (security.md T30).
+// starts calling itself read-only has changed (docs/security.md T30).
 type Definition struct {
 	Title        string          `json:"title,omitempty"`
 	Description  string          `json:"description"`

@@ -1,5 +1,5 @@
 // Package pins records what a person trusted, so that what they did not see
-// cannot slip in unnoticed (R-CAT-6; security.md T8, T30):
+// cannot slip in unnoticed (R-CAT-6; docs/security.md T8, T30):
 //
 //   - Trust in a server is bound to a hash of its definition — command,
 //     args, working directory, environment names, URL, headers (Trust) — not

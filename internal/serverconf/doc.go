@@ -1,5 +1,5 @@
 // Package serverconf is one server's settings as a front end builds them:
-// the JSON shape of a server in extensions.json (SPEC §2) as a map, the keys
+// the JSON shape of a server in extensions.json (R-CFG, docs/requirements.md) as a map, the keys
 // and transports of that shape, the names of the managed variables a form
 // stores secrets under, and the name a new server is suggested from its URL
 // or command.

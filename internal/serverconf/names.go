@@ -11,8 +11,8 @@ import (
 var (
 	// varName is the rule for managed variable names.
 	varName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	// notNameChar is what a suggested server name may not hold (SPEC
-	// R-CFG-2: ^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$).
+	// notNameChar is what a suggested server name may not hold (R-CFG-2:
+	// ^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$).
 	notNameChar = regexp.MustCompile(`[^a-z0-9_-]+`)
 	notVarChar  = regexp.MustCompile(`[^A-Z0-9_]+`)
 )

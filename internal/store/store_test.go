@@ -360,9 +360,9 @@ func TestReopenReadsBackWhatWasSaved(t *testing.T) {
 	}
 }
 
-// TestCommitConfigFullDisk puts the home on a tiny tmpfs and fills it: the
+// TestCommitConfigFullDiskAsRoot puts the home on a tiny tmpfs and fills it: the
 // save must fail loudly, and neither the file nor memory may change.
-func TestCommitConfigFullDisk(t *testing.T) {
+func TestCommitConfigFullDiskAsRoot(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("mounting a tmpfs needs root")
 	}

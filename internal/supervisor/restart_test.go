@@ -44,7 +44,7 @@ func TestCrashLoopSchedule(t *testing.T) {
 		time.Sleep(1*time.Second + 2*time.Second + 4*time.Second + 8*time.Second + 16*time.Second + 10*time.Second)
 		synctest.Wait()
 		st := s.Status()
-		if st.State != StateBackoff || !st.CrashLooping || st.NextTry.Sub(time.Now()) < 9*time.Minute {
+		if st.State != StateBackoff || !st.CrashLooping || time.Until(st.NextTry) < 9*time.Minute {
 			t.Fatalf("after 5 failed restarts: %+v", st)
 		}
 		if _, err := s.Conn(); err == nil || !errors.Is(err, ErrUnavailable) {

@@ -21,19 +21,21 @@ import (
 	"sync"
 	"time"
 
+	"github.com/plexus-mcp/plexus/internal/apitype"
 	"github.com/plexus-mcp/plexus/internal/catalog"
 	"github.com/plexus-mcp/plexus/internal/config"
 	"github.com/plexus-mcp/plexus/internal/upstream"
 )
 
-// States, as shown to users.
+// States: the API's names (apitype), which the supervisor's states are,
+// so that the vocabulary is defined once.
 const (
-	StateDisabled = "disabled"
-	StateStarting = "starting"
-	StateReady    = "ready"
-	StateFailed   = "failed"
-	StateBackoff  = "backoff"
-	StateStopped  = "stopped"
+	StateDisabled = apitype.StateDisabled
+	StateStarting = apitype.StateStarting
+	StateReady    = apitype.StateReady
+	StateFailed   = apitype.StateFailed
+	StateBackoff  = apitype.StateBackoff
+	StateStopped  = apitype.StateStopped
 )
 
 // Params configure a Server.

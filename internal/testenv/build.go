@@ -1,42 +1,175 @@
 package testenv
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
+	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
+	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 )
 
-// builtCommand is one command of this module, built once per test process.
-type builtCommand struct {
-	pkg, name string // e.g. "./internal/testenv/faultserver", "faultserver"
+// The binaries the tests run are built into .cache/bin under the
+// repository, one directory per build key: the hash of the module's Go
+// sources, go.mod, go.sum and the build flags. Every test package of one
+// `go test` run (and every later run on unchanged sources) shares them, and
+// nothing is left in the temp dir.
 
-	once sync.Once
+var (
+	buildsMu sync.Mutex
+	builds   = map[string]buildResult{}
+)
+
+type buildResult struct {
 	path string
 	err  error
 }
 
-// get builds the command the first time and returns its path.
-func (b *builtCommand) get(t testing.TB) string {
-	t.Helper()
-	b.once.Do(func() {
-		dir, err := os.MkdirTemp("", "plexus-"+b.name+"-")
-		if err != nil {
-			b.err = err
-			return
-		}
-		b.path = filepath.Join(dir, b.name)
-		cmd := exec.Command("go", "build", "-o", b.path, b.pkg)
-		cmd.Dir = RepoRoot()
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			b.err = errors.New("go build " + b.name + ": " + err.Error() + "\n" + string(out))
-		}
-	})
-	if b.err != nil {
-		t.Fatal(b.err)
+// buildFlags are the flags the test binary's own build asks for: -race when
+// it is race-built, so that the race detector sees the daemon too, and
+// -cover when GOCOVERDIR is set, so that one run measures the coverage of
+// the whole system (see README, "Coverage").
+func buildFlags() []string {
+	var flags []string
+	if raceEnabled {
+		flags = append(flags, "-race")
 	}
-	return b.path
+	if os.Getenv("GOCOVERDIR") != "" {
+		flags = append(flags, "-cover", "-covermode=atomic", "-coverpkg="+strings.TrimSuffix(Module, "/")+"/...")
+	}
+	return flags
+}
+
+// BuildCommand builds the main package pkg (an import path relative to the
+// repository, e.g. "./cmd/plexus") with the test run's build flags, once per
+// source state, and returns the binary's path.
+func BuildCommand(t testing.TB, pkg string) string {
+	t.Helper()
+	buildsMu.Lock()
+	defer buildsMu.Unlock()
+	r, ok := builds[pkg]
+	if !ok {
+		r.path, r.err = buildCached(pkg, buildFlags())
+		builds[pkg] = r
+	}
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	return r.path
+}
+
+func buildCached(pkg string, flags []string) (string, error) {
+	root := RepoRoot()
+	key, err := sourceKey(root, pkg, flags)
+	if err != nil {
+		return "", fmt.Errorf("hashing the sources: %w", err)
+	}
+	cache := filepath.Join(root, ".cache", "bin")
+	if err := os.MkdirAll(cache, 0o755); err != nil {
+		return "", err
+	}
+	unlock, err := lockFile(filepath.Join(cache, ".lock"))
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	dir := filepath.Join(cache, key)
+	bin := filepath.Join(dir, filepath.Base(pkg))
+	if _, err := os.Stat(bin); err == nil {
+		now := time.Now()
+		os.Chtimes(dir, now, now)
+		return bin, nil
+	}
+	pruneBuilds(cache, time.Hour)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	tmp := bin + ".tmp"
+	args := append([]string{"build", "-o", tmp}, flags...)
+	cmd := exec.Command("go", append(args, pkg)...)
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		os.RemoveAll(dir)
+		return "", errors.New("go build " + pkg + ": " + err.Error() + "\n" + string(out))
+	}
+	return bin, os.Rename(tmp, bin)
+}
+
+// pruneBuilds removes the builds not used for longer than age: older
+// sources, or other flags.
+func pruneBuilds(cache string, age time.Duration) {
+	entries, _ := os.ReadDir(cache)
+	for _, e := range entries {
+		info, err := e.Info()
+		if err == nil && e.IsDir() && time.Since(info.ModTime()) > age {
+			os.RemoveAll(filepath.Join(cache, e.Name()))
+		}
+	}
+}
+
+// sourceKey hashes what a build of pkg can depend on in this module: every
+// file but tests, hidden folders and build outputs (Go files, go.mod and
+// go.sum, and the files the web page embeds; the module is small, so all
+// of it is hashed rather than pkg's dependencies worked out), and the flags.
+func sourceKey(root, pkg string, flags []string) (string, error) {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00", pkg, strings.Join(flags, " "))
+	var files []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if p != root && (strings.HasPrefix(name, ".") || name == "node_modules" || name == "bin" && filepath.Dir(p) == root || name == "perf-out") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.Type().IsRegular() && !strings.HasSuffix(name, "_test.go") {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	sort.Strings(files)
+	for _, p := range files {
+		f, err := os.Open(p)
+		if err != nil {
+			return "", err
+		}
+		rel, _ := filepath.Rel(root, p)
+		fmt.Fprintf(h, "%s\x00", rel)
+		_, err = io.Copy(h, f)
+		f.Close()
+		if err != nil {
+			return "", err
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16], nil
+}
+
+// lockFile takes an exclusive lock on path, shared by the test processes
+// of every package, and returns its release.
+func lockFile(path string) (func(), error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
 }

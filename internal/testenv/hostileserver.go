@@ -2,11 +2,10 @@ package testenv
 
 import "testing"
 
-var hostileServer = builtCommand{pkg: "./internal/testenv/hostileserver", name: "hostileserver"}
-
 // HostileServer builds the sandbox-attacking MCP server
-// (testenv/hostileserver) once per test process and returns its path.
+// (testenv/hostileserver) like the daemon (see BuildCommand) and returns
+// its path.
 func HostileServer(t testing.TB) string {
 	t.Helper()
-	return hostileServer.get(t)
+	return BuildCommand(t, "./internal/testenv/hostileserver")
 }

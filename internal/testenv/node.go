@@ -2,7 +2,6 @@ package testenv
 
 import (
 	"bufio"
-	"fmt"
 	"net"
 	"os/exec"
 	"path/filepath"
@@ -57,7 +56,7 @@ func StartNodeHTTPServer(t testing.TB, bin string, args ...string) string {
 			return "http://" + addr
 		}
 		if time.Now().After(deadline) {
-			t.Fatal(fmt.Sprintf("%s did not listen on %s: %v\n%s", bin, addr, err, strings.Join(lines, "\n")))
+			t.Fatalf("%s did not listen on %s: %v\n%s", bin, addr, err, strings.Join(lines, "\n"))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

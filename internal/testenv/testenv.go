@@ -1,5 +1,6 @@
 // Package testenv is the harness of the end-to-end tests: it builds the real
-// plexus binary once per test process, runs a daemon on a temporary home,
+// plexus binary once per source state (shared by every test package, and
+// race- or cover-built when the tests are), runs a daemon on a temporary home,
 // runs CLI commands against it, and provides real MCP servers installed
 // from the npm registry.
 package testenv
@@ -13,18 +14,11 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/plexus-mcp/plexus/internal/client"
-)
-
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
 )
 
 // RepoRoot returns the module's root directory.
@@ -33,27 +27,10 @@ func RepoRoot() string {
 	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
 }
 
-// Binary builds cmd/plexus once per test process and returns its path.
+// Binary builds cmd/plexus (see BuildCommand) and returns its path.
 func Binary(t testing.TB) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "plexus-bin-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "plexus")
-		cmd := exec.Command("go", "build", "-o", binPath, "./cmd/plexus")
-		cmd.Dir = RepoRoot()
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			buildErr = errors.New("go build: " + err.Error() + "\n" + string(out))
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return binPath
+	return BuildCommand(t, "./cmd/plexus")
 }
 
 // Env is one temporary Plexus home with, optionally, a daemon running on it.
@@ -65,7 +42,7 @@ type Env struct {
 	ExtraEnv []string
 
 	daemon    *exec.Cmd
-	daemonOut *bytes.Buffer
+	daemonOut *SyncBuffer
 	waitErr   chan error
 }
 
@@ -88,7 +65,7 @@ func (e *Env) StartDaemon() {
 	// A free port of its own: tests run many daemons at once.
 	cmd := exec.Command(e.Bin, "daemon", "--listen", "127.0.0.1:0")
 	cmd.Env = e.environ()
-	e.daemonOut = &bytes.Buffer{}
+	e.daemonOut = &SyncBuffer{}
 	cmd.Stdout = e.daemonOut
 	cmd.Stderr = e.daemonOut
 	if err := cmd.Start(); err != nil {
@@ -131,27 +108,47 @@ func (e *Env) DaemonPID() int { return e.daemon.Process.Pid }
 // DaemonOutput returns what the daemon printed so far.
 func (e *Env) DaemonOutput() string { return e.daemonOut.String() }
 
-// StopDaemon sends SIGTERM and waits for the daemon to exit.
+// StopDaemon sends SIGTERM and waits for the daemon to exit. The test
+// fails if the daemon exits with an error or reported a data race.
 func (e *Env) StopDaemon() {
 	if e.daemon == nil {
 		return
 	}
 	e.daemon.Process.Signal(syscall.SIGTERM)
+	var err error
 	select {
-	case <-e.waitErr:
+	case err = <-e.waitErr:
 	case <-time.After(20 * time.Second):
 		e.daemon.Process.Kill()
-		<-e.waitErr
+		err = <-e.waitErr
 		e.t.Errorf("daemon did not stop within 20s of SIGTERM\n%s", e.daemonOut)
 	}
 	e.daemon = nil
+	if err != nil {
+		e.t.Errorf("daemon exited after SIGTERM with %v\n%s", err, e.daemonOut)
+	} else {
+		e.checkRaces("the daemon", e.daemonOut.String())
+	}
 }
 
-// KillDaemon sends SIGKILL and waits for the daemon to be gone.
+// KillDaemon sends SIGKILL and waits for the daemon to be gone. The test
+// fails if the daemon had reported a data race.
 func (e *Env) KillDaemon() {
 	e.daemon.Process.Kill()
 	<-e.waitErr
 	e.daemon = nil
+	e.checkRaces("the daemon", e.daemonOut.String())
+}
+
+// raceReport is how the race detector starts each report.
+const raceReport = "WARNING: DATA RACE"
+
+// checkRaces fails the test if out holds a race detector report.
+func (e *Env) checkRaces(who, out string) {
+	e.t.Helper()
+	if strings.Contains(out, raceReport) {
+		e.t.Errorf("%s reported a data race:\n%s", who, out)
+	}
 }
 
 // Result is what a CLI command did.
@@ -163,21 +160,35 @@ type Result struct {
 // Run runs `plexus args...` with stdin and returns its output and exit code.
 func (e *Env) Run(stdin string, args ...string) Result {
 	e.t.Helper()
+	return e.run(stdin, "plexus "+strings.Join(args, " "), func(ctx context.Context) *exec.Cmd {
+		cmd := exec.CommandContext(ctx, e.Bin, args...)
+		cmd.Env = e.environ()
+		return cmd
+	})
+}
+
+// run runs the command made by mk (what names it) with stdin and a time
+// limit, and fails the test if it cannot run or reports a data race.
+func (e *Env) run(stdin, what string, mk func(context.Context) *exec.Cmd) Result {
+	e.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, e.Bin, args...)
-	cmd.Env = e.environ()
+	cmd := mk(ctx)
+	// A child that outlives the command and holds its output open must not
+	// hold the test past the time limit too.
+	cmd.WaitDelay = 5 * time.Second
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
 	res := Result{Stdout: out.String(), Stderr: errb.String()}
+	e.checkRaces(what, res.Stderr)
 	var ee *exec.ExitError
 	switch {
 	case errors.As(err, &ee):
 		res.Code = ee.ExitCode()
 	case err != nil:
-		e.t.Fatalf("running plexus %v: %v", args, err)
+		e.t.Fatalf("running %s: %v", what, err)
 	}
 	return res
 }
@@ -190,4 +201,16 @@ func (e *Env) MustRun(args ...string) string {
 		e.t.Fatalf("plexus %s: exit %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), r.Code, r.Stdout, r.Stderr)
 	}
 	return r.Stdout
+}
+
+// Shell runs line with sh -c, as a person would type it, with the test's
+// plexus binary first on PATH (as `go install` would put it) and the
+// home's environment, and returns its output and exit code.
+func (e *Env) Shell(stdin, line string) Result {
+	e.t.Helper()
+	return e.run(stdin, line, func(ctx context.Context) *exec.Cmd {
+		cmd := exec.CommandContext(ctx, "sh", "-c", line)
+		cmd.Env = append(e.environ(), "PATH="+filepath.Dir(e.Bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+		return cmd
+	})
 }

@@ -1,5 +1,5 @@
-// Package tui is `plexus tui`: the terminal UI of the /mcp screen (SPEC
-// R-UI-2, R-UI-4). It lists every server with its state, follows the
+// Package tui is `plexus tui`: the terminal UI of the /mcp screen (R-UI-2,
+// R-UI-4). It lists every server with its state, follows the
 // daemon's event stream so that a crash, a restart or a login needed shows
 // without a keypress, and changes servers through one form.
 //

@@ -15,7 +15,7 @@ import (
 	"github.com/plexus-mcp/plexus/internal/jsonscan"
 )
 
-// The lean call path (issue 7, R-Q-2): a proxy that already holds a
+// The lean call path (R-Q-2): a proxy that already holds a
 // client's tools/call frame forwards it with only its name and _meta
 // changed, and gets the server's result back as bytes. The SDK keeps the
 // handshake, discovery and everything else on the same connection; only

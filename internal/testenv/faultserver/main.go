@@ -1,6 +1,6 @@
 // Command faultserver is an MCP server over stdio that misbehaves on
-// purpose, for the fault-injection tests of the daemon (reference
-// security.md §3.1). It is configured by flags only, because the daemon
+// purpose, for the fault-injection tests of the daemon (docs/security.md,
+// F-S1 to F-S17). It is configured by flags only, because the daemon
 // passes a stdio server no environment but HOME, PATH, TMPDIR and the
 // values it names.
 //
