@@ -198,7 +198,6 @@ func (f *inflight) liveCaller() (*peerCall, int) {
 	return only, len(seen)
 }
 
-
 // clientHandlers are the SDK client options behind the routing: what
 // Plexus declares to servers, and multi-round-trip left to the callers.
 func (c *Conn) clientHandlers(o *mcp.ClientOptions) {
