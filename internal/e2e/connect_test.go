@@ -15,9 +15,8 @@ import (
 // clientHome is a user's home for `plexus connect`, holding the file of
 // client copied from clientconf's fixtures (with canary secrets planted).
 type clientHome struct {
-	dir  string
-	file string // the client's file
-	env  []string
+	dir string
+	env []string
 }
 
 func newClientHome(t *testing.T, e *testenv.Env) *clientHome {

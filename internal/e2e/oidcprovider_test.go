@@ -126,7 +126,7 @@ func (rs *oidcResource) check(r *http.Request) error {
 	if !ok || tok == "" {
 		return fmt.Errorf("no token")
 	}
-	obj, err := jose.ParseSigned(tok, []jose.SignatureAlgorithm{jose.RS256})
+	obj, err := jose.ParseSignedCompact(tok, []jose.SignatureAlgorithm{jose.RS256})
 	if err != nil {
 		return fmt.Errorf("not a JWT")
 	}

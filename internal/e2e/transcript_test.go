@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -108,8 +107,6 @@ func lines(s string) []string {
 	}
 	return out
 }
-
-var askID = regexp.MustCompile(`"id":"plexus-ask-\d+"|"id":\d+`)
 
 // canonical is a message with sorted keys, the ids of the face's own
 // requests (numbers from the SDK, plexus-ask-N from the frame path) as

@@ -1,7 +1,6 @@
 package oauth
 
 import (
-	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -69,21 +68,6 @@ func dpopProof(keyPEM, method, target, accessToken, nonce string, now time.Time)
 		claims["nonce"] = nonce
 	}
 	return signJWT(k, jose.ES256, "dpop+jwt", true, claims)
-}
-
-// dpopKeyThumbprint is the RFC 7638 thumbprint of a stored key's public
-// half: the cnf.jkt of tokens bound to it.
-func dpopKeyThumbprint(keyPEM string) (string, error) {
-	k, err := parsePrivateKey([]byte(keyPEM))
-	if err != nil {
-		return "", err
-	}
-	jwk := jose.JSONWebKey{Key: k.Public()}
-	tp, err := jwk.Thumbprint(crypto.SHA256)
-	if err != nil {
-		return "", err
-	}
-	return base64.RawURLEncoding.EncodeToString(tp), nil
 }
 
 // maxNonce bounds a DPoP-Nonce a server may hand Plexus to keep.

@@ -18,7 +18,7 @@ var landlockConfigs = []landlock.Config{{}, landlock.V1, landlock.V2, landlock.V
 func restrictLandlock(p *Policy, files []access) error {
 	abi, err := ll.LandlockGetABIVersion()
 	if err != nil || abi < landlockMinABI {
-		return fmt.Errorf("Landlock is not available: %v", err)
+		return fmt.Errorf("this kernel offers no Landlock of ABI %d or later: %v", landlockMinABI, err)
 	}
 	cfg := landlockConfigs[min(abi, len(landlockConfigs)-1)]
 	var rules []landlock.Rule

@@ -153,7 +153,6 @@ type Conn struct {
 	err  error     // guarded by mu; set once, just before done is closed
 
 	done     chan struct{}
-	stopOnce sync.Once
 	stopped  chan struct{} // closed when teardown has finished
 	watchers sync.WaitGroup
 }

@@ -27,7 +27,7 @@ var dpopAlgs = []jose.SignatureAlgorithm{jose.ES256, jose.ES384, jose.ES512, jos
 // authentication or a workload's JWT bearer grant) for audience aud and
 // returns its claims.
 func checkAssertion(raw string, key crypto.PublicKey, aud string) (map[string]any, error) {
-	obj, err := jose.ParseSigned(raw, dpopAlgs)
+	obj, err := jose.ParseSignedCompact(raw, dpopAlgs)
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +63,7 @@ func CheckProof(r *http.Request, htu, token string) (Proof, error) {
 	if len(vals) != 1 {
 		return Proof{}, errors.New("not exactly one DPoP header")
 	}
-	obj, err := jose.ParseSigned(vals[0], dpopAlgs)
+	obj, err := jose.ParseSignedCompact(vals[0], dpopAlgs)
 	if err != nil || len(obj.Signatures) != 1 {
 		return Proof{}, errors.New("not a JWS")
 	}
