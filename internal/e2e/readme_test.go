@@ -14,9 +14,10 @@ import (
 // TestREADMEQuickstartAsWritten runs the commands of the README's
 // Quickstart block line by line in a shell, as written — the tool name
 // printed there, the npm server from a command line, the secret read from
-// stdin — with two stand-ins a test needs: the filesystem server's folder is
-// one the test creates (its name has the README's space), and the remote
-// server is a local one that answers only requests carrying the secret.
+// stdin — with the stand-ins a test needs: the filesystem servers' folders
+// are ones the test makes (~/notes one of its own, not the home's), and the
+// remote server is a local one that answers only requests carrying the
+// secret.
 func TestREADMEQuickstartAsWritten(t *testing.T) {
 	if _, err := exec.LookPath("npx"); err != nil && os.Getenv("CI") == "" {
 		t.Skip("npx is missing (CI installs it)")
@@ -32,7 +33,8 @@ func TestREADMEQuickstartAsWritten(t *testing.T) {
 		t.Fatal(err)
 	}
 	remote := testenv.KeyedServer(t, func(r *http.Request) bool { return r.Header.Get("X-Api-Key") == secret })
-	stand := strings.NewReplacer("/srv/my docs", docs, "https://mcp.example.com/mcp", remote)
+	notes := filepath.Join(t.TempDir(), "notes")
+	stand := strings.NewReplacer("/srv/my docs", docs, "https://mcp.example.com/mcp", remote, "~/notes", notes)
 
 	e := testenv.New(t)
 	e.StartDaemon()
