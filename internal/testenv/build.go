@@ -173,3 +173,8 @@ func lockFile(path string) (func(), error) {
 	}
 	return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
 }
+
+// Race reports whether the tests and the binaries they run are race-built:
+// the detector multiplies memory and slows every step, which bounds that
+// hold a daemon to its budget allow for.
+func Race() bool { return raceEnabled }
