@@ -182,7 +182,7 @@ func TestFaceHTTPProfiles(t *testing.T) {
 	if got := textOf(t)(all.CallTool(t.Context(), &mcp.CallToolParams{Name: echo, Arguments: map[string]any{"text": "hi"}})); got != "hi" {
 		t.Errorf("echo via /mcp: %q", got)
 	}
-	// A client that declares every capability takes the same lean path.
+	// A client that declares every capability takes the same frame path.
 	rich := httpFace(t, base+"/mcp", token, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{
 		Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}},
 		Sampling:    &mcp.SamplingCapabilities{}}})

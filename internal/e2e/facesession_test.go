@@ -22,7 +22,7 @@ import (
 )
 
 // pathRecorder notes, for each tools/call a client POSTs, how the face
-// answered it: "json" (the lean path, fastsession.go) or "sse" (the SDK's
+// answered it: "json" (the frame path, framesession.go) or "sse" (the SDK's
 // handler, which answers a session's request with an event stream).
 type pathRecorder struct {
 	token string
@@ -60,7 +60,7 @@ func (p *pathRecorder) RoundTrip(r *http.Request) (*http.Response, error) {
 		b, _ := io.ReadAll(r.Body)
 		call = bytes.Contains(b, []byte(`"method":"tools/call"`))
 		if bytes.Contains(b, []byte(`"id":"plexus-ask-`)) {
-			// the client's answer to a question the lean path put to it
+			// the client's answer to a question the frame path put to it
 			p.mu.Lock()
 			p.paths = append(p.paths, "answer")
 			p.mu.Unlock()
@@ -154,7 +154,7 @@ func TestFaceSessionLeanPath(t *testing.T) {
 	if got := rec.take(); got != "json json json json" {
 		t.Errorf("paths of four calls: %s, want json json json json", got)
 	}
-	// A tool error comes back as the server wrote it, on the lean path too.
+	// A tool error comes back as the server wrote it, on the frame path too.
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: toolNamed(t, all, "example", "now").Name, Arguments: map[string]any{"timezone": "Not/AZone"}})
 	if err != nil || !res.IsError || len(res.Content) == 0 || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "Not/AZone") {
 		t.Errorf("tool error: %v %+v", err, res)
@@ -165,7 +165,7 @@ func TestFaceSessionLeanPath(t *testing.T) {
 
 	// ask: the server asks in its result; the SDK asks the client on the
 	// session and calls again with the answer. The first round is the one
-	// the lean path made: the server sees two calls, not three.
+	// the frame path made: the server sees two calls, not three.
 	before := callsUpstream(t, base, token, "example")
 	if got := text(cs.CallTool(ctx, &mcp.CallToolParams{Name: ask, Arguments: map[string]any{"question": "ok?"}})); got != "answer: yes" {
 		t.Errorf("ask: %q", got)
@@ -211,7 +211,7 @@ func TestFaceSessionLeanPath(t *testing.T) {
 }
 
 // TestFaceSessionLeanAsks: a session-era server asks the client in the
-// middle of a lean call (elicitation, roots): the question rides the
+// middle of a frame call (elicitation, roots): the question rides the
 // call's answer, now an event stream, and the client's answer comes back
 // to the call; the server is called once. A client that did not declare
 // elicitation is refused as on the SDK's path.
@@ -258,7 +258,7 @@ func TestFaceSessionLeanAsks(t *testing.T) {
 		t.Errorf("ask called the server %d times, want 1", n)
 	}
 	if got := rec.take(); got != "answer sse" && got != "sse answer" {
-		t.Errorf("ask: %q, want the call answered as a stream and the client's answer to the lean path's question", got)
+		t.Errorf("ask: %q, want the call answered as a stream and the client's answer to the frame path's question", got)
 	}
 	// The server's request reaches the client as the server wrote it: a
 	// field Plexus does not set is not written as "" (a TypeScript client
@@ -270,7 +270,7 @@ func TestFaceSessionLeanAsks(t *testing.T) {
 		t.Errorf("roots: %q", got)
 	}
 	if got := rec.take(); !strings.Contains(got, "answer") {
-		t.Errorf("roots: %q, want the lean path's question answered", got)
+		t.Errorf("roots: %q, want the frame path's question answered", got)
 	}
 
 	// No elicitation declared: refused, as the SDK's path refuses it.

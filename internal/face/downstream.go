@@ -52,7 +52,7 @@ func (p *profile) downstream(ctx context.Context, ss *mcp.ServerSession) (*downs
 	}
 	p.sessions[ss] = d
 	if v, ok := p.byID.Load(ss.ID()); ok {
-		v.(*leanSession).d.Store(d)
+		v.(*frameSession).d.Store(d)
 	}
 	return d, nil
 }

@@ -14,7 +14,7 @@ import (
 // ttlMs and cacheScope on every list whatever the session's version, and a
 // 2026-07-28 server's result carries resultType, which passes through a
 // proxy unless it is taken out. A 2026-07-28 client gets what that era
-// requires (completed, fast.go).
+// requires (completed, frame.go).
 
 // newEraMembers are the result members a session-era client must not see.
 var newEraMembers = map[string]bool{"resultType": true, "ttlMs": true, "cacheScope": true}
@@ -64,7 +64,7 @@ func sessionEra(req mcp.Request) bool {
 		return false
 	}
 	ip := ss.InitializeParams()
-	return ip != nil && ip.ProtocolVersion < fastVersion
+	return ip != nil && ip.ProtocolVersion < version2026
 }
 
 // sessionEraAnswer is a result written for a session-era client.

@@ -47,7 +47,7 @@ type Face struct {
 	profiles map[string]*profile // by profile name; "" is the default
 	stop     func()
 
-	caps fastCaps // the lean path's callers' capabilities
+	caps peerCaps // the frame path's callers' capabilities
 
 	ended chan struct{} // poked when a client session ends (Ended)
 	lives requestLives  // the session-era POSTs the SDK serves

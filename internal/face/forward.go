@@ -97,11 +97,11 @@ func (p *profile) route(w http.ResponseWriter, r *http.Request, env envelope) (p
 		w.WriteHeader(status)
 		w.Write(errorAnswer(env.id, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("method %q not found", env.name)}))
 		return pathRefused, reasonNoMethod
-	case env.name == "tools/list" && p.fastList(w, r, env):
+	case env.name == "tools/list" && p.listFromPages(w, r, env):
 		return pathPages, reasonListPages
 	}
 	if stateless(r) {
-		if env.name == "tools/call" && p.fastCall(w, r, env) {
+		if env.name == "tools/call" && p.frameCall2026(w, r, env) {
 			return pathFrame, reasonCall2026
 		}
 		p.stateless.ServeHTTP(w, r)
@@ -126,7 +126,7 @@ func (p *profile) route(w http.ResponseWriter, r *http.Request, env envelope) (p
 		p.serveSDK(w, r, env)
 		return pathSDK, reasonInitialize
 	}
-	served, reason := p.fastSessionCall(w, r, env)
+	served, reason := p.frameSessionCall(w, r, env)
 	if served {
 		if reason == reasonAnswer {
 			return pathAnswer, reason

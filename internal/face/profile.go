@@ -35,10 +35,10 @@ type profile struct {
 	tools, resources, templates, prompts map[string]string
 	// routes: offered name → where it goes.
 	toolRoute map[string]string // offered tool → catalog name
-	// lean: tools whose calls may take the lean path (fast.go): those
+	// lean: tools whose calls may take the frame path (frame.go): those
 	// without x-mcp-header parameters, which the SDK checks against the
 	// request's headers.
-	lean        map[string]bool
+	frameable   map[string]bool
 	promptRoute map[string][2]string
 	resRoute    map[string]string // resource URI or template → server
 	// offer: every tool the SDK server has, by name, as given to it
@@ -52,8 +52,8 @@ type profile struct {
 
 	resultsOffered atomic.Bool // the kept results' template offered (results.go)
 
-	byID     sync.Map   // session id → *leanSession (fastsession.go)
-	prefetch prefetched // results the lean path fetched for the SDK's calls
+	byID     sync.Map   // session id → *frameSession (framesession.go)
+	prefetch prefetched // results the frame path fetched for the SDK's calls
 
 	mu       sync.Mutex
 	sessions map[*mcp.ServerSession]*downstream
@@ -64,7 +64,7 @@ type profile struct {
 func newProfile(f *Face, name string, def definition) *profile {
 	p := &profile{f: f, name: name, def: def,
 		tools: map[string]string{}, resources: map[string]string{}, templates: map[string]string{}, prompts: map[string]string{},
-		toolRoute: map[string]string{}, lean: map[string]bool{}, promptRoute: map[string][2]string{}, resRoute: map[string]string{},
+		toolRoute: map[string]string{}, frameable: map[string]bool{}, promptRoute: map[string][2]string{}, resRoute: map[string]string{},
 		offer: map[string]*mcp.Tool{}, pageSize: listPageSize, sessions: map[*mcp.ServerSession]*downstream{}}
 	opts := &mcp.ServerOptions{
 		Instructions: f.instructions(def),
@@ -226,7 +226,7 @@ func (p *profile) syncTools() {
 			}
 		}
 		p.toolRoute[name] = e.Name
-		p.lean[name] = !bytes.Contains(e.InputSchema, []byte(`"x-mcp-header"`))
+		p.frameable[name] = !bytes.Contains(e.InputSchema, []byte(`"x-mcp-header"`))
 		p.addTool(tool, p.callTool(e.Name))
 		p.tools[name] = def
 	}
@@ -236,7 +236,7 @@ func (p *profile) syncTools() {
 			gone = append(gone, name)
 			delete(p.tools, name)
 			delete(p.toolRoute, name)
-			delete(p.lean, name)
+			delete(p.frameable, name)
 		}
 	}
 	if len(gone) > 0 {
@@ -254,7 +254,7 @@ func (p *profile) callTool(name string) mcp.ToolHandler {
 		}
 		if req.Params.InputResponses == nil && req.Params.RequestState == "" && req.Session != nil {
 			if res := p.prefetch.take(req.Session.ID(), name, req.Params.Arguments); res != nil {
-				return res, nil // fetched by the lean path, which handed the call over
+				return res, nil // fetched by the frame path, which handed the call over
 			}
 		}
 		ctx, cancel := p.f.lives.tie(ctx, extraHeader(req.Extra))

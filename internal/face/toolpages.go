@@ -15,7 +15,7 @@ import (
 // The tools/list pages of a profile, rendered once per change: a
 // 5,000-tool list is 1.4 MB of JSON, which the SDK encodes twice on every
 // request. The profile records every tool it gives its SDK server (addTool,
-// removeTools), so the record and the SDK's list are one: listfast.go
+// removeTools), so the record and the SDK's list are one: listpages.go
 // serves tools/list from the pages rendered from it, the SDK serves every
 // other request and any tools/list this path is not sure of.
 

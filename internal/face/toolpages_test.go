@@ -45,9 +45,9 @@ func testProfile(t *testing.T, n, size int) (p *profile, url string) {
 		p.addTool(tool, nop)
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Test-Path", "fast") // sent only if fastList answers
+		w.Header().Set("Test-Path", "pages") // sent only if listFromPages answers
 		body, _ := peekBody(r)
-		if p.fastList(w, r, readEnvelope(body)) {
+		if p.listFromPages(w, r, readEnvelope(body)) {
 			return
 		}
 		w.Header().Del("Test-Path")
@@ -62,7 +62,7 @@ func testProfile(t *testing.T, n, size int) (p *profile, url string) {
 }
 
 // post sends one JSON-RPC message and returns the path that answered
-// ("fast" or "sdk") and
+// ("pages" or "sdk") and
 // the answer's result (raw, as sent), or its error.
 func post(t *testing.T, url string, hdr map[string]string, body string) (via string, result json.RawMessage, sid string) {
 	t.Helper()
@@ -79,8 +79,8 @@ func post(t *testing.T, url string, hdr map[string]string, body string) (via str
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	via = "sdk"
-	if resp.Header.Get("Test-Path") == "fast" {
-		via = "fast"
+	if resp.Header.Get("Test-Path") == "pages" {
+		via = "pages"
 	}
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		sc := bufio.NewScanner(bytes.NewReader(b))
@@ -122,11 +122,11 @@ func jsonString(s string) string {
 	return string(b)
 }
 
-// TestFastListMatchesSDK pages through tools/list on both paths in both
-// eras — the SDK's own (asked with a _meta key the fast path leaves to it)
+// TestPagesMatchSDK pages through tools/list on both paths in both
+// eras — the SDK's own (asked with a _meta key the pages path leaves to it)
 // and the rendered pages — and wants the same bytes and cursors, then the
 // same after the list changes.
-func TestFastListMatchesSDK(t *testing.T) {
+func TestPagesMatchSDK(t *testing.T) {
 	for _, n := range []int{0, 1, 9, 10} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			p, url := testProfile(t, n, 3)
@@ -145,7 +145,7 @@ func TestFastListMatchesSDK(t *testing.T) {
 					for {
 						via, fast, _ := post(t, url, hdr, listBody(`"p`+fmt.Sprint(pages)+`"`, cursor, "", stateless))
 						via2, sdk, _ := post(t, url, hdr, listBody(`7`, cursor, `"progressToken":"x",`, stateless))
-						if via != "fast" || via2 != "sdk" {
+						if via != "pages" || via2 != "sdk" {
 							t.Fatalf("%s page %d: answered by %s and %s", era, pages, via, via2)
 						}
 						var res, sdkRes mcp.ListToolsResult

@@ -1,5 +1,5 @@
 // Package jsonscan finds the members of a JSON object without decoding
-// them: the lean call path reads a frame's id, method and name
+// them: the frame path reads a frame's id, method and name
 // and forwards the rest as the bytes it came in. It is a scanner over
 // input that is already known to be valid JSON (json.Valid), so it only
 // has to tell strings, nesting and separators apart; encoding/json remains

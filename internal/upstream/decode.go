@@ -10,7 +10,7 @@ import (
 
 // wireMessage is one JSON-RPC message as it travels. Params, result and
 // error data stay raw: the SDK decodes them where it needs them, and the
-// lean call path (fast.go) never does.
+// frame path (frame.go) never does.
 type wireMessage struct {
 	Version string          `json:"jsonrpc"`
 	ID      any             `json:"id,omitempty"`

@@ -7,13 +7,13 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
-// FuzzDecodeMessage: the lean decoder agrees with the SDK's on every frame
+// FuzzDecodeMessage: the frame decoder agrees with the SDK's on every frame
 // both accept (kind, id, method, params, result, error code), and accepts
 // every well-formed frame the SDK accepts.
 func FuzzDecodeMessage(f *testing.F) {
 	for _, s := range []string{
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}`,
-		`{"jsonrpc":"2.0","id":"plexus-fast-7","result":{"content":[{"type":"text","text":"x"}]}}`,
+		`{"jsonrpc":"2.0","id":"plexus-frame-7","result":{"content":[{"type":"text","text":"x"}]}}`,
 		`{"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"bad","data":{"a":1}}}`,
 		`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"plexus-1","progress":1}}`,
 		`{"jsonrpc":"1.0","id":1,"method":"x"}`,
@@ -53,24 +53,24 @@ func FuzzDecodeMessage(f *testing.F) {
 	})
 }
 
-// FuzzDeliverFrame: a frame the lean reader hands over undecoded is one
+// FuzzDeliverFrame: a frame the frame reader hands over undecoded is one
 // the SDK reads as a successful answer with the same id and result.
 func FuzzDeliverFrame(f *testing.F) {
 	for _, s := range []string{
-		`{"jsonrpc":"2.0","id":"plexus-fast-7","result":{"content":[{"type":"text","text":"x"}]}}`,
-		`{"id":"plexus-fast-1","jsonrpc":"2.0","result":{}}` + "\n",
-		`{"jsonrpc":"2.0","id":"plexus-fast-2","error":{"code":1,"message":"m"}}`,
-		`{"jsonrpc":"2.0","id":"plexus-fast-3","result":{},"result":[]}`,
-		`{"jsonrpc":"2.0","id":"plexus-fast-\u0034","result":{}}`,
+		`{"jsonrpc":"2.0","id":"plexus-frame-7","result":{"content":[{"type":"text","text":"x"}]}}`,
+		`{"id":"plexus-frame-1","jsonrpc":"2.0","result":{}}` + "\n",
+		`{"jsonrpc":"2.0","id":"plexus-frame-2","error":{"code":1,"message":"m"}}`,
+		`{"jsonrpc":"2.0","id":"plexus-frame-3","result":{},"result":[]}`,
+		`{"jsonrpc":"2.0","id":"plexus-frame-\u0034","result":{}}`,
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var got *jsonrpc.Response
-		fc := fastCalls{pending: map[string]chan *jsonrpc.Response{}}
+		fc := frameCalls{pending: map[string]chan *jsonrpc.Response{}}
 		probe := make(chan *jsonrpc.Response, 1)
 		// Every id the frame could carry is awaited.
-		for _, id := range []string{"plexus-fast-1", "plexus-fast-2", "plexus-fast-3", "plexus-fast-7"} {
+		for _, id := range []string{"plexus-frame-1", "plexus-frame-2", "plexus-frame-3", "plexus-frame-7"} {
 			fc.pending[id] = probe
 		}
 		if !fc.deliverFrame(data) {

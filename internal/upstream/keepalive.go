@@ -65,11 +65,11 @@ func (c *Conn) request(ctx context.Context, method string, params any) (json.Raw
 	if err != nil {
 		return nil, err
 	}
-	id := fastPrefix + strconv.FormatUint(fastSeq.Add(1), 10)
+	id := framePrefix + strconv.FormatUint(frameSeq.Add(1), 10)
 	rid, _ := jsonrpc.MakeID(id)
-	ch := rc.fast.expect(id)
+	ch := rc.frames.expect(id)
 	if err := rc.Connection.Write(ctx, &jsonrpc.Request{ID: rid, Method: method, Params: body}); err != nil {
-		rc.fast.forget(id)
+		rc.frames.forget(id)
 		if ctx.Err() != nil {
 			c.sendCancel(ctx, id) // the POST may have reached the server
 		}
@@ -82,11 +82,11 @@ func (c *Conn) request(ctx context.Context, method string, params any) (json.Raw
 		}
 		return resp.Result, nil
 	case <-ctx.Done():
-		rc.fast.forget(id)
+		rc.frames.forget(id)
 		c.sendCancel(ctx, id)
 		return nil, ctx.Err()
 	case <-c.done:
-		rc.fast.forget(id)
+		rc.frames.forget(id)
 		return nil, &lostError{err: c.Err()}
 	}
 }

@@ -35,8 +35,8 @@ func (t routeTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 
 type routeConn struct {
 	mcp.Connection
-	c    *Conn
-	fast fastCalls // lean calls (fast.go) awaiting their answers
+	c      *Conn
+	frames frameCalls // frame calls (frame.go) awaiting their answers
 }
 
 func (r *routeConn) Read(ctx context.Context) (jsonrpc.Message, error) {
@@ -47,7 +47,7 @@ func (r *routeConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 		req, ok := msg.(*jsonrpc.Request)
 		if !ok {
-			if resp, ok := msg.(*jsonrpc.Response); ok && r.fast.deliver(resp) {
+			if resp, ok := msg.(*jsonrpc.Response); ok && r.frames.deliver(resp) {
 				continue
 			}
 			return msg, nil

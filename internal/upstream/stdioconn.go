@@ -67,9 +67,9 @@ type stdioConn struct {
 	closeOnce sync.Once
 	closed    chan struct{}
 
-	// fast, once set, takes the answers to lean calls (fast.go) in the
+	// frames, once set, takes the answers to frame calls (frame.go) in the
 	// read loop, a hand-off shorter than through Read.
-	fast atomic.Pointer[fastCalls]
+	frames atomic.Pointer[frameCalls]
 }
 
 func newStdioConn(p pipes, discoverTimeout time.Duration, onGarbage func([]byte)) *stdioConn {
@@ -118,8 +118,8 @@ func (c *stdioConn) readLoop() {
 	for {
 		var line []byte
 		line, err = readFrame(c.br)
-		if f := c.fast.Load(); f != nil && f.deliverFrame(line) {
-			// an answer to a lean call, handed over undecoded
+		if f := c.frames.Load(); f != nil && f.deliverFrame(line) {
+			// an answer to a frame call, handed over undecoded
 		} else if msgs, ok := decodeFrame(line); ok {
 			for _, m := range msgs {
 				if !c.deliver(m) {
@@ -145,7 +145,7 @@ func (c *stdioConn) readLoop() {
 // call goes straight to its caller from here.
 func (c *stdioConn) deliver(m jsonrpc.Message) bool {
 	if resp, ok := m.(*jsonrpc.Response); ok && resp.ID.IsValid() {
-		if f := c.fast.Load(); f != nil && f.deliver(resp) {
+		if f := c.frames.Load(); f != nil && f.deliver(resp) {
 			return true
 		}
 		c.mu.Lock()

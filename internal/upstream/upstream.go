@@ -131,11 +131,11 @@ type Conn struct {
 	stderr  *lineRing          // nil for remote servers
 	notify  *notifier
 	calls   inflight   // calls in flight with their callers (R-PROTO-2)
-	route   *routeConn // under session: routes server→client traffic; lean calls
+	route   *routeConn // under session: routes server→client traffic; frame calls
 	// clientInfo is how Plexus names itself to the server.
 	clientInfo *mcp.Implementation
-	// metas are the _meta of lean calls by the caller's capabilities
-	// (fast.go), JSON → json.RawMessage.
+	// metas are the _meta of frame calls by the caller's capabilities
+	// (frame.go), JSON → json.RawMessage.
 	metas  sync.Map
 	nmetas atomic.Int64
 	// resWatch are told of notifications/resources/updated (WatchResources).

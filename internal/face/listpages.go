@@ -26,18 +26,18 @@ type listRequest struct {
 	cursor string
 }
 
-// fastList answers a tools/list from the profile's rendered pages if it
+// listFromPages answers a tools/list from the profile's rendered pages if it
 // can: an MCP 2026-07-28 one, or one on a live, initialized session. False
 // means the SDK handler must serve r, whose body is left whole for it; so
 // do a cursor this rendering did not hand out (a stale or a bad one: the
 // SDK pages from its name or says it is invalid) and anything unexpected.
-func (p *profile) fastList(w http.ResponseWriter, r *http.Request, env envelope) bool {
+func (p *profile) listFromPages(w http.ResponseWriter, r *http.Request, env envelope) bool {
 	if r.Method != http.MethodPost || !env.valid {
 		return false
 	}
 	sid, version := r.Header.Get("Mcp-Session-Id"), r.Header.Get("Mcp-Protocol-Version")
 	stateless := sid == ""
-	if stateless && (version != fastVersion || r.Header.Get("Mcp-Method") != "tools/list") {
+	if stateless && (version != version2026 || r.Header.Get("Mcp-Method") != "tools/list") {
 		return false
 	}
 	if !stateless && !sessionVersions[version] {
@@ -132,7 +132,7 @@ func parseList(env envelope, stateless bool) (req listRequest, ok bool) {
 	}
 	var meta map[string]json.RawMessage
 	if !has || json.Unmarshal(raw, &meta) != nil || len(meta) != 3 ||
-		!isString(meta[mcp.MetaKeyProtocolVersion], fastVersion) {
+		!isString(meta[mcp.MetaKeyProtocolVersion], version2026) {
 		return req, false
 	}
 	var client mcp.Implementation

@@ -15,25 +15,25 @@ import (
 	"github.com/plexus-mcp/plexus/internal/jsonscan"
 )
 
-// The lean call path (R-Q-2): a proxy that already holds a
+// The frame path (R-Q-2): a proxy that already holds a
 // client's tools/call frame forwards it with only its name and _meta
 // changed, and gets the server's result back as bytes. The SDK keeps the
 // handshake, discovery and everything else on the same connection; only
 // the decoding of arguments and results — most of a call's cost in the
 // SDK — is skipped. Answers are told apart from the SDK's own by their id
-// ("plexus-fast-N"), which the SDK never uses.
+// ("plexus-frame-N"), which the SDK never uses.
 
-const fastPrefix = "plexus-fast-"
+const framePrefix = "plexus-frame-"
 
-var fastSeq atomic.Uint64
+var frameSeq atomic.Uint64
 
-// fastCalls are the lean calls awaiting an answer on one connection.
-type fastCalls struct {
+// frameCalls are the frame calls awaiting an answer on one connection.
+type frameCalls struct {
 	mu      sync.Mutex
 	pending map[string]chan *jsonrpc.Response
 }
 
-func (f *fastCalls) expect(id string) chan *jsonrpc.Response {
+func (f *frameCalls) expect(id string) chan *jsonrpc.Response {
 	ch := make(chan *jsonrpc.Response, 1)
 	f.mu.Lock()
 	if f.pending == nil {
@@ -44,16 +44,16 @@ func (f *fastCalls) expect(id string) chan *jsonrpc.Response {
 	return ch
 }
 
-func (f *fastCalls) forget(id string) {
+func (f *frameCalls) forget(id string) {
 	f.mu.Lock()
 	delete(f.pending, id)
 	f.mu.Unlock()
 }
 
-// deliver hands an answer to its lean call; false if it is not one.
-func (f *fastCalls) deliver(resp *jsonrpc.Response) bool {
+// deliver hands an answer to its frame call; false if it is not one.
+func (f *frameCalls) deliver(resp *jsonrpc.Response) bool {
 	s, ok := resp.ID.Raw().(string)
-	if !ok || len(s) <= len(fastPrefix) || s[:len(fastPrefix)] != fastPrefix {
+	if !ok || len(s) <= len(framePrefix) || s[:len(framePrefix)] != framePrefix {
 		return false
 	}
 	f.mu.Lock()
@@ -66,12 +66,12 @@ func (f *fastCalls) deliver(resp *jsonrpc.Response) bool {
 	return true // a late answer to an abandoned call is dropped too
 }
 
-// deliverFrame hands a frame that is a successful answer to a lean call
+// deliverFrame hands a frame that is a successful answer to a frame call
 // to its caller, having only scanned it (jsonscan): its result is passed on
 // as bytes. False for anything else (an error answer too): the frame is
-// decoded as usual, and deliver still finds a lean call's answer.
-func (f *fastCalls) deliverFrame(line []byte) bool {
-	if !bytes.Contains(line, []byte(fastPrefix)) || !json.Valid(line) {
+// decoded as usual, and deliver still finds a frame call's answer.
+func (f *frameCalls) deliverFrame(line []byte) bool {
+	if !bytes.Contains(line, []byte(framePrefix)) || !json.Valid(line) {
 		return false
 	}
 	var version, id, result []byte
@@ -93,7 +93,7 @@ func (f *fastCalls) deliverFrame(line []byte) bool {
 		return false
 	}
 	s, ok := jsonscan.String(id)
-	if !ok || !bytes.HasPrefix(s, []byte(fastPrefix)) {
+	if !ok || !bytes.HasPrefix(s, []byte(framePrefix)) {
 		return false
 	}
 	rid, err := jsonrpc.MakeID(string(s))
@@ -115,19 +115,19 @@ func (c *Conn) CallRaw(ctx context.Context, params map[string]json.RawMessage) (
 	}
 	rc := c.route
 	if rc == nil {
-		return nil, fmt.Errorf("server %q: no lean call path on this connection", c.name)
+		return nil, fmt.Errorf("server %q: no frame path on this connection", c.name)
 	}
 	_, end := c.calls.begin(ctx)
 	defer end()
-	id := fastPrefix + strconv.FormatUint(fastSeq.Add(1), 10)
-	ch := rc.fast.expect(id)
+	id := framePrefix + strconv.FormatUint(frameSeq.Add(1), 10)
+	ch := rc.frames.expect(id)
 	var err error
 	if c.stdio != nil {
 		// The frame is written as bytes: nothing is encoded twice.
-		c.stdio.fast.Store(&rc.fast)
-		err = c.stdio.writeFrame(ctx, c.fastFrame(id, peerFrom(ctx), params))
+		c.stdio.frames.Store(&rc.frames)
+		err = c.stdio.writeFrame(ctx, c.encodeFrame(id, peerFrom(ctx), params))
 	} else {
-		params["_meta"] = c.fastMeta(peerFrom(ctx))
+		params["_meta"] = c.frameMeta(peerFrom(ctx))
 		var body []byte
 		if body, err = json.Marshal(params); err == nil {
 			rid, _ := jsonrpc.MakeID(id)
@@ -135,7 +135,7 @@ func (c *Conn) CallRaw(ctx context.Context, params map[string]json.RawMessage) (
 		}
 	}
 	if err != nil {
-		rc.fast.forget(id)
+		rc.frames.forget(id)
 		if ctx.Err() != nil {
 			// Over HTTP the write lasts as long as the POST: the request
 			// may have reached the server, which must hear that it is over.
@@ -150,19 +150,19 @@ func (c *Conn) CallRaw(ctx context.Context, params map[string]json.RawMessage) (
 		}
 		return resp.Result, nil
 	case <-ctx.Done():
-		rc.fast.forget(id)
+		rc.frames.forget(id)
 		c.sendCancel(ctx, id) // as the SDK does for its own calls
 		return nil, fmt.Errorf("server %q: calling a tool: %w", c.name, ctx.Err())
 	case <-c.done:
-		rc.fast.forget(id)
+		rc.frames.forget(id)
 		return nil, fmt.Errorf("server %q: calling a tool: %w", c.name, &lostError{err: c.Err()})
 	}
 }
 
-// fastFrame encodes a lean call: params in their own order, each value
+// encodeFrame encodes a frame call: params in their own order, each value
 // as the client sent it (already valid JSON: it was decoded once to find
 // the name), "_meta" Plexus's.
-func (c *Conn) fastFrame(id string, pc *peerCall, params map[string]json.RawMessage) []byte {
+func (c *Conn) encodeFrame(id string, pc *peerCall, params map[string]json.RawMessage) []byte {
 	n := 128
 	for k, v := range params {
 		n += len(k) + len(v) + 4
@@ -171,7 +171,7 @@ func (c *Conn) fastFrame(id string, pc *peerCall, params map[string]json.RawMess
 	b = append(b, `{"jsonrpc":"2.0","id":"`...)
 	b = append(b, id...)
 	b = append(b, `","method":"tools/call","params":{"_meta":`...)
-	b = append(b, c.fastMeta(pc)...)
+	b = append(b, c.frameMeta(pc)...)
 	for k, v := range params {
 		if k == "_meta" || len(v) == 0 {
 			continue
@@ -184,12 +184,12 @@ func (c *Conn) fastFrame(id string, pc *peerCall, params map[string]json.RawMess
 	return append(b, "}}\n"...)
 }
 
-// fastMeta is the _meta of a lean call: for an MCP 2026-07-28 server, the
+// frameMeta is the _meta of a frame call: for an MCP 2026-07-28 server, the
 // per-request protocol version, client info and the caller's capabilities
 // it requires. Callers declare few distinct capability sets, so each meta
 // is made once and kept, by the capabilities' bytes when the caller has
 // them (capsKeyer) and up to maxMetas of them.
-func (c *Conn) fastMeta(pc *peerCall) json.RawMessage {
+func (c *Conn) frameMeta(pc *peerCall) json.RawMessage {
 	var key string
 	if k, ok := peerOf(pc).(capsKeyer); ok {
 		key = "raw " + k.CapsKey()

@@ -15,11 +15,11 @@ import (
 	"github.com/plexus-mcp/plexus/internal/upstream"
 )
 
-// The lean path for session-era clients: most agents today
+// The frame path for session-era clients: most agents today
 // (Claude Code, VS Code, Cursor) keep a protocol session, and their
 // tools/call would otherwise take the SDK's path, which decodes and
 // encodes every argument and result twice. A call is forwarded as a
-// frame, as fast.go does for MCP 2026-07-28, when nothing of the session
+// frame, as frame.go does for MCP 2026-07-28, when nothing of the session
 // can be needed during it:
 //
 //   - the session is live, initialized with the version its header names,
@@ -28,27 +28,27 @@ import (
 //   - the client has not set a log level (its log messages ride the SDK's
 //     event stream of the call) nor sent a batch.
 //
-// A session-era server may ask the client mid-call: fastask.go puts the
+// A session-era server may ask the client mid-call: frameask.go puts the
 // question on the call's answer, which becomes an event stream. A server
 // of MCP 2026-07-28 asks in its result instead (input_required), which is
 // not the client's to read: the SDK turns it into requests on the session
-// and retries the call with the answers. The lean path hands the request
+// and retries the call with the answers. The frame path hands the request
 // to the SDK then, with the result it already has (prefetch), so that the
-// server is not called twice. notifications/cancelled for a lean call
+// server is not called twice. notifications/cancelled for a frame call
 // cancels it here; the SDK would not know the request.
 
-// leanSession is what the lean path knows of one session of the SDK
+// frameSession is what the frame path knows of one session of the SDK
 // server.
-type leanSession struct {
+type frameSession struct {
 	ss      *mcp.ServerSession
 	d       atomic.Pointer[downstream] // made on the session's first call
 	version string
-	peer    *fastPeer // the client's capabilities, as initialize declared them
+	peer    *sessionlessPeer // the client's capabilities, as initialize declared them
 	off     atomic.Bool
 
 	mu       sync.Mutex
 	inflight map[string]context.CancelFunc // by the request's raw id
-	asks     sync.Map                      // question id → chan clientAnswer (fastask.go)
+	asks     sync.Map                      // question id → chan clientAnswer (frameask.go)
 }
 
 // register makes a session known to the frame path, once its initialize
@@ -63,18 +63,18 @@ func (p *profile) register(ss *mcp.ServerSession) {
 		caps = &mcp.ClientCapabilities{}
 	}
 	key, _ := json.Marshal(caps)
-	ls := &leanSession{ss: ss, version: ip.ProtocolVersion, peer: &fastPeer{caps: caps, raw: string(key)},
+	ls := &frameSession{ss: ss, version: ip.ProtocolVersion, peer: &sessionlessPeer{caps: caps, raw: string(key)},
 		inflight: map[string]context.CancelFunc{}}
 	p.byID.Store(ss.ID(), ls)
 }
 
 func (p *profile) unregister(ss *mcp.ServerSession) { p.byID.Delete(ss.ID()) }
 
-// fastSessionCall serves r, a POST on a session, if it can; false means
+// frameSessionCall serves r, a POST on a session, if it can; false means
 // the SDK handler must, and r's body is left whole for it. On the way it
 // notes what it must know of the session's other requests: a log level
-// set, a batch, the cancellation of a lean call.
-func (p *profile) fastSessionCall(w http.ResponseWriter, r *http.Request, env envelope) (bool, string) {
+// set, a batch, the cancellation of a frame call.
+func (p *profile) frameSessionCall(w http.ResponseWriter, r *http.Request, env envelope) (bool, string) {
 	if !p.def.external || p.def.metaTools {
 		return false, reasonOtherMethod
 	}
@@ -82,7 +82,7 @@ func (p *profile) fastSessionCall(w http.ResponseWriter, r *http.Request, env en
 	if !ok {
 		return false, reasonSessionNotYet
 	}
-	ls := v.(*leanSession)
+	ls := v.(*frameSession)
 	if ls.off.Load() {
 		return false, reasonSessionOff
 	}
@@ -124,7 +124,7 @@ func (p *profile) fastSessionCall(w http.ResponseWriter, r *http.Request, env en
 		ls.mu.Unlock()
 	}()
 	args := req.Params["arguments"]
-	ans := &leanAnswer{w: w}
+	ans := &frameAnswer{w: w}
 	defer ans.close() // nothing is written once this handler returns
 	d := ls.d.Load()
 	if d == nil {
@@ -160,8 +160,8 @@ func (p *profile) fastSessionCall(w http.ResponseWriter, r *http.Request, env en
 	return true, reasonCallSession
 }
 
-// cancel ends the lean call with raw id, if there is one.
-func (ls *leanSession) cancel(id json.RawMessage) {
+// cancel ends the frame call with raw id, if there is one.
+func (ls *frameSession) cancel(id json.RawMessage) {
 	ls.mu.Lock()
 	c := ls.inflight[string(id)]
 	ls.mu.Unlock()
@@ -170,9 +170,9 @@ func (ls *leanSession) cancel(id json.RawMessage) {
 	}
 }
 
-// sessionRequest is what fastSessionCall reads of a request.
+// sessionRequest is what frameSessionCall reads of a request.
 type sessionRequest struct {
-	fastRequest
+	frameRequest
 	cancelled json.RawMessage // the requestId of notifications/cancelled
 }
 
@@ -251,7 +251,7 @@ func inputRequired(res json.RawMessage) bool {
 	return json.Unmarshal(res, &r) == nil && r.ResultType == "input_required"
 }
 
-// prefetched are results that asked for input, fetched by the lean path
+// prefetched are results that asked for input, fetched by the frame path
 // for a call it then handed to the SDK: the SDK's call takes its result
 // from here instead of calling the server a second time.
 type prefetched struct {

@@ -21,7 +21,7 @@ import (
 	"github.com/plexus-mcp/plexus/internal/upstream"
 )
 
-// The lean path: an MCP 2026-07-28 tools/call — one request, one
+// The frame path: an MCP 2026-07-28 tools/call — one request, one
 // answer, no session — is forwarded as a frame: its name is mapped, its
 // arguments and the server's result are never decoded into Go values. The
 // SDK handler serves everything else, and any request this path is not
@@ -29,23 +29,23 @@ import (
 // or unexpected frame, a name that is not a plain tool of the shared
 // catalog), so that errors and edge cases have one source of truth.
 
-const fastVersion = "2026-07-28"
+const version2026 = "2026-07-28"
 
-// fastRequest is a tools/call the lean path can take.
-type fastRequest struct {
+// frameRequest is a tools/call the frame path can take.
+type frameRequest struct {
 	ID     json.RawMessage
 	Params map[string]json.RawMessage // without _meta
 	name   string
 	caps   []byte // the client's capabilities as it wrote them
 }
 
-// parseFast reads a client's frame; ok is false for anything but one
+// parseFrame2026 reads a client's frame; ok is false for anything but one
 // well-formed MCP 2026-07-28 tools/call that asks for no progress and no
 // log messages (those need the SDK's event stream). The frame is checked
 // whole by encoding/json and then only scanned (jsonscan): the arguments
 // are never decoded, and the capabilities only once per distinct value
-// (fastCaps).
-func parseFast(env envelope) (req fastRequest, ok bool) {
+// (peerCaps).
+func parseFrame2026(env envelope) (req frameRequest, ok bool) {
 	fr, ok := env.request()
 	if !ok || string(fr.method) != `"tools/call"` ||
 		len(fr.id) == 0 || (fr.id[0] != '"' && (fr.id[0] < '0' || fr.id[0] > '9')) {
@@ -90,26 +90,26 @@ func parseFast(env envelope) (req fastRequest, ok bool) {
 			return false
 		}
 		return true
-	}) || string(version) != `"`+fastVersion+`"` || !info || len(req.caps) == 0 || req.caps[0] != '{' {
+	}) || string(version) != `"`+version2026+`"` || !info || len(req.caps) == 0 || req.caps[0] != '{' {
 		return req, false
 	}
 	delete(req.Params, "_meta")
 	return req, true
 }
 
-// frame is the members of a JSON-RPC message the lean paths look at.
+// frame is the members of a JSON-RPC message the frame paths look at.
 type frame struct{ id, method, params []byte }
 
-// fastCall serves r if it can; false means the SDK handler must, and r's
+// frameCall2026 serves r if it can; false means the SDK handler must, and r's
 // body is left whole for it.
-func (p *profile) fastCall(w http.ResponseWriter, r *http.Request, env envelope) bool {
+func (p *profile) frameCall2026(w http.ResponseWriter, r *http.Request, env envelope) bool {
 	if r.Method != http.MethodPost || !env.valid || !p.def.external || p.def.metaTools ||
-		r.Header.Get("Mcp-Protocol-Version") != fastVersion || r.Header.Get("Mcp-Session-Id") != "" ||
+		r.Header.Get("Mcp-Protocol-Version") != version2026 || r.Header.Get("Mcp-Session-Id") != "" ||
 		r.Header.Get("Mcp-Method") != "tools/call" || !jsonContent(r) ||
 		!strings.Contains(r.Header.Get("Accept"), "application/json") {
 		return false
 	}
-	req, ok := parseFast(env)
+	req, ok := parseFrame2026(env)
 	if !ok {
 		return false
 	}
@@ -141,7 +141,7 @@ func (p *profile) fastCall(w http.ResponseWriter, r *http.Request, env envelope)
 // an offered tool whose calls may, or in a bare profile a name its server
 // does not list.
 func (p *profile) framed(name string) bool {
-	if _, ok := p.leanTarget(name); ok {
+	if _, ok := p.frameTarget(name); ok {
 		return true
 	}
 	_, ok := p.passThrough(name)
@@ -154,7 +154,7 @@ func (p *profile) framed(name string) bool {
 // the server answers it, as it would a client talking to it directly.
 // handled is false when the SDK's path must serve the call.
 func (p *profile) callFrame(ctx context.Context, d *downstream, name string, params map[string]json.RawMessage) (res json.RawMessage, target string, handled bool, err error) {
-	if target, ok := p.leanTarget(name); ok {
+	if target, ok := p.frameTarget(name); ok {
 		res, handled, err = d.sess.CallRaw(ctx, target, params)
 		return res, target, handled, err
 	}
@@ -179,13 +179,13 @@ func (p *profile) passThrough(name string) (string, bool) {
 	return p.def.servers[0], true
 }
 
-// leanTarget is the catalog name of an offered tool whose calls may take a
-// lean path; false for any other name.
-func (p *profile) leanTarget(name string) (string, bool) {
+// frameTarget is the catalog name of an offered tool whose calls may take a
+// frame path; false for any other name.
+func (p *profile) frameTarget(name string) (string, bool) {
 	p.syncMu.Lock()
 	defer p.syncMu.Unlock()
 	target, ok := p.toolRoute[name]
-	return target, ok && p.lean[name]
+	return target, ok && p.frameable[name]
 }
 
 // jsonContent reports whether r's body is declared JSON.
@@ -209,7 +209,7 @@ func peekBody(r *http.Request) ([]byte, bool) {
 	return body, true
 }
 
-// writeAnswer writes the answer to a lean call: the server's result as it
+// writeAnswer writes the answer to a frame call: the server's result as it
 // wrote it (marked complete for a 2026-07-28 client when it does not say),
 // or the error. A client that went away gets nothing: the server was told.
 func writeAnswer(w http.ResponseWriter, r *http.Request, id, res json.RawMessage, err error, era2026 bool) {
@@ -245,7 +245,7 @@ func readBody(r *http.Request) ([]byte, error) {
 	return io.ReadAll(io.LimitReader(r.Body, maxBody+1))
 }
 
-// jsonError is the JSON-RPC error a failed lean call answers with: the
+// jsonError is the JSON-RPC error a failed frame call answers with: the
 // server's own, else Plexus's.
 func jsonError(err error) *jsonrpc.Error {
 	var je *jsonrpc.Error
@@ -295,56 +295,56 @@ func completed(res json.RawMessage) json.RawMessage {
 	return append(out, res[1:]...)
 }
 
-// fastPeer is a client without a session: it can take no requests from a
+// sessionlessPeer is a client without a session: it can take no requests from a
 // server (an MCP 2026-07-28 server asks in its result instead, which
 // passes through), and its progress and logs were not asked for.
-type fastPeer struct {
+type sessionlessPeer struct {
 	caps *mcp.ClientCapabilities
 	raw  string // as the client wrote them
 }
 
-func (p *fastPeer) Capabilities() *mcp.ClientCapabilities { return p.caps }
+func (p *sessionlessPeer) Capabilities() *mcp.ClientCapabilities { return p.caps }
 
 // CapsKey lets the upstream connection cache what it derives from the
 // capabilities by their bytes, without encoding them again.
-func (p *fastPeer) CapsKey() string { return p.raw }
+func (p *sessionlessPeer) CapsKey() string { return p.raw }
 
-// fastCaps keeps the peers of the capability sets clients declare: few
+// peerCaps keeps the peers of the capability sets clients declare: few
 // distinct ones, so each is decoded once. It is bounded: past its size a
 // new set is decoded per call and not kept.
-type fastCaps struct {
+type peerCaps struct {
 	mu    sync.Mutex
-	peers map[string]*fastPeer
+	peers map[string]*sessionlessPeer
 }
 
-const maxFastCaps = 64
+const maxPeerCaps = 64
 
 // get returns the peer for raw capabilities; false if they do not decode.
-func (c *fastCaps) get(raw []byte) (*fastPeer, bool) {
+func (c *peerCaps) get(raw []byte) (*sessionlessPeer, bool) {
 	c.mu.Lock()
 	p := c.peers[string(raw)]
 	c.mu.Unlock()
 	if p != nil {
 		return p, true
 	}
-	p = &fastPeer{caps: &mcp.ClientCapabilities{}, raw: string(raw)}
+	p = &sessionlessPeer{caps: &mcp.ClientCapabilities{}, raw: string(raw)}
 	if json.Unmarshal(raw, p.caps) != nil {
 		return nil, false
 	}
 	c.mu.Lock()
 	if c.peers == nil {
-		c.peers = map[string]*fastPeer{}
+		c.peers = map[string]*sessionlessPeer{}
 	}
-	if len(c.peers) < maxFastCaps {
+	if len(c.peers) < maxPeerCaps {
 		c.peers[p.raw] = p
 	}
 	c.mu.Unlock()
 	return p, true
 }
 
-func (*fastPeer) Ask(_ context.Context, method string, _ json.RawMessage) (json.RawMessage, error) {
+func (*sessionlessPeer) Ask(_ context.Context, method string, _ json.RawMessage) (json.RawMessage, error) {
 	return nil, noSession(method)
 }
 
-func (*fastPeer) Progress(context.Context, *mcp.ProgressNotificationParams) {}
-func (*fastPeer) Log(context.Context, *mcp.LoggingMessageParams)            {}
+func (*sessionlessPeer) Progress(context.Context, *mcp.ProgressNotificationParams) {}
+func (*sessionlessPeer) Log(context.Context, *mcp.LoggingMessageParams)            {}

@@ -10,8 +10,8 @@ const goodCall = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name"
 	"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"},
 	"io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}}}`
 
-func TestParseFast(t *testing.T) {
-	req, ok := parseFast(readEnvelope([]byte(goodCall)))
+func TestParseFrame2026(t *testing.T) {
+	req, ok := parseFrame2026(readEnvelope([]byte(goodCall)))
 	if !ok || req.name != "echo" || string(req.ID) != "7" || string(req.caps) != `{"elicitation":{}}` {
 		t.Fatalf("good call: %+v %v", req, ok)
 	}
@@ -36,21 +36,21 @@ func TestParseFast(t *testing.T) {
 		"caps not object": strings.Replace(goodCall, `{"elicitation":{}}`, `[]`, 1),
 		"extra member":    strings.Replace(goodCall, `"id":7,`, `"id":7,"x":1,`, 1),
 	} {
-		if _, ok := parseFast(readEnvelope([]byte(body))); ok {
-			t.Errorf("%s: taken by the lean path", name)
+		if _, ok := parseFrame2026(readEnvelope([]byte(body))); ok {
+			t.Errorf("%s: taken by the frame path", name)
 		}
 	}
 }
 
-func FuzzParseFast(f *testing.F) {
+func FuzzParseFrame2026(f *testing.F) {
 	f.Add([]byte(goodCall))
 	f.Add([]byte(`{"jsonrpc":"2.0","id":"a","method":"tools/call","params":null}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		req, ok := parseFast(readEnvelope(body))
+		req, ok := parseFrame2026(readEnvelope(body))
 		if !ok {
 			return
 		}
-		// What the lean path forwards must be valid JSON.
+		// What the frame path forwards must be valid JSON.
 		if !json.Valid(req.ID) || !json.Valid(appendResponse(req.ID, json.RawMessage(`{}`))) {
 			t.Fatalf("invalid id %q", req.ID)
 		}

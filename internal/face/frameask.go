@@ -18,22 +18,22 @@ import (
 	"github.com/plexus-mcp/plexus/internal/jsonscan"
 )
 
-// A lean call of a session-era client to a session-era server may be asked
+// A frame call of a session-era client to a session-era server may be asked
 // something by the server mid-call (elicitation, sampling, roots), as the
 // SDK's path allows: the question goes to the client on the call's own
 // answer, which turns from JSON into an event stream, and the client's
 // answer comes back in a POST of its own on the session, taken here by its
 // id before the SDK sees it.
 
-// askPrefix marks the ids of the questions the lean path puts to clients;
+// askPrefix marks the ids of the questions the frame path puts to clients;
 // the SDK never uses strings for its own.
 const askPrefix = "plexus-ask-"
 
 var askSeq atomic.Uint64
 
-// leanAnswer is the answer stream of one lean call: JSON until a question
+// frameAnswer is the answer stream of one frame call: JSON until a question
 // must go to the client, an event stream from then on.
-type leanAnswer struct {
+type frameAnswer struct {
 	w    http.ResponseWriter
 	mu   sync.Mutex
 	sse  bool
@@ -41,7 +41,7 @@ type leanAnswer struct {
 }
 
 // event writes msg as an event, starting the stream if need be.
-func (a *leanAnswer) event(msg []byte) error {
+func (a *frameAnswer) event(msg []byte) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.done {
@@ -64,7 +64,7 @@ func (a *leanAnswer) event(msg []byte) error {
 }
 
 // finish writes the call's answer: as JSON, or as the stream's last event.
-func (a *leanAnswer) finish(r *http.Request, id, res json.RawMessage, err error) {
+func (a *frameAnswer) finish(r *http.Request, id, res json.RawMessage, err error) {
 	a.mu.Lock()
 	sse := a.sse
 	a.done = !sse
@@ -90,18 +90,18 @@ func (a *leanAnswer) finish(r *http.Request, id, res json.RawMessage, err error)
 }
 
 // close ends the stream for writers that come late.
-func (a *leanAnswer) close() {
+func (a *frameAnswer) close() {
 	a.mu.Lock()
 	a.done = true
 	a.mu.Unlock()
 }
 
-// sessionPeer is the client of one lean call, as the upstream connection's
+// sessionPeer is the client of one frame call, as the upstream connection's
 // router sees it: asked as the SDK's path would ask it, with the same
 // refusals when it did not declare what it is asked for.
 type sessionPeer struct {
-	ls  *leanSession
-	ans *leanAnswer
+	ls  *frameSession
+	ans *frameAnswer
 }
 
 func (p *sessionPeer) Capabilities() *mcp.ClientCapabilities { return p.ls.peer.caps }
@@ -115,7 +115,7 @@ func (p *sessionPeer) Ask(ctx context.Context, method string, params json.RawMes
 	return p.ask(ctx, method, params)
 }
 
-// Progress and Log: the lean path asks the server for neither (no progress
+// Progress and Log: the frame path asks the server for neither (no progress
 // token; a session that set a log level takes the SDK's path).
 func (p *sessionPeer) Progress(context.Context, *mcp.ProgressNotificationParams) {}
 func (p *sessionPeer) Log(context.Context, *mcp.LoggingMessageParams)            {}
@@ -148,16 +148,16 @@ func (p *sessionPeer) ask(ctx context.Context, method string, params json.RawMes
 	}
 }
 
-// clientAnswer is a client's answer to a question of the lean path.
+// clientAnswer is a client's answer to a question of the frame path.
 type clientAnswer struct {
 	result json.RawMessage
 	err    *jsonrpc.Error
 }
 
-// answered takes a client's answer to one of the lean path's questions:
+// answered takes a client's answer to one of the frame path's questions:
 // true if body is one (delivered, or late and dropped), false if it is
 // anything else.
-func (ls *leanSession) answered(env envelope) bool {
+func (ls *frameSession) answered(env envelope) bool {
 	fr, ok := scanAnswer(env)
 	if !ok {
 		return false
