@@ -15,7 +15,10 @@ import (
 // the terminal UI and the web page, and starting it touches code of all of
 // them (package initialisation), each touch mapping 64 KiB around it: most
 // of the executable ends up counted in the daemon's RSS although it never
-// runs again. The pages stay in the page cache; the ones the daemon does
+// runs again. Where the page cache holds the executable in large folios
+// (ext4 does, on recent kernels), one touch can even map 2 MiB at once as
+// a huge page: MADV_NOHUGEPAGE stops that, so that what comes back is
+// what runs. The pages stay in the page cache; the ones the daemon does
 // use are mapped again, one by one, when it next runs them. Mappings with
 // written (anonymous) pages are left alone: dropping those would lose data.
 func shedStartupPages() {
@@ -67,6 +70,7 @@ func shedStartupPages() {
 			continue
 		}
 		unix.Syscall(unix.SYS_MADVISE, m.start, m.end-m.start, unix.MADV_RANDOM)
+		unix.Syscall(unix.SYS_MADVISE, m.start, m.end-m.start, unix.MADV_NOHUGEPAGE)
 		unix.Syscall(unix.SYS_MADVISE, m.start, m.end-m.start, unix.MADV_DONTNEED)
 	}
 }

@@ -40,7 +40,8 @@ func exeText(t *testing.T) (rssKiB int, flags string) {
 }
 
 // TestShedStartupPages: the code pages are unmapped (the RSS of the code
-// drops), fault-around is off for them ("rr"), and the process runs on —
+// drops), fault-around is off for them ("rr"), they are not mapped back as
+// huge pages ("nh"), and the process runs on —
 // its code is mapped again as it runs.
 func TestShedStartupPages(t *testing.T) {
 	before, _ := exeText(t)
@@ -48,6 +49,9 @@ func TestShedStartupPages(t *testing.T) {
 	after, flags := exeText(t)
 	if !strings.Contains(flags, " rr") {
 		t.Errorf("fault-around still on for the code: %s", flags)
+	}
+	if !strings.Contains(flags, " nh") {
+		t.Errorf("the code may still be mapped back in huge pages: %s", flags)
 	}
 	if after >= before {
 		t.Errorf("code RSS %d KiB before, %d KiB after: nothing was shed", before, after)

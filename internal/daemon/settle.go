@@ -70,8 +70,10 @@ const resettleDelay = time.Second
 // resettle settles again after every change once the daemon has settled
 // first: servers added, restarted or removed, and client sessions of the
 // face ended. Each leaves garbage that an idle daemon would otherwise
-// keep for minutes — it allocates too little to run the collector — so
-// its footprint stays that of its steady state (docs/performance.md).
+// keep for minutes — it allocates too little to run the collector — and
+// maps code it runs only for the change (decoding a catalog, rendering
+// pages), so the garbage is returned and those pages are shed again: its
+// footprint stays that of its steady state (docs/performance.md).
 func resettle(ctx context.Context, h *host.Host, ended <-chan struct{}) {
 	events, stop := h.Subscribe()
 	defer stop()
@@ -94,6 +96,7 @@ func resettle(ctx context.Context, h *host.Host, ended <-chan struct{}) {
 			due = nil
 			if !starting(h) {
 				debug.FreeOSMemory()
+				shedStartupPages()
 			}
 			continue
 		}
