@@ -11,6 +11,12 @@
 #   direct       the client runs the server itself
 #   plexus-http  through a Plexus daemon's HTTP face (/mcp)
 #   plexus-mcp   through `plexus mcp` (stdio bridge to the same daemon)
+#   plexus-25    through the HTTP face to a second copy of the server that
+#                Plexus is told to speak MCP 2025-11-25 with (its
+#                protocolVersion pin), as the peer does: by default Plexus
+#                speaks the newest version the server supports, 2026-07-28,
+#                and the go-sdk server spends more a call on that
+#                era's per-request _meta (docs/performance.md)
 #   peer         through PEER_BINARY's streamable HTTP endpoint
 #
 # Each round measures every target with 1 caller (latency) and 16 callers
@@ -58,14 +64,31 @@ export PLEXUS_HOME="$OUT/home"
 DAEMON=$!; pids+=("$DAEMON")
 for _ in $(seq 200); do "$OUT/bin/plexus" status >/dev/null 2>&1 && break; sleep 0.05; done
 "$OUT/bin/plexus" add wide -- $SERVER >/dev/null
+"$OUT/bin/plexus" settings set face.allowExternalCall true >/dev/null
+# The daemon settles a second after a change (internal/daemon/settle.go).
+sleep 2
+IDLE1=$(rss_kib "$DAEMON")
+# The pinned copy is added after the one-server idle RSS is read; the RSS
+# it adds, per tool, is what a catalog costs.
+"$OUT/bin/plexus" add wide25 -- $SERVER >/dev/null
 python3 - "$PLEXUS_HOME/extensions.json" <<'EOF'
 import json, sys
 p = sys.argv[1]
 cfg = json.load(open(p))
-cfg.setdefault("mcp", {}).setdefault("face", {})["allowExternalCall"] = True
+def pin(o):
+    if isinstance(o, dict):
+        if isinstance(o.get("wide25"), dict):
+            o["wide25"]["protocolVersion"] = "2025-11-25"
+            return True
+        return any(pin(v) for v in o.values())
+    return False
+assert pin(cfg), "no server wide25 in extensions.json"
 json.dump(cfg, open(p, "w"), indent=2)
 EOF
 "$OUT/bin/plexus" reload >/dev/null
+sleep 2
+IDLE2=$(rss_kib "$DAEMON")
+echo "{\"idle1RssKiB\": $IDLE1, \"idle2RssKiB\": $IDLE2}" >"$OUT/idle.json"
 ADDR=$("$OUT/bin/plexus" status --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["httpAddr"])')
 TOKEN=$(cat "$PLEXUS_HOME/token")
 
@@ -83,7 +106,7 @@ sleep 1
 load() { # NAME CONC CALLS PID ARGS…: one plexus-load run, its JSON line appended to results
   local name=$1 c=$2 n=$3 pid=$4; shift 4
   local line
-  line=$("$LOAD" "$@" --protocol 2025-06-18 --tool echo --args '{"text":"x"}' -n "$n" -c "$c" ${pid:+--pid "$pid"} | tail -n 1)
+  line=$("$LOAD" --tool echo "$@" --protocol 2025-06-18 --args '{"text":"x"}' -n "$n" -c "$c" ${pid:+--pid "$pid"} | tail -n 1)
   echo "{\"round\": $round, \"target\": \"$name\", \"c\": $c, \"idleRssKiB\": ${idle:-0}, \"run\": $line}" >>"$OUT/results.jsonl"
 }
 
@@ -92,15 +115,17 @@ for round in $(seq "$ROUNDS"); do
   for c in 1 16; do
     n=$CALLS; [ "$c" = 16 ] && n=$((CALLS * 4))
     idle=""; load direct "$c" "$n" "" --stdio "$SERVER"
-    idle=$(rss_kib "$DAEMON"); load plexus-http "$c" "$n" "$DAEMON" --url "http://$ADDR/mcp" --header "Authorization: Bearer $TOKEN"
-    idle=$(rss_kib "$DAEMON"); load plexus-mcp "$c" "$n" "$DAEMON" --stdio "$OUT/bin/plexus mcp"
+    idle=$IDLE1; load plexus-http "$c" "$n" "$DAEMON" --url "http://$ADDR/mcp" --header "Authorization: Bearer $TOKEN" --tool wide_echo
+    idle=$IDLE1; load plexus-mcp "$c" "$n" "$DAEMON" --stdio "$OUT/bin/plexus mcp" --tool wide_echo
+    idle=$IDLE1; load plexus-25 "$c" "$n" "$DAEMON" --url "http://$ADDR/mcp" --header "Authorization: Bearer $TOKEN" --tool wide25_echo
     idle=$(rss_kib "$PEERPID"); load peer "$c" "$n" "$PEERPID" --url "http://127.0.0.1:$PORT/wide/mcp"
   done
 done
 
-python3 - "$OUT/results.jsonl" <<'EOF'
+python3 - "$OUT/results.jsonl" "$OUT/idle.json" <<'EOF'
 import json, sys, statistics as st
 rows = [json.loads(l) for l in open(sys.argv[1])]
+idle = json.load(open(sys.argv[2]))
 def runs(target, c):
     return [r for r in rows if r["target"] == target and r["c"] == c]
 def med(xs):
@@ -111,7 +136,7 @@ for r in rows:
 direct_p50 = {r["round"]: r["run"]["p50Us"] for r in runs("direct", 1)}
 direct_tput = {r["round"]: r["run"]["callsPerSec"] for r in runs("direct", 16)}
 print(f"{'':14} {'c1 p50':>9} {'c1 added p50':>13} {'c16 calls/s':>12} {'c16 vs direct':>14} {'CPU/call c1':>12} {'CPU/call c16':>13} {'idle RSS':>10}")
-for t in ["direct", "plexus-http", "plexus-mcp", "peer"]:
+for t in ["direct", "plexus-http", "plexus-mcp", "plexus-25", "peer"]:
     c1, c16 = runs(t, 1), runs(t, 16)
     p50 = med([r["run"]["p50Us"] for r in c1])
     added = med([r["run"]["p50Us"] - direct_p50[r["round"]] for r in c1])
@@ -123,4 +148,6 @@ for t in ["direct", "plexus-http", "plexus-mcp", "peer"]:
     rss = med([r["idleRssKiB"] / 1024 for r in c1 if r["idleRssKiB"] and r["round"] == 1])
     fmt = lambda x, u: "-" if x != x else f"{x:.0f} {u}" if u != "MiB" else f"{x:.1f} MiB"
     print(f"{t:14} {fmt(p50,'µs'):>9} {('+' if added >= 0 else '') + fmt(added,'µs') if t != 'direct' else '-':>13} {tput:>12.0f} {ratio:>13.2f}× {fmt(cpu1,'µs'):>12} {fmt(cpu16,'µs'):>13} {fmt(rss,'MiB'):>10}")
+print(f"Plexus idle RSS: {idle['idle1RssKiB'] / 1024:.1f} MiB with one 200-tool server, "
+      f"{idle['idle2RssKiB'] / 1024:.1f} MiB with two: {(idle['idle2RssKiB'] - idle['idle1RssKiB']) / 200:.1f} KiB a tool")
 EOF
