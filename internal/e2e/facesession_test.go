@@ -121,7 +121,7 @@ func scrape(t *testing.T, base, token string) string {
 // handed to the SDK without calling the server twice; a cancellation
 // reaches the server; a client that sets a log level gets its calls back
 // on the SDK's path, where its log messages ride.
-func TestFaceSessionLeanPath(t *testing.T) {
+func TestFaceSessionFramePath(t *testing.T) {
 	e, base, token := faceEnv(t, "")
 	all := tools(t, e)
 	echo, ask, sleep := toolNamed(t, all, "example", "echo").Name, toolNamed(t, all, "example", "ask").Name, toolNamed(t, all, "example", "sleep").Name
@@ -215,7 +215,7 @@ func TestFaceSessionLeanPath(t *testing.T) {
 // call's answer, now an event stream, and the client's answer comes back
 // to the call; the server is called once. A client that did not declare
 // elicitation is refused as on the SDK's path.
-func TestFaceSessionLeanAsks(t *testing.T) {
+func TestFaceSessionFrameAsks(t *testing.T) {
 	e, base, token := faceEnv(t, "")
 	addOldServer(t, e)
 	all := tools(t, e)
@@ -241,7 +241,7 @@ func TestFaceSessionLeanAsks(t *testing.T) {
 		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": "yes to " + req.Params.Message}}, nil
 		},
-	}, "file:///work/lean")
+	}, "file:///work/frame")
 	for range 2 {
 		if got := text(cs.CallTool(ctx, &mcp.CallToolParams{Name: echo, Arguments: map[string]any{"text": "e"}})); got != "e" {
 			t.Fatalf("echo: %q", got)
@@ -266,7 +266,7 @@ func TestFaceSessionLeanAsks(t *testing.T) {
 	if s := rec.streamed(); !strings.Contains(s, `"method":"elicitation/create"`) || strings.Contains(s, `"mode":""`) || !strings.Contains(s, `"requestedSchema"`) {
 		t.Errorf("the elicitation as the client got it:\n%s", s)
 	}
-	if got := text(cs.CallTool(ctx, &mcp.CallToolParams{Name: roots})); got != "file:///work/lean" {
+	if got := text(cs.CallTool(ctx, &mcp.CallToolParams{Name: roots})); got != "file:///work/frame" {
 		t.Errorf("roots: %q", got)
 	}
 	if got := rec.take(); !strings.Contains(got, "answer") {

@@ -35,7 +35,7 @@ type profile struct {
 	tools, resources, templates, prompts map[string]string
 	// routes: offered name → where it goes.
 	toolRoute map[string]string // offered tool → catalog name
-	// lean: tools whose calls may take the frame path (frame.go): those
+	// frameable: tools whose calls may take the frame path (frame.go): those
 	// without x-mcp-header parameters, which the SDK checks against the
 	// request's headers.
 	frameable   map[string]bool

@@ -143,26 +143,26 @@ func TestPagesMatchSDK(t *testing.T) {
 					stateless := era == "2026-07-28"
 					cursor, pages, tools := "", 0, 0
 					for {
-						via, fast, _ := post(t, url, hdr, listBody(`"p`+fmt.Sprint(pages)+`"`, cursor, "", stateless))
+						via, rendered, _ := post(t, url, hdr, listBody(`"p`+fmt.Sprint(pages)+`"`, cursor, "", stateless))
 						via2, sdk, _ := post(t, url, hdr, listBody(`7`, cursor, `"progressToken":"x",`, stateless))
 						if via != "pages" || via2 != "sdk" {
 							t.Fatalf("%s page %d: answered by %s and %s", era, pages, via, via2)
 						}
 						var res, sdkRes mcp.ListToolsResult
-						if err := json.Unmarshal(fast, &res); err != nil {
+						if err := json.Unmarshal(rendered, &res); err != nil {
 							t.Fatal(err)
 						}
 						if err := json.Unmarshal(sdk, &sdkRes); err != nil {
 							t.Fatal(err)
 						}
 						// The cursors are the same but for gob's type numbers.
-						fastLast, ok1 := decodeCursor(res.NextCursor)
+						renderedLast, ok1 := decodeCursor(res.NextCursor)
 						sdkLast, ok2 := decodeCursor(sdkRes.NextCursor)
-						if fastLast != sdkLast || ok1 != ok2 || ok1 != (res.NextCursor != "") {
-							t.Fatalf("%s page %d: cursors %q (%s) and %q (%s)", era, pages, res.NextCursor, fastLast, sdkRes.NextCursor, sdkLast)
+						if renderedLast != sdkLast || ok1 != ok2 || ok1 != (res.NextCursor != "") {
+							t.Fatalf("%s page %d: cursors %q (%s) and %q (%s)", era, pages, res.NextCursor, renderedLast, sdkRes.NextCursor, sdkLast)
 						}
-						if !bytes.Equal(fast, bytes.Replace(sdk, []byte(sdkRes.NextCursor), []byte(res.NextCursor), 1)) {
-							t.Fatalf("%s page %d differs:\nfast %s\nsdk  %s", era, pages, fast, sdk)
+						if !bytes.Equal(rendered, bytes.Replace(sdk, []byte(sdkRes.NextCursor), []byte(res.NextCursor), 1)) {
+							t.Fatalf("%s page %d differs:\nrendered %s\nsdk      %s", era, pages, rendered, sdk)
 						}
 						pages++
 						tools += len(res.Tools)
@@ -189,9 +189,9 @@ func TestPagesMatchSDK(t *testing.T) {
 	}
 }
 
-// TestFastListLeaves checks what the fast path leaves to the SDK: the SDK
+// TestListPagesLeave checks what the rendered pages leave to the SDK: the SDK
 // must answer as before (an error for a bad cursor or an unknown session).
-func TestFastListLeaves(t *testing.T) {
+func TestListPagesLeave(t *testing.T) {
 	_, url := testProfile(t, 5, 2)
 	hdr := map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"}
 	if via, res, _ := post(t, url, hdr, listBody("1", "not-a-cursor", "", true)); via != "sdk" || !strings.Contains(string(res), "-32602") {

@@ -9,7 +9,7 @@ import (
 )
 
 var seeds = []string{
-	`{}`, ` { } `, `{"a":1}`, `{"jsonrpc":"2.0","id":"plexus-fast-1","result":{"content":[{"type":"text","text":"x"}]}}`,
+	`{}`, ` { } `, `{"a":1}`, `{"jsonrpc":"2.0","id":"plexus-frame-1","result":{"content":[{"type":"text","text":"x"}]}}`,
 	`{"a":"}\"]{","b":[1,{"c":[]}],"d":null,"e":true,"f":-1.5e3}`,
 	"{\n\t\"a\" : [ ] ,\r\n \"b\":{ }\n}", `{"a\"b":1}`, `{"a":1,"a":2}`, `[1,2]`, `"x"`, `12`, `{"x":"\\"}`,
 	`{"params":{"name":"echo","arguments":{"text":"é\u00e9"},"_meta":{"progressToken":1}}}`,

@@ -31,7 +31,7 @@ func BenchmarkPeek(b *testing.B) {
 
 // The SDK's frame codec, which every leg of a call through the SDK pays:
 // decode and encode of the request and of its result. Against BenchmarkPeek
-// it shows what a lean forwarder saves (the SDK allocates a new
+// it shows what forwarding frames saves (the SDK allocates a new
 // streaming decoder for each decode).
 func BenchmarkSDKDecodeCall(b *testing.B)   { benchDecode(b, callFrame) }
 func BenchmarkSDKDecodeResult(b *testing.B) { benchDecode(b, resultFrame) }

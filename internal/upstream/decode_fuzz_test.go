@@ -33,21 +33,21 @@ func FuzzDecodeMessage(f *testing.F) {
 				return
 			}
 		}
-		lean, lerr := decodeMessage(data)
+		ours, oerr := decodeMessage(data)
 		sdk, serr := jsonrpc.DecodeMessage(data)
-		if serr != nil || lerr != nil {
+		if serr != nil || oerr != nil {
 			return // both decoders have their own strictness on bad input; only agreement on good input matters
 		}
 		switch s := sdk.(type) {
 		case *jsonrpc.Request:
-			l, ok := lean.(*jsonrpc.Request)
+			l, ok := ours.(*jsonrpc.Request)
 			if !ok || l.Method != s.Method || l.ID != s.ID || !bytes.Equal(l.Params, s.Params) {
-				t.Fatalf("request differs: lean %+v, sdk %+v", lean, sdk)
+				t.Fatalf("request differs: ours %+v, sdk %+v", ours, sdk)
 			}
 		case *jsonrpc.Response:
-			l, ok := lean.(*jsonrpc.Response)
+			l, ok := ours.(*jsonrpc.Response)
 			if !ok || l.ID != s.ID || !bytes.Equal(l.Result, s.Result) || (l.Error == nil) != (s.Error == nil) {
-				t.Fatalf("response differs: lean %+v, sdk %+v", lean, sdk)
+				t.Fatalf("response differs: ours %+v, sdk %+v", ours, sdk)
 			}
 		}
 	})

@@ -141,7 +141,7 @@ func (c *stdioConn) readLoop() {
 	}
 }
 
-// deliver hands m to Read, settling probes on the way; an answer to a lean
+// deliver hands m to Read, settling probes on the way; an answer to a frame
 // call goes straight to its caller from here.
 func (c *stdioConn) deliver(m jsonrpc.Message) bool {
 	if resp, ok := m.(*jsonrpc.Response); ok && resp.ID.IsValid() {
