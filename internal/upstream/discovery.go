@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 
@@ -83,10 +84,38 @@ func (c *Conn) refresh(ctx context.Context) (phase string, err error) {
 			return phase, errs[i]
 		}
 	}
+	schemasAsJSON(d.Tools)
 	c.mu.Lock()
 	c.disc = d
 	c.mu.Unlock()
 	return "", nil
+}
+
+// schemasAsJSON keeps each tool's input and output schema as the JSON the
+// SDK decoded it from, not as the Go maps it decoded it into. A server's
+// list is kept for as long as the server runs, and its schemas are most of
+// it: as maps they take several times their JSON's size (about 1.6 KiB a
+// tool of the go-sdk test server's, against some 200 bytes of JSON). The
+// one reader of a schema, the catalog, encodes it anyway (catalog.Build).
+// A schema that does not encode is left as it is, for the catalog to
+// report.
+func schemasAsJSON(tools []*mcp.Tool) {
+	for _, t := range tools {
+		t.InputSchema = asJSON(t.InputSchema)
+		t.OutputSchema = asJSON(t.OutputSchema)
+	}
+}
+
+func asJSON(v any) any {
+	switch v.(type) {
+	case nil, json.RawMessage:
+		return v
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return v
+	}
+	return json.RawMessage(b)
 }
 
 // listAll fetches pages until the server returns no cursor. It is our own loop
