@@ -72,9 +72,8 @@ async function api(method, path, body, ifMatch) {
 const enc = encodeURIComponent;
 
 function describe(err) {
-  let s = err.message;
-  if (err.body && err.body.hint) s += ' — ' + err.body.hint.replace('with --no-verify', 'with "Save without starting it first"');
-  return s;
+  const h = hintOf(err);
+  return h ? err.message + ' — ' + h : err.message;
 }
 
 function notice(msg) {
@@ -153,10 +152,17 @@ function renderServer(st) {
       st.enabled ? 'Disable' : 'Enable'),
     el('button', { type: 'button', onclick: () => act_(st.name, 'restart') }, 'Restart'),
     el('button', { type: 'button', onclick: () => showLogs(st.name, li) }, 'Logs'));
-  if (st.type !== 'stdio') act.append(el('button', { type: 'button', onclick: () => login(st.name, li) }, 'Log in (OAuth)'));
+  if (canLogIn(st)) act.append(el('button', { type: 'button', onclick: () => login(st.name, li) }, 'Log in'));
   act.append(el('button', { type: 'button', class: 'danger', onclick: () => remove(st.name) }, 'Delete'));
   li.append(act, el('p', { class: 'err card-error', role: 'alert' }, cardErrors.get(st.name) || ''));
   return li;
+}
+
+// canLogIn: a login can succeed only on an enabled remote server that uses
+// OAuth (it asked for authorization, or has OAuth settings): the daemon
+// refuses every other, so the page offers none.
+function canLogIn(st) {
+  return st.type !== 'stdio' && st.enabled && !!st.auth && st.auth.login !== 'waiting';
 }
 
 function authText(a) {
@@ -364,6 +370,11 @@ async function login(name, li) {
   try {
     const res = await api('POST', '/servers/' + enc(name) + '/login', {});
     cardError(name, '');
+    if (!res.authUrl) {
+      // A grant without a person: the daemon already has the token.
+      li.append(el('p', { class: 'progress', role: 'status' }, 'Got a new token with the ' + (res.grant || 'OAuth') + ' grant.'));
+      return;
+    }
     window.open(res.authUrl, '_blank', 'noopener,noreferrer');
     const p = el('p', { class: 'progress', role: 'status' }, 'Waiting for the browser: finish logging in on the page that opened. ',
       el('a', { href: res.authUrl, target: '_blank', rel: 'noopener noreferrer' }, 'Open it again'));
@@ -447,6 +458,23 @@ function moveURLSecrets(server, raw) {
   return { url: raw.slice(0, q + 1) + parts.join('&') + frag, moved };
 }
 
+// The name is suggested from the URL or the command by the daemon's rules
+// (the terminal UI's), until the person types one.
+let nameEdited = false;
+let suggestSeq = 0;
+
+async function suggestName() {
+  if (editing || nameEdited) return;
+  // Only the host names a server: the query (which may hold a key) stays here.
+  const body = transport() === 'stdio' ? { command: $('f-command').value } : { url: $('f-url').value.trim().split(/[?#]/)[0] };
+  const seq = ++suggestSeq;
+  let res;
+  try { res = await api('POST', '/suggest/name', body); } catch (e) { return; } // a suggestion is optional
+  if (seq !== suggestSeq || editing || nameEdited) return;
+  $('f-name').value = res.name || '';
+  $('h-name').textContent = res.name ? '(suggested)' : '';
+}
+
 function clearErrors() {
   for (const id of ['e-name', 'e-command', 'e-url', 'e-rows', 'e-call', 'e-startup', 'form-error']) $(id).textContent = '';
   $('form-progress').textContent = '';
@@ -457,9 +485,12 @@ function openEditor(name) {
   $('server-form').reset();
   $('f-rows').replaceChildren();
   editing = null;
+  nameEdited = false;
+  $('h-name').textContent = '';
   $('f-name').readOnly = false;
   $('form-h').textContent = 'Add server';
   $('editor').hidden = false;
+  $('editor').scrollIntoView({ block: 'start' });
   if (!name) { showTransport(); $('f-name').focus(); return; }
   api('GET', '/servers/' + enc(name)).then((sc) => {
     const c = sc.config || {};
@@ -571,10 +602,13 @@ function buildRequest() {
   return req;
 }
 
-// showFormError puts the daemon's error beside the field it concerns, and
-// the whole of it above the buttons; the form keeps what was typed.
+// showFormError shows the daemon's error once: each problem beside the
+// field it concerns, and above the buttons only what no field shows (a
+// problem of no field, or the whole error when no field takes it, and the
+// hint); the form keeps what was typed.
 function showFormError(e) {
-  $('form-error').textContent = describe(e);
+  let placed = false; // the error's message is shown beside a field
+  const unplaced = [];
   const fieldOf = (path) => {
     const p = path.split('.').slice(3).join('.');
     if (p.startsWith('url')) return 'e-url';
@@ -590,13 +624,25 @@ function showFormError(e) {
   for (const p of problems) {
     const id = fieldOf(p.path);
     if (id) $(id).textContent = ($(id).textContent ? $(id).textContent + '; ' : '') + p.message;
+    else unplaced.push(p.path + ': ' + p.message);
   }
   if (/startup timeout \(/.test(e.message || '')) {
     $('e-startup').textContent = 'the server did not start in time (a first `npx -y` may download its package): raise the startup timeout';
   }
   if (!problems.length && e.status === 409 && e.body.code === 'conflict') {
     $(transport() === 'stdio' ? 'e-command' : 'e-url').textContent = e.message;
+    placed = true;
   }
+  let top;
+  if (placed) top = hintOf(e) || 'See the field marked above.';
+  else if (problems.length) top = unplaced.length ? unplaced.join('; ') : 'Please correct the fields marked above.';
+  else top = describe(e);
+  $('form-error').textContent = top;
+}
+
+// hintOf is the error's hint alone, in the page's words.
+function hintOf(err) {
+  return err.body && err.body.hint ? err.body.hint.replace('with --no-verify', 'with "Save without starting it first"') : '';
 }
 
 async function save(ev) {
@@ -794,7 +840,9 @@ async function start() {
   $('filter').addEventListener('input', applyFilter);
   $('secret-form').addEventListener('submit', setSecret);
   $('add-row').addEventListener('click', () => addRow('', ''));
-  document.querySelectorAll('input[name="type"]').forEach((r) => r.addEventListener('change', showTransport));
+  $('f-name').addEventListener('input', () => { nameEdited = true; $('h-name').textContent = ''; });
+  for (const id of ['f-url', 'f-command']) $(id).addEventListener('input', suggestName);
+  document.querySelectorAll('input[name="type"]').forEach((r) => r.addEventListener('change', () => { showTransport(); suggestName(); }));
   $('logout').addEventListener('click', async () => {
     await fetch('/logout', { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Plexus-Page-Token': pageToken }, body: '{}' });
     sessionStorage.removeItem('plexus.pageToken');

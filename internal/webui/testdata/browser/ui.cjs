@@ -112,6 +112,7 @@ async function run(page) {
   await page.keyboard.press('Enter');
   await page.waitForSelector('#editor:not([hidden])');
   step('every control labelled; keyboard opens the form');
+  await formAtTopAndSuggestedName(page);
 
   // Add the stdio example server, with a managed variable.
   await fillServer(page, { name: 'example', type: 'stdio', command: 'plexus example-server',
@@ -154,14 +155,14 @@ async function run(page) {
   const bad = '/nonexistent/plexus-no-such-server --port 1';
   await fillServer(page, { name: 'broken', type: 'stdio', command: bad });
   await page.click('#save');
-  await page.waitForFunction(() => document.getElementById('form-error').textContent !== '');
+  await page.waitForFunction(() => document.getElementById('e-command').textContent !== '');
   assert.equal(await page.isVisible('#editor'), true);
   assert.equal(await page.inputValue('#f-name'), 'broken');
   assert.equal(await page.inputValue('#f-command'), bad);
-  assert.notEqual(await page.textContent('#e-command'), '');
   assert.equal(await card(page, 'broken').count(), 0);
+  await shownOnce(page, await page.textContent('#e-command'));
   await page.screenshot({ path: path.join(env.SHOTS, 'error-state.png'), fullPage: true });
-  step('a failing add keeps the form and shows: ' + (await page.textContent('#form-error')).slice(0, 120));
+  step('a failing add keeps the form and shows its error once: ' + (await page.textContent('#e-command')).slice(0, 120));
 
   // A wrong key for the remote server is refused as well: strict saves.
   await page.click('#cancel');
@@ -170,8 +171,9 @@ async function run(page) {
     rows: [{ name: 'X-Api-Key', ref: 'WRONG_KEY', value: 'not-the-key' }] });
   await page.click('#save');
   await page.waitForFunction(() => document.getElementById('e-url').textContent !== '');
+  await shownOnce(page, await page.textContent('#e-url'));
   await page.click('#cancel');
-  step('a remote server that refuses the key is not saved: ' + (await page.textContent('#e-url')).slice(0, 100));
+  step('a remote server that refuses the key is not saved, its error shown once: ' + (await page.textContent('#e-url')).slice(0, 100));
 
   await page.screenshot({ path: path.join(env.SHOTS, 'servers.png'), fullPage: true });
 
@@ -192,7 +194,10 @@ async function run(page) {
   await page.locator('#f-rows .r-value').first().fill('-');
   await page.click('#save');
   await page.waitForFunction(() => document.getElementById('form-error').textContent !== '');
-  step('edit with "-" on a needed secret is refused: ' + (await page.textContent('#form-error')).slice(0, 100));
+  const said = await page.evaluate(() => ['e-url', 'e-rows', 'form-error'].map((id) => document.getElementById(id).textContent).filter((t) => t.length > 30));
+  assert.ok(said.length > 0, 'the refusal says why');
+  for (const t of said) await shownOnce(page, t);
+  step('edit with "-" on a needed secret is refused: ' + said.join(' | ').slice(0, 140));
   await page.click('#cancel');
   await button(page, 'remote', 'Restart').click();
   await waitState(page, 'remote', 'ready');
@@ -208,18 +213,11 @@ async function run(page) {
   await waitState(page, 'example', 'ready');
   step('edit with "-" removes the stored secret');
 
-  // OAuth login on a server that does no OAuth: the daemon's error (502) shows cleanly.
-  await button(page, 'remote', 'Log in (OAuth)').click();
-  await page.waitForFunction(() => {
-    const li = document.querySelector('#servers > li[data-name="remote"] .card-error');
-    return li && li.textContent.startsWith('log in: ');
-  });
-  step('log in shows the daemon\'s answer: ' + (await card(page, 'remote').locator('.card-error').textContent()));
-  // A live update draws the card anew (one may arrive just after the
-  // answer): the error stays until the next action on the card.
-  await page.evaluate(() => refresh());
-  assert.match(await card(page, 'remote').locator('.card-error').textContent(), /^log in: /);
-  step('the error outlives a redraw of the card');
+  // A server without OAuth offers no login: the daemon would refuse it.
+  for (const name of ['remote', 'example']) {
+    assert.equal(await card(page, name).getByRole('button', { name: /log in/i }).count(), 0, name + ' offers a login that cannot succeed');
+  }
+  step('no "Log in" on servers that do not use OAuth');
 
   // Disable and enable.
   await button(page, 'example', 'Disable').click();
@@ -267,6 +265,40 @@ async function run(page) {
   await page.waitForFunction(() => !document.querySelector('#servers > li[data-name="remote"]'));
   await page.waitForFunction(() => !document.getElementById('secrets').textContent.includes('REMOTE_KEY'));
   step('delete removes the server and its secret');
+}
+
+// formAtTopAndSuggestedName: the add form opens at the top of the page,
+// above the server list, and suggests the name from the command or the
+// URL by the daemon's rules until a name is typed.
+async function formAtTopAndSuggestedName(page) {
+  const order = await page.evaluate(() => document.getElementById('editor').compareDocumentPosition(document.getElementById('servers')));
+  assert.ok(order & 4, 'the form comes before the server list');
+  const top = await page.evaluate(() => document.getElementById('editor').getBoundingClientRect().top);
+  assert.ok(top < 300, 'the form opens at the top of the view: ' + top);
+  await page.fill('#f-command', 'npx -y @modelcontextprotocol/server-filesystem "/srv/my docs"');
+  await page.waitForFunction(() => document.getElementById('f-name').value === 'filesystem');
+  assert.equal(await page.textContent('#h-name'), '(suggested)');
+  await page.check('input[name="type"][value="http"]');
+  await page.fill('#f-url', 'https://mcp.example.com/mcp?api_key=' + env.CANARY);
+  await page.waitForFunction(() => document.getElementById('f-name').value === 'example');
+  await page.fill('#f-name', 'mine');
+  await page.fill('#f-url', 'http://127.0.0.1:9/mcp');
+  await page.waitForTimeout(500);
+  assert.equal(await page.inputValue('#f-name'), 'mine', 'a typed name is kept');
+  assert.equal(await page.textContent('#h-name'), '');
+  await page.fill('#f-url', '');
+  await page.fill('#f-name', '');
+  await page.check('input[name="type"][value="stdio"]');
+  step('the form opens at the top; the name is suggested (filesystem, example) until one is typed');
+}
+
+// shownOnce asserts that an error's text is on the page once: beside its
+// field, not again above the buttons or in a banner.
+async function shownOnce(page, text) {
+  assert.ok(text.length > 10, 'an error to look for: ' + text);
+  const body = await page.locator('#app').innerText();
+  const n = body.split(text).length - 1;
+  assert.equal(n, 1, 'the error "' + text.slice(0, 80) + '" is shown ' + n + ' times');
 }
 
 // gatesSummaryAndFilter: the page says that external calls are off and
