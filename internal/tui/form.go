@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 	"time"
@@ -25,10 +26,11 @@ const (
 	fHeaderName
 	fHeaderValue
 	fEnv
+	fStartup
 	fieldCount
 )
 
-var fieldLabels = [fieldCount]string{"transport", "url", "command", "name", "bearer token", "header", "header value", "env"}
+var fieldLabels = [fieldCount]string{"transport", "url", "command", "name", "bearer token", "header", "header value", "env", "startup ms"}
 
 // form is the one form for a new server and for editing one (R-UI-2):
 // nothing is sent until it is saved.
@@ -86,6 +88,7 @@ func newForm() *form {
 	f.inputs[fHeaderName] = newInput("optional, such as X-Api-Key", false)
 	f.inputs[fHeaderValue] = newInput("its value, stored as a secret", true)
 	f.inputs[fEnv] = newInput("optional: KEY=value KEY2=value, stored as secrets", true)
+	f.inputs[fStartup] = newInput("blank: the default, 30000 (a first `npx -y` may need more)", false)
 	f.setFocus(fTransport)
 	return f
 }
@@ -125,6 +128,9 @@ func editForm(name string, cfg map[string]any, revision int64) *form {
 		f.inputs[fHeaderName].SetValue(h)
 		f.inputs[fHeaderValue].Placeholder = keep
 	}
+	if ms, ok := cfg[serverconf.KeyStartupTimeout].(json.Number); ok {
+		f.inputs[fStartup].SetValue(ms.String())
+	}
 	if env, ok := cfg[serverconf.KeyEnv].(map[string]any); ok && len(env) > 0 {
 		f.inputs[fEnv].Placeholder = "stored: " + strings.Join(envShown(env), " ") + " (KEY=value sets, KEY=- or - removes)"
 	}
@@ -140,16 +146,14 @@ func (f *form) stdio() bool { return f.transports[f.transport] == serverconf.Typ
 // fields are the rows shown for the current transport, in order. The name
 // of a server being edited is not a field: renaming is delete and add.
 func (f *form) fields() []field {
+	fs := []field{fTransport, fURL, fName, fBearer, fHeaderName, fHeaderValue}
 	if f.stdio() {
-		if f.editing != "" {
-			return []field{fTransport, fCommand, fEnv}
-		}
-		return []field{fTransport, fCommand, fName, fEnv}
+		fs = []field{fTransport, fCommand, fName, fEnv}
 	}
 	if f.editing != "" {
-		return []field{fTransport, fURL, fBearer, fHeaderName, fHeaderValue}
+		fs = slices.DeleteFunc(fs, func(x field) bool { return x == fName })
 	}
-	return []field{fTransport, fURL, fName, fBearer, fHeaderName, fHeaderValue}
+	return append(fs, fStartup)
 }
 
 func (f *form) setFocus(to field) {
@@ -182,6 +186,7 @@ func (f *form) values() formValues {
 		transport: f.transports[f.transport],
 		url:       v(fURL), command: v(fCommand), name: v(fName),
 		bearer: v(fBearer), headerName: v(fHeaderName), headerValue: v(fHeaderValue), env: v(fEnv),
+		startup:    v(fStartup),
 		urlSecrets: f.urlSecrets,
 	}
 }
