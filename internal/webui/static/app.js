@@ -154,7 +154,8 @@ function renderServer(st) {
     el('button', { type: 'button', onclick: () => showLogs(st.name, li) }, 'Logs'));
   if (canLogIn(st)) act.append(el('button', { type: 'button', onclick: () => login(st.name, li) }, 'Log in'));
   act.append(el('button', { type: 'button', class: 'danger', onclick: () => remove(st.name) }, 'Delete'));
-  li.append(act, el('p', { class: 'err card-error', role: 'alert' }, cardErrors.get(st.name) || ''));
+  li.append(act, el('p', { class: 'err card-error', role: 'alert' }, cardErrors.get(st.name) || ''),
+    el('p', { class: 'progress card-note', role: 'status' }, cardNotes.get(st.name) || ''));
   return li;
 }
 
@@ -314,7 +315,11 @@ async function refresh() {
 // still shows it; the next action on the card clears it.
 const cardErrors = new Map();
 
+// cardNotes keeps a card's last word of success the same way.
+const cardNotes = new Map();
+
 function cardError(name, msg) {
+  cardNotes.delete(name);
   if (msg) cardErrors.set(name, msg);
   else cardErrors.delete(name);
   const li = document.querySelector('#servers > li[data-name="' + CSS.escape(name) + '"]');
@@ -371,8 +376,11 @@ async function login(name, li) {
     const res = await api('POST', '/servers/' + enc(name) + '/login', {});
     cardError(name, '');
     if (!res.authUrl) {
-      // A grant without a person: the daemon already has the token.
-      li.append(el('p', { class: 'progress', role: 'status' }, 'Got a new token with the ' + (res.grant || 'OAuth') + ' grant.'));
+      // A grant without a person: the daemon already has the token (and
+      // restarts the server with it, which draws the card anew).
+      cardNotes.set(name, 'Got a new token with the ' + (res.grant || 'OAuth') + ' grant.');
+      const note = document.querySelector('#servers > li[data-name="' + CSS.escape(name) + '"] .card-note');
+      if (note) note.textContent = cardNotes.get(name);
       return;
     }
     window.open(res.authUrl, '_blank', 'noopener,noreferrer');
@@ -476,7 +484,7 @@ async function suggestName() {
 }
 
 function clearErrors() {
-  for (const id of ['e-name', 'e-command', 'e-url', 'e-rows', 'e-call', 'e-startup', 'form-error']) $(id).textContent = '';
+  for (const id of ['e-name', 'e-command', 'e-url', 'e-rows', 'e-call', 'e-startup', 'e-sandbox', 'e-oauth', 'form-error']) $(id).textContent = '';
   $('form-progress').textContent = '';
 }
 
@@ -491,7 +499,7 @@ function openEditor(name) {
   $('form-h').textContent = 'Add server';
   $('editor').hidden = false;
   $('editor').scrollIntoView({ block: 'start' });
-  if (!name) { showTransport(); $('f-name').focus(); return; }
+  if (!name) { showTransport(); fillOAuth(null); $('f-name').focus(); return; }
   api('GET', '/servers/' + enc(name)).then((sc) => {
     const c = sc.config || {};
     editing = { name, revision: sc.revision, config: c };
@@ -515,6 +523,7 @@ function openEditor(name) {
       editing.urlSecrets = m.moved;
       $('f-url').value = m.url;
       for (const [k, v] of Object.entries(c.headers || {})) addRow(k, typeof v === 'string' ? v : v && v.env);
+      fillOAuth(c.oauth);
     }
     $('f-call').value = c.callTimeoutMs || '';
     $('f-startup').value = c.startupTimeoutMs || '';
@@ -592,6 +601,7 @@ function buildRequest() {
     }
     c.url = m.url;
     if (Object.keys(table).length) c.headers = table; else delete c.headers;
+    readOAuth(c, name, secrets);
   }
   const call = millis('f-call', 'e-call'), startup = millis('f-startup', 'e-startup');
   if (call) c.callTimeoutMs = call; else delete c.callTimeoutMs;
@@ -615,6 +625,7 @@ function showFormError(e) {
     if (p.startsWith('command') || p.startsWith('args') || p.startsWith('cwd')) return 'e-command';
     if (p.startsWith('headers') || p.startsWith('env')) return 'e-rows';
     if (p.startsWith('sandbox')) return 'e-sandbox';
+    if (p.startsWith('oauth')) return 'e-oauth';
     if (p.startsWith('callTimeoutMs')) return 'e-call';
     if (p.startsWith('startupTimeoutMs')) return 'e-startup';
     if (path.split('.').length <= 3) return 'e-name';
@@ -623,7 +634,9 @@ function showFormError(e) {
   const problems = (e.body && e.body.problems) || [];
   for (const p of problems) {
     const id = fieldOf(p.path);
-    if (id) $(id).textContent = ($(id).textContent ? $(id).textContent + '; ' : '') + p.message;
+    // A fieldset of several settings says which one a problem is of.
+    const msg = id === 'e-oauth' || id === 'e-sandbox' ? p.path.split('.').slice(3).join('.') + ' ' + p.message : p.message;
+    if (id) $(id).textContent = ($(id).textContent ? $(id).textContent + '; ' : '') + msg;
     else unplaced.push(p.path + ': ' + p.message);
   }
   if (/startup timeout \(/.test(e.message || '')) {

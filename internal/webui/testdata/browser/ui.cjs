@@ -48,7 +48,7 @@ async function main() {
   await Promise.all(pending);
   assert.ok(bodies.length > 20, 'captured ' + bodies.length + ' responses');
   for (const b of bodies) {
-    for (const secret of [env.CANARY, env.CANARY_ENV, env.TOKEN]) {
+    for (const secret of [env.CANARY, env.CANARY_ENV, env.CANARY_OAUTH, env.KEY_PEM.split('\n')[1], env.TOKEN]) {
       assert.ok(!b.body.includes(secret), 'a secret value appeared in the response of ' + b.url);
     }
   }
@@ -250,6 +250,7 @@ async function run(page) {
   assert.match(await card(page, 'example').innerText(), /Restarts\s+1/);
   step('the recovery shows live');
 
+  await oauthGrants(page);
   await gatesSummaryAndFilter(page);
 
   // Global request timeout.
@@ -265,6 +266,67 @@ async function run(page) {
   await page.waitForFunction(() => !document.querySelector('#servers > li[data-name="remote"]'));
   await page.waitForFunction(() => !document.getElementById('secrets').textContent.includes('REMOTE_KEY'));
   step('delete removes the server and its secret');
+}
+
+// oauthGrants adds two machine-to-machine servers through the form's OAuth
+// fields: client credentials with a client secret sent in the body, and
+// with a private key (PEM) signing private_key_jwt. Both start (the daemon
+// got their tokens), offer a login that succeeds, and their edit form
+// shows the grant but never a secret.
+async function oauthGrants(page) {
+  for (const [name, method] of [['m2m', 'client_secret_post'], ['m2mkey', 'private_key_jwt']]) {
+    await page.click('#add');
+    await fillServer(page, { name, type: 'http', url: env.OAUTH_URL });
+    assert.equal(await page.isVisible('#f-client-secret'), true, 'the browser login may take a client secret');
+    assert.equal(await page.isVisible('#f-token-file'), false);
+    await page.selectOption('#f-grant', 'client_credentials');
+    await page.selectOption('#f-auth-method', method);
+    if (method === 'private_key_jwt') {
+      assert.equal(await page.isVisible('#f-client-secret'), false, 'private_key_jwt hides the client secret');
+      await page.fill('#f-client-id', 'plexus-web-key');
+      await page.fill('#f-private-key', env.KEY_PEM);
+    } else {
+      await page.fill('#f-client-id', 'plexus-web');
+      await page.fill('#f-client-secret', env.CANARY_OAUTH);
+    }
+    await page.click('#save');
+    await page.waitForSelector('#editor', { state: 'hidden' });
+    await waitState(page, name, 'ready');
+    assert.match(await card(page, name).innerText(), /Authorization\s+logged in/);
+
+    await button(page, name, 'Log in').click();
+    await card(page, name).getByText('Got a new token with the client_credentials grant.').waitFor();
+
+    await button(page, name, 'Edit').click();
+    await page.waitForFunction((n) => document.getElementById('f-name').value === n, name);
+    assert.equal(await page.inputValue('#f-grant'), 'client_credentials');
+    assert.equal(await page.inputValue('#f-auth-method'), method);
+    for (const id of ['#f-client-secret', '#f-private-key']) assert.equal(await page.inputValue(id), '', 'a secret is never filled in');
+    const secretField = method === 'private_key_jwt' ? '#f-private-key' : '#f-client-secret';
+    assert.match(await page.getAttribute(secretField, 'placeholder'), /stored: blank keeps it/);
+    assert.ok(!(await page.locator('#app').innerText()).includes(env.CANARY_OAUTH));
+    await page.fill('#f-scopes', 'read');
+    await page.click('#save');
+    await page.waitForSelector('#editor', { state: 'hidden' });
+    await waitState(page, name, 'ready');
+  }
+  const names = await page.textContent('#secrets');
+  assert.ok(names.includes('M2M_CLIENT_SECRET') && names.includes('M2MKEY_PRIVATE_KEY'), 'the secrets by name: ' + names);
+
+  // A grant that lacks what it needs is refused beside the OAuth fields.
+  await page.click('#add');
+  await fillServer(page, { name: 'nogrant', type: 'http', url: env.OAUTH_URL });
+  await page.selectOption('#f-grant', 'jwt_bearer');
+  await page.click('#save');
+  await page.waitForFunction(() => document.getElementById('e-oauth').textContent.includes('tokenFile'));
+  await shownOnce(page, await page.textContent('#e-oauth'));
+  await page.click('#cancel');
+  step('OAuth grants from the form: client_secret_post and private_key_jwt start, log in, edit without a secret shown; a jwt_bearer without its file is refused');
+
+  for (const name of ['m2m', 'm2mkey']) {
+    await button(page, name, 'Delete').click();
+    await page.waitForFunction((n) => !document.querySelector('#servers > li[data-name="' + n + '"]'), name);
+  }
 }
 
 // formAtTopAndSuggestedName: the add form opens at the top of the page,
