@@ -31,6 +31,10 @@ type formValues struct {
 	headerValue string
 	env         string
 	startup     string // the startup timeout in ms; blank: the default
+	// oauth holds the OAuth fields shown for the grant chosen, by their
+	// key in the server's "oauth" object; sandbox the sandbox's fields.
+	oauth   map[string]string
+	sandbox sandboxValues
 	// urlSecrets are the keys taken out of the stored URL when the form
 	// opened, by the variable the URL field shows instead.
 	urlSecrets map[string]string
@@ -84,6 +88,9 @@ func buildPlan(v formValues, base map[string]any) (plan, error) {
 		if err := applyEnv(cfg, name, v.env, secrets, forgetIfOwn); err != nil {
 			return p, err
 		}
+		if err := applySandbox(cfg, v.sandbox); err != nil {
+			return p, err
+		}
 	} else {
 		for _, k := range serverconf.StdioKeys {
 			delete(cfg, k)
@@ -115,6 +122,7 @@ func buildPlan(v formValues, base map[string]any) (plan, error) {
 		if err := applyHeader(cfg, name, v, base, secrets, forgetIfOwn); err != nil {
 			return p, err
 		}
+		applyGrant(cfg, name, v.oauth, secrets, forgetIfOwn)
 	}
 	if err := applyStartup(cfg, v.startup); err != nil {
 		return p, err

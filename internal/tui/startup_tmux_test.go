@@ -28,7 +28,7 @@ func TestTerminalStartupTimeout(t *testing.T) {
 	x.must("send-keys", "-t", "tui", "-l", script)
 	x.must("send-keys", "-t", "tui", "Tab", "C-u")
 	x.must("send-keys", "-t", "tui", "-l", "slow")
-	x.must("send-keys", "-t", "tui", "Tab", "Tab")
+	x.must("send-keys", "-t", "tui", "Tab", "Tab", "Tab") // past env and the sandbox
 	x.must("send-keys", "-t", "tui", "-l", "soon")
 	x.must("send-keys", "-t", "tui", "C-s")
 	x.waitText("error: startup ms: give a whole number of milliseconds")

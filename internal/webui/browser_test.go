@@ -4,11 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"encoding/pem"
 	"flag"
 	"net/http"
 	"os"
@@ -43,7 +38,7 @@ func TestBrowser(t *testing.T) {
 	modules := browserModules(t)
 	root := testenv.RepoRoot()
 	remote := startKeyedServer(t)
-	key, keyPEM := clientKey(t)
+	key, keyPEM := testenv.ClientKey(t)
 	// An authorization server of machine clients: one with a client
 	// secret, one that signs private_key_jwt assertions with key.
 	as := authserver.Start(t, authserver.Options{NoDCR: true, ClientCredentials: true,
@@ -164,20 +159,6 @@ func followEvents(t *testing.T, e *testenv.Env) func() string {
 	}
 	t.Cleanup(func() { stop() })
 	return stop
-}
-
-// clientKey is a new P-256 key and its PKCS #8 PEM.
-func clientKey(t *testing.T) (*ecdsa.PrivateKey, string) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	der, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return key, string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}))
 }
 
 // pemBody is the first line of a PEM's base64: what a leaked key shows.
