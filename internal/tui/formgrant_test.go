@@ -74,3 +74,44 @@ func TestBuildPlanGrantAndSandbox(t *testing.T) {
 		t.Errorf("an open quote in the folders: %v", err)
 	}
 }
+
+// FuzzGrantAndSandboxRows: whatever is typed or pasted into the OAuth and
+// sandbox rows, the form builds a request or says which row is wrong; a
+// secret typed is sent only as a managed secret, never in the config nor
+// in an error.
+func FuzzGrantAndSandboxRows(f *testing.F) {
+	f.Add("client_credentials", "plexus", "private_key_jwt", "-----BEGIN PRIVATE KEY----- QUJD REVG -----END PRIVATE KEY-----", "s3cret-value", "read,write", `~/a "/b c"`, "all")
+	f.Add("token_exchange", "", "", "", "-", "", `"open`, "127.0.0.1:1 x:2")
+	f.Add("", "c", "client_secret_basic", "not a pem", "", " , ", "", "")
+	f.Fuzz(func(t *testing.T, grant, clientID, method, key, secret, scopes, read, nets string) {
+		base := map[string]any{"type": "http", "url": "https://x.example.com/mcp",
+			"oauth": map[string]any{"clientSecret": map[string]any{"env": "X_CLIENT_SECRET"}, "tokenUrl": "https://as.example.com/t"}}
+		for _, v := range []formValues{
+			{transport: "http", url: "https://x.example.com/mcp", name: "x", oauth: map[string]string{"grant": grant, "clientId": clientID,
+				"authMethod": method, "privateKey": key, "clientSecret": secret, "idpClientSecret": secret, "scopes": scopes}},
+			{transport: "stdio", command: "srv", name: "x", sandbox: sandboxValues{on: true, read: read, write: read, nets: nets}},
+		} {
+			p, err := buildPlan(v, base)
+			if err != nil {
+				for _, s := range []string{key, secret} {
+					if len(s) > 3 && strings.Contains(err.Error(), s) {
+						t.Fatalf("the error %q repeats a secret", err)
+					}
+				}
+				continue
+			}
+			var cfg map[string]any
+			if err := json.Unmarshal(p.req.Config, &cfg); err != nil {
+				t.Fatalf("the config is not JSON: %v", err)
+			}
+			for ref, val := range p.req.Secrets {
+				if strings.TrimSpace(val) == "" || strings.TrimSpace(val) == removeMark {
+					t.Fatalf("secret %s sent as %q", ref, val)
+				}
+				if len(val) > 8 && strings.Contains(string(p.req.Config), val) && !strings.Contains(grant+clientID+method+scopes+read+nets, val) {
+					t.Fatalf("a secret value is in the config: %s", p.req.Config)
+				}
+			}
+		}
+	})
+}
