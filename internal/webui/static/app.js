@@ -128,7 +128,10 @@ function renderServer(st) {
   if (st.pid) fact(dl, 'PID', el('span', { 'data-testid': 'pid' }, String(st.pid)));
   if (st.restarts) fact(dl, 'Restarts', String(st.restarts));
   if (st.nextTryAt) fact(dl, 'Next try', when(st.nextTryAt));
-  if (st.lastError) {
+  // An action's error that already says the server's last error is the
+  // one message about that failure: the card shows it once, with the action.
+  const actionErr = cardErrors.get(st.name) || '';
+  if (st.lastError && !actionErr.includes(st.lastError.replace(/^server "[^"]*": /, ''))) {
     let e = st.lastError;
     if (st.exitCode !== undefined && st.exitCode !== null) e += ' (exit code ' + st.exitCode + ')';
     if (st.httpStatus) e += ' (HTTP ' + st.httpStatus + ')';
@@ -323,7 +326,8 @@ function cardError(name, msg) {
   if (msg) cardErrors.set(name, msg);
   else cardErrors.delete(name);
   const li = document.querySelector('#servers > li[data-name="' + CSS.escape(name) + '"]');
-  if (li) li.querySelector('.card-error').textContent = msg;
+  // Drawn anew, so that the card says a failure once (see renderServer).
+  if (li && servers.has(name)) updateServer(servers.get(name));
   else notice(msg);
 }
 

@@ -164,6 +164,27 @@ async function run(page) {
   await page.screenshot({ path: path.join(env.SHOTS, 'error-state.png'), fullPage: true });
   step('a failing add keeps the form and shows its error once: ' + (await page.textContent('#e-command')).slice(0, 120));
 
+  // Saved without starting it, a server that cannot start: its restart
+  // fails, and the failure is said once on its card, not again as its
+  // last error.
+  await page.fill('#f-name', 'down');
+  await page.check('#f-noverify');
+  await page.click('#save');
+  await page.waitForSelector('#editor', { state: 'hidden' });
+  await page.waitForSelector('#servers > li[data-name="down"] [data-testid=lasterr]');
+  await button(page, 'down', 'Restart').click();
+  await page.waitForFunction(() => {
+    const e = document.querySelector('#servers > li[data-name="down"] .card-error');
+    return e && e.textContent.startsWith('restart: ');
+  });
+  const cardText = await card(page, 'down').innerText();
+  const why = 'stat /nonexistent/plexus-no-such-server';
+  assert.equal(cardText.split(why).length - 1, 1, 'the failure is said ' + (cardText.split(why).length - 1) + ' times:\n' + cardText);
+  step('a failed restart is said once on the card: ' + (await card(page, 'down').locator('.card-error').textContent()).slice(0, 100));
+  await button(page, 'down', 'Delete').click();
+  await page.waitForFunction(() => !document.querySelector('#servers > li[data-name="down"]'));
+  await page.click('#add');
+
   // A wrong key for the remote server is refused as well: strict saves.
   await page.click('#cancel');
   await page.click('#add');
