@@ -221,6 +221,19 @@ type UILogin struct {
 	ExpiresAt time.Time `json:"expiresAt"`
 }
 
+// SuggestNameRequest is POST /v1/suggest/name: what a form knows of a
+// server so far, its URL or its command line as typed in a shell.
+type SuggestNameRequest struct {
+	URL     string `json:"url,omitempty"`
+	Command string `json:"command,omitempty"`
+}
+
+// SuggestedName answers SuggestNameRequest: the name the CLI's and the
+// TUI's forms would suggest, or "" when nothing suggests one.
+type SuggestedName struct {
+	Name string `json:"name"`
+}
+
 // LoginRequest is POST /v1/servers/{name}/login: start an OAuth login.
 type LoginRequest struct {
 	// NoBrowser: the redirect will be pasted back with

@@ -22,7 +22,7 @@ import (
 var importDialects = []string{"claude", "claude-desktop", "claude-project", "cline", "codex", "continue", "cursor", "gemini", "goose", "moltis", "opencode", "vscode", "windsurf", "zed"}
 
 // exportClients are the clients `plexus export` writes for.
-var exportClients = []string{"claude", "claude-desktop", "codex", "cursor", "goose", "vscode", "zed"}
+var exportClients = []string{"claude", "claude-desktop", "codex", "cursor", "gemini", "goose", "vscode", "zed"}
 
 // maxImportFile matches the daemon's limit on an imported file.
 const maxImportFile = 16 << 20

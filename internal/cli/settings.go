@@ -27,8 +27,6 @@ const (
 	setProfilePrefix = "profiles."
 )
 
-var settingKeys = []string{setCallTimeout, setRetry, setExternalCall, setWrite, setSessionIdle, setMaxSessions, setProfilePrefix + "NAME"}
-
 func (a *app) settingsCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "settings",
@@ -190,7 +188,7 @@ func (a *app) settingsFor(ctx context.Context, key string) (*client.Client, *api
 
 // checkSettingKey refuses a key `plexus settings` does not know.
 func checkSettingKey(key string) error {
-	if slices.Contains(settingKeys[:len(settingKeys)-1], key) {
+	if slices.Contains(settingKeys, key) && !strings.HasSuffix(key, ".NAME") {
 		return nil
 	}
 	if name, ok := strings.CutPrefix(key, setProfilePrefix); ok && name != "" {

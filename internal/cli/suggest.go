@@ -160,6 +160,8 @@ func (a *app) completeNames(root *cobra.Command) {
 			c.ValidArgsFunction = a.completeTools
 		case path == "secret rm":
 			c.ValidArgsFunction = a.completeSecrets
+		case path == "settings get" || path == "settings set" || path == "settings unset":
+			c.ValidArgsFunction = a.completeSettingKeys
 		}
 	}
 	walk(root)

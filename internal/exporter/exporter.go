@@ -18,11 +18,12 @@ const (
 	Codex         = "codex"
 	Zed           = "zed"
 	Goose         = "goose"
+	Gemini        = "gemini"
 )
 
 // Clients lists the clients Export knows, sorted.
 func Clients() []string {
-	return []string{Claude, ClaudeDesktop, Codex, Cursor, Goose, VSCode, Zed}
+	return []string{Claude, ClaudeDesktop, Codex, Cursor, Gemini, Goose, VSCode, Zed}
 }
 
 // Snippet is what registers Plexus in one client.
@@ -148,6 +149,11 @@ func Export(client string, o Options) (*Snippet, error) {
     timeout: 300
 `, q)
 		s.Notes = []string{"merge the plexus entry into the extensions you have; `goose configure` can add it interactively too"}
+	case Gemini:
+		s.Path = "~/.gemini/settings.json"
+		s.Text = GeminiSettings(map[string]GeminiServer{"plexus": {Type: "stdio", Command: cmd, Args: []string{"mcp"}}})
+		s.Command = "gemini mcp add --scope user plexus " + shellWord(cmd) + " mcp"
+		s.Notes = []string{"merge mcpServers into the settings you have; a project's .gemini/settings.json works too, for that project only"}
 	default:
 		return nil, &ErrUnknownClient{Client: client}
 	}

@@ -100,6 +100,7 @@ func (a *Handler) routes() {
 	m.HandleFunc("POST /v1/sessions/{id}/turn", a.sessionTurn)
 	m.HandleFunc("GET /v1/sessions/{id}/events", a.sessionEvents)
 	m.HandleFunc("POST "+uiLoginPath, a.uiLogin)
+	m.HandleFunc("POST /v1/suggest/name", a.suggestName)
 	m.HandleFunc("GET /v1/settings", a.getSettings)
 	m.HandleFunc("PUT /v1/settings", a.putSettings)
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

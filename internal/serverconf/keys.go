@@ -23,6 +23,7 @@ const (
 	KeyStartupTimeout = "startupTimeoutMs"
 	KeyCallTimeout    = "callTimeoutMs"
 	KeyOAuth          = "oauth"
+	KeySandbox        = "sandbox"
 )
 
 // Transports.
@@ -35,7 +36,7 @@ const (
 // StdioKeys and RemoteKeys belong to one kind of server only; a change of
 // kind drops the other kind's keys, which the daemon would refuse.
 var (
-	StdioKeys  = []string{KeyCommand, KeyArgs, KeyCwd, KeyEnv}
+	StdioKeys  = []string{KeyCommand, KeyArgs, KeyCwd, KeyEnv, KeySandbox}
 	RemoteKeys = []string{KeyURL, KeyHeaders, KeyBearer, KeyOAuth}
 )
 

@@ -77,7 +77,7 @@ func TestAddStdioQuotedPath(t *testing.T) {
 	if ext, _ := files(t, e.Home); strings.Contains(ext, "plexus") {
 		t.Fatal("something was written before the form was saved")
 	}
-	u.press("enter") // the last field: saves
+	u.press("ctrl+s")
 	u.waitText("added plexus (ready, ")
 
 	ext, creds := files(t, e.Home)

@@ -310,7 +310,7 @@ func TestEditStdioEnv(t *testing.T) {
 
 	u.press("enter")
 	u.waitText("edit example", "stored: T")
-	u.press("tab", "U="+added, "enter")
+	u.press("tab", "U="+added, "ctrl+s")
 	u.waitText("saved example (ready, ", "env       T, U")
 	ext, creds := files(t, e.Home)
 	if !strings.Contains(creds, kept) || !strings.Contains(creds, added) || !strings.Contains(ext, `"EXAMPLE_U"`) {
@@ -319,7 +319,7 @@ func TestEditStdioEnv(t *testing.T) {
 
 	u.press("enter")
 	u.waitText("edit example", "stored: T U")
-	u.press("tab", "T=-", "enter")
+	u.press("tab", "T=-", "ctrl+s")
 	u.waitText("saved example (ready, ", "env       U")
 	ext, creds = files(t, e.Home)
 	if strings.Contains(creds, kept) || strings.Contains(ext, `"EXAMPLE_T"`) || !strings.Contains(creds, added) {

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 	"time"
@@ -25,10 +26,32 @@ const (
 	fHeaderName
 	fHeaderValue
 	fEnv
+	fStartup
+	// A remote server's OAuth grant and what it needs (formgrant.go).
+	fGrant
+	fClientID
+	fAuthMethod
+	fClientSecret
+	fPrivateKey
+	fPrivateKeyFile
+	fTokenFile
+	fIDPTokenURL
+	fIDPClientID
+	fIDPClientSecret
+	fIDTokenFile
+	fScopes
+	// A stdio server's sandbox (formsandbox.go).
+	fSandbox
+	fSandboxRead
+	fSandboxWrite
+	fSandboxNet
 	fieldCount
 )
 
-var fieldLabels = [fieldCount]string{"transport", "url", "command", "name", "bearer token", "header", "header value", "env"}
+var fieldLabels = [fieldCount]string{"transport", "url", "command", "name", "bearer token", "header", "header value", "env", "startup ms",
+	"oauth grant", "client id", "client auth", "client secret", "private key", "key file", "token file",
+	"idp token url", "idp client id", "idp secret", "id token file", "scopes",
+	"sandbox", "may read", "may write", "network"}
 
 // form is the one form for a new server and for editing one (R-UI-2):
 // nothing is sent until it is saved.
@@ -42,8 +65,13 @@ type form struct {
 
 	transports []string
 	transport  int
-	inputs     [fieldCount]textinput.Model
-	focus      field
+	// choices are the options of a choice row other than the transport
+	// (the grant, the client authentication, the sandbox), and chosen the
+	// index of each row's current one.
+	choices [fieldCount][]string
+	chosen  [fieldCount]int
+	inputs  [fieldCount]textinput.Model
+	focus   field
 	// nameEdited stops the suggestion: once the person typed a name, it
 	// is theirs.
 	nameEdited bool
@@ -86,6 +114,9 @@ func newForm() *form {
 	f.inputs[fHeaderName] = newInput("optional, such as X-Api-Key", false)
 	f.inputs[fHeaderValue] = newInput("its value, stored as a secret", true)
 	f.inputs[fEnv] = newInput("optional: KEY=value KEY2=value, stored as secrets", true)
+	f.inputs[fStartup] = newInput("blank: the default, 30000 (a first `npx -y` may need more)", false)
+	f.newGrantInputs()
+	f.newSandboxInputs()
 	f.setFocus(fTransport)
 	return f
 }
@@ -125,6 +156,11 @@ func editForm(name string, cfg map[string]any, revision int64) *form {
 		f.inputs[fHeaderName].SetValue(h)
 		f.inputs[fHeaderValue].Placeholder = keep
 	}
+	if ms, ok := cfg[serverconf.KeyStartupTimeout].(json.Number); ok {
+		f.inputs[fStartup].SetValue(ms.String())
+	}
+	f.fillGrant(cfg)
+	f.fillSandbox(cfg)
 	if env, ok := cfg[serverconf.KeyEnv].(map[string]any); ok && len(env) > 0 {
 		f.inputs[fEnv].Placeholder = "stored: " + strings.Join(envShown(env), " ") + " (KEY=value sets, KEY=- or - removes)"
 	}
@@ -140,16 +176,14 @@ func (f *form) stdio() bool { return f.transports[f.transport] == serverconf.Typ
 // fields are the rows shown for the current transport, in order. The name
 // of a server being edited is not a field: renaming is delete and add.
 func (f *form) fields() []field {
+	fs := append([]field{fTransport, fURL, fName, fBearer, fHeaderName, fHeaderValue}, f.grantFields()...)
 	if f.stdio() {
-		if f.editing != "" {
-			return []field{fTransport, fCommand, fEnv}
-		}
-		return []field{fTransport, fCommand, fName, fEnv}
+		fs = append([]field{fTransport, fCommand, fName, fEnv}, f.sandboxFields()...)
 	}
 	if f.editing != "" {
-		return []field{fTransport, fURL, fBearer, fHeaderName, fHeaderValue}
+		fs = slices.DeleteFunc(fs, func(x field) bool { return x == fName })
 	}
-	return []field{fTransport, fURL, fName, fBearer, fHeaderName, fHeaderValue}
+	return append(fs, fStartup)
 }
 
 func (f *form) setFocus(to field) {
@@ -157,7 +191,7 @@ func (f *form) setFocus(to field) {
 		f.inputs[i].Blur()
 	}
 	f.focus = to
-	if to != fTransport {
+	if to != fTransport && f.choices[to] == nil {
 		f.inputs[to].Focus()
 	}
 }
@@ -182,7 +216,10 @@ func (f *form) values() formValues {
 		transport: f.transports[f.transport],
 		url:       v(fURL), command: v(fCommand), name: v(fName),
 		bearer: v(fBearer), headerName: v(fHeaderName), headerValue: v(fHeaderValue), env: v(fEnv),
+		startup:    v(fStartup),
 		urlSecrets: f.urlSecrets,
+		oauth:      f.grantValues(),
+		sandbox:    f.sandboxValues(),
 	}
 }
 
@@ -236,6 +273,15 @@ func (f *form) update(msg tea.KeyMsg) (formAction, tea.Cmd) {
 		f.suggest()
 		return formNone, nil
 	}
+	if opts := f.choices[f.focus]; opts != nil {
+		switch msg.String() {
+		case "left":
+			f.chosen[f.focus] = (f.chosen[f.focus] + len(opts) - 1) % len(opts)
+		case "right", " ":
+			f.chosen[f.focus] = (f.chosen[f.focus] + 1) % len(opts)
+		}
+		return formNone, nil
+	}
 	before := f.inputs[f.focus].Value()
 	var cmd tea.Cmd
 	f.inputs[f.focus], cmd = f.inputs[f.focus].Update(msg)
@@ -249,6 +295,16 @@ func (f *form) update(msg tea.KeyMsg) (formAction, tea.Cmd) {
 		}
 	}
 	return formNone, cmd
+}
+
+// choice is the option chosen on a choice row.
+func (f *form) choice(fl field) string { return f.choices[fl][f.chosen[fl]] }
+
+// choose chooses the option v of a choice row, if it is one.
+func (f *form) choose(fl field, v string) {
+	if i := slices.Index(f.choices[fl], v); i >= 0 {
+		f.chosen[fl] = i
+	}
 }
 
 // suggest fills the name from the URL's host or the command's package,

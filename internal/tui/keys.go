@@ -67,11 +67,13 @@ const helpText = `Keys on the list
   ?            this help          q  ctrl+c   quit
 
 Keys in the form
-  ← →          switch the transport: http or stdio
+  ← →          switch the transport (http or stdio), the OAuth grant and
+               client auth of a URL server, the sandbox of a stdio one
   tab ↓ ↑      next and previous field
   ctrl+s       save (or enter on the last field); esc cancels
   Nothing is written until you save, and not if the server cannot start.
   Secrets are masked; editing, a blank secret keeps the stored one and -
-  removes it. Env entries are KEY=value, separated by spaces.
+  removes it. Env entries are KEY=value, separated by spaces; sandbox
+  folders are quoted as in a shell, network is none, all or host:port.
 
 Press any key to close this help.`

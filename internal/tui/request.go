@@ -7,7 +7,10 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
 	"github.com/plexus-mcp/plexus/internal/cmdline"
@@ -27,6 +30,11 @@ type formValues struct {
 	headerName  string
 	headerValue string
 	env         string
+	startup     string // the startup timeout in ms; blank: the default
+	// oauth holds the OAuth fields shown for the grant chosen, by their
+	// key in the server's "oauth" object; sandbox the sandbox's fields.
+	oauth   map[string]string
+	sandbox sandboxValues
 	// urlSecrets are the keys taken out of the stored URL when the form
 	// opened, by the variable the URL field shows instead.
 	urlSecrets map[string]string
@@ -80,6 +88,9 @@ func buildPlan(v formValues, base map[string]any) (plan, error) {
 		if err := applyEnv(cfg, name, v.env, secrets, forgetIfOwn); err != nil {
 			return p, err
 		}
+		if err := applySandbox(cfg, v.sandbox); err != nil {
+			return p, err
+		}
 	} else {
 		for _, k := range serverconf.StdioKeys {
 			delete(cfg, k)
@@ -111,6 +122,10 @@ func buildPlan(v formValues, base map[string]any) (plan, error) {
 		if err := applyHeader(cfg, name, v, base, secrets, forgetIfOwn); err != nil {
 			return p, err
 		}
+		applyGrant(cfg, name, v.oauth, secrets, forgetIfOwn)
+	}
+	if err := applyStartup(cfg, v.startup); err != nil {
+		return p, err
 	}
 	raw, err := json.Marshal(cfg)
 	if err != nil {
@@ -121,6 +136,22 @@ func buildPlan(v formValues, base map[string]any) (plan, error) {
 		p.req.Secrets = secrets
 	}
 	return p, nil
+}
+
+// applyStartup sets the startup timeout: whole milliseconds, or blank for
+// the default. The daemon checks the bounds, as for every front end.
+func applyStartup(cfg map[string]any, field string) error {
+	ms := strings.TrimSpace(field)
+	if ms == "" {
+		delete(cfg, serverconf.KeyStartupTimeout)
+		return nil
+	}
+	n, err := strconv.Atoi(ms)
+	if err != nil || n <= 0 {
+		return fmt.Errorf("startup ms: give a whole number of milliseconds (such as 120000), or leave it blank for the default, not %q", ansi.Truncate(ms, 20, "…"))
+	}
+	cfg[serverconf.KeyStartupTimeout] = n
+	return nil
 }
 
 // refName is the variable a config value reads: a bearerTokenEnvVar string

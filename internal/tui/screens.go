@@ -40,6 +40,8 @@ func (m *Model) formView(w, h int) []string {
 				}
 			}
 			v += styleDim.Render("← →")
+		case fGrant, fAuthMethod, fSandbox:
+			v = styleSelected.Render("["+f.choice(fl)+"]") + " " + styleDim.Render("← →")
 		default:
 			f.inputs[fl].Width = max(10, w-labelWidth-6)
 			if fl == fName {

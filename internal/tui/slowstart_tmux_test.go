@@ -23,14 +23,7 @@ func TestTerminalSlowStart(t *testing.T) {
 	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	x := &tmux{t: t, sock: filepath.Join(t.TempDir(), "tmux.sock")}
-	x.must("new-session", "-d", "-s", "tui", "-x", "120", "-y", "30", "env PLEXUS_HOME="+e.Home+" "+e.Bin+" tui")
-	t.Cleanup(func() { x.run("kill-server") })
-	x.waitText("No servers yet")
-	x.must("send-keys", "-t", "tui", "n")
-	x.waitText("new server", "[http]")
-	x.must("send-keys", "-t", "tui", "Right")
-	x.waitText("[stdio]")
+	x := openStdioForm(t, e)
 	x.must("send-keys", "-t", "tui", "-l", script)
 	x.must("send-keys", "-t", "tui", "Tab", "C-u")
 	x.must("send-keys", "-t", "tui", "-l", "slow")

@@ -111,6 +111,22 @@ func startExampleTUI(t *testing.T) (*testenv.Env, *tmux, time.Time) {
 	return e, x, start
 }
 
+// openStdioForm runs `plexus tui` on e's daemon, which has no servers, in
+// a tmux terminal of 120x30 ended with the test, and opens the form for a
+// new stdio server.
+func openStdioForm(t *testing.T, e *testenv.Env) *tmux {
+	t.Helper()
+	x := &tmux{t: t, sock: filepath.Join(t.TempDir(), "tmux.sock")}
+	x.must("new-session", "-d", "-s", "tui", "-x", "120", "-y", "30", "env PLEXUS_HOME="+e.Home+" "+e.Bin+" tui")
+	t.Cleanup(func() { x.run("kill-server") })
+	x.waitText("No servers yet")
+	x.must("send-keys", "-t", "tui", "n")
+	x.waitText("new server", "[http]")
+	x.must("send-keys", "-t", "tui", "Right")
+	x.waitText("[stdio]")
+	return x
+}
+
 // TestTerminalEndToEnd runs the built `plexus tui` in a real terminal
 // (tmux, 80x24) against a running daemon: the list, a server added through
 // the form with keys typed, and q restoring the terminal.

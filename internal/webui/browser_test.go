@@ -3,6 +3,7 @@ package webui_test
 import (
 	"bytes"
 	"context"
+	"crypto"
 	"flag"
 	"net/http"
 	"os"
@@ -14,12 +15,15 @@ import (
 	"time"
 
 	"github.com/plexus-mcp/plexus/internal/testenv"
+	"github.com/plexus-mcp/plexus/internal/testenv/authserver"
 )
 
 const (
 	chromium  = "/usr/bin/chromium"
 	canary    = "CANARY-7d41e0b2-web-never-show-me"
 	canaryEnv = "CANARY-ENV-52c9a8f3-web-never-show-me"
+	// canaryOAuth is the client secret of the OAuth server's client.
+	canaryOAuth = "CANARY-OAUTH-c1e5-web-never-show-me"
 )
 
 var saveShots = flag.Bool("screenshots", false, "save the browser test's screenshots under docs/screenshots")
@@ -34,6 +38,11 @@ func TestBrowser(t *testing.T) {
 	modules := browserModules(t)
 	root := testenv.RepoRoot()
 	remote := startKeyedServer(t)
+	key, keyPEM := testenv.ClientKey(t)
+	// An authorization server of machine clients: one with a client
+	// secret, one that signs private_key_jwt assertions with key.
+	as := authserver.Start(t, authserver.Options{NoDCR: true, ClientCredentials: true,
+		Clients: map[string]string{"plexus-web": canaryOAuth}, ClientKeys: map[string]crypto.PublicKey{"plexus-web-key": key.Public()}})
 
 	e := testenv.New(t)
 	// The stdio server's variable is also in the daemon's environment, so
@@ -67,6 +76,9 @@ func TestBrowser(t *testing.T) {
 		"HTTP_URL="+remote,
 		"CANARY="+canary,
 		"CANARY_ENV="+canaryEnv,
+		"OAUTH_URL="+as.MCPURL,
+		"CANARY_OAUTH="+canaryOAuth,
+		"KEY_PEM="+keyPEM,
 		"TOKEN="+strings.TrimSpace(string(token)),
 		"SHOTS="+shots,
 		"FAILSHOT="+t.TempDir(),
@@ -83,7 +95,7 @@ func TestBrowser(t *testing.T) {
 	}
 	logs, _ := os.ReadFile(filepath.Join(e.Home, "logs.jsonl"))
 	for what, text := range map[string]string{"the event stream": stream, "the daemon's log": string(logs), "the daemon's output": e.DaemonOutput()} {
-		for _, secret := range []string{canary, canaryEnv} {
+		for _, secret := range []string{canary, canaryEnv, canaryOAuth, pemBody(keyPEM)} {
 			if strings.Contains(text, secret) {
 				t.Errorf("a secret value appeared in %s", what)
 			}
@@ -147,6 +159,11 @@ func followEvents(t *testing.T, e *testenv.Env) func() string {
 	}
 	t.Cleanup(func() { stop() })
 	return stop
+}
+
+// pemBody is the first line of a PEM's base64: what a leaked key shows.
+func pemBody(p string) string {
+	return strings.Split(p, "\n")[1]
 }
 
 // startKeyedServer runs an MCP server on 127.0.0.1 that refuses every

@@ -72,9 +72,8 @@ async function api(method, path, body, ifMatch) {
 const enc = encodeURIComponent;
 
 function describe(err) {
-  let s = err.message;
-  if (err.body && err.body.hint) s += ' — ' + err.body.hint.replace('with --no-verify', 'with "Save without starting it first"');
-  return s;
+  const h = hintOf(err);
+  return h ? err.message + ' — ' + h : err.message;
 }
 
 function notice(msg) {
@@ -129,7 +128,10 @@ function renderServer(st) {
   if (st.pid) fact(dl, 'PID', el('span', { 'data-testid': 'pid' }, String(st.pid)));
   if (st.restarts) fact(dl, 'Restarts', String(st.restarts));
   if (st.nextTryAt) fact(dl, 'Next try', when(st.nextTryAt));
-  if (st.lastError) {
+  // An action's error that already says the server's last error is the
+  // one message about that failure: the card shows it once, with the action.
+  const actionErr = cardErrors.get(st.name) || '';
+  if (st.lastError && !actionErr.includes(st.lastError.replace(/^server "[^"]*": /, ''))) {
     let e = st.lastError;
     if (st.exitCode !== undefined && st.exitCode !== null) e += ' (exit code ' + st.exitCode + ')';
     if (st.httpStatus) e += ' (HTTP ' + st.httpStatus + ')';
@@ -153,10 +155,18 @@ function renderServer(st) {
       st.enabled ? 'Disable' : 'Enable'),
     el('button', { type: 'button', onclick: () => act_(st.name, 'restart') }, 'Restart'),
     el('button', { type: 'button', onclick: () => showLogs(st.name, li) }, 'Logs'));
-  if (st.type !== 'stdio') act.append(el('button', { type: 'button', onclick: () => login(st.name, li) }, 'Log in (OAuth)'));
+  if (canLogIn(st)) act.append(el('button', { type: 'button', onclick: () => login(st.name, li) }, 'Log in'));
   act.append(el('button', { type: 'button', class: 'danger', onclick: () => remove(st.name) }, 'Delete'));
-  li.append(act, el('p', { class: 'err card-error', role: 'alert' }, cardErrors.get(st.name) || ''));
+  li.append(act, el('p', { class: 'err card-error', role: 'alert' }, cardErrors.get(st.name) || ''),
+    el('p', { class: 'progress card-note', role: 'status' }, cardNotes.get(st.name) || ''));
   return li;
+}
+
+// canLogIn: a login can succeed only on an enabled remote server that uses
+// OAuth (it asked for authorization, or has OAuth settings): the daemon
+// refuses every other, so the page offers none.
+function canLogIn(st) {
+  return st.type !== 'stdio' && st.enabled && !!st.auth && st.auth.login !== 'waiting';
 }
 
 function authText(a) {
@@ -308,11 +318,16 @@ async function refresh() {
 // still shows it; the next action on the card clears it.
 const cardErrors = new Map();
 
+// cardNotes keeps a card's last word of success the same way.
+const cardNotes = new Map();
+
 function cardError(name, msg) {
+  cardNotes.delete(name);
   if (msg) cardErrors.set(name, msg);
   else cardErrors.delete(name);
   const li = document.querySelector('#servers > li[data-name="' + CSS.escape(name) + '"]');
-  if (li) li.querySelector('.card-error').textContent = msg;
+  // Drawn anew, so that the card says a failure once (see renderServer).
+  if (li && servers.has(name)) updateServer(servers.get(name));
   else notice(msg);
 }
 
@@ -364,6 +379,14 @@ async function login(name, li) {
   try {
     const res = await api('POST', '/servers/' + enc(name) + '/login', {});
     cardError(name, '');
+    if (!res.authUrl) {
+      // A grant without a person: the daemon already has the token (and
+      // restarts the server with it, which draws the card anew).
+      cardNotes.set(name, 'Got a new token with the ' + (res.grant || 'OAuth') + ' grant.');
+      const note = document.querySelector('#servers > li[data-name="' + CSS.escape(name) + '"] .card-note');
+      if (note) note.textContent = cardNotes.get(name);
+      return;
+    }
     window.open(res.authUrl, '_blank', 'noopener,noreferrer');
     const p = el('p', { class: 'progress', role: 'status' }, 'Waiting for the browser: finish logging in on the page that opened. ',
       el('a', { href: res.authUrl, target: '_blank', rel: 'noopener noreferrer' }, 'Open it again'));
@@ -447,8 +470,25 @@ function moveURLSecrets(server, raw) {
   return { url: raw.slice(0, q + 1) + parts.join('&') + frag, moved };
 }
 
+// The name is suggested from the URL or the command by the daemon's rules
+// (the terminal UI's), until the person types one.
+let nameEdited = false;
+let suggestSeq = 0;
+
+async function suggestName() {
+  if (editing || nameEdited) return;
+  // Only the host names a server: the query (which may hold a key) stays here.
+  const body = transport() === 'stdio' ? { command: $('f-command').value } : { url: $('f-url').value.trim().split(/[?#]/)[0] };
+  const seq = ++suggestSeq;
+  let res;
+  try { res = await api('POST', '/suggest/name', body); } catch (e) { return; } // a suggestion is optional
+  if (seq !== suggestSeq || editing || nameEdited) return;
+  $('f-name').value = res.name || '';
+  $('h-name').textContent = res.name ? '(suggested)' : '';
+}
+
 function clearErrors() {
-  for (const id of ['e-name', 'e-command', 'e-url', 'e-rows', 'e-call', 'e-startup', 'form-error']) $(id).textContent = '';
+  for (const id of ['e-name', 'e-command', 'e-url', 'e-rows', 'e-call', 'e-startup', 'e-sandbox', 'e-oauth', 'form-error']) $(id).textContent = '';
   $('form-progress').textContent = '';
 }
 
@@ -457,10 +497,13 @@ function openEditor(name) {
   $('server-form').reset();
   $('f-rows').replaceChildren();
   editing = null;
+  nameEdited = false;
+  $('h-name').textContent = '';
   $('f-name').readOnly = false;
   $('form-h').textContent = 'Add server';
   $('editor').hidden = false;
-  if (!name) { showTransport(); $('f-name').focus(); return; }
+  $('editor').scrollIntoView({ block: 'start' });
+  if (!name) { showTransport(); fillOAuth(null); $('f-name').focus(); return; }
   api('GET', '/servers/' + enc(name)).then((sc) => {
     const c = sc.config || {};
     editing = { name, revision: sc.revision, config: c };
@@ -484,6 +527,7 @@ function openEditor(name) {
       editing.urlSecrets = m.moved;
       $('f-url').value = m.url;
       for (const [k, v] of Object.entries(c.headers || {})) addRow(k, typeof v === 'string' ? v : v && v.env);
+      fillOAuth(c.oauth);
     }
     $('f-call').value = c.callTimeoutMs || '';
     $('f-startup').value = c.startupTimeoutMs || '';
@@ -561,6 +605,7 @@ function buildRequest() {
     }
     c.url = m.url;
     if (Object.keys(table).length) c.headers = table; else delete c.headers;
+    readOAuth(c, name, secrets);
   }
   const call = millis('f-call', 'e-call'), startup = millis('f-startup', 'e-startup');
   if (call) c.callTimeoutMs = call; else delete c.callTimeoutMs;
@@ -571,16 +616,20 @@ function buildRequest() {
   return req;
 }
 
-// showFormError puts the daemon's error beside the field it concerns, and
-// the whole of it above the buttons; the form keeps what was typed.
+// showFormError shows the daemon's error once: each problem beside the
+// field it concerns, and above the buttons only what no field shows (a
+// problem of no field, or the whole error when no field takes it, and the
+// hint); the form keeps what was typed.
 function showFormError(e) {
-  $('form-error').textContent = describe(e);
+  let placed = false; // the error's message is shown beside a field
+  const unplaced = [];
   const fieldOf = (path) => {
     const p = path.split('.').slice(3).join('.');
     if (p.startsWith('url')) return 'e-url';
     if (p.startsWith('command') || p.startsWith('args') || p.startsWith('cwd')) return 'e-command';
     if (p.startsWith('headers') || p.startsWith('env')) return 'e-rows';
     if (p.startsWith('sandbox')) return 'e-sandbox';
+    if (p.startsWith('oauth')) return 'e-oauth';
     if (p.startsWith('callTimeoutMs')) return 'e-call';
     if (p.startsWith('startupTimeoutMs')) return 'e-startup';
     if (path.split('.').length <= 3) return 'e-name';
@@ -589,14 +638,28 @@ function showFormError(e) {
   const problems = (e.body && e.body.problems) || [];
   for (const p of problems) {
     const id = fieldOf(p.path);
-    if (id) $(id).textContent = ($(id).textContent ? $(id).textContent + '; ' : '') + p.message;
+    // A fieldset of several settings says which one a problem is of.
+    const msg = id === 'e-oauth' || id === 'e-sandbox' ? p.path.split('.').slice(3).join('.') + ' ' + p.message : p.message;
+    if (id) $(id).textContent = ($(id).textContent ? $(id).textContent + '; ' : '') + msg;
+    else unplaced.push(p.path + ': ' + p.message);
   }
   if (/startup timeout \(/.test(e.message || '')) {
     $('e-startup').textContent = 'the server did not start in time (a first `npx -y` may download its package): raise the startup timeout';
   }
   if (!problems.length && e.status === 409 && e.body.code === 'conflict') {
     $(transport() === 'stdio' ? 'e-command' : 'e-url').textContent = e.message;
+    placed = true;
   }
+  let top;
+  if (placed) top = hintOf(e) || 'See the field marked above.';
+  else if (problems.length) top = unplaced.length ? unplaced.join('; ') : 'Please correct the fields marked above.';
+  else top = describe(e);
+  $('form-error').textContent = top;
+}
+
+// hintOf is the error's hint alone, in the page's words.
+function hintOf(err) {
+  return err.body && err.body.hint ? err.body.hint.replace('with --no-verify', 'with "Save without starting it first"') : '';
 }
 
 async function save(ev) {
@@ -794,7 +857,9 @@ async function start() {
   $('filter').addEventListener('input', applyFilter);
   $('secret-form').addEventListener('submit', setSecret);
   $('add-row').addEventListener('click', () => addRow('', ''));
-  document.querySelectorAll('input[name="type"]').forEach((r) => r.addEventListener('change', showTransport));
+  $('f-name').addEventListener('input', () => { nameEdited = true; $('h-name').textContent = ''; });
+  for (const id of ['f-url', 'f-command']) $(id).addEventListener('input', suggestName);
+  document.querySelectorAll('input[name="type"]').forEach((r) => r.addEventListener('change', () => { showTransport(); suggestName(); }));
   $('logout').addEventListener('click', async () => {
     await fetch('/logout', { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Plexus-Page-Token': pageToken }, body: '{}' });
     sessionStorage.removeItem('plexus.pageToken');

@@ -48,7 +48,7 @@ async function main() {
   await Promise.all(pending);
   assert.ok(bodies.length > 20, 'captured ' + bodies.length + ' responses');
   for (const b of bodies) {
-    for (const secret of [env.CANARY, env.CANARY_ENV, env.TOKEN]) {
+    for (const secret of [env.CANARY, env.CANARY_ENV, env.CANARY_OAUTH, env.KEY_PEM.split('\n')[1], env.TOKEN]) {
       assert.ok(!b.body.includes(secret), 'a secret value appeared in the response of ' + b.url);
     }
   }
@@ -112,6 +112,7 @@ async function run(page) {
   await page.keyboard.press('Enter');
   await page.waitForSelector('#editor:not([hidden])');
   step('every control labelled; keyboard opens the form');
+  await formAtTopAndSuggestedName(page);
 
   // Add the stdio example server, with a managed variable.
   await fillServer(page, { name: 'example', type: 'stdio', command: 'plexus example-server',
@@ -154,14 +155,35 @@ async function run(page) {
   const bad = '/nonexistent/plexus-no-such-server --port 1';
   await fillServer(page, { name: 'broken', type: 'stdio', command: bad });
   await page.click('#save');
-  await page.waitForFunction(() => document.getElementById('form-error').textContent !== '');
+  await page.waitForFunction(() => document.getElementById('e-command').textContent !== '');
   assert.equal(await page.isVisible('#editor'), true);
   assert.equal(await page.inputValue('#f-name'), 'broken');
   assert.equal(await page.inputValue('#f-command'), bad);
-  assert.notEqual(await page.textContent('#e-command'), '');
   assert.equal(await card(page, 'broken').count(), 0);
+  await shownOnce(page, await page.textContent('#e-command'));
   await page.screenshot({ path: path.join(env.SHOTS, 'error-state.png'), fullPage: true });
-  step('a failing add keeps the form and shows: ' + (await page.textContent('#form-error')).slice(0, 120));
+  step('a failing add keeps the form and shows its error once: ' + (await page.textContent('#e-command')).slice(0, 120));
+
+  // Saved without starting it, a server that cannot start: its restart
+  // fails, and the failure is said once on its card, not again as its
+  // last error.
+  await page.fill('#f-name', 'down');
+  await page.check('#f-noverify');
+  await page.click('#save');
+  await page.waitForSelector('#editor', { state: 'hidden' });
+  await page.waitForSelector('#servers > li[data-name="down"] [data-testid=lasterr]');
+  await button(page, 'down', 'Restart').click();
+  await page.waitForFunction(() => {
+    const e = document.querySelector('#servers > li[data-name="down"] .card-error');
+    return e && e.textContent.startsWith('restart: ');
+  });
+  const cardText = await card(page, 'down').innerText();
+  const why = 'stat /nonexistent/plexus-no-such-server';
+  assert.equal(cardText.split(why).length - 1, 1, 'the failure is said ' + (cardText.split(why).length - 1) + ' times:\n' + cardText);
+  step('a failed restart is said once on the card: ' + (await card(page, 'down').locator('.card-error').textContent()).slice(0, 100));
+  await button(page, 'down', 'Delete').click();
+  await page.waitForFunction(() => !document.querySelector('#servers > li[data-name="down"]'));
+  await page.click('#add');
 
   // A wrong key for the remote server is refused as well: strict saves.
   await page.click('#cancel');
@@ -170,8 +192,9 @@ async function run(page) {
     rows: [{ name: 'X-Api-Key', ref: 'WRONG_KEY', value: 'not-the-key' }] });
   await page.click('#save');
   await page.waitForFunction(() => document.getElementById('e-url').textContent !== '');
+  await shownOnce(page, await page.textContent('#e-url'));
   await page.click('#cancel');
-  step('a remote server that refuses the key is not saved: ' + (await page.textContent('#e-url')).slice(0, 100));
+  step('a remote server that refuses the key is not saved, its error shown once: ' + (await page.textContent('#e-url')).slice(0, 100));
 
   await page.screenshot({ path: path.join(env.SHOTS, 'servers.png'), fullPage: true });
 
@@ -192,7 +215,10 @@ async function run(page) {
   await page.locator('#f-rows .r-value').first().fill('-');
   await page.click('#save');
   await page.waitForFunction(() => document.getElementById('form-error').textContent !== '');
-  step('edit with "-" on a needed secret is refused: ' + (await page.textContent('#form-error')).slice(0, 100));
+  const said = await page.evaluate(() => ['e-url', 'e-rows', 'form-error'].map((id) => document.getElementById(id).textContent).filter((t) => t.length > 30));
+  assert.ok(said.length > 0, 'the refusal says why');
+  for (const t of said) await shownOnce(page, t);
+  step('edit with "-" on a needed secret is refused: ' + said.join(' | ').slice(0, 140));
   await page.click('#cancel');
   await button(page, 'remote', 'Restart').click();
   await waitState(page, 'remote', 'ready');
@@ -208,18 +234,11 @@ async function run(page) {
   await waitState(page, 'example', 'ready');
   step('edit with "-" removes the stored secret');
 
-  // OAuth login on a server that does no OAuth: the daemon's error (502) shows cleanly.
-  await button(page, 'remote', 'Log in (OAuth)').click();
-  await page.waitForFunction(() => {
-    const li = document.querySelector('#servers > li[data-name="remote"] .card-error');
-    return li && li.textContent.startsWith('log in: ');
-  });
-  step('log in shows the daemon\'s answer: ' + (await card(page, 'remote').locator('.card-error').textContent()));
-  // A live update draws the card anew (one may arrive just after the
-  // answer): the error stays until the next action on the card.
-  await page.evaluate(() => refresh());
-  assert.match(await card(page, 'remote').locator('.card-error').textContent(), /^log in: /);
-  step('the error outlives a redraw of the card');
+  // A server without OAuth offers no login: the daemon would refuse it.
+  for (const name of ['remote', 'example']) {
+    assert.equal(await card(page, name).getByRole('button', { name: /log in/i }).count(), 0, name + ' offers a login that cannot succeed');
+  }
+  step('no "Log in" on servers that do not use OAuth');
 
   // Disable and enable.
   await button(page, 'example', 'Disable').click();
@@ -252,6 +271,7 @@ async function run(page) {
   assert.match(await card(page, 'example').innerText(), /Restarts\s+1/);
   step('the recovery shows live');
 
+  await oauthGrants(page);
   await gatesSummaryAndFilter(page);
 
   // Global request timeout.
@@ -267,6 +287,101 @@ async function run(page) {
   await page.waitForFunction(() => !document.querySelector('#servers > li[data-name="remote"]'));
   await page.waitForFunction(() => !document.getElementById('secrets').textContent.includes('REMOTE_KEY'));
   step('delete removes the server and its secret');
+}
+
+// oauthGrants adds two machine-to-machine servers through the form's OAuth
+// fields: client credentials with a client secret sent in the body, and
+// with a private key (PEM) signing private_key_jwt. Both start (the daemon
+// got their tokens), offer a login that succeeds, and their edit form
+// shows the grant but never a secret.
+async function oauthGrants(page) {
+  for (const [name, method] of [['m2m', 'client_secret_post'], ['m2mkey', 'private_key_jwt']]) {
+    await page.click('#add');
+    await fillServer(page, { name, type: 'http', url: env.OAUTH_URL });
+    assert.equal(await page.isVisible('#f-client-secret'), true, 'the browser login may take a client secret');
+    assert.equal(await page.isVisible('#f-token-file'), false);
+    await page.selectOption('#f-grant', 'client_credentials');
+    await page.selectOption('#f-auth-method', method);
+    if (method === 'private_key_jwt') {
+      assert.equal(await page.isVisible('#f-client-secret'), false, 'private_key_jwt hides the client secret');
+      await page.fill('#f-client-id', 'plexus-web-key');
+      await page.fill('#f-private-key', env.KEY_PEM);
+    } else {
+      await page.fill('#f-client-id', 'plexus-web');
+      await page.fill('#f-client-secret', env.CANARY_OAUTH);
+    }
+    await page.click('#save');
+    await page.waitForSelector('#editor', { state: 'hidden' });
+    await waitState(page, name, 'ready');
+    assert.match(await card(page, name).innerText(), /Authorization\s+logged in/);
+
+    await button(page, name, 'Log in').click();
+    await card(page, name).getByText('Got a new token with the client_credentials grant.').waitFor();
+
+    await button(page, name, 'Edit').click();
+    await page.waitForFunction((n) => document.getElementById('f-name').value === n, name);
+    assert.equal(await page.inputValue('#f-grant'), 'client_credentials');
+    assert.equal(await page.inputValue('#f-auth-method'), method);
+    for (const id of ['#f-client-secret', '#f-private-key']) assert.equal(await page.inputValue(id), '', 'a secret is never filled in');
+    const secretField = method === 'private_key_jwt' ? '#f-private-key' : '#f-client-secret';
+    assert.match(await page.getAttribute(secretField, 'placeholder'), /stored: blank keeps it/);
+    assert.ok(!(await page.locator('#app').innerText()).includes(env.CANARY_OAUTH));
+    await page.fill('#f-scopes', 'read');
+    await page.click('#save');
+    await page.waitForSelector('#editor', { state: 'hidden' });
+    await waitState(page, name, 'ready');
+  }
+  const names = await page.textContent('#secrets');
+  assert.ok(names.includes('M2M_CLIENT_SECRET') && names.includes('M2MKEY_PRIVATE_KEY'), 'the secrets by name: ' + names);
+
+  // A grant that lacks what it needs is refused beside the OAuth fields.
+  await page.click('#add');
+  await fillServer(page, { name: 'nogrant', type: 'http', url: env.OAUTH_URL });
+  await page.selectOption('#f-grant', 'jwt_bearer');
+  await page.click('#save');
+  await page.waitForFunction(() => document.getElementById('e-oauth').textContent.includes('tokenFile'));
+  await shownOnce(page, await page.textContent('#e-oauth'));
+  await page.click('#cancel');
+  step('OAuth grants from the form: client_secret_post and private_key_jwt start, log in, edit without a secret shown; a jwt_bearer without its file is refused');
+
+  for (const name of ['m2m', 'm2mkey']) {
+    await button(page, name, 'Delete').click();
+    await page.waitForFunction((n) => !document.querySelector('#servers > li[data-name="' + n + '"]'), name);
+  }
+}
+
+// formAtTopAndSuggestedName: the add form opens at the top of the page,
+// above the server list, and suggests the name from the command or the
+// URL by the daemon's rules until a name is typed.
+async function formAtTopAndSuggestedName(page) {
+  const order = await page.evaluate(() => document.getElementById('editor').compareDocumentPosition(document.getElementById('servers')));
+  assert.ok(order & 4, 'the form comes before the server list');
+  const top = await page.evaluate(() => document.getElementById('editor').getBoundingClientRect().top);
+  assert.ok(top < 300, 'the form opens at the top of the view: ' + top);
+  await page.fill('#f-command', 'npx -y @modelcontextprotocol/server-filesystem "/srv/my docs"');
+  await page.waitForFunction(() => document.getElementById('f-name').value === 'filesystem');
+  assert.equal(await page.textContent('#h-name'), '(suggested)');
+  await page.check('input[name="type"][value="http"]');
+  await page.fill('#f-url', 'https://mcp.example.com/mcp?api_key=' + env.CANARY);
+  await page.waitForFunction(() => document.getElementById('f-name').value === 'example');
+  await page.fill('#f-name', 'mine');
+  await page.fill('#f-url', 'http://127.0.0.1:9/mcp');
+  await page.waitForTimeout(500);
+  assert.equal(await page.inputValue('#f-name'), 'mine', 'a typed name is kept');
+  assert.equal(await page.textContent('#h-name'), '');
+  await page.fill('#f-url', '');
+  await page.fill('#f-name', '');
+  await page.check('input[name="type"][value="stdio"]');
+  step('the form opens at the top; the name is suggested (filesystem, example) until one is typed');
+}
+
+// shownOnce asserts that an error's text is on the page once: beside its
+// field, not again above the buttons or in a banner.
+async function shownOnce(page, text) {
+  assert.ok(text.length > 10, 'an error to look for: ' + text);
+  const body = await page.locator('#app').innerText();
+  const n = body.split(text).length - 1;
+  assert.equal(n, 1, 'the error "' + text.slice(0, 80) + '" is shown ' + n + ' times');
 }
 
 // gatesSummaryAndFilter: the page says that external calls are off and
