@@ -30,6 +30,11 @@ const headerTimeout = 30 * time.Second
 // dialTimeout bounds a connection to an allowed destination.
 const dialTimeout = 15 * time.Second
 
+// maxConns bounds the connections one proxy holds at once, its clients'
+// and theirs upstream (each is one of the daemon's file descriptors); a
+// client past it is answered 503.
+const maxConns = 256
+
 // Proxy forwards to an allow list. Its zero value is not usable: see New.
 type Proxy struct {
 	allow map[string]bool // normalized "host:port"
@@ -117,6 +122,12 @@ func (p *Proxy) Serve(ln net.Listener) error {
 			c.Close()
 			return net.ErrClosed
 		}
+		if p.count() > maxConns {
+			refuse(c, http.StatusServiceUnavailable, fmt.Sprintf("sandbox proxy: more than %d connections at once", maxConns))
+			p.track(c, false)
+			c.Close()
+			continue
+		}
 		p.wg.Add(1)
 		go func() {
 			defer p.wg.Done()
@@ -141,6 +152,13 @@ func (p *Proxy) track(c net.Conn, add bool) bool {
 	}
 	p.conns[c] = true
 	return true
+}
+
+// count is the number of client connections open.
+func (p *Proxy) count() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.conns)
 }
 
 // Close stops every listener and connection and waits for the handlers.
