@@ -15,7 +15,7 @@ import (
 
 // start runs a proxy on a loopback port for allow and returns its address
 // and the denials it reported.
-func start(t *testing.T, allow ...string) (string, *Proxy, func() []string) {
+func start(t testing.TB, allow ...string) (string, *Proxy, func() []string) {
 	t.Helper()
 	var mu sync.Mutex
 	var denied []string
@@ -33,7 +33,7 @@ func start(t *testing.T, allow ...string) (string, *Proxy, func() []string) {
 }
 
 // origin is a test HTTP server on 127.0.0.1 that answers its Host header.
-func origin(t *testing.T) (*httptest.Server, string) {
+func origin(t testing.TB) (*httptest.Server, string) {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "origin says hello to %s", r.Host)
@@ -44,7 +44,7 @@ func origin(t *testing.T) (*httptest.Server, string) {
 
 // connect sends CONNECT target through the proxy and, if it is
 // established, a GET over the tunnel; it returns the status line and body.
-func connect(t *testing.T, proxy, target string) (string, string) {
+func connect(t testing.TB, proxy, target string) (string, string) {
 	t.Helper()
 	c, err := net.Dial("tcp", proxy)
 	if err != nil {
