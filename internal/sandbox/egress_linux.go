@@ -44,7 +44,11 @@ func StartEgress(p *Policy, denied func(string)) (*Egress, error) {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
 	// A short path of its own: a unix socket's path has ~100 bytes.
-	dir, err := os.MkdirTemp("", "plexus-egress-")
+	base := ""
+	if len(os.TempDir()) > 64 {
+		base = "/tmp"
+	}
+	dir, err := os.MkdirTemp(base, "plexus-egress-")
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: a folder for the proxy's socket: %w", err)
 	}
