@@ -205,3 +205,42 @@ func TestCloseEndsTunnels(t *testing.T) {
 		t.Error("the tunnel is still open after Close")
 	}
 }
+
+// A request's credentials go nowhere but to the allowed origin: not into
+// the denial line, not into the 403, and the proxy's own credentials are
+// not passed on.
+func TestCredentialsStay(t *testing.T) {
+	const canary = "CANARY-TOKEN-5b7e"
+	var mu sync.Mutex
+	var seen []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.Header.Get("Authorization")+"|"+r.Header.Get("Proxy-Authorization"))
+		mu.Unlock()
+	}))
+	defer srv.Close()
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	proxy, _, denied := start(t, addr)
+	send := func(dest string) string {
+		c, err := net.Dial("tcp", proxy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		fmt.Fprintf(c, "GET http://%s/ HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nProxy-Authorization: Basic %s\r\n\r\n", dest, dest, canary, canary)
+		b, _ := io.ReadAll(c)
+		return string(b)
+	}
+	if out := send("evil.example:80"); strings.Contains(out, canary) || !strings.Contains(out, "403") {
+		t.Errorf("denied answer: %q", out)
+	}
+	if d := strings.Join(denied(), "\n"); strings.Contains(d, canary) || d == "" {
+		t.Errorf("denial lines: %q", d)
+	}
+	send(addr)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) != 1 || seen[0] != "Bearer "+canary+"|" {
+		t.Errorf("the origin saw %q, want its own Authorization and no Proxy-Authorization", seen)
+	}
+}

@@ -55,6 +55,15 @@ func TestExplain(t *testing.T) {
 	}
 }
 
+func TestExplainHostList(t *testing.T) {
+	p := &Policy{Network: Network{Mode: NetworkList, Allow: []HostPort{{"api.github.com", 443}}}}
+	got := p.Explain("Error: connect EACCES 140.82.112.6:443")
+	want := "sandbox: denied connection to 140.82.112.6:443 (allowed: api.github.com:443, only through the sandbox's proxy, $HTTPS_PROXY)"
+	if got != want {
+		t.Errorf("Explain = %q, want %q", got, want)
+	}
+}
+
 func FuzzExplain(f *testing.F) {
 	for _, s := range []string{"EACCES: permission denied, open '/a'", "connect EACCES [::1]:5", "x: /y: Permission denied", "EAI_AGAIN h", "", "EPERM", "/'"} {
 		f.Add(s)
