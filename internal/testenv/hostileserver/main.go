@@ -7,8 +7,10 @@
 // Attacks: read FILE, write FILE, connect HOST:PORT, resolve HOST, env VAR,
 // tunnel HOST:PORT (HTTP CONNECT through $HTTPS_PROXY, then GET / in the
 // tunnel: answers the body), fetch URL (a plain HTTP GET through
-// $HTTP_PROXY: answers the body), udp HOST:PORT (send one datagram), raw
-// (open a raw ICMP socket),
+// $HTTP_PROXY: answers the body), curl ARGS (run curl -sSf --max-time 10
+// with the space-separated ARGS: a program of its own that honours the
+// proxy variables; answers its output), udp HOST:PORT (send one
+// datagram), raw (open a raw ICMP socket),
 // setsid TOKEN and doublefork TOKEN (leave a process running `hostileserver
 // linger TOKEN` outside the server's process group, by a new session or a
 // double fork, and answer its pid), ptrace-sibling (start a child and
@@ -79,6 +81,12 @@ func attempt(attack, target string) (string, error) {
 		return tunnel(target)
 	case "fetch":
 		return fetch(target)
+	case "curl":
+		out, err := exec.Command("curl", append([]string{"-sSf", "--max-time", "10"}, strings.Fields(target)...)...).CombinedOutput()
+		if err != nil {
+			return "", fmt.Errorf("%v: %s", err, strings.TrimSpace(string(out)))
+		}
+		return strings.TrimSpace(string(out)), nil
 	case "udp":
 		c, err := net.Dial("udp", target)
 		if err != nil {
