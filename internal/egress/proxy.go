@@ -43,6 +43,9 @@ type Proxy struct {
 	// Dial connects to an allowed destination; net.Dialer's by default.
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 
+	ctx    context.Context // cancelled by Close: ends dials in progress
+	cancel context.CancelFunc
+
 	mu     sync.Mutex
 	closed bool
 	lns    []net.Listener
@@ -54,6 +57,7 @@ type Proxy struct {
 // reports each refusal to denied (which may be nil).
 func New(allow []string, denied func(string)) (*Proxy, error) {
 	p := &Proxy{allow: map[string]bool{}, denied: denied, conns: map[net.Conn]bool{}}
+	p.ctx, p.cancel = context.WithCancel(context.Background())
 	for _, a := range allow {
 		key, err := normalize(a)
 		if err != nil {
@@ -163,6 +167,7 @@ func (p *Proxy) count() int {
 
 // Close stops every listener and connection and waits for the handlers.
 func (p *Proxy) Close() error {
+	p.cancel()
 	p.mu.Lock()
 	p.closed = true
 	for _, ln := range p.lns {
@@ -203,7 +208,7 @@ func (p *Proxy) handle(c net.Conn) {
 		refuse(c, http.StatusForbidden, msg)
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), dialTimeout)
+	ctx, cancel := context.WithTimeout(p.ctx, dialTimeout)
 	up, err := p.Dial(ctx, "tcp", target)
 	cancel()
 	if err != nil {
