@@ -3,11 +3,15 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -75,6 +79,43 @@ func listen(t *testing.T) string {
 		}
 	}()
 	return ln.Addr().String()
+}
+
+// serveHTTP serves body over HTTP on a loopback port and returns the
+// address.
+func serveHTTP(t *testing.T, body string) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, body)
+	}))
+	t.Cleanup(srv.Close)
+	return strings.TrimPrefix(srv.URL, "http://")
+}
+
+// udpSink counts the datagrams sent to a loopback UDP port.
+type udpSink struct {
+	addr string
+	got  atomic.Int64
+}
+
+func listenUDP(t *testing.T) *udpSink {
+	t.Helper()
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pc.Close() })
+	s := &udpSink{addr: pc.LocalAddr().String()}
+	go func() {
+		buf := make([]byte, 2048)
+		for {
+			if _, _, err := pc.ReadFrom(buf); err != nil {
+				return
+			}
+			s.got.Add(1)
+		}
+	}()
+	return s
 }
 
 // attempt calls the hostile server's attempt tool.
@@ -165,7 +206,9 @@ func TestSandboxHostileServer(t *testing.T) {
 	if err := os.WriteFile(plexusCanary, []byte("CANARY-PLEXUS-51c2"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	allowed, denied := listen(t), listen(t)
+	allowed, denied := serveHTTP(t, "hello from the allowed host"), listen(t)
+	_, allowedPort, _ := net.SplitHostPort(allowed)
+	udp := listenUDP(t)
 	hostile := testenv.HostileServer(t)
 	s.MustRun("add", "hostile", "--sandbox", "--allow-read", filepath.Dir(readable), "--allow-write", writable,
 		"--allow-net", allowed, "--", hostile)
@@ -187,7 +230,20 @@ func TestSandboxHostileServer(t *testing.T) {
 		{"write into a read-only listed folder", tool, "write", filepath.Join(filepath.Dir(readable), "new.txt"), "refused"},
 		{"write into a listed write folder", tool, "write", filepath.Join(writable, "new.txt"), "ok"},
 		{"connect to a loopback port not allowed", tool, "connect", denied, "refused"},
-		{"connect to the allowed host:port", tool, "connect", allowed, "ok"},
+		{"connect to the allowed host:port directly, not through the proxy", tool, "connect", allowed, "refused"},
+		{"HTTP CONNECT through the proxy to the allowed host:port", tool, "tunnel", allowed, "ok"},
+		{"plain HTTP through the proxy to the allowed host:port", tool, "fetch", "http://" + allowed + "/", "ok"},
+		{"through the proxy: the allowed port by another name (localhost)", tool, "tunnel", "localhost:" + allowedPort, "refused"},
+		{"through the proxy: the allowed port on another address (127.0.0.2)", tool, "tunnel", "127.0.0.2:" + allowedPort, "refused"},
+		{"through the proxy: a loopback port not allowed", tool, "tunnel", denied, "refused"},
+		{"through the proxy: a public host not allowed", tool, "fetch", "http://evil.example/", "refused"},
+		{"curl (honours the proxy variables) to the allowed host:port", tool, "curl", "http://" + allowed + "/", "ok"},
+		{"curl --proxytunnel (CONNECT) to the allowed host:port", tool, "curl", "-p http://" + allowed + "/", "ok"},
+		{"curl to the allowed port by another name (localhost)", tool, "curl", "-p http://localhost:" + allowedPort + "/", "refused"},
+		{"host list: send UDP to a loopback listener outside", tool, "udp", udp.addr, "refused"},
+		{"host list: resolve a host name (DNS)", tool, "resolve", "example.com", "refused"},
+		{"host list: open a raw socket", tool, "raw", "", "refused"},
+		{"network none: send UDP to a loopback listener outside", offline, "udp", udp.addr, "refused"},
 		{"network none: resolve a host name", offline, "resolve", "example.com", "refused"},
 		{"network none: connect to loopback", offline, "connect", allowed, "refused"},
 		{"network none: connect to a public address", offline, "connect", "1.1.1.1:443", "refused"},
@@ -226,6 +282,13 @@ func TestSandboxHostileServer(t *testing.T) {
 		fmt.Fprintf(&table, "| %s | %s | %s |\n", r.what, r.want, strings.ReplaceAll(observed, "|", "/"))
 	}
 	t.Logf("hostile server table:\n%s", table.String())
+	if got := attempt(t, s.Env, tool, "tunnel", allowed); got != "ok: hello from the allowed host" {
+		t.Errorf("through the proxy to the allowed host: %s", got)
+	}
+	time.Sleep(200 * time.Millisecond) // a datagram in flight would have arrived
+	if n := udp.got.Load(); n != 0 {
+		t.Errorf("the UDP listener outside the sandbox got %d datagrams", n)
+	}
 	if got := attempt(t, s.Env, tool, "env", "TMPDIR"); got != "ok: "+filepath.Join(s.Home, "sandbox", "hostile", "tmp") {
 		t.Errorf("TMPDIR in the sandbox: %s, want its private temporary folder", got)
 	}
@@ -233,6 +296,8 @@ func TestSandboxHostileServer(t *testing.T) {
 	// The denial shows in the server's log as Plexus's own line.
 	logs := s.MustRun("logs", "hostile")
 	mustContain(t, "logs", logs, "sandbox: denied access to "+homeCanary)
+	mustContain(t, "logs", logs, "sandbox: denied connect to localhost:"+allowedPort)
+	mustContain(t, "logs", logs, "sandbox: denied connect to evil.example:80")
 
 	// The escapees run until the server ends, then end with it: the
 	// sandbox's PID namespace ends with its first process.

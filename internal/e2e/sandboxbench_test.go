@@ -14,13 +14,15 @@ import (
 // BenchmarkSandboxCost measures what the sandbox costs the example server:
 // the start (add, which starts the server and lists its tools, until it
 // answers) and one tools/call through the daemon's API, without and with
-// the strict sandbox. The ratio is what counts on a shared machine.
+// the strict sandbox, and with a host:port list (the server's network
+// namespace with the daemon's filtering proxy on its loopback). The ratio
+// is what counts on a shared machine.
 func BenchmarkSandboxCost(b *testing.B) {
 	requireSandbox(b)
 	for _, mode := range []struct {
 		name  string
 		flags []string
-	}{{"plain", nil}, {"sandboxed", []string{"--sandbox"}}} {
+	}{{"plain", nil}, {"sandboxed", []string{"--sandbox"}}, {"sandboxed-hostlist", []string{"--sandbox", "--allow-net", "127.0.0.1:9"}}} {
 		b.Run(mode.name, func(b *testing.B) {
 			e := testenv.New(b)
 			e.StartDaemon()

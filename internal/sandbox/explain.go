@@ -44,7 +44,7 @@ func (p *Policy) networkWords() string {
 		for _, h := range p.Network.Allow {
 			s = append(s, h.String())
 		}
-		return "allowed: " + strings.Join(s, ", ")
+		return "allowed: " + strings.Join(s, ", ") + ", only through the sandbox's proxy, $HTTPS_PROXY"
 	}
 	return "network: all"
 }

@@ -83,11 +83,11 @@ func (p *Policy) Missing(f Features) []string {
 	if f.LandlockABI < landlockMinABI {
 		out = append(out, "Landlock is not available (needs Linux ≥ 5.13 with landlock in the lsm= boot list)")
 	}
-	if p.Network.Mode == NetworkList && f.LandlockABI < landlockNetABI {
-		out = append(out, fmt.Sprintf("a host:port list needs Landlock ABI %d (Linux ≥ 6.7) for TCP port rules; this kernel has ABI %d", landlockNetABI, f.LandlockABI))
-	}
 	if !f.Namespaces {
 		msg := "user namespaces cannot be created (they hold the server's own process count, PID and network namespace)"
+		if p.Network.Mode == NetworkList {
+			msg = "user namespaces cannot be created (they hold the server's own process count, PID and network namespace; a host:port list is enforced by a network namespace whose only way out is Plexus's proxy)"
+		}
 		if f.NamespacesError != "" {
 			msg += ": " + f.NamespacesError
 		}

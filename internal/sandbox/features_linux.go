@@ -7,6 +7,8 @@ import (
 	"sync"
 	"syscall"
 
+	"golang.org/x/sys/unix"
+
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 )
 
@@ -80,11 +82,19 @@ func cgroupV2() (bool, string) {
 // a user namespace (mapping the daemon's own user and group to themselves)
 // with a PID namespace, so that the whole tree ends with its first process
 // and counts its processes apart from the user's others, and for network
-// "none" a network namespace with nothing but a down loopback.
+// "none" or a host:port list a network namespace with nothing but a
+// loopback (up, with the proxy on it, for a list: see openProxy). For a
+// list the shim gets CAP_NET_ADMIN (of its own user namespace only) as an
+// ambient capability, which a non-root launcher needs to bring the
+// loopback up and drops before the server runs.
 func Isolate(attr *syscall.SysProcAttr, p *Policy) {
 	attr.Cloneflags |= syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID
-	if p.Network.Mode == NetworkNone {
+	switch p.Network.Mode {
+	case NetworkNone:
 		attr.Cloneflags |= syscall.CLONE_NEWNET
+	case NetworkList:
+		attr.Cloneflags |= syscall.CLONE_NEWNET
+		attr.AmbientCaps = append(attr.AmbientCaps, unix.CAP_NET_ADMIN)
 	}
 	uid, gid := os.Getuid(), os.Getgid()
 	attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}

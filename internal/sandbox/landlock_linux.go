@@ -15,7 +15,7 @@ var landlockConfigs = []landlock.Config{{}, landlock.V1, landlock.V2, landlock.V
 // restrictLandlock applies the file rules, the TCP rules and the IPC scopes
 // to the calling thread, which must be locked and exec next. It is strict: a kernel without what the
 // policy needs is an error (the daemon checks first, with Missing).
-func restrictLandlock(p *Policy, files []access) error {
+func restrictLandlock(p *Policy, files []access, proxyPort uint16) error {
 	abi, err := ll.LandlockGetABIVersion()
 	if err != nil || abi < landlockMinABI {
 		return fmt.Errorf("this kernel offers no Landlock of ABI %d or later: %v", landlockMinABI, err)
@@ -38,11 +38,11 @@ func restrictLandlock(p *Policy, files []access) error {
 	case NetworkAll:
 		cfg.HandledAccessNet = 0
 	case NetworkList:
-		if abi < landlockNetABI {
-			return fmt.Errorf("a host:port list needs Landlock ABI %d; this kernel has %d", landlockNetABI, abi)
-		}
-		for _, hp := range p.Network.Allow {
-			rules = append(rules, landlock.ConnectTCP(hp.Port))
+		// The network namespace's only way out is the daemon's proxy on
+		// its loopback; with ABI 4 every other port is refused as well,
+		// and so is bind, as a second wall.
+		if abi >= landlockNetABI {
+			rules = append(rules, landlock.ConnectTCP(proxyPort))
 		}
 	case NetworkNone:
 		// The network namespace has no way out; with ABI 4 TCP is refused

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -42,15 +43,18 @@ func enter(p *Policy, path string, argv []string) error {
 		// start times out: they run from their caches instead.
 		env = append(env, "npm_config_offline=true", "UV_OFFLINE=1")
 	}
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "TMPDIR=") {
-			env = append(env, kv)
-		}
-	}
 	rules, err := fileRules(p, path, os.Getenv("HOME"))
 	if err != nil {
 		return err
 	}
+	var proxyPort uint16
+	if p.Network.Mode == NetworkList {
+		if proxyPort, err = openProxy(p.ProxySocket); err != nil {
+			return err
+		}
+		env = append(env, proxyEnv(proxyPort)...)
+	}
+	env = append(env, inherited(os.Environ(), env)...)
 	if err := joinPids(p.PidsCgroup); err != nil {
 		return err
 	}
@@ -63,16 +67,47 @@ func enter(p *Policy, path string, argv []string) error {
 	if err := dropCapabilities(); err != nil {
 		return err
 	}
-	if err := restrictLandlock(p, rules); err != nil {
+	if err := restrictLandlock(p, rules, proxyPort); err != nil {
 		return err
 	}
-	if err := denySyscalls(); err != nil {
+	if err := denySyscalls(p.Network.Mode != NetworkAll); err != nil {
 		return err
 	}
 	if err := syscall.Exec(path, argv, env); err != nil {
 		return fmt.Errorf("exec %s: %w", path, err)
 	}
 	return nil
+}
+
+// proxyEnv points the programs that honour the usual proxy variables at
+// the daemon's proxy: curl, Python, Go, npm (lower and upper case), and
+// Node.js ≥ 24's own fetch and http with NODE_USE_ENV_PROXY. NO_PROXY is
+// emptied: nothing is reachable without the proxy.
+func proxyEnv(port uint16) []string {
+	url := "http://127.0.0.1:" + strconv.Itoa(int(port))
+	var env []string
+	for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"} {
+		env = append(env, k+"="+url, strings.ToLower(k)+"="+url)
+	}
+	return append(env, "NO_PROXY=", "no_proxy=", "NODE_USE_ENV_PROXY=1",
+		"npm_config_proxy="+url, "npm_config_https_proxy="+url)
+}
+
+// inherited is the daemon's environment for the server without the
+// variables the launcher sets itself.
+func inherited(environ, set []string) []string {
+	own := map[string]bool{}
+	for _, kv := range set {
+		k, _, _ := strings.Cut(kv, "=")
+		own[k] = true
+	}
+	var out []string
+	for _, kv := range environ {
+		if k, _, _ := strings.Cut(kv, "="); !own[k] {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 // setLimits sets soft and hard limits, never above the current hard ones.
@@ -110,13 +145,14 @@ func setLimits(l Limits) error {
 // server has no capability even when the daemon runs as root (a root
 // process regains the bounding set at exec).
 func dropCapabilities() error {
+	// The ambient set may hold CAP_NET_ADMIN for the loopback (Isolate).
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
+		return fmt.Errorf("clearing ambient capabilities: %w", err)
+	}
 	if os.Getuid() != 0 {
 		// Not root in its namespace: exec gives it no capability, and
 		// no_new_privs makes file capabilities void.
 		return nil
-	}
-	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
-		return fmt.Errorf("clearing ambient capabilities: %w", err)
 	}
 	for c := 0; c <= unix.CAP_LAST_CAP; c++ {
 		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && err != unix.EINVAL {

@@ -11,7 +11,7 @@ import (
 const (
 	NetworkNone = "none" // no socket beyond the server's stdio
 	NetworkAll  = "all"  // the network is not restricted
-	NetworkList = "list" // TCP connections only to the listed ports
+	NetworkList = "list" // TCP only to the listed host:port pairs, through the daemon's proxy
 )
 
 // Policy is what one server may do. The daemon builds it from the server's
@@ -32,6 +32,9 @@ type Policy struct {
 	// PidsCgroup, if set, is the pids cgroup the launcher joins (see
 	// PreparePids).
 	PidsCgroup string `json:"pidsCgroup,omitempty"`
+	// ProxySocket, for network list, is the daemon's unix socket that the
+	// launcher hands its proxy listener to (see StartEgress).
+	ProxySocket string `json:"proxySocket,omitempty"`
 }
 
 // Network is what the server may reach.
@@ -79,6 +82,9 @@ func decodePolicy(s string) (*Policy, error) {
 	case NetworkNone, NetworkAll, NetworkList:
 	default:
 		return nil, fmt.Errorf("sandbox: unknown network mode %q", p.Network.Mode)
+	}
+	if p.Network.Mode == NetworkList && p.ProxySocket == "" {
+		return nil, fmt.Errorf("sandbox: a host:port list without the daemon's proxy socket")
 	}
 	if p.Private == "" {
 		return nil, fmt.Errorf("sandbox: the policy has no private folder")

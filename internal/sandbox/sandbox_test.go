@@ -21,7 +21,7 @@ func TestMissing(t *testing.T) {
 	}{
 		{none, Features{OS: "darwin"}, "need Linux"},
 		{none, Features{OS: "linux", Namespaces: true, Seccomp: true}, "Landlock is not available"},
-		{list, Features{OS: "linux", LandlockABI: 3, Namespaces: true, Seccomp: true}, "needs Landlock ABI 4"},
+		{list, Features{OS: "linux", LandlockABI: 7, Seccomp: true, NamespacesError: "operation not permitted"}, "a host:port list is enforced by a network namespace whose only way out is Plexus's proxy"},
 		{none, Features{OS: "linux", LandlockABI: 7, Seccomp: true, NamespacesError: "operation not permitted"}, "user namespaces cannot be created (they hold the server's own process count, PID and network namespace): operation not permitted"},
 		{none, Features{OS: "linux", LandlockABI: 7, Namespaces: true}, "seccomp"},
 	} {
@@ -30,8 +30,11 @@ func TestMissing(t *testing.T) {
 			t.Errorf("%+v: missing %q, want …%s…", tc.f, m, tc.want)
 		}
 	}
-	if m := none.Missing(Features{OS: "linux", LandlockABI: 3, Namespaces: true, Seccomp: true}); len(m) != 0 {
-		t.Errorf("network none needs no TCP rules: %v", m)
+	// The network namespace holds both without Landlock's TCP rules.
+	for _, p := range []*Policy{none, list} {
+		if m := p.Missing(Features{OS: "linux", LandlockABI: 3, Namespaces: true, Seccomp: true}); len(m) != 0 {
+			t.Errorf("network %s needs no TCP rules: %v", p.Network.Mode, m)
+		}
 	}
 }
 
@@ -49,6 +52,15 @@ func TestExplain(t *testing.T) {
 		if got := p.Explain(tc.line); got != tc.want {
 			t.Errorf("Explain(%q) = %q, want %q", tc.line, got, tc.want)
 		}
+	}
+}
+
+func TestExplainHostList(t *testing.T) {
+	p := &Policy{Network: Network{Mode: NetworkList, Allow: []HostPort{{"api.github.com", 443}}}}
+	got := p.Explain("Error: connect EACCES 140.82.112.6:443")
+	want := "sandbox: denied connection to 140.82.112.6:443 (allowed: api.github.com:443, only through the sandbox's proxy, $HTTPS_PROXY)"
+	if got != want {
+		t.Errorf("Explain = %q, want %q", got, want)
 	}
 }
 
@@ -129,7 +141,7 @@ func TestFileRulesRefuse(t *testing.T) {
 }
 
 func TestMainRefusesBadPolicy(t *testing.T) {
-	for _, args := range [][]string{nil, {"{}", "--", "/bin/true"}, {"not json", "--", "/bin/true"}, {`{"private":"/x","network":{"mode":"some"}}`, "--", "/bin/true"}} {
+	for _, args := range [][]string{nil, {"{}", "--", "/bin/true"}, {"not json", "--", "/bin/true"}, {`{"private":"/x","network":{"mode":"some"}}`, "--", "/bin/true"}, {`{"private":"/x","network":{"mode":"list","allow":[{"host":"h","port":1}]}}`, "--", "/bin/true"}} {
 		if code := Main(args); code != 2 && code != 126 {
 			t.Errorf("Main(%q) = %d, want 2 or 126", args, code)
 		}

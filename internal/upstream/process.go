@@ -41,6 +41,7 @@ type process struct {
 	reaped  chan struct{} // closed once the leader is reaped and the rest of its group is gone
 
 	sandbox *sandbox.Policy // nil unless sandboxed
+	egress  *sandbox.Egress // the proxy of a host:port list, or nil
 
 	stderr     *os.File // our read end of the server's stderr
 	stderrDone chan struct{}
@@ -93,6 +94,7 @@ func startProcess(s Spec, ring *lineRing, red *redactor, log *slog.Logger) (*pro
 	if err != nil {
 		return nil, pipes{}, err
 	}
+	var eg *sandbox.Egress
 	cmd := &exec.Cmd{
 		Path: path,
 		Args: slices.Clone(s.Argv),
@@ -112,7 +114,10 @@ func startProcess(s Spec, ring *lineRing, red *redactor, log *slog.Logger) (*pro
 		// SIGTERM, not SIGKILL: the shim must live long enough to end the group.
 		cmd.SysProcAttr = lifeline.GroupAttr(syscall.SIGTERM)
 		if s.Sandbox != nil {
-			if err := sandboxCmd(cmd, s, shimPath, path); err != nil {
+			// A refusal is the server's own log line (not the daemon's:
+			// the server decides how many there are).
+			if eg, err = sandboxCmd(cmd, s, shimPath, path, ring.add); err != nil {
+				releaseSandbox(s.Sandbox, nil)
 				return nil, pipes{}, err
 			}
 			ring.explain = s.Sandbox.Explain
@@ -134,6 +139,7 @@ func startProcess(s Spec, ring *lineRing, red *redactor, log *slog.Logger) (*pro
 		for _, f := range files {
 			f.Close()
 		}
+		releaseSandbox(s.Sandbox, eg)
 		return nil, pipes{}, fmt.Errorf("creating pipes: %w", err)
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
@@ -147,6 +153,7 @@ func startProcess(s Spec, ring *lineRing, red *redactor, log *slog.Logger) (*pro
 		inW.Close()
 		outR.Close()
 		errR.Close()
+		releaseSandbox(s.Sandbox, eg)
 		return nil, pipes{}, fmt.Errorf("starting %s: %w", path, err)
 	}
 
@@ -156,6 +163,7 @@ func startProcess(s Spec, ring *lineRing, red *redactor, log *slog.Logger) (*pro
 		grace:      s.StopGrace,
 		viaShim:    len(s.Shim) > 0,
 		sandbox:    s.Sandbox,
+		egress:     eg,
 		exited:     make(chan struct{}),
 		reaped:     make(chan struct{}),
 		stderr:     errR,
@@ -181,7 +189,7 @@ func (p *process) watch(onExit func(*ExitError)) {
 // nor outlive it.
 func (p *process) watchExit() {
 	defer close(p.reaped)
-	defer releaseSandbox(p.sandbox)
+	defer releaseSandbox(p.sandbox, p.egress)
 	zombie := lifeline.WaitExitedNoReap(p.pid)
 	if zombie {
 		// The leader is a zombie, so the group id is still ours: tell what is

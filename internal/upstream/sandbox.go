@@ -42,23 +42,32 @@ func sandboxReady(s Spec) error {
 
 // sandboxCmd puts the launcher between the shim and the server, and the
 // shim in the sandbox's namespaces: as their first process, its end ends
-// every process in them.
-func sandboxCmd(cmd *exec.Cmd, s Spec, plexus, path string) error {
+// every process in them. For a host:port list it starts the filtering
+// proxy, whose refusals go to denied; the caller closes it (releaseSandbox)
+// once the server's processes are gone, or at once if the start fails.
+func sandboxCmd(cmd *exec.Cmd, s Spec, plexus, path string, denied func(string)) (*sandbox.Egress, error) {
+	eg, err := sandbox.StartEgress(s.Sandbox, denied)
+	if err != nil {
+		return nil, err
+	}
 	args, err := sandbox.LauncherArgs(s.Sandbox, plexus, path, s.Argv[1:])
 	if err != nil {
-		return err
+		eg.Close()
+		return nil, err
 	}
 	cmd.Args = slices.Concat(s.Shim, []string{"--"}, args)
 	if cmd.Dir == "" {
 		cmd.Dir = s.Sandbox.Private
 	}
 	sandbox.Isolate(cmd.SysProcAttr, s.Sandbox)
-	return nil
+	return eg, nil
 }
 
 // releaseSandbox removes what the sandbox made for one start once its
-// processes are gone (the pids cgroup of a root daemon's server).
-func releaseSandbox(p *sandbox.Policy) {
+// processes are gone: the proxy of a host:port list, the pids cgroup of a
+// root daemon's server.
+func releaseSandbox(p *sandbox.Policy, eg *sandbox.Egress) {
+	eg.Close()
 	if p != nil {
 		sandbox.ReleasePids(p)
 	}

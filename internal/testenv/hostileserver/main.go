@@ -5,6 +5,12 @@
 // failed attack. A failure to refuse is the test's to judge.
 //
 // Attacks: read FILE, write FILE, connect HOST:PORT, resolve HOST, env VAR,
+// tunnel HOST:PORT (HTTP CONNECT through $HTTPS_PROXY, then GET / in the
+// tunnel: answers the body), fetch URL (a plain HTTP GET through
+// $HTTP_PROXY: answers the body), curl ARGS (run curl -sSf --max-time 10
+// with the space-separated ARGS: a program of its own that honours the
+// proxy variables; answers its output), udp HOST:PORT (send one
+// datagram), raw (open a raw ICMP socket),
 // setsid TOKEN and doublefork TOKEN (leave a process running `hostileserver
 // linger TOKEN` outside the server's process group, by a new session or a
 // double fork, and answer its pid), ptrace-sibling (start a child and
@@ -71,6 +77,33 @@ func attempt(attack, target string) (string, error) {
 		}
 		defer c.Close()
 		return "connected to " + c.RemoteAddr().String(), nil
+	case "tunnel":
+		return tunnel(target)
+	case "fetch":
+		return fetch(target)
+	case "curl":
+		out, err := exec.Command("curl", append([]string{"-sSf", "--max-time", "10"}, strings.Fields(target)...)...).CombinedOutput()
+		if err != nil {
+			return "", fmt.Errorf("%v: %s", err, strings.TrimSpace(string(out)))
+		}
+		return strings.TrimSpace(string(out)), nil
+	case "udp":
+		c, err := net.Dial("udp", target)
+		if err != nil {
+			return "", err
+		}
+		defer c.Close()
+		if _, err := c.Write([]byte("hostile datagram")); err != nil {
+			return "", err
+		}
+		return "sent a datagram to " + target, nil
+	case "raw":
+		fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_RAW, syscall.IPPROTO_ICMP)
+		if err != nil {
+			return "", fmt.Errorf("raw socket: %w", err)
+		}
+		syscall.Close(fd)
+		return "opened a raw socket", nil
 	case "env":
 		v, ok := os.LookupEnv(target)
 		if !ok {

@@ -1,0 +1,105 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"encoding/binary"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// run interprets the seccomp program (the instructions filterProgram uses)
+// on one system call and returns the action.
+func run(t *testing.T, prog []unix.SockFilter, arch uint32, nr uintptr, args ...uint64) uint32 {
+	t.Helper()
+	data := make([]byte, 64)
+	binary.LittleEndian.PutUint32(data[dataNr:], uint32(nr))
+	binary.LittleEndian.PutUint32(data[dataArch:], arch)
+	for i, a := range args {
+		binary.LittleEndian.PutUint64(data[dataArg0+8*i:], a)
+	}
+	var acc uint32
+	for pc := 0; pc < len(prog); pc++ {
+		in := prog[pc]
+		switch in.Code {
+		case unix.BPF_LD | unix.BPF_W | unix.BPF_ABS:
+			acc = binary.LittleEndian.Uint32(data[in.K:])
+		case unix.BPF_ALU | unix.BPF_AND | unix.BPF_K:
+			acc &= in.K
+		case unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K:
+			if acc == in.K {
+				pc += int(in.Jt)
+			} else {
+				pc += int(in.Jf)
+			}
+		case unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K:
+			if acc >= in.K {
+				pc += int(in.Jt)
+			} else {
+				pc += int(in.Jf)
+			}
+		case unix.BPF_RET | unix.BPF_K:
+			return in.K
+		default:
+			t.Fatalf("instruction %d: unknown code %#x", pc, in.Code)
+		}
+	}
+	t.Fatal("the program ran off its end")
+	return 0
+}
+
+func TestSeccompProgram(t *testing.T) {
+	arch, err := auditArch()
+	if err != nil {
+		t.Skip(err)
+	}
+	const (
+		allow = unix.SECCOMP_RET_ALLOW
+		eperm = unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
+		kill  = unix.SECCOMP_RET_KILL_PROCESS
+	)
+	type call struct {
+		what string
+		nr   uintptr
+		args []uint64
+		// want with and without restricted sockets
+		restricted, open uint32
+	}
+	calls := []call{
+		{"read", unix.SYS_READ, nil, allow, allow},
+		{"ptrace", unix.SYS_PTRACE, nil, eperm, eperm},
+		{"bpf", unix.SYS_BPF, nil, eperm, eperm},
+		{"io_uring_setup", unix.SYS_IO_URING_SETUP, nil, eperm, allow},
+		{"x32 read", 0x40000000, nil, eperm, eperm},
+		{"TCP socket", unix.SYS_SOCKET, []uint64{unix.AF_INET, unix.SOCK_STREAM | unix.SOCK_CLOEXEC}, allow, allow},
+		{"TCP6 socket", unix.SYS_SOCKET, []uint64{unix.AF_INET6, unix.SOCK_STREAM}, allow, allow},
+		{"UDP socket", unix.SYS_SOCKET, []uint64{unix.AF_INET, unix.SOCK_DGRAM}, eperm, allow},
+		{"UDP socket, nonblocking", unix.SYS_SOCKET, []uint64{unix.AF_INET, unix.SOCK_DGRAM | unix.SOCK_NONBLOCK | unix.SOCK_CLOEXEC}, eperm, allow},
+		{"UDP6 socket", unix.SYS_SOCKET, []uint64{unix.AF_INET6, unix.SOCK_DGRAM}, eperm, allow},
+		{"raw socket", unix.SYS_SOCKET, []uint64{unix.AF_INET, unix.SOCK_RAW, unix.IPPROTO_ICMP}, eperm, allow},
+		{"packet socket", unix.SYS_SOCKET, []uint64{unix.AF_PACKET, unix.SOCK_RAW}, eperm, allow},
+		{"unix datagram socket", unix.SYS_SOCKET, []uint64{unix.AF_UNIX, unix.SOCK_DGRAM}, allow, allow},
+		{"netlink socket", unix.SYS_SOCKET, []uint64{unix.AF_NETLINK, unix.SOCK_RAW}, allow, allow},
+		// The high half of an argument is not the family.
+		{"UDP socket, high bits set", unix.SYS_SOCKET, []uint64{1<<32 | unix.AF_INET, unix.SOCK_DGRAM}, eperm, allow},
+	}
+	for _, restricted := range []bool{true, false} {
+		prog, err := filterProgram(arch, restricted)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range calls {
+			want := c.open
+			if restricted {
+				want = c.restricted
+			}
+			if got := run(t, prog, arch, c.nr, c.args...); got != want {
+				t.Errorf("restricted sockets %v: %s: action %#x, want %#x", restricted, c.what, got, want)
+			}
+		}
+		if got := run(t, prog, arch^1, unix.SYS_READ); got != kill {
+			t.Errorf("another architecture's call: %#x, want kill", got)
+		}
+	}
+}
