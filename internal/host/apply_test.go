@@ -125,6 +125,29 @@ func TestPutServerStartFailure(t *testing.T) {
 	th.readyPID("ex")
 }
 
+// TestRestartStartFailure: a restart whose new instance does not come up
+// says so as a restart — the server runs on as it was — not as a save that
+// was refused.
+func TestRestartStartFailure(t *testing.T) {
+	th := newTestHost(t)
+	marker := filepath.Join(t.TempDir(), "started")
+	script := `if [ -e "$1" ]; then echo boom >&2; exit 3; fi; touch "$1"; exec "$2" example-server`
+	th.create("once", mustJSON(t, map[string]any{"type": "stdio", "command": "sh", "args": []string{"-c", script, "sh", marker, th.bin}}))
+	pid := th.readyPID("once")
+
+	err := th.Restart(t.Context(), "once")
+	var se *StartError
+	if !errors.As(err, &se) || !se.Restart {
+		t.Fatalf("Restart = %v, want a *StartError of a restart", err)
+	}
+	if msg := err.Error(); !strings.Contains(msg, "could not be restarted; it runs on as it was") || strings.Contains(msg, "saved") {
+		t.Errorf("error %q does not say that the restart failed and the server runs on", msg)
+	}
+	if got := th.readyPID("once"); got != pid {
+		t.Errorf("pid %d after the failed restart, want the first instance's %d", got, pid)
+	}
+}
+
 func TestPutServerMissingVariable(t *testing.T) {
 	requireUnset(t)
 	th := newTestHost(t)

@@ -22,10 +22,14 @@ type ExistsError struct{ Name string }
 func (e *ExistsError) Error() string { return fmt.Sprintf("a server named %q already exists", e.Name) }
 
 // StartError says a server could not be started, so the save that needed it
-// was refused and the previous settings kept (R-API-2).
+// was refused and the previous settings kept (R-API-2) — or, for a restart,
+// that the server's new instance did not come up and the one before it
+// runs on.
 type StartError struct {
 	Server string
 	Err    error
+	// Restart is set when the start was a restart, not a save.
+	Restart bool
 	// Stderr holds the server's last stderr lines, secrets redacted.
 	Stderr []string
 }
@@ -33,16 +37,20 @@ type StartError struct {
 // Error says why; the upstream error already carries the last few stderr
 // lines, and Stderr has more for status views.
 func (e *StartError) Error() string {
+	what := "could not be started, so nothing was saved"
+	if e.Restart {
+		what = "could not be restarted; it runs on as it was"
+	}
 	var ce *upstream.ConnectError
 	if errors.As(e.Err, &ce) {
 		// ConnectError names the server too; say it once.
-		msg := fmt.Sprintf("server %s could not be started, so nothing was saved: %s: %v", e.Server, ce.Phase, ce.Err)
+		msg := fmt.Sprintf("server %s %s: %s: %v", e.Server, what, ce.Phase, ce.Err)
 		if len(ce.Stderr) > 0 {
 			msg += fmt.Sprintf(" (stderr: %q)", strings.Join(ce.Stderr, " | "))
 		}
 		return msg
 	}
-	return fmt.Sprintf("server %s could not be started, so nothing was saved: %v", e.Server, e.Err)
+	return fmt.Sprintf("server %s %s: %v", e.Server, what, e.Err)
 }
 
 func (e *StartError) Unwrap() error { return e.Err }

@@ -158,7 +158,7 @@ func (h *Host) Restart(ctx context.Context, name string) error {
 	}
 	if err := fresh.Start(ctx); err != nil {
 		fresh.Stop()
-		return &StartError{Server: name, Err: err}
+		return &StartError{Server: name, Err: err, Restart: true}
 	}
 	h.swap(name, fresh, h.cfgLocked())
 	srv.Stop()

@@ -90,6 +90,9 @@ func classify(err error) (int, apitype.ErrorBody) {
 	case errors.As(err, &exists):
 		return http.StatusConflict, apitype.ErrorBody{Code: apitype.CodeConflict, Message: err.Error(),
 			Hint: "change it with `plexus edit " + exists.Name + "`, or remove it first with `plexus rm " + exists.Name + "`"}
+	case errors.As(err, &startErr) && startErr.Restart:
+		return http.StatusConflict, apitype.ErrorBody{Code: apitype.CodeConflict, Message: err.Error(),
+			Hint: "`plexus logs " + startErr.Server + "` shows what it wrote; fix that, then restart it again"}
 	case errors.As(err, &startErr):
 		return http.StatusConflict, apitype.ErrorBody{Code: apitype.CodeConflict, Message: err.Error(),
 			Hint: "fix the command, URL or credentials; or save it anyway with --no-verify"}
