@@ -144,4 +144,3 @@ func serviceSpec() (service.Spec, error) {
 	}
 	return s, nil
 }
-

@@ -64,7 +64,7 @@ func Main(args []string) int {
 		Sys: deathSigAttr(syscall.SIGKILL),
 	})
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "plexus shim: %v\n", err)
+		fmt.Fprintf(os.Stderr, "plexus shim: %v\n", ExplainStartError(args[0], err))
 		return 127
 	}
 	releaseStdio()

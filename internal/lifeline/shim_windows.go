@@ -48,6 +48,8 @@ func Main(args []string) int {
 		fmt.Fprintf(os.Stderr, "plexus shim: %v\n", err)
 		return 127
 	}
+	// Returning ends the shim, which closes the job: what is left of the
+	// tree is killed.
 	err = cmd.Run()
 	var ee *exec.ExitError
 	switch {
@@ -56,11 +58,9 @@ func Main(args []string) int {
 	case errors.As(err, &ee):
 		return ee.ExitCode()
 	default:
-		fmt.Fprintf(os.Stderr, "plexus shim: %v\n", err)
+		fmt.Fprintf(os.Stderr, "plexus shim: %v\n", ExplainStartError(args[0], err))
 		return 127
 	}
-	// Returning ends the shim, which closes the job: what is left of the
-	// tree is killed.
 }
 
 // killOnCloseJob creates a Job Object that kills its processes when its

@@ -18,7 +18,9 @@ type Launchd struct {
 	run runner
 }
 
-func launchAgentsDir(userHome string) string { return filepath.Join(userHome, "Library", "LaunchAgents") }
+func launchAgentsDir(userHome string) string {
+	return filepath.Join(userHome, "Library", "LaunchAgents")
+}
 
 func (m *Launchd) path() string { return filepath.Join(m.Dir, Label+".plist") }
 

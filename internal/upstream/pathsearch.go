@@ -5,6 +5,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -30,8 +31,18 @@ func (e *CommandNotFoundError) Error() string {
 // and friends live where the user's shell profile put them (and need that
 // PATH to find `node` in turn). Relative entries are dropped: they would
 // depend on the working directory.
+//
+// When asked to wait (the command was not on the daemon's PATH), the
+// folders of version managers and Homebrew that exist come last
+// (toolDirs): a login shell that does not answer, or whose profile sets
+// PATH only for interactive shells, would leave npx out of reach.
 func searchDirs(wait time.Duration) []string {
-	return absDirs(os.Getenv("PATH") + string(filepath.ListSeparator) + loginShellPATH(wait))
+	sep := string(filepath.ListSeparator)
+	list := os.Getenv("PATH") + sep + loginShellPATH(wait)
+	if home, err := os.UserHomeDir(); err == nil && wait > 0 {
+		list += sep + strings.Join(toolDirs("/", home, runtime.GOOS), sep)
+	}
+	return absDirs(list)
 }
 
 // absDirs splits a PATH list into its absolute directories, without repeats.

@@ -150,7 +150,7 @@ func startProcess(s Spec, ring *lineRing, red *redactor, log *slog.Logger) (*pro
 		inW.Close()
 		outR.Close()
 		errR.Close()
-		return nil, pipes{}, fmt.Errorf("starting %s: %w", path, err)
+		return nil, pipes{}, fmt.Errorf("starting %s: %w", path, lifeline.ExplainStartError(path, err))
 	}
 
 	p := &process{
