@@ -15,9 +15,9 @@ import (
 // but for tests; home is the user's home.
 func toolDirs(root, home, goos string) []string {
 	cands := []string{
-		filepath.Join(home, ".volta", "bin"),                   // volta
+		filepath.Join(home, ".volta", "bin"),                    // volta
 		filepath.Join(home, ".local", "share", "mise", "shims"), // mise
-		filepath.Join(home, ".asdf", "shims"),                  // asdf
+		filepath.Join(home, ".asdf", "shims"),                   // asdf
 	}
 	if d := newestNVMNode(filepath.Join(home, ".nvm", "versions", "node")); d != "" {
 		cands = append(cands, d) // nvm: its newest node
