@@ -39,11 +39,8 @@ const killWait = 2 * time.Second
 // As a subreaper the shim inherits the orphans of double forks, so they stay
 // in the tree, and it knows the tree is gone when it has no child left.
 func Main(args []string) int {
-	if len(args) > 0 && args[0] == "--" {
-		args = args[1:]
-	}
-	if len(args) == 0 {
-		fmt.Fprintln(os.Stderr, "plexus shim: usage: -- command [arg...]")
+	args, ok := commandArgs(args)
+	if !ok {
 		return 2
 	}
 	// Never signal a group we do not lead (it could be the daemon's).

@@ -22,11 +22,8 @@ import (
 // parent) — the whole tree ends with it. Never run: Windows is
 // cross-compiled only.
 func Main(args []string) int {
-	if len(args) > 0 && args[0] == "--" {
-		args = args[1:]
-	}
-	if len(args) == 0 {
-		fmt.Fprintln(os.Stderr, "plexus shim: usage: -- command [arg...]")
+	args, ok := commandArgs(args)
+	if !ok {
 		return 2
 	}
 	job, err := killOnCloseJob()

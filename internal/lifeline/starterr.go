@@ -9,6 +9,19 @@ import (
 	"strings"
 )
 
+// commandArgs is the command of the shim's arguments ("--" path arg...);
+// false, with the usage said on stderr, if there is none.
+func commandArgs(args []string) ([]string, bool) {
+	if len(args) > 0 && args[0] == "--" {
+		args = args[1:]
+	}
+	if len(args) == 0 {
+		fmt.Fprintln(os.Stderr, "plexus shim: usage: -- command [arg...]")
+		return nil, false
+	}
+	return args, true
+}
+
 // ExplainStartError makes a failed start of the program at path
 // actionable. The one that puzzles people is "no such file or directory"
 // for a file that is there: a script whose #! interpreter is not (a

@@ -1,9 +1,23 @@
 package upstream
 
 import (
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 )
+
+// checkFile: path exists and is not a directory.
+func checkFile(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if fi.IsDir() {
+		return fmt.Errorf("%s is a directory", path)
+	}
+	return nil
+}
 
 // defaultPathExt is Windows's PATHEXT when the variable is unset.
 const defaultPathExt = ".COM;.EXE;.BAT;.CMD"

@@ -29,13 +29,10 @@ func executableNames(name string) []string { return []string{name} }
 // #! line.
 func prepareSpawn(*exec.Cmd) error { return nil }
 
+// checkExecutable: a file that this user may execute.
 func checkExecutable(path string) error {
-	fi, err := os.Stat(path)
-	if err != nil {
+	if err := checkFile(path); err != nil {
 		return err
-	}
-	if fi.IsDir() {
-		return fmt.Errorf("%s is a directory", path)
 	}
 	if err := unix.Access(path, unix.X_OK); err != nil {
 		return fmt.Errorf("%s is not executable", path)

@@ -1,7 +1,6 @@
 package upstream
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 
@@ -32,16 +31,7 @@ func prepareSpawn(cmd *exec.Cmd) error { return cmdexe.Prepare(cmd) }
 
 // checkExecutable: on Windows a file is runnable by its extension, which
 // executableNames has chosen.
-func checkExecutable(path string) error {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return err
-	}
-	if fi.IsDir() {
-		return fmt.Errorf("%s is a directory", path)
-	}
-	return nil
-}
+func checkExecutable(path string) error { return checkFile(path) }
 
 // askLoginShell: Windows has no login shell; its PATH is the registry's,
 // which every process inherits.
