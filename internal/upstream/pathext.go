@@ -4,8 +4,26 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 )
+
+// passedEnv are the daemon's variables every server gets.
+var passedEnv = passedEnvFor(runtime.GOOS)
+
+// passedEnvFor lists them per system: HOME and TMPDIR on unix; on Windows
+// the profile folders, and what cmd.exe, program lookup and most runtimes
+// need (SystemRoot for DLLs and sockets, PATHEXT for lookup, ComSpec).
+func passedEnvFor(goos string) []string {
+	if goos == "windows" {
+		return []string{
+			"USERPROFILE", "APPDATA", "LOCALAPPDATA", "HOMEDRIVE", "HOMEPATH",
+			"TEMP", "TMP", "SystemRoot", "SystemDrive", "windir", "PATHEXT", "ComSpec",
+			"ProgramFiles", "ProgramFiles(x86)", "ProgramData",
+		}
+	}
+	return []string{"HOME", "TMPDIR"}
+}
 
 // checkFile: path exists and is not a directory.
 func checkFile(path string) error {

@@ -24,3 +24,19 @@ func TestWithPathExt(t *testing.T) {
 		}
 	}
 }
+
+// TestPassedEnv: a Windows server gets what cmd.exe and node need to start
+// (SystemRoot, PATHEXT, ComSpec, the profile), a unix one HOME and TMPDIR.
+func TestPassedEnv(t *testing.T) {
+	win := passedEnvFor("windows")
+	for _, k := range []string{"SystemRoot", "PATHEXT", "ComSpec", "USERPROFILE", "APPDATA", "LOCALAPPDATA", "TEMP"} {
+		if !slices.Contains(win, k) {
+			t.Errorf("windows: %s is not passed", k)
+		}
+	}
+	for _, goos := range []string{"linux", "darwin", "freebsd"} {
+		if got := passedEnvFor(goos); !slices.Equal(got, []string{"HOME", "TMPDIR"}) {
+			t.Errorf("%s: %q", goos, got)
+		}
+	}
+}

@@ -19,9 +19,6 @@ import (
 // to look up.
 const dirSeparators = "/"
 
-// passedEnv are the daemon's variables every server gets.
-var passedEnv = []string{"HOME", "TMPDIR"}
-
 // executableNames are the file names a bare command may have: itself.
 func executableNames(name string) []string { return []string{name} }
 

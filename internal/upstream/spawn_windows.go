@@ -11,15 +11,6 @@ import (
 // to look up.
 const dirSeparators = `/\:`
 
-// passedEnv are the daemon's variables every server gets: the profile
-// folders, and what cmd.exe, program lookup and most runtimes need
-// (SystemRoot for DLLs and sockets, PATHEXT for lookup, ComSpec).
-var passedEnv = []string{
-	"USERPROFILE", "APPDATA", "LOCALAPPDATA", "HOMEDRIVE", "HOMEPATH",
-	"TEMP", "TMP", "SystemRoot", "SystemDrive", "windir", "PATHEXT", "ComSpec",
-	"ProgramFiles", "ProgramFiles(x86)", "ProgramData",
-}
-
 // executableNames are the file names a bare command may have: with each
 // extension of PATHEXT ("npx" is npx.cmd).
 func executableNames(name string) []string {
