@@ -48,10 +48,10 @@ const (
 
 // reaperPIDInfo is struct procctl_reaper_pidinfo.
 type reaperPIDInfo struct {
-	pid     int32
-	subtree int32
-	flags   uint32
-	_       [15]uint32
+	pid   int32
+	_     int32 // pi_subtree
+	flags uint32
+	_     [15]uint32
 }
 
 // reaperPIDs is struct procctl_reaper_pids.

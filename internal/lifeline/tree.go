@@ -1,3 +1,5 @@
+//go:build linux || darwin
+
 package lifeline
 
 // walkChildren lists root's descendants, breadth first, from a map of each
