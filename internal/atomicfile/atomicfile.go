@@ -10,7 +10,9 @@ import (
 
 // WriteFile writes data to path atomically with the given permissions: it
 // writes a temporary file in the same directory, fsyncs it, renames it over
-// path, and fsyncs the directory so that the rename itself is durable.
+// path, and makes the rename itself durable (replace_*.go: rename(2) and an
+// fsync of the directory on unix, MoveFileEx with write-through on
+// Windows).
 //
 // On any error the original file is untouched and the temporary file removed.
 func WriteFile(path string, data []byte, perm os.FileMode) (err error) {
@@ -43,7 +45,7 @@ func WriteFile(path string, data []byte, perm os.FileMode) (err error) {
 		return fmt.Errorf("atomic write of %s: %w", path, err)
 	}
 	step("synced")
-	if err := os.Rename(tmp, path); err != nil {
+	if err := replace(tmp, path); err != nil {
 		return fmt.Errorf("atomic write of %s: %w", path, err)
 	}
 	step("renamed")
@@ -77,16 +79,4 @@ func step(name string) {
 	if testHook != nil {
 		testHook(name)
 	}
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("sync directory %s: %w", dir, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("sync directory %s: %w", dir, err)
-	}
-	return nil
 }

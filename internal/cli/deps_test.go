@@ -28,12 +28,16 @@ func TestImportsOnlyFrontEndLayers(t *testing.T) {
 		// user's rights, never Plexus's settings
 		"internal/clientconf": true,
 		"internal/atomicfile": true,
+		// plexus service writes the user's login-service file (a systemd
+		// unit, a launchd agent) with the user's rights, never Plexus's
+		// settings
+		"internal/service": true,
 		// the words of a server's state, shared with the TUI
 		"internal/statewords": true,
 	}
 	for _, pkg := range testenv.OwnDeps(t) {
 		if !allowed[pkg] {
-			t.Errorf("cli depends on %s: a front end may import only client, apitype, cmdline, serverconf, tui, mcpbridge, sse, jsonscan, rawhttp, clientconf, atomicfile and statewords", pkg)
+			t.Errorf("cli depends on %s: a front end may import only client, apitype, cmdline, serverconf, tui, mcpbridge, sse, jsonscan, rawhttp, clientconf, service, atomicfile and statewords", pkg)
 		}
 	}
 }

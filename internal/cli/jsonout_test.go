@@ -30,7 +30,9 @@ func TestEveryCommandAcceptsJSON(t *testing.T) {
 		"completion powershell": true, "secret": true, "secret set": true,
 		// These edit another client's own file (the home's, here), and
 		// settings alone only names its subcommands.
-		"connect": true, "disconnect": true, "settings": true}
+		"connect": true, "disconnect": true, "settings": true,
+		// These ask the system's service manager, not the daemon.
+		"service": true, "service install": true, "service uninstall": true, "service status": true}
 	a := &app{}
 	root := a.rootCommand()
 	root.InitDefaultHelpCmd()

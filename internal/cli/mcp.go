@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -57,8 +56,8 @@ func ensureDaemon(ctx context.Context, c *client.Client) error {
 	}
 	cmd := exec.Command(exe, "daemon")
 	cmd.Env = append(os.Environ(), "PLEXUS_HOME="+c.Home())
-	// Its own session: it outlives this process and the editor's signals.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	// Detached: it outlives this process and the editor's signals.
+	cmd.SysProcAttr = detachedAttr()
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("starting the daemon: %w", err)
 	}

@@ -169,6 +169,42 @@ func TestWriteKeepsBackup(t *testing.T) {
 	}
 }
 
+// TestPathsPerSystem: the user files that live elsewhere on macOS and
+// Windows. Separators are compared as slashes: the test runs on Linux,
+// where filepath.Join of a Windows path uses them.
+func TestPathsPerSystem(t *testing.T) {
+	for _, tc := range []struct{ goos, client, want string }{
+		{"linux", "claude-desktop", "/h/.config/Claude/claude_desktop_config.json"},
+		{"linux", "vscode", "/h/.config/Code/User/mcp.json"},
+		{"darwin", "claude-desktop", "/h/Library/Application Support/Claude/claude_desktop_config.json"},
+		{"darwin", "vscode", "/h/Library/Application Support/Code/User/mcp.json"},
+		{"darwin", "zed", "/h/.config/zed/settings.json"},
+		{"darwin", "claude", "/h/.claude.json"},
+		{"windows", "claude-desktop", "C:/Users/me/AppData/Roaming/Claude/claude_desktop_config.json"},
+		{"windows", "vscode", "C:/Users/me/AppData/Roaming/Code/User/mcp.json"},
+		{"windows", "zed", "C:/Users/me/AppData/Roaming/Zed/settings.json"},
+		{"windows", "goose", "C:/Users/me/AppData/Roaming/Block/goose/config/config.yaml"},
+		{"windows", "cursor", "C:/Users/me/.cursor/mcp.json"},
+		{"windows", "claude", "C:/Users/me/.claude.json"},
+		{"freebsd", "claude-desktop", "/h/.config/Claude/claude_desktop_config.json"},
+	} {
+		home, env := "/h", map[string]string{}
+		if tc.goos == "windows" {
+			home, env = `C:\Users\me`, map[string]string{"APPDATA": `C:\Users\me\AppData\Roaming`}
+		}
+		o := Options{Home: home, GOOS: tc.goos, Getenv: func(k string) string { return env[k] }}
+		got, err := Path(tc.client, o)
+		if got = strings.ReplaceAll(got, `\`, "/"); err != nil || got != tc.want {
+			t.Errorf("%s %s: %q %v, want %q", tc.goos, tc.client, got, err, tc.want)
+		}
+	}
+	// Without APPDATA, the roaming folder under the profile.
+	got, _ := Path("claude-desktop", Options{Home: `C:\Users\me`, GOOS: "windows"})
+	if want := "C:/Users/me/AppData/Roaming/Claude/claude_desktop_config.json"; strings.ReplaceAll(got, `\`, "/") != want {
+		t.Errorf("no APPDATA: %q, want %q", got, want)
+	}
+}
+
 // TestPaths: each client's file, in each scope, honouring the variables
 // that move them.
 func TestPaths(t *testing.T) {

@@ -39,8 +39,8 @@ type Options struct {
 	Scope string
 	// GOOS picks the locations that differ between systems.
 	GOOS string
-	// Getenv reads CLAUDE_CONFIG_DIR, CODEX_HOME and XDG_CONFIG_HOME;
-	// nil reads none.
+	// Getenv reads CLAUDE_CONFIG_DIR, CODEX_HOME, XDG_CONFIG_HOME and, on
+	// Windows, APPDATA; nil reads none.
 	Getenv func(string) string
 	// Command is how the client starts Plexus (a path, or "plexus").
 	Command string
@@ -61,12 +61,25 @@ func (o Options) config() string {
 	return filepath.Join(o.Home, ".config")
 }
 
-// appSupport is where a desktop app keeps its settings.
+// appSupport is where a desktop app keeps its settings: ~/.config (or
+// $XDG_CONFIG_HOME), ~/Library/Application Support on macOS, %APPDATA% on
+// Windows.
 func (o Options) appSupport() string {
-	if o.GOOS == "darwin" {
+	switch o.GOOS {
+	case "darwin":
 		return filepath.Join(o.Home, "Library", "Application Support")
+	case "windows":
+		return o.appData()
 	}
 	return o.config()
+}
+
+// appData is Windows's %APPDATA%, the roaming profile folder.
+func (o Options) appData() string {
+	if a := o.env("APPDATA"); a != "" {
+		return a
+	}
+	return filepath.Join(o.Home, "AppData", "Roaming")
 }
 
 // client is what connect knows of one client.
@@ -151,7 +164,12 @@ var clients = map[string]client{
 		user:  func(o Options) string { return filepath.Join(o.Home, ".codeium", "windsurf", "mcp_config.json") },
 		entry: plainEntry},
 	"zed": {title: "Zed", format: "jsonc", keys: []string{"context_servers"},
-		user:    func(o Options) string { return filepath.Join(o.config(), "zed", "settings.json") },
+		user: func(o Options) string {
+			if o.GOOS == "windows" {
+				return filepath.Join(o.appData(), "Zed", "settings.json")
+			}
+			return filepath.Join(o.config(), "zed", "settings.json")
+		},
 		project: func(o Options) string { return filepath.Join(o.Dir, ".zed", "settings.json") },
 		entry: func(cmd string) any {
 			return obj("source", "custom", "command", cmd, "args", []string{"mcp"}, "env", map[string]string{})
@@ -174,7 +192,12 @@ var clients = map[string]client{
 			return filepath.Join(o.Home, ".codex", "config.toml")
 		}},
 	"goose": {title: "Goose", format: "yaml",
-		user: func(o Options) string { return filepath.Join(o.config(), "goose", "config.yaml") }},
+		user: func(o Options) string {
+			if o.GOOS == "windows" {
+				return filepath.Join(o.appData(), "Block", "goose", "config", "config.yaml")
+			}
+			return filepath.Join(o.config(), "goose", "config.yaml")
+		}},
 }
 
 // Clients lists the clients connect knows, sorted.

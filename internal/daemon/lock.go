@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 )
 
 // homeLock makes sure one daemon owns a home directory.
@@ -18,7 +17,7 @@ func acquireLock(home string) (*homeLock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening %s: %w", p, err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if err := lockFile(f); err != nil {
 		b, _ := os.ReadFile(p)
 		f.Close()
 		pid := strings.TrimSpace(string(b))
@@ -33,6 +32,6 @@ func acquireLock(home string) (*homeLock, error) {
 }
 
 func (l *homeLock) release() {
-	syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
+	unlockFile(l.f)
 	l.f.Close()
 }

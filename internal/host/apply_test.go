@@ -15,6 +15,7 @@ import (
 	"github.com/plexus-mcp/plexus/internal/catalog"
 	"github.com/plexus-mcp/plexus/internal/config"
 	"github.com/plexus-mcp/plexus/internal/store"
+	"github.com/plexus-mcp/plexus/internal/testenv"
 )
 
 // unsetVar is a variable name that no environment of a test run sets.
@@ -425,21 +426,11 @@ func TestStartLoadsSavedSettings(t *testing.T) {
 // TestPutServerSaveFailsAsRoot fills the disk under the home: the edit fails
 // loudly, the server started for it is stopped, and the old one runs on.
 func TestPutServerSaveFailsAsRoot(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("mounting a tmpfs needs root")
-	}
 	home := filepath.Join(t.TempDir(), "home")
 	if err := os.Mkdir(home, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Mount("tmpfs", home, "tmpfs", 0, "size=256k,mode=0700"); err != nil {
-		t.Skipf("cannot mount a tmpfs (%v): the test needs one", err)
-	}
-	t.Cleanup(func() {
-		if err := syscall.Unmount(home, 0); err != nil {
-			t.Errorf("unmounting %s: %v", home, err)
-		}
-	})
+	testenv.MountTmpfs(t, home, "256k")
 	th := newTestHostAt(t, home) // closed before the unmount
 	st := th.st
 

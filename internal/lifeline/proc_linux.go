@@ -72,15 +72,7 @@ func Descendants(root int) []int {
 		}
 		return true
 	})
-	var out []int
-	queue := children[root]
-	for len(queue) > 0 {
-		pid := queue[0]
-		queue = queue[1:]
-		out = append(out, pid)
-		queue = append(queue, children[pid]...)
-	}
-	return out
+	return walkChildren(children, root)
 }
 
 // stat is what Plexus reads of /proc/PID/stat.

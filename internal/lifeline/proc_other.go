@@ -1,4 +1,4 @@
-//go:build unix && !linux
+//go:build unix && !linux && !darwin && !freebsd
 
 package lifeline
 
@@ -13,7 +13,7 @@ import (
 const canWalkTree = false
 
 // GroupAttr puts the child in its own process group. There is no parent-death
-// signal outside Linux.
+// signal here.
 func GroupAttr(syscall.Signal) *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true}
 }

@@ -2,9 +2,10 @@
 // one route table, one error shape (apitype.Error) for every failure, and an
 // identity check on every request.
 //
-// Over the unix socket the peer's uid is read from the kernel
-// (SO_PEERCRED) and must be the daemon's own (or root's); if the check
-// cannot be made the request is refused — the API fails closed.
+// Over the unix socket the peer's user is read from the kernel (SO_PEERCRED
+// on Linux, LOCAL_PEERCRED on macOS and FreeBSD, the peer process's token
+// on Windows) and must be the daemon's own (or root's); if the check cannot
+// be made the request is refused — the API fails closed.
 package localapi
 
 import (
@@ -14,9 +15,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"strconv"
-	"syscall"
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
 	"github.com/plexus-mcp/plexus/internal/host"
@@ -129,8 +128,9 @@ func ConnContext(ctx context.Context, c net.Conn) context.Context {
 	return context.WithValue(ctx, connKey{}, c)
 }
 
-// checkPeer allows only the daemon's own uid, or root, over a unix socket.
-// Anything it cannot verify is refused.
+// checkPeer allows only the daemon's own user, or root, over a unix socket.
+// How the kernel names the peer is the platform's (peer_*.go). Anything it
+// cannot verify is refused.
 func checkPeer(ctx context.Context) error {
 	c, _ := ctx.Value(connKey{}).(net.Conn)
 	uc, ok := c.(*net.UnixConn)
@@ -141,17 +141,11 @@ func checkPeer(ctx context.Context) error {
 	if err != nil {
 		return errors.New("the caller's identity cannot be checked")
 	}
-	var cred *syscall.Ucred
-	var credErr error
-	if err := raw.Control(func(fd uintptr) {
-		cred, credErr = syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
-	}); err != nil || credErr != nil || cred == nil {
+	var peerErr error
+	if err := raw.Control(func(fd uintptr) { peerErr = peerAllowed(fd) }); err != nil {
 		return errors.New("the caller's identity cannot be checked")
 	}
-	if int(cred.Uid) != os.Getuid() && cred.Uid != 0 {
-		return errors.New("uid " + strconv.Itoa(int(cred.Uid)) + " is not the daemon's user")
-	}
-	return nil
+	return peerErr
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

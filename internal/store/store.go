@@ -16,7 +16,6 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"syscall"
 
 	"github.com/plexus-mcp/plexus/internal/atomicfile"
 	"github.com/plexus-mcp/plexus/internal/config"
@@ -65,13 +64,11 @@ func EnsureHome(home string) error {
 	if !fi.IsDir() {
 		return fmt.Errorf("%s is not a directory", home)
 	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
-		return fmt.Errorf("%s belongs to uid %d, not to this user (uid %d): choose another PLEXUS_HOME", home, st.Uid, os.Getuid())
+	if err := checkOwner(home, fi); err != nil {
+		return err
 	}
-	if fi.Mode().Perm() != 0o700 {
-		if err := os.Chmod(home, 0o700); err != nil {
-			return fmt.Errorf("making %s private: %w", home, err)
-		}
+	if err := makePrivate(home, fi); err != nil {
+		return fmt.Errorf("making %s private: %w", home, err)
 	}
 	return nil
 }

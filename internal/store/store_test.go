@@ -18,6 +18,7 @@ import (
 	"github.com/plexus-mcp/plexus/internal/config"
 	"github.com/plexus-mcp/plexus/internal/creds"
 	"github.com/plexus-mcp/plexus/internal/store"
+	"github.com/plexus-mcp/plexus/internal/testenv"
 )
 
 func TestMain(m *testing.M) {
@@ -363,21 +364,11 @@ func TestReopenReadsBackWhatWasSaved(t *testing.T) {
 // TestCommitConfigFullDiskAsRoot puts the home on a tiny tmpfs and fills it: the
 // save must fail loudly, and neither the file nor memory may change.
 func TestCommitConfigFullDiskAsRoot(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("mounting a tmpfs needs root")
-	}
 	home := filepath.Join(t.TempDir(), "home")
 	if err := os.Mkdir(home, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Mount("tmpfs", home, "tmpfs", 0, "size=256k,mode=0700"); err != nil {
-		t.Skipf("cannot mount a tmpfs (%v): the full-disk test needs one", err)
-	}
-	t.Cleanup(func() {
-		if err := syscall.Unmount(home, 0); err != nil {
-			t.Errorf("unmounting %s: %v", home, err)
-		}
-	})
+	testenv.MountTmpfs(t, home, "256k")
 
 	s := open(t, home)
 	path := filepath.Join(home, store.ConfigFile)

@@ -5,7 +5,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"testing"
 )
 
@@ -66,14 +65,11 @@ func npmInstall(src, prefix string) error {
 	if err := os.MkdirAll(prefix, 0o755); err != nil {
 		return err
 	}
-	lock, err := os.OpenFile(filepath.Join(prefix, ".lock"), os.O_RDWR|os.O_CREATE, 0o644)
+	unlock, err := lockFile(filepath.Join(prefix, ".lock"))
 	if err != nil {
 		return err
 	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return err
-	}
+	defer unlock()
 	want, err := os.ReadFile(filepath.Join(src, "package-lock.json"))
 	if err != nil {
 		return err

@@ -1,20 +1,15 @@
 package upstream
 
 import (
-	"bytes"
-	"context"
 	"fmt"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // CommandNotFoundError says that argv[0] was found in none of the PATH
@@ -36,8 +31,18 @@ func (e *CommandNotFoundError) Error() string {
 // and friends live where the user's shell profile put them (and need that
 // PATH to find `node` in turn). Relative entries are dropped: they would
 // depend on the working directory.
+//
+// When asked to wait (the command was not on the daemon's PATH), the
+// folders of version managers and Homebrew that exist come last
+// (toolDirs): a login shell that does not answer, or whose profile sets
+// PATH only for interactive shells, would leave npx out of reach.
 func searchDirs(wait time.Duration) []string {
-	return absDirs(os.Getenv("PATH") + string(filepath.ListSeparator) + loginShellPATH(wait))
+	sep := string(filepath.ListSeparator)
+	list := os.Getenv("PATH") + sep + loginShellPATH(wait)
+	if home, err := os.UserHomeDir(); err == nil && wait > 0 {
+		list += sep + strings.Join(toolDirs("/", home, runtime.GOOS), sep)
+	}
+	return absDirs(list)
 }
 
 // absDirs splits a PATH list into its absolute directories, without repeats.
@@ -54,7 +59,7 @@ func absDirs(list string) []string {
 // resolveCommand finds the executable for argv[0]. A name with a slash is
 // used as is (relative to dir); a bare name is searched in dirs.
 func resolveCommand(name, dir string, dirs []string) (string, error) {
-	if strings.Contains(name, "/") {
+	if strings.ContainsAny(name, dirSeparators) {
 		path := name
 		if !filepath.IsAbs(path) && dir != "" {
 			path = filepath.Join(dir, path)
@@ -65,33 +70,23 @@ func resolveCommand(name, dir string, dirs []string) (string, error) {
 		return path, nil
 	}
 	for _, d := range dirs {
-		path := filepath.Join(d, name)
-		if checkExecutable(path) == nil {
-			return path, nil
+		for _, n := range executableNames(name) {
+			path := filepath.Join(d, n)
+			if checkExecutable(path) == nil {
+				return path, nil
+			}
 		}
 	}
 	return "", &CommandNotFoundError{Command: name, Searched: dirs}
 }
 
-func checkExecutable(path string) error {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return err
-	}
-	if fi.IsDir() {
-		return fmt.Errorf("%s is a directory", path)
-	}
-	if err := unix.Access(path, unix.X_OK); err != nil {
-		return fmt.Errorf("%s is not executable", path)
-	}
-	return nil
-}
-
-// childEnv is the server's whole environment: HOME and TMPDIR from the
-// daemon, PATH as searched, and the configured values on top (R-RUN-1).
+// childEnv is the server's whole environment: the daemon's passedEnv
+// (HOME and TMPDIR; on Windows the profile folders and what cmd.exe and
+// program lookup need), PATH as searched, and the configured values on top
+// (R-RUN-1).
 func childEnv(extra map[string]string, dirs []string) []string {
 	env := map[string]string{"PATH": strings.Join(dirs, string(filepath.ListSeparator))}
-	for _, k := range []string{"HOME", "TMPDIR"} {
+	for _, k := range passedEnv {
 		if v, ok := os.LookupEnv(k); ok {
 			env[k] = v
 		}
@@ -152,33 +147,4 @@ func (l *shellPATH) start() {
 			l.path = askLoginShell()
 		}()
 	})
-}
-
-// askLoginShell runs `$SHELL -lc` to print PATH. It is never cut short
-// while the profile runs (a killed profile can leave locks behind, as
-// pyenv's rehash does), only after a generous two minutes.
-func askLoginShell() string {
-	shell := os.Getenv("SHELL")
-	if shell == "" || !filepath.IsAbs(shell) {
-		return ""
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	// A marker, because profile scripts may print their own chatter.
-	const marker = "__PLEXUS_PATH__="
-	cmd := exec.CommandContext(ctx, shell, "-lc", `printf '\n`+marker+`%s\n' "$PATH"`)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	// Whatever the profile started goes down with the shell.
-	cmd.Cancel = func() error { return unix.Kill(-cmd.Process.Pid, unix.SIGKILL) }
-	cmd.WaitDelay = 500 * time.Millisecond
-	out, err := cmd.Output()
-	if err != nil {
-		return ""
-	}
-	i := bytes.LastIndex(out, []byte(marker))
-	if i < 0 {
-		return ""
-	}
-	line, _, _ := bytes.Cut(out[i+len(marker):], []byte("\n"))
-	return string(line)
 }

@@ -11,8 +11,6 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/plexus-mcp/plexus/internal/lifeline"
 	"github.com/plexus-mcp/plexus/internal/sandbox"
 )
@@ -124,6 +122,11 @@ func startProcess(s Spec, ring *lineRing, red *redactor, log *slog.Logger) (*pro
 		}
 	}
 
+	// A batch file (npx.cmd) runs through cmd.exe, quoted for it (Windows).
+	if err := prepareSpawn(cmd); err != nil {
+		return nil, pipes{}, err
+	}
+
 	var files []*os.File // every pipe end, for cleanup on failure
 	pipe := func() (r, w *os.File, err error) {
 		r, w, err = os.Pipe()
@@ -154,7 +157,7 @@ func startProcess(s Spec, ring *lineRing, red *redactor, log *slog.Logger) (*pro
 		outR.Close()
 		errR.Close()
 		releaseSandbox(s.Sandbox, eg)
-		return nil, pipes{}, fmt.Errorf("starting %s: %w", path, err)
+		return nil, pipes{}, fmt.Errorf("starting %s: %w", path, lifeline.ExplainStartError(path, err))
 	}
 
 	p := &process{
@@ -208,10 +211,10 @@ func (p *process) watchExit() {
 	// Past this point the group id stays ours only while a live member
 	// holds it, which is exactly when waitGroupGone says false.
 	if !zombie {
-		unix.Kill(-p.pid, unix.SIGTERM)
+		lifeline.SignalGroup(p.pid, syscall.SIGTERM)
 	}
 	if !lifeline.WaitGroupGone(p.pid, p.grace) {
-		unix.Kill(-p.pid, unix.SIGKILL)
+		lifeline.SignalGroup(p.pid, syscall.SIGKILL)
 		lifeline.WaitGroupGone(p.pid, p.grace)
 	}
 }
@@ -221,7 +224,7 @@ func (p *process) signal(sig syscall.Signal) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.isReaped {
-		unix.Kill(-p.pid, sig)
+		lifeline.SignalGroup(p.pid, sig)
 	}
 }
 
@@ -269,11 +272,11 @@ func (p *process) stop(grace time.Duration) {
 
 func exitErrorOf(st *os.ProcessState, viaShim bool) *ExitError {
 	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return &ExitError{Code: -1, Signal: unix.SignalName(ws.Signal())}
+		return &ExitError{Code: -1, Signal: lifeline.SignalName(ws.Signal())}
 	}
 	code := st.ExitCode()
 	if viaShim && code > 128 && code < 128+65 {
-		if name := unix.SignalName(syscall.Signal(code - 128)); name != "" {
+		if name := lifeline.SignalName(syscall.Signal(code - 128)); name != "" {
 			return &ExitError{Code: -1, Signal: name}
 		}
 	}

@@ -114,7 +114,7 @@ func attempt(attack, target string) (string, error) {
 		addrs, err := net.LookupHost(target)
 		return strings.Join(addrs, ","), err
 	case "setsid":
-		return linger(target, &syscall.SysProcAttr{Setsid: true})
+		return linger(target, newSessionAttr())
 	case "doublefork":
 		self, err := os.Executable()
 		if err != nil {
@@ -125,16 +125,7 @@ func attempt(attack, target string) (string, error) {
 		out, err := exec.Command("/bin/sh", "-c", `set -m; "$0" linger "$1" >/dev/null 2>&1 & echo $!`, self, target).Output()
 		return "orphan pid " + strings.TrimSpace(string(out)), err
 	case "ptrace-sibling":
-		sib := exec.Command("/bin/sleep", "30")
-		if err := sib.Start(); err != nil {
-			return "", err
-		}
-		defer func() { sib.Process.Kill(); sib.Wait() }()
-		if err := syscall.PtraceAttach(sib.Process.Pid); err != nil {
-			return "", fmt.Errorf("ptrace attach to sibling %d: %w", sib.Process.Pid, err)
-		}
-		syscall.PtraceDetach(sib.Process.Pid)
-		return "attached to sibling " + strconv.Itoa(sib.Process.Pid), nil
+		return ptraceSibling()
 	case "forkbomb":
 		// It forks until it cannot, and goes on trying: a shell that
 		// cannot fork gives up, so a new one is started, for a minute.

@@ -1,14 +1,5 @@
-// Package lifeline makes sure that a stdio server's processes end with it:
-// the lifeline shim that runs in front of every server, and the process
-// group helpers the daemon uses to stop one.
-//
-// The shim is a tiny process between the daemon and a server. The kernel's
-// parent-death signal reaches only the daemon's direct child, while e.g.
-// `npx` runs the real server as a grandchild, and a server may start
-// helpers that leave its process group (setsid, double forks). The shim
-// outlives all of them: it is a child subreaper, so every orphan of the tree
-// becomes its child, and when it ends the tree it signals every descendant
-// by pid, not only its group.
+//go:build unix
+
 package lifeline
 
 import (
@@ -48,11 +39,8 @@ const killWait = 2 * time.Second
 // As a subreaper the shim inherits the orphans of double forks, so they stay
 // in the tree, and it knows the tree is gone when it has no child left.
 func Main(args []string) int {
-	if len(args) > 0 && args[0] == "--" {
-		args = args[1:]
-	}
-	if len(args) == 0 {
-		fmt.Fprintln(os.Stderr, "plexus shim: usage: -- command [arg...]")
+	args, ok := commandArgs(args)
+	if !ok {
 		return 2
 	}
 	// Never signal a group we do not lead (it could be the daemon's).
@@ -73,7 +61,7 @@ func Main(args []string) int {
 		Sys: deathSigAttr(syscall.SIGKILL),
 	})
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "plexus shim: %v\n", err)
+		fmt.Fprintf(os.Stderr, "plexus shim: %v\n", ExplainStartError(args[0], err))
 		return 127
 	}
 	releaseStdio()

@@ -1,0 +1,21 @@
+//go:build unix
+
+package localapi
+
+import (
+	"errors"
+	"os"
+	"strconv"
+)
+
+// peerAllowed admits a peer whose uid is the daemon's own, or root's.
+func peerAllowed(fd uintptr) error {
+	uid, err := peerUID(int(fd))
+	if err != nil {
+		return errors.New("the caller's identity cannot be checked")
+	}
+	if int(uid) != os.Getuid() && uid != 0 {
+		return errors.New("uid " + strconv.FormatUint(uint64(uid), 10) + " is not the daemon's user")
+	}
+	return nil
+}

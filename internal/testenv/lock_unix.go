@@ -1,0 +1,22 @@
+//go:build unix
+
+package testenv
+
+import (
+	"os"
+	"syscall"
+)
+
+// lockFile takes an exclusive lock on path, shared by the test processes
+// of every package, and returns its release.
+func lockFile(path string) (func(), error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
+}
