@@ -58,7 +58,8 @@ func (p *profile) downstream(ctx context.Context, ss *mcp.ServerSession) (*downs
 }
 
 // track follows the session an initialize opened (by its id) to its end
-// — a DELETE, the idle timeout, the profile's end — and then frees what
+// — a DELETE, the idle timeout, its client gone (dropped.go), the
+// profile's end — and then frees what
 // the face holds for it: its host session and what the frame path knows.
 func (p *profile) track(id string) {
 	var ss *mcp.ServerSession
@@ -72,8 +73,10 @@ func (p *profile) track(id string) {
 		return // ended already
 	}
 	p.register(ss) // known to the frame path from its first call on
+	p.streams.Store(id, &sessionStreams{})
 	go func() {
 		ss.Wait()
+		p.streams.Delete(id)
 		p.unregister(ss)
 		p.mu.Lock()
 		d, live := p.sessions[ss]

@@ -69,7 +69,9 @@ func (p *profile) forward(w http.ResponseWriter, r *http.Request) {
 		body, _ := peekBody(r) // left whole for the SDK's handler
 		env = readEnvelope(body)
 	}
+	done := p.noteRequest(r)
 	path, reason := p.route(w, r, env)
+	done()
 	p.f.log.Debug("face request", "profile", p.name, "method", env.name, "path", path, "reason", reason)
 	if p.f.observe != nil {
 		p.f.observe(path, reason)
@@ -143,6 +145,10 @@ func (p *profile) route(w http.ResponseWriter, r *http.Request, env envelope) (p
 func (p *profile) serveSDK(w http.ResponseWriter, r *http.Request, env envelope) {
 	if stateless(r) {
 		p.stateless.ServeHTTP(w, r)
+		return
+	}
+	if r.Method == http.MethodGet {
+		p.serveStream(w, r)
 		return
 	}
 	if r.Method != http.MethodPost {
