@@ -172,6 +172,24 @@ func decodeAsk(method string, params json.RawMessage, into any) error {
 	return nil
 }
 
+// decodeCaps decodes capabilities as a client declared them. The SDK's
+// struct keeps roots in a field encoding/json does not fill (RootsV2), so
+// that a client's roots are read here, or they would be lost.
+func decodeCaps(raw []byte) (*mcp.ClientCapabilities, error) {
+	caps := &mcp.ClientCapabilities{}
+	if err := json.Unmarshal(raw, caps); err != nil {
+		return nil, err
+	}
+	var roots struct {
+		Roots *mcp.RootCapabilities `json:"roots"`
+	}
+	if err := json.Unmarshal(raw, &roots); err != nil {
+		return nil, err
+	}
+	caps.RootsV2 = roots.Roots
+	return caps, nil
+}
+
 // refusal is why a client cannot be asked method: it did not declare the
 // capability (nil if it did).
 func refusal(caps *mcp.ClientCapabilities, method string) error {
