@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 the capabilities MCP 2026-07-28 deprecates (roots, sampling) are what these tests decode.
+
 package face
 
 import (
