@@ -141,7 +141,7 @@ func (p *profile) route(w http.ResponseWriter, r *http.Request, env envelope) (p
 
 // serveSDK hands a session-era request to the SDK's handler: its POST's
 // life marked for the handler's calls (requestlife.go), and a new
-// session followed to its end.
+// session followed to its end from before its initialize is answered.
 func (p *profile) serveSDK(w http.ResponseWriter, r *http.Request, env envelope) {
 	if stateless(r) {
 		p.stateless.ServeHTTP(w, r)
@@ -160,9 +160,7 @@ func (p *profile) serveSDK(w http.ResponseWriter, r *http.Request, env envelope)
 		p.stateful.ServeHTTP(w, r)
 		return
 	}
-	sw := &sessionWriter{ResponseWriter: w}
+	sw := &sessionWriter{ResponseWriter: w, opened: p.track}
 	p.stateful.ServeHTTP(sw, r)
-	if sw.id != "" {
-		p.track(sw.id)
-	}
+	sw.open() // an answer with no body at all
 }
