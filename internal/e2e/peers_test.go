@@ -73,7 +73,14 @@ func peerEnv(t *testing.T, servers ...peerServer) (*testenv.Env, string, string)
 // step lines; it fails the test for every step that failed.
 func longSession(t *testing.T, env []string, args ...string) []string {
 	t.Helper()
-	cmd := testenv.TSPeerCommand(t, "longsession.ts", args...)
+	return runLongSession(t, "longsession.ts", env, args...)
+}
+
+// runLongSession is longSession with the script given (the session era's
+// longsession.ts, or longsession2026.ts).
+func runLongSession(t *testing.T, script string, env []string, args ...string) []string {
+	t.Helper()
+	cmd := testenv.TSPeerCommand(t, script, args...)
 	cmd.Env = append(os.Environ(), env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -120,6 +127,29 @@ func TestLongSession(t *testing.T) {
 			longSession(t, []string{"PLEXUS_HOME=" + e.Home}, append([]string{"--stdio", e.Bin + " mcp --profile ts"}, common...)...)
 		})
 	}
+}
+
+// TestLongSession2026: the long session in the MCP 2026-07-28 era — no
+// protocol session, one client on one connection — driven by the
+// TypeScript SDK's v2 client pinned to 2026-07-28: after 100 calls, the
+// 2026 server's elicitation, sampling and roots, asked within the call's
+// result (input_required) and answered by the client's retry, pass
+// through both faces as they pass directly.
+func TestLongSession2026(t *testing.T) {
+	needConformance(t)
+	peer := testenv.StartTSPeer2026(t)
+	e, base, token := peerEnv(t, peerServer{name: "ts26", args: []string{peer}})
+	common := []string{"--calls", "100", "--step-timeout", "5000", "--steps", "elicitation,sampling,roots"}
+	t.Run("direct", func(t *testing.T) {
+		// The control: the same session with no Plexus between.
+		runLongSession(t, "longsession2026.ts", nil, append([]string{"--url", peer}, common...)...)
+	})
+	t.Run("http", func(t *testing.T) {
+		runLongSession(t, "longsession2026.ts", nil, append([]string{"--url", base + "/mcp/ts26", "--token", token}, common...)...)
+	})
+	t.Run("stdio", func(t *testing.T) {
+		runLongSession(t, "longsession2026.ts", []string{"PLEXUS_HOME=" + e.Home}, append([]string{"--stdio", e.Bin + " mcp --profile ts26"}, common...)...)
+	})
 }
 
 // sessionEra pins a Go SDK client to the session era: server→client

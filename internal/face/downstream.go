@@ -58,7 +58,8 @@ func (p *profile) downstream(ctx context.Context, ss *mcp.ServerSession) (*downs
 }
 
 // track follows the session an initialize opened (by its id) to its end
-// — a DELETE, the idle timeout, the profile's end — and then frees what
+// — a DELETE, the idle timeout, its client gone (dropped.go), the
+// profile's end — and then frees what
 // the face holds for it: its host session and what the frame path knows.
 func (p *profile) track(id string) {
 	var ss *mcp.ServerSession
@@ -72,8 +73,10 @@ func (p *profile) track(id string) {
 		return // ended already
 	}
 	p.register(ss) // known to the frame path from its first call on
+	p.streams.Store(id, &sessionStreams{})
 	go func() {
 		ss.Wait()
+		p.streams.Delete(id)
 		p.unregister(ss)
 		p.mu.Lock()
 		d, live := p.sessions[ss]
@@ -167,6 +170,24 @@ func decodeAsk(method string, params json.RawMessage, into any) error {
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "plexus: malformed " + upstream.AskMethods[method] + ": " + err.Error()}
 	}
 	return nil
+}
+
+// decodeCaps decodes capabilities as a client declared them. The SDK's
+// struct keeps roots in a field encoding/json does not fill (RootsV2), so
+// that a client's roots are read here, or they would be lost.
+func decodeCaps(raw []byte) (*mcp.ClientCapabilities, error) {
+	caps := &mcp.ClientCapabilities{}
+	if err := json.Unmarshal(raw, caps); err != nil {
+		return nil, err
+	}
+	var roots struct {
+		Roots *mcp.RootCapabilities `json:"roots"`
+	}
+	if err := json.Unmarshal(raw, &roots); err != nil {
+		return nil, err
+	}
+	caps.RootsV2 = roots.Roots
+	return caps, nil
 }
 
 // refusal is why a client cannot be asked method: it did not declare the

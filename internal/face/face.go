@@ -112,21 +112,33 @@ func (f *Face) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.forward(w, r)
 }
 
-// sessionWriter catches the session id an initialize's answer names.
+// sessionWriter catches the session id an initialize's answer names, and
+// tells opened before the answer goes out: the client may send its next
+// requests the moment it reads it, and the face must know the session by
+// then.
 type sessionWriter struct {
 	http.ResponseWriter
-	id string
+	id     string
+	opened func(id string)
+}
+
+// open reads the session id from the answer's header, once.
+func (w *sessionWriter) open() {
+	if w.id != "" {
+		return
+	}
+	if w.id = w.Header().Get("Mcp-Session-Id"); w.id != "" && w.opened != nil {
+		w.opened(w.id)
+	}
 }
 
 func (w *sessionWriter) WriteHeader(code int) {
-	w.id = w.Header().Get("Mcp-Session-Id")
+	w.open()
 	w.ResponseWriter.WriteHeader(code)
 }
 
 func (w *sessionWriter) Write(b []byte) (int, error) {
-	if w.id == "" {
-		w.id = w.Header().Get("Mcp-Session-Id")
-	}
+	w.open()
 	return w.ResponseWriter.Write(b)
 }
 

@@ -69,7 +69,9 @@ func (p *profile) forward(w http.ResponseWriter, r *http.Request) {
 		body, _ := peekBody(r) // left whole for the SDK's handler
 		env = readEnvelope(body)
 	}
+	done := p.noteRequest(r)
 	path, reason := p.route(w, r, env)
+	done()
 	p.f.log.Debug("face request", "profile", p.name, "method", env.name, "path", path, "reason", reason)
 	if p.f.observe != nil {
 		p.f.observe(path, reason)
@@ -139,10 +141,14 @@ func (p *profile) route(w http.ResponseWriter, r *http.Request, env envelope) (p
 
 // serveSDK hands a session-era request to the SDK's handler: its POST's
 // life marked for the handler's calls (requestlife.go), and a new
-// session followed to its end.
+// session followed to its end from before its initialize is answered.
 func (p *profile) serveSDK(w http.ResponseWriter, r *http.Request, env envelope) {
 	if stateless(r) {
 		p.stateless.ServeHTTP(w, r)
+		return
+	}
+	if r.Method == http.MethodGet {
+		p.serveStream(w, r)
 		return
 	}
 	if r.Method != http.MethodPost {
@@ -154,9 +160,7 @@ func (p *profile) serveSDK(w http.ResponseWriter, r *http.Request, env envelope)
 		p.stateful.ServeHTTP(w, r)
 		return
 	}
-	sw := &sessionWriter{ResponseWriter: w}
+	sw := &sessionWriter{ResponseWriter: w, opened: p.track}
 	p.stateful.ServeHTTP(sw, r)
-	if sw.id != "" {
-		p.track(sw.id)
-	}
+	sw.open() // an answer with no body at all
 }

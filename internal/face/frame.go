@@ -327,10 +327,11 @@ func (c *peerCaps) get(raw []byte) (*sessionlessPeer, bool) {
 	if p != nil {
 		return p, true
 	}
-	p = &sessionlessPeer{caps: &mcp.ClientCapabilities{}, raw: string(raw)}
-	if json.Unmarshal(raw, p.caps) != nil {
+	caps, err := decodeCaps(raw)
+	if err != nil {
 		return nil, false
 	}
+	p = &sessionlessPeer{caps: caps, raw: string(raw)}
 	c.mu.Lock()
 	if c.peers == nil {
 		c.peers = map[string]*sessionlessPeer{}

@@ -53,6 +53,7 @@ type profile struct {
 	resultsOffered atomic.Bool // the kept results' template offered (results.go)
 
 	byID     sync.Map   // session id → *frameSession (framesession.go)
+	streams  sync.Map   // session id → *sessionStreams (dropped.go)
 	prefetch prefetched // results the frame path fetched for the SDK's calls
 
 	mu       sync.Mutex

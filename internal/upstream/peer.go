@@ -270,9 +270,12 @@ func callMeta(pc *peerCall, token any) mcp.Meta {
 }
 
 // forwardedCaps is what a server learns of the caller's capabilities:
-// elicitation and sampling, which Plexus forwards; not roots, which it does
-// not declare. A map, not an mcp.ClientCapabilities, whose roots field
-// would always be written (as {}) and declare roots.
+// elicitation, sampling and roots, each only when the caller declared it —
+// an MCP 2026-07-28 server asks for them within a call's result, which
+// reaches the caller as the server wrote it, and asks only a caller that
+// declared them. A map, not an mcp.ClientCapabilities, whose deprecated
+// roots field would always be written (as {}) and declare roots for every
+// caller.
 func forwardedCaps(pc *peerCall) map[string]any {
 	out := map[string]any{}
 	if pc != nil {
@@ -282,6 +285,9 @@ func forwardedCaps(pc *peerCall) map[string]any {
 			}
 			if c.Sampling != nil {
 				out["sampling"] = c.Sampling
+			}
+			if c.RootsV2 != nil {
+				out["roots"] = c.RootsV2
 			}
 		}
 	}

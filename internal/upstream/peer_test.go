@@ -20,9 +20,9 @@ func (capsPeer) Progress(context.Context, *mcp.ProgressNotificationParams) {}
 func (capsPeer) Log(context.Context, *mcp.LoggingMessageParams)            {}
 func (p capsPeer) Capabilities() *mcp.ClientCapabilities                   { return p.caps }
 
-// TestForwardedCaps: a server learns the caller's elicitation and sampling,
-// and never roots — Plexus does not declare them (declaring them disturbed
-// the conformance fixture's 2026-07-28 sessions).
+// TestForwardedCaps: a server learns the caller's elicitation, sampling and
+// roots — each only when the caller declared it: a caller without roots
+// never has them declared for it (the SDK's struct would write them).
 func TestForwardedCaps(t *testing.T) {
 	pc := &peerCall{peer: capsPeer{&mcp.ClientCapabilities{
 		Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}},
@@ -30,7 +30,7 @@ func TestForwardedCaps(t *testing.T) {
 		RootsV2:     &mcp.RootCapabilities{ListChanged: true},
 	}}}
 	b, _ := json.Marshal(forwardedCaps(pc))
-	if got := string(b); strings.Contains(got, "roots") || !strings.Contains(got, `"url":{}`) || !strings.Contains(got, `"tools":{}`) {
+	if got := string(b); !strings.Contains(got, `"roots":{"listChanged":true}`) || !strings.Contains(got, `"url":{}`) || !strings.Contains(got, `"tools":{}`) {
 		t.Errorf("forwarded %s", got)
 	}
 	if b, _ := json.Marshal(forwardedCaps(&peerCall{peer: capsPeer{&mcp.ClientCapabilities{}}})); string(b) != "{}" {

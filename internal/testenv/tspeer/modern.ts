@@ -3,8 +3,10 @@
 // stateless, every request carries its own protocol version, and a
 // session-era request (initialize, a request without the 2026 envelope) is
 // refused as that era defines. It serves the tools of tools.ts; the ones
-// that ask the client something mid-call answer with an error here (2026
-// asks within a result instead).
+// that ask the client something mid-call ask as 2026 does, within the
+// result: the first call answers input_required with the request, and the
+// client's retry carries the answer in inputResponses (multi round-trip).
+// Asking on the standalone stream, which 2026 has no more, is an error.
 //
 // Usage: modern.ts [--port N]   (PORT in the environment works too)
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -18,8 +20,30 @@ function flag(name: string): string | undefined {
 
 const port = Number(flag('port') ?? process.env.PORT ?? 3000);
 const notHere = async (): Promise<never> => {
-    throw new Error('this 2026-07-28 server asks nothing mid-call');
+    throw new Error('this 2026-07-28 server has no standalone stream to ask on');
 };
+
+// needsInput is thrown by ask when the call's params carry no answer yet:
+// the call then answers input_required with the request.
+class NeedsInput {
+    constructor(
+        readonly key: string,
+        readonly method: string,
+        readonly params: unknown
+    ) {}
+}
+
+// asker asks as 2026 does: the n-th question of a call is answered by the
+// inputResponses entry ask<n> of its retry, or put to the client.
+function asker(responses: Record<string, unknown> | undefined) {
+    let n = 0;
+    return async (method: string, params: unknown): Promise<Record<string, unknown>> => {
+        const key = `ask${n++}`;
+        const r = responses?.[key];
+        if (r !== undefined) return r as Record<string, unknown>;
+        throw new NeedsInput(key, method, params);
+    };
+}
 
 const handler = createMcpHandler(
     () => {
@@ -36,13 +60,16 @@ const handler = createMcpHandler(
                 args: (req.params.arguments ?? {}) as Record<string, unknown>,
                 progressToken: req.params._meta?.progressToken,
                 notify: n => ctx.mcpReq.notify(n as never),
-                ask: notHere,
+                ask: asker(ctx.mcpReq.inputResponses),
                 askStandalone: notHere,
                 closeStream: () => {}
             };
             try {
                 return await tool.run(tc);
             } catch (err) {
+                if (err instanceof NeedsInput) {
+                    return { resultType: 'input_required', inputRequests: { [err.key]: { method: err.method, params: err.params } } } as never;
+                }
                 return { isError: true, content: [{ type: 'text', text: err instanceof Error ? err.message : String(err) }] };
             }
         });
