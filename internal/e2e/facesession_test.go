@@ -115,7 +115,7 @@ func scrape(t *testing.T, base, token string) string {
 	return string(b)
 }
 
-// TestFaceSessionLeanPath: a session-era client (as Claude Code, VS Code
+// TestFaceSessionFramePath: a session-era client (as Claude Code, VS Code
 // and Cursor are) has its calls forwarded as frames once its session is
 // known, with the same answers; a call whose server asks for input is
 // handed to the SDK without calling the server twice; a cancellation
@@ -210,7 +210,7 @@ func TestFaceSessionFramePath(t *testing.T) {
 	}
 }
 
-// TestFaceSessionLeanAsks: a session-era server asks the client in the
+// TestFaceSessionFrameAsks: a session-era server asks the client in the
 // middle of a frame call (elicitation, roots): the question rides the
 // call's answer, now an event stream, and the client's answer comes back
 // to the call; the server is called once. A client that did not declare
