@@ -21,7 +21,9 @@ func countingProxy(t *testing.T, target string) (proxied string, posts *atomic.I
 	}
 	posts = new(atomic.Int64)
 	rp := &httputil.ReverseProxy{
-		Rewrite:       func(r *httputil.ProxyRequest) { r.Out.URL.Scheme, r.Out.URL.Host, r.Out.Host = u.Scheme, u.Host, u.Host },
+		Rewrite: func(r *httputil.ProxyRequest) {
+			r.Out.URL.Scheme, r.Out.URL.Host, r.Out.Host = u.Scheme, u.Host, u.Host
+		},
 		FlushInterval: -1, // event streams pass at once
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
