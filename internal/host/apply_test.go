@@ -15,6 +15,7 @@ import (
 	"github.com/plexus-mcp/plexus/internal/catalog"
 	"github.com/plexus-mcp/plexus/internal/config"
 	"github.com/plexus-mcp/plexus/internal/store"
+	"github.com/plexus-mcp/plexus/internal/testenv"
 )
 
 // unsetVar is a variable name that no environment of a test run sets.
@@ -402,9 +403,7 @@ func TestStartLoadsSavedSettings(t *testing.T) {
 // TestPutServerSaveFailsAsRoot fills the disk under the home: the edit fails
 // loudly, the server started for it is stopped, and the old one runs on.
 func TestPutServerSaveFailsAsRoot(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("mounting a tmpfs needs root")
-	}
+	testenv.NeedRoot(t, "the full disk is a tmpfs mounted for the test")
 	home := filepath.Join(t.TempDir(), "home")
 	if err := os.Mkdir(home, 0o700); err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 	"github.com/plexus-mcp/plexus/internal/apitype"
 	"github.com/plexus-mcp/plexus/internal/host"
 	"github.com/plexus-mcp/plexus/internal/store"
+	"github.com/plexus-mcp/plexus/internal/testenv"
 )
 
 // TestMain lets the test binary act as a foreign-uid client: the test
@@ -153,9 +154,7 @@ func TestSecretsAreWriteOnly(t *testing.T) {
 // production; here it is opened up on purpose so that the uid check itself
 // is what refuses the request.
 func TestForeignUIDRefusedAsRoot(t *testing.T) {
-	if os.Getuid() != 0 {
-		t.Skip("needs root to run a client as another uid")
-	}
+	testenv.NeedRoot(t, "a client of another uid is started with setuid")
 	// A directory the other user can enter, holding the socket and a copy
 	// of this test binary (the go tool's build directory is private).
 	dir, err := os.MkdirTemp("", "plexus-uid-test-")
@@ -195,13 +194,11 @@ func TestForeignUIDRefusedAsRoot(t *testing.T) {
 	}
 }
 
-// TestFullDiskIsReportedAsFullDiskNotAsBug fills the home's file system (a
+// TestFullDiskReportedAsFullNotAsBugAsRoot fills the home's file system (a
 // tiny tmpfs) and saves a secret: the answer says the disk is full and
 // where, and nothing calls it a bug.
-func TestFullDiskIsReportedAsFullDiskNotAsBug(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("mounting a tmpfs needs root")
-	}
+func TestFullDiskReportedAsFullNotAsBugAsRoot(t *testing.T) {
+	testenv.NeedRoot(t, "the full disk is a tmpfs mounted for the test")
 	dir := t.TempDir()
 	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=128k,mode=0700"); err != nil {
 		t.Skipf("cannot mount a tmpfs (%v): the full-disk test needs one", err)
