@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"text/tabwriter"
 	"time"
@@ -97,10 +98,25 @@ var verdict = regexp.MustCompile(`^(PASS|FAIL) (\S+)`)
 // verdict.
 func runSuite(t *testing.T, version, spec, url string, scenarios ...string) map[string]bool {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
+	r := suiteRun(t.Context(), version, spec, url, t.TempDir(), scenarios...)
+	return r.verdicts(t)
+}
+
+// suiteOutcome is what one run of the suite printed and made of it.
+type suiteOutcome struct {
+	version, url string
+	res          map[string]bool
+	out          []byte
+	err          error
+}
+
+// suiteRun runs tools/conformance.sh server URL, writing its results under
+// dir. It touches no testing.T, so that several runs can go at once.
+func suiteRun(ctx context.Context, version, spec, url, dir string, scenarios ...string) suiteOutcome {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", append([]string{filepath.Join(testenv.RepoRoot(), "tools", "conformance.sh"), "server", url}, scenarios...)...)
-	cmd.Env = append(os.Environ(), "CONFORMANCE_VERSION="+version, "CONFORMANCE_SPEC_VERSION="+spec, "CONFORMANCE_OUT="+t.TempDir())
+	cmd.Env = append(os.Environ(), "CONFORMANCE_VERSION="+version, "CONFORMANCE_SPEC_VERSION="+spec, "CONFORMANCE_OUT="+dir)
 	out, err := cmd.CombinedOutput()
 	res := map[string]bool{}
 	sc := bufio.NewScanner(bytes.NewReader(out))
@@ -109,14 +125,27 @@ func runSuite(t *testing.T, version, spec, url string, scenarios ...string) map[
 			res[m[2]] = m[1] == "PASS"
 		}
 	}
-	if len(res) == 0 {
-		t.Fatalf("conformance.sh gave no verdicts (%v):\n%s", err, out)
-	}
-	if err != nil {
-		t.Logf("suite %s against %s:\n%s", version, url, out)
-	}
-	return res
+	return suiteOutcome{version: version, url: url, res: res, out: out, err: err}
 }
+
+// verdicts fails the test if the run gave none, logs the output of a run
+// with failures, and returns the verdicts.
+func (o suiteOutcome) verdicts(t *testing.T) map[string]bool {
+	t.Helper()
+	if len(o.res) == 0 {
+		t.Fatalf("conformance.sh gave no verdicts (%v):\n%s", o.err, o.out)
+	}
+	if o.err != nil {
+		t.Logf("suite %s against %s:\n%s", o.version, o.url, o.out)
+	}
+	return o.res
+}
+
+// suiteRunsAtOnce bounds how many suite runs go at once: a run mostly
+// waits (a third of a core each, measured here), so a few
+// together take little longer than one, and more would only queue for the
+// CPU and stretch the scenarios' own timeouts.
+const suiteRunsAtOnce = 4
 
 func count(res map[string]bool) (pass, fail int) {
 	for _, ok := range res {
@@ -291,11 +320,25 @@ func TestConformanceThroughFace(t *testing.T) {
 			label += "/" + suite.spec
 		}
 		t.Run(label, func(t *testing.T) {
+			// Every target, directly and through Plexus, a few runs at once;
+			// then the verdicts in order.
+			runs := make([]suiteOutcome, 2*len(suite.targets))
+			slots := make(chan struct{}, suiteRunsAtOnce)
+			var wg sync.WaitGroup
+			for i, target := range suite.targets {
+				for j, url := range []string{target.direct, face + "/mcp/" + target.profile} {
+					dir := t.TempDir()
+					wg.Go(func() {
+						slots <- struct{}{}
+						defer func() { <-slots }()
+						runs[2*i+j] = suiteRun(t.Context(), suite.version, suite.spec, url, dir)
+					})
+				}
+			}
+			wg.Wait()
 			var results []conformanceResult
-			for _, target := range suite.targets {
-				r := conformanceResult{target: target,
-					direct: runSuite(t, suite.version, suite.spec, target.direct),
-					plexus: runSuite(t, suite.version, suite.spec, face+"/mcp/"+target.profile)}
+			for i, target := range suite.targets {
+				r := conformanceResult{target: target, direct: runs[2*i].verdicts(t), plexus: runs[2*i+1].verdicts(t)}
 				results = append(results, r)
 				for _, name := range r.lost() {
 					if why, ok := knownLost[target.name+"/"+name]; ok {
