@@ -108,6 +108,7 @@ type suiteOutcome struct {
 	res          map[string]bool
 	out          []byte
 	err          error
+	took         time.Duration
 }
 
 // suiteRun runs tools/conformance.sh server URL, writing its results under
@@ -117,7 +118,9 @@ func suiteRun(ctx context.Context, version, spec, url, dir string, scenarios ...
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", append([]string{filepath.Join(testenv.RepoRoot(), "tools", "conformance.sh"), "server", url}, scenarios...)...)
 	cmd.Env = append(os.Environ(), "CONFORMANCE_VERSION="+version, "CONFORMANCE_SPEC_VERSION="+spec, "CONFORMANCE_OUT="+dir)
+	start := time.Now()
 	out, err := cmd.CombinedOutput()
+	took := time.Since(start)
 	res := map[string]bool{}
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	for sc.Scan() {
@@ -125,7 +128,7 @@ func suiteRun(ctx context.Context, version, spec, url, dir string, scenarios ...
 			res[m[2]] = m[1] == "PASS"
 		}
 	}
-	return suiteOutcome{version: version, url: url, res: res, out: out, err: err}
+	return suiteOutcome{version: version, url: url, res: res, out: out, err: err, took: took}
 }
 
 // verdicts fails the test if the run gave none, logs the output of a run
@@ -138,6 +141,7 @@ func (o suiteOutcome) verdicts(t *testing.T) map[string]bool {
 	if o.err != nil {
 		t.Logf("suite %s against %s:\n%s", o.version, o.url, o.out)
 	}
+	t.Logf("suite %s against %s: %s", o.version, o.url, o.took.Round(100*time.Millisecond))
 	return o.res
 }
 
