@@ -56,13 +56,19 @@ func (a *app) watchStart(ctx context.Context, c *client.Client, name, what strin
 	}
 	tty := a.stderrIsTerminal()
 	start := time.Now()
-	wg.Go(func() {
-		select {
-		case <-time.After(progressDelay):
-		case <-ctx.Done():
-			return
-		}
+	if progressDelay <= 0 {
+		// Said before the work starts, not raced against its end.
 		a.progressf("%s…", what)
+	}
+	wg.Go(func() {
+		if progressDelay > 0 {
+			select {
+			case <-time.After(progressDelay):
+			case <-ctx.Done():
+				return
+			}
+			a.progressf("%s…", what)
+		}
 		t := time.NewTicker(startTick)
 		defer t.Stop()
 		said, spoke := "", false

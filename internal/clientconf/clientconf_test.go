@@ -157,15 +157,29 @@ func TestWriteKeepsBackup(t *testing.T) {
 	if m, _ := filepath.Glob(filepath.Join(home, "dotfiles", ".*tmp*")); len(m) != 0 {
 		t.Errorf("temporary files left: %v", m)
 	}
+	connected, _ := os.ReadFile(real)
+	// Disconnecting in the same second of the clock: its backup (the
+	// connected file) is a second one, and the first, the file as the user
+	// had it, is still there.
 	p, err = Prepare("claude", o, false)
 	if err != nil || !p.Changed {
 		t.Fatal(p, err)
 	}
-	if _, err := p.Write(time.Now()); err != nil {
+	second, err := p.Write(time.Date(2026, 12, 1, 17, 0, 0, 0, time.UTC))
+	if err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(real); string(b) != string(before) {
 		t.Errorf("after disconnect:\n%s", b)
+	}
+	if second == backup {
+		t.Fatalf("the second backup took the first one's name %s", backup)
+	}
+	if b, _ := os.ReadFile(backup); string(b) != string(before) {
+		t.Errorf("the first backup after a second edit in the same second: %q", b)
+	}
+	if b, _ := os.ReadFile(second); string(b) != string(connected) {
+		t.Errorf("the second backup %s: %q", second, b)
 	}
 }
 

@@ -91,14 +91,15 @@ func (p *Plan) Diff() string {
 }
 
 // Write saves the edit: the file as it was goes to a backup beside it
-// (named with the time), then the new text replaces it atomically, with
+// (named with the time; a second edit in the same second gets a name of its
+// own rather than replacing the first one's backup), then the new text replaces it atomically, with
 // the file's mode kept. It returns the backup's path ("" for a new file).
 func (p *Plan) Write(now time.Time) (backup string, err error) {
 	if !p.Changed {
 		return "", nil
 	}
 	if p.Exists {
-		backup = p.Path + ".plexus-backup-" + now.UTC().Format("20060102T150405Z")
+		backup = freeBackupName(p.Path + ".plexus-backup-" + now.UTC().Format("20060102T150405Z"))
 		if err := atomicfile.WriteFile(backup, p.Before, p.mode); err != nil {
 			return "", fmt.Errorf("keeping a backup: %w", err)
 		}
@@ -109,4 +110,17 @@ func (p *Plan) Write(now time.Time) (backup string, err error) {
 		return backup, err
 	}
 	return backup, nil
+}
+
+// freeBackupName returns name, or name-2, name-3… if name is taken: two
+// edits in one second of the clock must not leave only the second backup,
+// which would lose the file as it was before the first.
+func freeBackupName(name string) string {
+	free := name
+	for i := 2; ; i++ {
+		if _, err := os.Lstat(free); err != nil {
+			return free // free, or a problem the write itself will report
+		}
+		free = fmt.Sprintf("%s-%d", name, i)
+	}
 }

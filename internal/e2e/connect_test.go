@@ -94,13 +94,19 @@ func TestConnectEveryClient(t *testing.T) {
 		if r := e.Run("", "connect", client); r.Code != 0 || !strings.Contains(r.Stdout, "already runs Plexus") {
 			t.Errorf("%s: connecting again: %+v", client, r)
 		}
-		// A later second of the clock, so that the backups differ.
-		time.Sleep(time.Second)
+		// At once, likely in the same second of the clock: the disconnect's
+		// backup is a second one, and the first is still the file before.
 		if r := e.Run("", "disconnect", client); r.Code != 0 || strings.Contains(r.Stdout+r.Stderr, "CANARY") {
 			t.Fatalf("%s disconnect: %+v", client, r)
 		}
 		if got, _ := os.ReadFile(path); !bytes.Equal(got, before) {
 			t.Errorf("%s: after disconnect:\n%s\nwant:\n%s", client, got, before)
+		}
+		if all, _ := filepath.Glob(path + ".plexus-backup-*"); len(all) != 2 {
+			t.Errorf("%s: backups after disconnect %v, want two", client, all)
+		}
+		if b, _ := os.ReadFile(backups[0]); !bytes.Equal(b, before) {
+			t.Errorf("%s: the first backup is no longer the file before", client)
 		}
 	}
 	if got := strings.TrimSpace(e.MustRun("settings", "get", "face.allowExternalCall")); got != "false" {

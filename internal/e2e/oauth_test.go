@@ -86,7 +86,9 @@ func TestOAuthLoginSurvivesExpiryAndRestart(t *testing.T) {
 	}
 	callEcho(t, e, "srv")
 
-	time.Sleep(1500 * time.Millisecond) // into the refresh window
+	// Into the refresh window, as the daemon's own expiry says, not a
+	// guessed pause: from 60 s before the token expires, a use refreshes.
+	time.Sleep(time.Until(st.Auth.ExpiresAt.Add(-60*time.Second + 100*time.Millisecond)))
 	before := as.Refreshes.Load()
 	callEcho(t, e, "srv")
 	if as.Refreshes.Load() <= before {

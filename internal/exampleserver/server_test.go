@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -145,42 +146,48 @@ func TestTools(t *testing.T) {
 	}
 }
 
+// TestSleepCancelled runs in a synctest bubble: the ten-minute sleep and
+// the waits below take no real time, and the cancel comes exactly when the
+// call is in the handler.
 func TestSleepCancelled(t *testing.T) {
-	returned := make(chan error, 1)
-	cs := connect(t, options{sleepReturned: func(err error) { returned <- err }})
+	synctest.Test(t, func(t *testing.T) {
+		returned := make(chan error, 1)
+		cs := connect(t, options{sleepReturned: func(err error) { returned <- err }})
 
-	ctx, cancel := context.WithCancel(t.Context())
-	callDone := make(chan error, 1)
-	go func() {
-		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "sleep", Arguments: map[string]any{"ms": 600000}})
-		callDone <- err
-	}()
-	// Cancel once the call is in flight, so that the handler itself must
-	// notice: give it a moment to arrive, then cancel.
-	time.Sleep(50 * time.Millisecond)
-	cancel()
+		ctx, cancel := context.WithCancel(t.Context())
+		callDone := make(chan error, 1)
+		go func() {
+			_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "sleep", Arguments: map[string]any{"ms": 600000}})
+			callDone <- err
+		}()
+		// Cancel once the call is in flight, so that the handler itself must
+		// notice: in the bubble, every goroutine blocked means the call has
+		// arrived and the handler waits on its timer.
+		synctest.Wait()
+		cancel()
 
-	select {
-	case err := <-callDone:
-		if !errors.Is(err, context.Canceled) {
-			t.Errorf("call error = %v, want context.Canceled", err)
+		select {
+		case err := <-callDone:
+			if !errors.Is(err, context.Canceled) {
+				t.Errorf("call error = %v, want context.Canceled", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("call did not return after cancel")
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("call did not return after cancel")
-	}
-	select {
-	case err := <-returned:
-		if !errors.Is(err, context.Canceled) {
-			t.Errorf("handler returned with ctx error %v, want context.Canceled", err)
+		select {
+		case err := <-returned:
+			if !errors.Is(err, context.Canceled) {
+				t.Errorf("handler returned with ctx error %v, want context.Canceled", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("sleep handler still running after cancel")
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("sleep handler still running after cancel")
-	}
 
-	// The server goes on serving.
-	if got, _ := callText(t, cs, "echo", map[string]any{"text": "still here"}); got != "still here" {
-		t.Errorf("echo after cancel = %q", got)
-	}
+		// The server goes on serving.
+		if got, _ := callText(t, cs, "echo", map[string]any{"text": "still here"}); got != "still here" {
+			t.Errorf("echo after cancel = %q", got)
+		}
+	})
 }
 
 func TestReadme(t *testing.T) {

@@ -426,6 +426,7 @@ func TestStartLoadsSavedSettings(t *testing.T) {
 // TestPutServerSaveFailsAsRoot fills the disk under the home: the edit fails
 // loudly, the server started for it is stopped, and the old one runs on.
 func TestPutServerSaveFailsAsRoot(t *testing.T) {
+	testenv.NeedRoot(t, "the full disk is a tmpfs mounted for the test")
 	home := filepath.Join(t.TempDir(), "home")
 	if err := os.Mkdir(home, 0o700); err != nil {
 		t.Fatal(err)

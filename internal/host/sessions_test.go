@@ -116,7 +116,7 @@ func TestServerJoinsAtEndOfTurn(t *testing.T) {
 	}
 	select {
 	case <-s.Deferred():
-	case <-time.After(time.Second):
+	case <-time.After(10 * time.Second):
 		t.Fatal("capabilities changed was not announced at the end of the turn")
 	}
 	if !slices.ContainsFunc(s.Tools(), func(e catalog.Entry) bool { return e.Server == "late" }) {

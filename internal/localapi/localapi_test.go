@@ -147,10 +147,11 @@ func TestSecretsAreWriteOnly(t *testing.T) {
 	}
 }
 
-// TestFullDiskIsReportedAsFullDiskNotAsBug fills the home's file system (a
+// TestFullDiskReportedAsFullNotAsBugAsRoot fills the home's file system (a
 // tiny tmpfs) and saves a secret: the answer says the disk is full and
 // where, and nothing calls it a bug.
-func TestFullDiskIsReportedAsFullDiskNotAsBug(t *testing.T) {
+func TestFullDiskReportedAsFullNotAsBugAsRoot(t *testing.T) {
+	testenv.NeedRoot(t, "the full disk is a tmpfs mounted for the test")
 	dir := t.TempDir()
 	testenv.MountTmpfs(t, dir, "128k")
 	_, c := serveIn(t, dir)

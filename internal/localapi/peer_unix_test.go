@@ -11,15 +11,15 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/plexus-mcp/plexus/internal/testenv"
 )
 
 // TestForeignUIDRefusedAsRoot connects as another user. The socket is 0600 in
 // production; here it is opened up on purpose so that the uid check itself
 // is what refuses the request.
 func TestForeignUIDRefusedAsRoot(t *testing.T) {
-	if os.Getuid() != 0 {
-		t.Skip("needs root to run a client as another uid")
-	}
+	testenv.NeedRoot(t, "a client of another uid is started with setuid")
 	// A directory the other user can enter, holding the socket and a copy
 	// of this test binary (the go tool's build directory is private).
 	dir, err := os.MkdirTemp("", "plexus-uid-test-")

@@ -364,6 +364,7 @@ func TestReopenReadsBackWhatWasSaved(t *testing.T) {
 // TestCommitConfigFullDiskAsRoot puts the home on a tiny tmpfs and fills it: the
 // save must fail loudly, and neither the file nor memory may change.
 func TestCommitConfigFullDiskAsRoot(t *testing.T) {
+	testenv.NeedRoot(t, "the full disk is a tmpfs mounted for the test")
 	home := filepath.Join(t.TempDir(), "home")
 	if err := os.Mkdir(home, 0o700); err != nil {
 		t.Fatal(err)

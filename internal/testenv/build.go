@@ -35,17 +35,14 @@ type buildResult struct {
 
 // buildFlags are the flags the test binary's own build asks for: -race when
 // it is race-built, so that the race detector sees the daemon too, and
-// -cover when GOCOVERDIR is set, so that one run measures the coverage of
-// the whole system (see README, "Coverage").
+// -cover when the tests write coverage data, so that one run measures the
+// coverage of the whole system (coverage.go).
 func buildFlags() []string {
 	var flags []string
 	if raceEnabled {
 		flags = append(flags, "-race")
 	}
-	if os.Getenv("GOCOVERDIR") != "" {
-		flags = append(flags, "-cover", "-covermode=atomic", "-coverpkg="+strings.TrimSuffix(Module, "/")+"/...")
-	}
-	return flags
+	return append(flags, coverFlags()...)
 }
 
 // BuildCommand builds the main package pkg (an import path relative to the

@@ -2,7 +2,9 @@ package testenv
 
 import (
 	"io/fs"
+	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -32,4 +34,25 @@ func repoFiles(t *testing.T, root string, keep func(name string) bool) []string 
 		t.Fatal(err)
 	}
 	return out
+}
+
+// TestREADMENodeVersion: the Node version the README says the conformance
+// suite fetches is the one tools/conformance.sh fetches.
+func TestREADMENodeVersion(t *testing.T) {
+	root := RepoRoot()
+	script, err := os.ReadFile(filepath.Join(root, "tools", "conformance.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`NODE_PKG_VERSION="\$\{CONFORMANCE_NODE_VERSION:-([0-9.]+)\}"`).FindSubmatch(script)
+	if m == nil {
+		t.Fatal("tools/conformance.sh sets no default NODE_PKG_VERSION")
+	}
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "Node " + string(m[1]); !strings.Contains(strings.Join(strings.Fields(string(readme)), " "), want) {
+		t.Errorf("README.md does not say %q, the version tools/conformance.sh installs", want)
+	}
 }

@@ -216,8 +216,13 @@ func TestLoginShowsTheDaemonsAnswer(t *testing.T) {
 // TestApprovePending: a server an agent added waits for a person; a shows
 // what it runs, y approves and starts it.
 func TestApprovePending(t *testing.T) {
-	e := startDaemon(t)
-	addServer(t, client.New(e.Home), "agentadded", map[string]any{"type": "stdio", "command": e.Bin, "args": []string{"example-server"}}, nil, true)
+	// "plexus" on the daemon's PATH: the review shows the command line, and
+	// the binary's full path (under wherever the repository is) could push
+	// "example-server" past the 80 columns.
+	e := testenv.New(t)
+	e.ExtraEnv = []string{"PATH=" + filepath.Dir(e.Bin) + string(os.PathListSeparator) + os.Getenv("PATH")}
+	e.StartDaemon()
+	addServer(t, client.New(e.Home), "agentadded", map[string]any{"type": "stdio", "command": "plexus", "args": []string{"example-server"}}, nil, true)
 	u := startUI(t, e)
 	u.waitText("agentadded", "! needs approval", "needs approval: press a")
 	u.press("a")

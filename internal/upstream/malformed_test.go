@@ -57,25 +57,26 @@ func TestMalformedStreamFailsAtOnce(t *testing.T) {
 			if v := c.ProtocolVersion(); v != "2026-07-28" {
 				t.Fatalf("negotiated %q", v)
 			}
-			start := time.Now()
 			if path == "decoded" {
 				_, err = c.CallTool(ctx, "bad", nil)
 			} else {
 				_, err = c.CallRaw(ctx, map[string]json.RawMessage{"name": json.RawMessage(`"bad"`)})
 			}
-			took := time.Since(start)
 			if err == nil {
 				t.Fatal("the call succeeded")
 			}
-			if took > time.Second {
-				t.Errorf("the call failed after %v, want at once (%v)", took.Round(time.Millisecond), err)
+			// The server holds the stream open until the test ends: a call
+			// that waited for more than the malformed event ran into its
+			// deadline instead.
+			if ctx.Err() != nil {
+				t.Errorf("the call failed only at its deadline, want at once (%v)", err)
 			}
 			if !strings.Contains(err.Error(), "decode") || !errors.Is(err, ErrTransportLost) {
 				t.Errorf("error %q does not say the answer was malformed and its outcome unknown", err)
 			}
 			select {
 			case <-c.Done():
-			case <-time.After(time.Second):
+			case <-time.After(10 * time.Second):
 				t.Error("the connection is still up after a malformed stream broke it")
 			}
 		})

@@ -291,22 +291,57 @@ func TestLoginCodeIsSingleUse(t *testing.T) {
 	}
 }
 
+// fakeClock is a clock that moves only when told to.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+
+func (c *fakeClock) advance(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+
+// withClock gives the page's sessions a fake clock, starting now.
+func withClock(p *testPage) *fakeClock {
+	c := &fakeClock{t: time.Now()}
+	p.Server.auth.now = c.Now
+	return c
+}
+
+// TestLoginCodeExpires: a login code works until its lifetime (the
+// default's) is over, and not from then on.
 func TestLoginCodeExpires(t *testing.T) {
-	p := newTestPage(t, Options{CodeTTL: time.Nanosecond})
-	link, _, err := p.LoginLink(p.addr())
+	p := newTestPage(t, Options{})
+	clock := withClock(p)
+	early, _, err := p.LoginLink(p.addr())
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(time.Millisecond)
-	if resp := p.do(t, "GET", link, nil, nil); resp.StatusCode != http.StatusForbidden {
+	late, _, err := p.LoginLink(p.addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock.advance(DefaultCodeTTL - time.Second)
+	if resp := p.do(t, "GET", early, nil, nil); resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("a code a second before it expires: %d, want a redirect", resp.StatusCode)
+	}
+	clock.advance(time.Second)
+	if resp := p.do(t, "GET", late, nil, nil); resp.StatusCode != http.StatusForbidden {
 		t.Errorf("expired code: %d, want 403", resp.StatusCode)
 	}
 }
 
+// TestSessionExpires: a session lasts its lifetime (the default's), and
+// not a moment more.
 func TestSessionExpires(t *testing.T) {
-	p := newTestPage(t, Options{SessionTTL: time.Nanosecond})
+	p := newTestPage(t, Options{})
+	clock := withClock(p)
 	c := p.session(t)
-	time.Sleep(time.Millisecond)
+	clock.advance(DefaultSessionTTL - time.Second)
+	if resp := p.do(t, "GET", "/api/v1/status", nil, c); resp.StatusCode != http.StatusOK {
+		t.Errorf("a session a second before it expires: %d, want 200", resp.StatusCode)
+	}
+	clock.advance(time.Second)
 	if resp := p.do(t, "GET", "/api/v1/status", nil, c); resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("expired session: %d, want 401", resp.StatusCode)
 	}

@@ -49,6 +49,7 @@ var errBadCode = errors.New("this login link is not valid: it was used already o
 // Everything is in memory: a daemon restart logs every page out.
 type sessions struct {
 	codeTTL, sessionTTL time.Duration
+	now                 func() time.Time // the clock; a fake one in tests
 
 	mu       sync.Mutex
 	codes    map[[32]byte]time.Time // guarded by mu
@@ -62,7 +63,7 @@ func newSessions(codeTTL, sessionTTL time.Duration) *sessions {
 	if sessionTTL <= 0 {
 		sessionTTL = DefaultSessionTTL
 	}
-	return &sessions{codeTTL: codeTTL, sessionTTL: sessionTTL,
+	return &sessions{codeTTL: codeTTL, sessionTTL: sessionTTL, now: time.Now,
 		codes: map[[32]byte]time.Time{}, sessions: map[[32]byte]session{}}
 }
 
@@ -72,10 +73,11 @@ func (s *sessions) newCode() (string, time.Time, error) {
 	if err != nil {
 		return "", time.Time{}, err
 	}
-	exp := time.Now().Add(s.codeTTL)
+	now := s.now()
+	exp := now.Add(s.codeTTL)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	putBounded(s.codes, sha256.Sum256([]byte(v)), exp, maxCodes, func(e time.Time) time.Time { return e })
+	putBounded(s.codes, now, sha256.Sum256([]byte(v)), exp, maxCodes, func(e time.Time) time.Time { return e })
 	return v, exp, nil
 }
 
@@ -90,7 +92,7 @@ func (s *sessions) redeem(code string) (id, token string, err error) {
 	exp, ok := s.codes[k]
 	delete(s.codes, k) // used, valid or not
 	s.mu.Unlock()
-	if !ok || !time.Now().Before(exp) {
+	if !ok || !s.now().Before(exp) {
 		return "", "", errBadCode
 	}
 	if id, err = randomValue(); err != nil {
@@ -101,7 +103,8 @@ func (s *sessions) redeem(code string) (id, token string, err error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	putBounded(s.sessions, sha256.Sum256([]byte(id)), session{exp: time.Now().Add(s.sessionTTL), token: sha256.Sum256([]byte(token))},
+	now := s.now()
+	putBounded(s.sessions, now, sha256.Sum256([]byte(id)), session{exp: now.Add(s.sessionTTL), token: sha256.Sum256([]byte(token))},
 		maxSessions, func(e session) time.Time { return e.exp })
 	return id, token, nil
 }
@@ -116,7 +119,7 @@ func (s *sessions) valid(id, token string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e, ok := s.sessions[k]
-	if ok && !time.Now().Before(e.exp) {
+	if ok && !s.now().Before(e.exp) {
 		delete(s.sessions, k)
 		return false
 	}
@@ -131,8 +134,7 @@ func (s *sessions) end(id string) {
 
 // putBounded adds k, first dropping expired entries and, if still full,
 // the one that expires first; expiry tells when an entry expires.
-func putBounded[V any](m map[[32]byte]V, k [32]byte, v V, limit int, expiry func(V) time.Time) {
-	now := time.Now()
+func putBounded[V any](m map[[32]byte]V, now time.Time, k [32]byte, v V, limit int, expiry func(V) time.Time) {
 	for key, e := range m {
 		if !now.Before(expiry(e)) {
 			delete(m, key)
