@@ -98,7 +98,8 @@ func attempt(attack, target string) (string, error) {
 		}
 		return "sent a datagram to " + target, nil
 	case "raw":
-		fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_RAW, syscall.IPPROTO_ICMP)
+		const ipprotoICMP = 1 // ICMP's IANA protocol number; Windows's syscall has no name for it
+		fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_RAW, ipprotoICMP)
 		if err != nil {
 			return "", fmt.Errorf("raw socket: %w", err)
 		}
