@@ -305,12 +305,33 @@ function updateServer(st) {
   listChanged();
 }
 
+// While refresh fetches the list, live updates keep coming: the list may
+// have been read before them, so what they said is applied again over it.
+// Without this a failure announced during a refresh was undone by the older
+// list, and the card showed no last error until the server's next try.
+let refreshing = 0;
+const lateStatuses = new Map(); // server name → status, or null if removed
+
 async function refresh() {
-  await loadTools().catch(() => toolNames.clear());
-  const list = await api('GET', '/servers');
-  servers.clear();
-  for (const s of list.servers) servers.set(s.name, s);
+  refreshing++;
+  try {
+    await loadTools().catch(() => toolNames.clear());
+    const list = await api('GET', '/servers');
+    servers.clear();
+    for (const s of list.servers) servers.set(s.name, s);
+    for (const [name, st] of lateStatuses) {
+      if (st) servers.set(name, st);
+      else servers.delete(name);
+    }
+  } finally {
+    if (--refreshing === 0) lateStatuses.clear();
+  }
   render();
+}
+
+// live records what an event said while a refresh is fetching the list.
+function live(name, st) {
+  if (refreshing) lateStatuses.set(name, st);
 }
 
 // cardErrors keeps each card's last action error, so that a card drawn
@@ -830,8 +851,8 @@ function follow() {
     }
   });
   const on = (type, f) => es.addEventListener(type, (m) => { try { f(JSON.parse(m.data)); } catch (e) { /* a malformed event is skipped */ } });
-  on('server', (ev) => { if (ev.status) updateServer(ev.status); });
-  on('server_removed', (ev) => { servers.delete(ev.server); render(); });
+  on('server', (ev) => { if (ev.status) { live(ev.status.name, ev.status); updateServer(ev.status); } });
+  on('server_removed', (ev) => { live(ev.server, null); servers.delete(ev.server); render(); });
   on('held', () => refresh());
   on('catalog', () => refresh());
   on('stderr', (ev) => {
