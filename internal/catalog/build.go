@@ -85,6 +85,9 @@ func Build(server string, tools []*mcp.Tool, resources []*mcp.Resource, template
 	}
 
 	seen := make(map[string]bool, len(kept))
+	// Sized for every tool and both operations: the entries are kept for as
+	// long as the server runs, and growing by appends leaves spare room.
+	entries = make([]Entry, 0, len(kept)+2)
 	for _, t := range kept {
 		if seen[t.Name] {
 			warn("tool %q is listed more than once; keeping the first", t.Name)

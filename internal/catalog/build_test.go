@@ -305,3 +305,27 @@ func TestDefaultLimits(t *testing.T) {
 		t.Errorf("withDefaults = %+v", got)
 	}
 }
+
+// TestEntriesShareCanonicalSchemas: a schema that reaches Build as JSON
+// already in the catalog's form (upstream keeps schemas so) is the entry's
+// schema, the same bytes, not a copy kept beside the server's list; one in
+// another form is re-encoded.
+func TestEntriesShareCanonicalSchemas(t *testing.T) {
+	canonical := json.RawMessage(`{"properties":{"q":{"description":"a < b","type":"string"}},"type":"object"}`)
+	other := json.RawMessage(`{"type": "object", "properties": {"q": {"type": "string"}}}`)
+	tools := []*mcp.Tool{{Name: "same", InputSchema: canonical}, {Name: "other", InputSchema: other}}
+	entries, _, err := Build("s", tools, nil, nil, nil, Filter{}, Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byTool := map[string]Entry{}
+	for _, e := range entries {
+		byTool[e.Tool] = e
+	}
+	if got := byTool["same"].InputSchema; string(got) != string(canonical) || &got[0] != &canonical[0] {
+		t.Errorf("canonical schema: got %s at %p, want the input's bytes at %p", got, &got[0], &canonical[0])
+	}
+	if got, want := string(byTool["other"].InputSchema), `{"properties":{"q":{"type":"string"}},"type":"object"}`; got != want {
+		t.Errorf("other schema = %s, want %s", got, want)
+	}
+}

@@ -53,7 +53,13 @@ func prepareSchema(v any, l Limits) (json.RawMessage, error) {
 	if err := w.walk(root, 1); err != nil {
 		return nil, err
 	}
-	return marshalCompact(root)
+	out, err := marshalCompact(root)
+	if in, ok := v.(json.RawMessage); ok && err == nil && bytes.Equal(out, in) {
+		// The server's schema was already in this form (upstream keeps it
+		// so): the entry shares its bytes rather than holding a copy.
+		return in, nil
+	}
+	return out, err
 }
 
 // marshalCompact encodes v without HTML escaping: "<" as "\u003c" helps no
@@ -65,7 +71,9 @@ func marshalCompact(v any) (json.RawMessage, error) {
 	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
-	return json.RawMessage(bytes.TrimRight(buf.Bytes(), "\n")), nil
+	// A copy of its length: the buffer has grown past it, and entries are
+	// kept for as long as their server runs.
+	return json.RawMessage(bytes.Clone(bytes.TrimRight(buf.Bytes(), "\n"))), nil
 }
 
 // Keywords whose values are subschemas, by shape (JSON Schema 2020-12, with

@@ -25,7 +25,7 @@ import (
 // unknown name) or abandoned (the caller went away).
 func (h *Host) Call(ctx context.Context, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
 	snap := h.snap.Load()
-	ix, ok := snap.index[name]
+	ix, ok := snap.lookup(name)
 	if !ok {
 		if msg, held := snap.heldCall(name); held {
 			return errorResult(msg, "held", ""), nil // R-CAT-6

@@ -11,6 +11,8 @@ package host
 import (
 	"context"
 	"log/slog"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -89,9 +91,10 @@ type snapshot struct {
 	cfg     *config.File // never mutated
 	servers map[string]*supervisor.Server
 	names   []string // sorted server names
-	// index maps a Plexus tool name to its entry and server.
-	index map[string]indexed
-	tools []catalog.Entry // sorted by name
+	// tools is the catalog, sorted by name, pointing into the servers'
+	// entries: lookup finds a name in it by binary search (a map beside it
+	// would keep a copy of every entry).
+	tools []*catalog.Entry
 	// pins is what pinning decided: held tools, servers awaiting approval.
 	pins pinsView
 	// states are the servers' states as of this snapshot: a server is
@@ -103,9 +106,20 @@ type snapshot struct {
 	auth func(name string, sc config.Server) *apitype.AuthStatus
 }
 
+// indexed is a catalog entry with the server that answers it.
 type indexed struct {
 	entry  catalog.Entry
 	server *supervisor.Server
+}
+
+// lookup returns the entry of the shared catalog named name.
+func (s *snapshot) lookup(name string) (indexed, bool) {
+	i, ok := slices.BinarySearchFunc(s.tools, name, func(e *catalog.Entry, name string) int { return strings.Compare(e.Name, name) })
+	if !ok {
+		return indexed{}, false
+	}
+	e := s.tools[i]
+	return indexed{entry: *e, server: s.servers[e.Server]}, true
 }
 
 // New returns a Host over the store's settings. No server runs yet.
@@ -129,7 +143,7 @@ func New(opts Options) *Host {
 	if h.oauth != nil {
 		h.oauth.SetOnChange(func(string) { h.publish() })
 	}
-	h.snap.Store(&snapshot{cfg: h.cfg, servers: map[string]*supervisor.Server{}, index: map[string]indexed{}})
+	h.snap.Store(&snapshot{cfg: h.cfg, servers: map[string]*supervisor.Server{}})
 	return h
 }
 

@@ -121,10 +121,6 @@ func (h *Host) rebuildLocked(unrecorded map[string]error) (unpinned []*superviso
 	h.pins.decided = decided
 	sort.Strings(s.names)
 	s.tools = mergeByName(runs, total)
-	s.index = make(map[string]indexed, total)
-	for _, e := range s.tools {
-		s.index[e.Name] = indexed{entry: e, server: s.servers[e.Server]}
-	}
 	h.snap.Store(s)
 	h.emitChangesLocked(s)
 	return unpinned
@@ -183,10 +179,11 @@ func catalogFingerprint(entries []catalog.Entry) [32]byte {
 	return [32]byte(sum.Sum(nil))
 }
 
-// mergeByName merges runs sorted by name into one sorted slice of total
-// entries.
-func mergeByName(runs [][]catalog.Entry, total int) []catalog.Entry {
-	out := make([]catalog.Entry, 0, total)
+// mergeByName merges runs sorted by name into one sorted list of their
+// total entries. It points into the runs, which are never changed in place:
+// a copy of every entry would be kept for as long as the snapshot is.
+func mergeByName(runs [][]catalog.Entry, total int) []*catalog.Entry {
+	out := make([]*catalog.Entry, 0, total)
 	for {
 		best := -1
 		for i, r := range runs {
@@ -197,7 +194,7 @@ func mergeByName(runs [][]catalog.Entry, total int) []catalog.Entry {
 		if best < 0 {
 			return out
 		}
-		out = append(out, runs[best][0])
+		out = append(out, &runs[best][0])
 		runs[best] = runs[best][1:]
 	}
 }

@@ -8,12 +8,11 @@ import (
 	"github.com/plexus-mcp/plexus/internal/upstream"
 )
 
-// find resolves a catalog name for the session in constant time: the
-// shared index, less what the session switched off or froze out. ok is
+// find resolves a catalog name for the session: the shared catalog, less what the session switched off or froze out. ok is
 // false when the slow path must decide (a per-session instance, a name
 // not frozen into a running turn, an unknown name).
 func (s *Session) find(snap *snapshot, name string) (indexed, bool) {
-	ix, ok := snap.index[name]
+	ix, ok := snap.lookup(name)
 	if !ok {
 		return indexed{}, false
 	}

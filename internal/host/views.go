@@ -115,7 +115,7 @@ func (h *Host) Tools(server string) ([]catalog.Entry, []string, error) {
 	var out []catalog.Entry
 	for _, e := range snap.tools {
 		if server == "" || e.Server == server {
-			out = append(out, e)
+			out = append(out, *e)
 		}
 	}
 	var warnings []string

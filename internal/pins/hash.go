@@ -169,8 +169,13 @@ func DefinitionOf(e catalog.Entry) Definition {
 
 func canonicalOrRaw(raw json.RawMessage) json.RawMessage {
 	c, err := canonical(raw)
-	if err != nil {
+	switch {
+	case err != nil:
 		return bytes.Clone(raw)
+	case bytes.Equal(c, raw):
+		// Catalog's schemas are canonical already: the pin shares the
+		// entry's bytes (neither is ever changed) rather than a copy.
+		return raw
 	}
 	return c
 }
@@ -247,5 +252,6 @@ func canonical(raw json.RawMessage) (json.RawMessage, error) {
 	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
-	return json.RawMessage(bytes.TrimRight(buf.Bytes(), "\n")), nil
+	// A copy of its length: the buffer has grown past it, and pins are kept.
+	return json.RawMessage(bytes.Clone(bytes.TrimRight(buf.Bytes(), "\n"))), nil
 }

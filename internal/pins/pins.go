@@ -20,8 +20,11 @@
 package pins
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -44,7 +47,6 @@ type Store struct {
 	// writeMu serialises the writes of the file; it is taken before mu.
 	// Every write but a group commit's (commit.go) holds mu as well.
 	writeMu sync.Mutex
-	encoded encodedRecords // guarded by writeMu
 
 	mu sync.Mutex
 	f  *File // guarded by mu; replaced whole on every save, never mutated
@@ -64,9 +66,10 @@ type Store struct {
 	// transaction that has not committed yet: server → trust key.
 	provisional map[string]string // guarded by mu
 
-	// defs caches the definitions and hashes of entries by their raw
-	// content: Check runs on every publish, and canonical JSON is costly.
-	defs map[string]hashed // guarded by mu
+	// defs caches the definitions and hashes of entries by the digest of
+	// their raw content: Check runs on every publish, and canonical JSON
+	// is costly.
+	defs map[defKey]hashed // guarded by mu
 }
 
 // hashed is a tool's definition with its hash.
@@ -89,9 +92,26 @@ func (s *Store) definitionLocked(e catalog.Entry) hashed {
 	return d
 }
 
-// definitionKey is e's raw content, the key of the definitions cache.
-func definitionKey(e catalog.Entry) string {
-	return strings.Join([]string{e.Tool, e.Title, e.Description, string(e.InputSchema), string(e.OutputSchema), string(e.Annotations)}, "\x00")
+// defKey is the SHA-256 of an entry's raw content: a key that stands for
+// the content without keeping a second copy of every tool's description
+// and schemas. A collision would pass a changed tool as pinned, hence a
+// cryptographic hash.
+type defKey [sha256.Size]byte
+
+// definitionKey is the key of e in the definitions cache: its fields, each
+// after its length, so that no two entries share an encoding.
+func definitionKey(e catalog.Entry) defKey {
+	h := sha256.New()
+	var n [binary.MaxVarintLen64]byte
+	for _, f := range [...]string{e.Tool, e.Title, e.Description} {
+		h.Write(binary.AppendUvarint(n[:0], uint64(len(f))))
+		io.WriteString(h, f)
+	}
+	for _, f := range [...][]byte{e.InputSchema, e.OutputSchema, e.Annotations} {
+		h.Write(binary.AppendUvarint(n[:0], uint64(len(f))))
+		h.Write(f)
+	}
+	return defKey(h.Sum(nil))
 }
 
 func hashOf(e catalog.Entry) hashed {
@@ -99,9 +119,9 @@ func hashOf(e catalog.Entry) hashed {
 	return hashed{def, def.Hash(e.Tool)}
 }
 
-func (s *Store) keepLocked(key string, d hashed) {
+func (s *Store) keepLocked(key defKey, d hashed) {
 	if s.defs == nil || len(s.defs) >= maxCachedDefs {
-		s.defs = map[string]hashed{}
+		s.defs = map[defKey]hashed{}
 	}
 	s.defs[key] = d
 }
@@ -112,7 +132,7 @@ func (s *Store) keepLocked(key string, d hashed) {
 // rather than one after the other in the host's publish.
 func (s *Store) Prepare(entries []catalog.Entry) {
 	var todo []catalog.Entry
-	var keys []string
+	var keys []defKey
 	s.mu.Lock()
 	for _, e := range entries {
 		if e.Kind != catalog.KindTool {
@@ -343,6 +363,12 @@ func (s *Store) decideLocked(server string, t Trust, entries []catalog.Entry, sa
 			d.Held = append(d.Held, Held{Entry: e, New: def, NewHash: hash,
 				Reason: fmt.Sprintf("it is new, and its definition could not be recorded: %v", saveErr)})
 		}
+	}
+	if len(d.Offered) == len(entries) && len(entries) > 0 {
+		// Everything is offered, as after every start but the first: the
+		// entries themselves, in their order, rather than a copy of them
+		// kept beside them as long as the decision is.
+		d.Offered = entries
 	}
 	return d, fresh
 }
@@ -583,7 +609,7 @@ func (s *Store) write(next *File) error {
 	if next.Servers == nil {
 		next.Servers = map[string]Server{}
 	}
-	data, err := s.encoded.encode(next)
+	data, err := encodeFile(next)
 	if err != nil {
 		return fmt.Errorf("saving pins: %w", err)
 	}

@@ -496,3 +496,19 @@ func TestProvisional(t *testing.T) {
 		t.Errorf("commit: %v", err)
 	}
 }
+
+// TestDefinitionSharesCanonicalJSON: a pinned definition holds the catalog
+// entry's schema bytes when they are canonical already (the catalog's are),
+// rather than a copy of every schema kept as long as the pins are.
+func TestDefinitionSharesCanonicalJSON(t *testing.T) {
+	e := tool("docs", "a", "A.")
+	e.InputSchema = json.RawMessage(`{"properties":{"q":{"type":"string"}},"type":"object"}`)
+	d := DefinitionOf(e)
+	if &d.InputSchema[0] != &e.InputSchema[0] {
+		t.Error("the definition copied a canonical schema")
+	}
+	e.InputSchema = json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}}}`)
+	if got, want := string(DefinitionOf(e).InputSchema), `{"properties":{"q":{"type":"string"}},"type":"object"}`; got != want {
+		t.Errorf("a schema not canonical: %s, want %s", got, want)
+	}
+}

@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -106,16 +107,22 @@ func schemasAsJSON(tools []*mcp.Tool) {
 	}
 }
 
+// asJSON encodes v compactly with its keys sorted and without HTML
+// escaping, the form catalog.Build gives schemas: the catalog's entries
+// then share these bytes instead of keeping their own.
 func asJSON(v any) any {
 	switch v.(type) {
 	case nil, json.RawMessage:
 		return v
 	}
-	b, err := json.Marshal(v)
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		return v
 	}
-	return json.RawMessage(b)
+	// A copy of its length: the buffer has grown past it, and this is kept.
+	return json.RawMessage(bytes.Clone(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))))
 }
 
 // listAll fetches pages until the server returns no cursor. It is our own loop
