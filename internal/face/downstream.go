@@ -58,7 +58,7 @@ func (p *profile) downstream(ctx context.Context, ss *mcp.ServerSession) (*downs
 }
 
 // track follows the session an initialize opened (by its id) to its end
-// — a DELETE, the idle timeout, its client gone (dropped.go), the
+// — a DELETE, the idle timeout (idle.go), its client gone (dropped.go), the
 // profile's end — and then frees what
 // the face holds for it: its host session and what the frame path knows.
 func (p *profile) track(id string) {
@@ -73,9 +73,13 @@ func (p *profile) track(id string) {
 		return // ended already
 	}
 	p.register(ss) // known to the frame path from its first call on
-	p.streams.Store(id, &sessionStreams{})
+	s := &sessionStreams{}
+	s.touch()
+	p.streams.Store(id, s)
+	stopIdle := p.watchIdle(ss, s, p.def.idle)
 	go func() {
 		ss.Wait()
+		stopIdle()
 		p.streams.Delete(id)
 		p.unregister(ss)
 		p.mu.Lock()

@@ -25,7 +25,11 @@ type sessionStreams struct {
 	open atomic.Int32  // GET streams being served
 	busy atomic.Int32  // POSTs being served
 	seen atomic.Uint64 // requests seen: a client that came back sent one
+	last atomic.Int64  // when a request last started or ended, Unix ns (idle.go)
 }
+
+// touch records that a request of the session started or ended now.
+func (s *sessionStreams) touch() { s.last.Store(time.Now().UnixNano()) }
 
 // streamsOf is the counts of a live session of the profile; nil for an id
 // the face did not open a session for.
@@ -48,11 +52,12 @@ func (p *profile) noteRequest(r *http.Request) func() {
 		return func() {}
 	}
 	s.seen.Add(1)
+	s.touch()
 	if r.Method != http.MethodPost {
-		return func() {}
+		return s.touch
 	}
 	s.busy.Add(1)
-	return func() { s.busy.Add(-1) }
+	return func() { s.touch(); s.busy.Add(-1) }
 }
 
 // serveStream serves a session's GET stream through the SDK's handler and,
@@ -67,6 +72,7 @@ func (p *profile) serveStream(w http.ResponseWriter, r *http.Request) {
 	}
 	s.open.Add(1)
 	p.stateful.ServeHTTP(w, r)
+	s.touch()
 	s.open.Add(-1)
 	if r.Context().Err() == nil {
 		return // ended by the server, not by a client gone

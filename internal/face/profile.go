@@ -94,8 +94,8 @@ func newProfile(f *Face, name string, def definition) *profile {
 		p.addMetaTools()
 	}
 	get := func(*http.Request) *mcp.Server { return p.srv }
-	p.stateful = mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Logger: opts.Logger, MaxRequestBodyBytes: maxBody,
-		SessionTimeout: def.idle})
+	// No SessionTimeout: the face ends idle sessions itself (idle.go).
+	p.stateful = mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Logger: opts.Logger, MaxRequestBodyBytes: maxBody})
 	p.stateless = mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Logger: opts.Logger, MaxRequestBodyBytes: maxBody, Stateless: true,
 		// MCP 2026-07-28 cancels a request by closing it: pass it upstream.
 		PropagateRequestCancellation: true})
