@@ -56,3 +56,27 @@ func TestREADMENodeVersion(t *testing.T) {
 		t.Errorf("README.md does not say %q, the version tools/conformance.sh installs", want)
 	}
 }
+
+// TestNoMergeMarkers: no file of the repository's code, docs or scripts
+// keeps the markers of a merge conflict left unresolved.
+func TestNoMergeMarkers(t *testing.T) {
+	marker := regexp.MustCompile(`(?m)^(<<<<<<< |>>>>>>> |=======$)`)
+	keep := func(n string) bool {
+		for _, ext := range []string{".go", ".md", ".sh", ".ts", ".js", ".json", ".toml", ".yaml", ".txt"} {
+			if strings.HasSuffix(n, ext) {
+				return true
+			}
+		}
+		return n == "run" || n == "cross"
+	}
+	for _, p := range repoFiles(t, RepoRoot(), keep) {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if loc := marker.FindIndex(b); loc != nil {
+			line := strings.Count(string(b[:loc[0]]), "\n") + 1
+			t.Errorf("%s:%d: a merge conflict's marker", p, line)
+		}
+	}
+}
