@@ -50,9 +50,24 @@ func (cl *Client) Do(ctx context.Context, method, path string, header http.Heade
 	if err != nil {
 		return nil, err
 	}
-	cn, err := cl.get(ctx)
+	cn, reused, err := cl.get(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if reused {
+		// A kept connection the server closed meanwhile (it exited, or
+		// dropped it as idle) fails the write on a unix socket, which
+		// knows its peer is gone: then the request reached no one, and
+		// goes again on a new connection. Once the request is written, a
+		// failure is the caller's: the server may have acted on it.
+		if _, err := cn.c.Write(req); err != nil {
+			cn.c.Close()
+			if cn, _, err = cl.dial(ctx); err != nil {
+				return nil, err
+			}
+		} else {
+			req = nil
+		}
 	}
 	var cancelled bool
 	var cmu sync.Mutex
@@ -70,8 +85,10 @@ func (cl *Client) Do(ctx context.Context, method, path string, header http.Heade
 		}
 		return nil, err
 	}
-	if _, err := cn.c.Write(req); err != nil {
-		return fail(err)
+	if req != nil {
+		if _, err := cn.c.Write(req); err != nil {
+			return fail(err)
+		}
 	}
 	resp, err := http.ReadResponse(cn.br, nil)
 	if err != nil {
@@ -113,20 +130,31 @@ func (b *respBody) Close() error {
 	return err
 }
 
-func (cl *Client) get(ctx context.Context) (*conn, error) {
+// get returns a kept connection (reused), or a new one.
+func (cl *Client) get(ctx context.Context) (cn *conn, reused bool, err error) {
 	cl.mu.Lock()
 	if n := len(cl.idle); n > 0 {
 		cn := cl.idle[n-1]
 		cl.idle = cl.idle[:n-1]
 		cl.mu.Unlock()
-		return cn, nil
+		return cn, true, nil
 	}
 	cl.mu.Unlock()
+	return cl.dial(ctx)
+}
+
+// DialError is a failure to connect: the request was not sent.
+type DialError struct{ Err error }
+
+func (e *DialError) Error() string { return e.Err.Error() }
+func (e *DialError) Unwrap() error { return e.Err }
+
+func (cl *Client) dial(ctx context.Context) (*conn, bool, error) {
 	c, err := cl.Dial(ctx)
 	if err != nil {
-		return nil, err
+		return nil, false, &DialError{err}
 	}
-	return &conn{c: c, br: bufio.NewReaderSize(c, 16<<10)}, nil
+	return &conn{c: c, br: bufio.NewReaderSize(c, 16<<10)}, false, nil
 }
 
 func (cl *Client) put(cn *conn) {

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -161,8 +162,58 @@ func TestNoInjection(t *testing.T) {
 
 func TestDialError(t *testing.T) {
 	cl := &Client{Host: "x", Dial: func(context.Context) (net.Conn, error) { return nil, errors.New("no daemon") }}
-	if _, err := cl.Do(t.Context(), "GET", "/", nil, nil); err == nil || err.Error() != "no daemon" {
+	_, err := cl.Do(t.Context(), "GET", "/", nil, nil)
+	var de *DialError
+	if err == nil || err.Error() != "no daemon" || !errors.As(err, &de) {
 		t.Errorf("dial error: %v", err)
+	}
+}
+
+// TestKeptConnectionClosed: a server that exits (or drops an idle
+// connection) between two requests leaves a kept connection that fails
+// its write; the request goes on a new connection instead of failing, and
+// is served once.
+func TestKeptConnectionClosed(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "s")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var served atomic.Int32
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				// One request, answered as if the connection were kept,
+				// then closed: the server went away.
+				req, err := http.ReadRequest(bufio.NewReader(c))
+				if err == nil {
+					io.Copy(io.Discard, req.Body)
+					served.Add(1)
+					io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+				}
+				c.Close()
+			}()
+		}
+	}()
+	cl := &Client{Host: "x", Dial: func(ctx context.Context) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "unix", sock)
+	}}
+	for i := range 3 {
+		resp, err := cl.Do(t.Context(), "POST", "/mcp", nil, []byte(`{}`))
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		time.Sleep(20 * time.Millisecond) // the server's close arrives
+	}
+	if n := served.Load(); n != 3 {
+		t.Errorf("served %d requests, want 3 (each once)", n)
 	}
 }
 
