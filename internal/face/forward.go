@@ -102,6 +102,9 @@ func (p *profile) route(w http.ResponseWriter, r *http.Request, env envelope) (p
 	case env.name == "tools/list" && p.listFromPages(w, r, env):
 		return pathPages, reasonListPages
 	}
+	if env.name == "tools/call" {
+		p.awaitTool(r.Context(), env.params)
+	}
 	if stateless(r) {
 		if env.name == "tools/call" && p.frameCall2026(w, r, env) {
 			return pathFrame, reasonCall2026

@@ -1,0 +1,88 @@
+package face
+
+import (
+	"context"
+	"time"
+
+	"github.com/plexus-mcp/plexus/internal/apitype"
+	"github.com/plexus-mcp/plexus/internal/jsonscan"
+)
+
+// startWait bounds how long a call waits for a starting server's tools.
+const startWait = 15 * time.Second
+
+// awaitTool holds a tools/call for a name the profile does not offer
+// while one of the profile's servers is still starting — the daemon just
+// started (an editor's `plexus mcp` brought it back, or the service
+// manager did) and a client calls a tool it knew from before — until the
+// name is offered, no server of the profile is starting any more, or
+// startWait. Without it such a call fails with "unknown tool" a moment
+// before the tool is there. A name that is offered costs one lookup.
+func (p *profile) awaitTool(ctx context.Context, params []byte) {
+	var name string
+	jsonscan.Members(params, func(k, v []byte) bool {
+		if string(k) == "name" {
+			if s, ok := jsonscan.String(v); ok {
+				name = string(s)
+			}
+			return false
+		}
+		return true
+	})
+	if name == "" || p.offers(name) || !p.starting() {
+		return
+	}
+	events, stop := p.f.h.Subscribe()
+	defer stop()
+	deadline := time.NewTimer(startWait)
+	defer deadline.Stop()
+	// The face adds a server's tools after the event that says it is
+	// ready: look again now and then, not only at events.
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for !p.offers(name) && p.starting() {
+		select {
+		case <-events:
+		case <-tick.C:
+		case <-deadline.C:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+	// Once the servers are up the face may still be adding their tools.
+	for range 10 {
+		if p.offers(name) {
+			return
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// offers reports whether the profile offers a tool of that name.
+func (p *profile) offers(name string) bool {
+	p.syncMu.Lock()
+	defer p.syncMu.Unlock()
+	_, ok := p.toolRoute[name]
+	return ok
+}
+
+// starting reports whether a server of the profile is starting, or
+// enabled and not started yet (a server waiting for a person's approval
+// is not: only that person starts it).
+func (p *profile) starting() bool {
+	_, servers := p.f.h.Servers()
+	for _, s := range servers {
+		if !p.def.has(s.Name) {
+			continue
+		}
+		if s.State == apitype.StateStarting || s.Enabled && s.State == apitype.StateStopped && !s.NeedsApproval {
+			return true
+		}
+	}
+	return false
+}
