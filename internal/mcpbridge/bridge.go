@@ -27,6 +27,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -53,6 +54,10 @@ type Bridge struct {
 	rawPath string // the face's path on it
 	// Warn reports problems that do not end the bridge; may be nil.
 	Warn func(format string, args ...any)
+	// Reconnect, if set, brings the face back when a request cannot reach
+	// it (the daemon exited): `plexus mcp` starts the daemon again
+	// (reopen.go).
+	Reconnect func(ctx context.Context) error
 
 	out   *bufio.Writer
 	outMu sync.Mutex
@@ -61,11 +66,15 @@ type Bridge struct {
 	sessionID string
 	version   string
 	listening bool
+	replay    replay // what reopening the session sends again (reopen.go)
 	inflight  sync.WaitGroup
 	// listenCtx ends the GET stream when the bridge ends.
-	listenCtx    context.Context
-	stopListen   context.CancelFunc
-	listenerDone chan struct{}
+	listenCtx  context.Context
+	stopListen context.CancelFunc
+	listeners  sync.WaitGroup
+
+	reconnectMu, reopenMu sync.Mutex
+	ownIDs                atomic.Int64
 }
 
 // Run copies messages from in to the face and the face's messages to out.
@@ -81,7 +90,6 @@ func (b *Bridge) Run(ctx context.Context, in io.Reader, out io.Writer) error {
 		b.raw, b.rawPath = &rawhttp.Client{Dial: b.Dial, Host: u.Host}, u.RequestURI()
 		defer b.raw.CloseIdle()
 	}
-	b.listenerDone = make(chan struct{})
 	b.out = newWriter(out)
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 64<<10), maxLine)
@@ -96,6 +104,7 @@ func (b *Bridge) Run(ctx context.Context, in io.Reader, out io.Writer) error {
 			b.writeError(nil, -32700, "parse error: "+err.Error())
 			continue
 		}
+		b.remember(msg, head)
 		if head.ID == nil || head.Method == "initialize" {
 			// What a client writes after these must not overtake them, so
 			// each is sent, and its answer read, before the next line is:
@@ -175,7 +184,7 @@ func peek(msg []byte) (*head, error) {
 	switch h.Method {
 	case "tools/call", "prompts/get":
 		h.Name, _ = jsonString(name)
-	case "resources/read":
+	case "resources/read", "resources/subscribe", "resources/unsubscribe":
 		h.Name, _ = jsonString(uri)
 	}
 	jsonscan.Members(meta, func(k, v []byte) bool {
@@ -219,14 +228,47 @@ func decodeHead(msg []byte) (*head, error) {
 	switch h.Method {
 	case "tools/call", "prompts/get":
 		h.Name = m.Params.Name
-	case "resources/read":
+	case "resources/read", "resources/subscribe", "resources/unsubscribe":
 		h.Name = m.Params.URI
 	}
 	json.Unmarshal(m.Params.Meta["io.modelcontextprotocol/protocolVersion"], &h.version)
 	return h, nil
 }
 
+// post sends one client message and relays its answer. A message that did
+// not reach the face, or met a session the face no longer knows, goes once
+// more after the face is back and the session opened again (reopen.go).
 func (b *Bridge) post(ctx context.Context, msg []byte, h *head) {
+	for attempt := 0; ; attempt++ {
+		resp, sid, err := b.send(ctx, msg, h)
+		switch {
+		case err != nil && attempt == 0 && unreached(err) && b.Reconnect != nil:
+			if rerr := b.reconnect(ctx); rerr != nil {
+				b.writeError(h.ID, -32603, "plexus: the daemon did not answer: "+err.Error()+"; starting it again: "+rerr.Error())
+				return
+			}
+			continue
+		case err != nil:
+			if ctx.Err() == nil {
+				b.writeError(h.ID, -32603, "plexus: the daemon did not answer: "+err.Error())
+			}
+			return
+		case resp.StatusCode == http.StatusNotFound && sid != "" && h.Method != "initialize" && attempt < 2:
+			resp.Body.Close()
+			if rerr := b.reopen(ctx, sid); rerr != nil {
+				b.writeError(h.ID, -32603, "plexus: the daemon's face lost this session and it could not be opened again: "+rerr.Error())
+				return
+			}
+			continue
+		}
+		b.relay(resp, h)
+		return
+	}
+}
+
+// send POSTs one client message on the session the bridge holds, and
+// returns the response with the session id it was sent on.
+func (b *Bridge) send(ctx context.Context, msg []byte, h *head) (*http.Response, string, error) {
 	hdr := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"}}
 	b.mu.Lock()
 	sid, version := b.sessionID, b.version
@@ -250,12 +292,11 @@ func (b *Bridge) post(ctx context.Context, msg []byte, h *head) {
 		}
 	}
 	resp, err := b.do(ctx, hdr, msg)
-	if err != nil {
-		if ctx.Err() == nil {
-			b.writeError(h.ID, -32603, "plexus: the daemon did not answer: "+err.Error())
-		}
-		return
-	}
+	return resp, sid, err
+}
+
+// relay writes the face's answer to a client message out to the client.
+func (b *Bridge) relay(resp *http.Response, h *head) {
 	defer resp.Body.Close()
 	if h.Method == "initialize" {
 		if id := resp.Header.Get("Mcp-Session-Id"); id != "" {
@@ -342,15 +383,8 @@ func (b *Bridge) deliver(msg []byte, initialize bool) {
 		if json.Unmarshal(msg, &r) == nil && r.Result.ProtocolVersion != "" {
 			b.mu.Lock()
 			b.version = r.Result.ProtocolVersion
-			start := !b.listening && b.sessionID != ""
-			b.listening = b.listening || start
 			b.mu.Unlock()
-			if start {
-				go func() {
-					defer close(b.listenerDone)
-					b.listen()
-				}()
-			}
+			b.startListening()
 		}
 	}
 	b.outMu.Lock()
@@ -360,18 +394,40 @@ func (b *Bridge) deliver(msg []byte, initialize bool) {
 	b.out.Flush()
 }
 
+// startListening opens the session's GET stream unless it is open.
+func (b *Bridge) startListening() {
+	b.mu.Lock()
+	start := !b.listening && b.sessionID != "" && b.listenCtx.Err() == nil
+	b.listening = b.listening || start
+	b.mu.Unlock()
+	if start {
+		b.listeners.Go(func() {
+			lost := b.listen()
+			b.mu.Lock()
+			b.listening = false
+			b.mu.Unlock()
+			if lost != "" {
+				// The face no longer knows the session: open it again now,
+				// so that its notifications reach the client before its
+				// next request.
+				if err := b.reopen(b.listenCtx, lost); err != nil && b.listenCtx.Err() == nil && b.Warn != nil {
+					b.Warn("the daemon's face lost this client's session, and it could not be opened again yet: %v", err)
+				}
+			}
+		})
+	}
+}
+
 // listen holds the session's GET stream open for messages the face sends
-// outside any request (list_changed), reconnecting after a break.
-func (b *Bridge) listen() {
+// outside any request (list_changed), reconnecting after a break. It
+// returns the session's id if the face answered that it does not know it.
+func (b *Bridge) listen() (lost string) {
 	for attempt := 0; ; attempt++ {
 		b.mu.Lock()
 		sid, version, on := b.sessionID, b.version, b.listening
 		b.mu.Unlock()
-		if !on {
-			return
-		}
-		if b.listenCtx.Err() != nil {
-			return
+		if !on || b.listenCtx.Err() != nil {
+			return ""
 		}
 		req, _ := http.NewRequestWithContext(b.listenCtx, http.MethodGet, b.URL, nil)
 		req.Header.Set("Accept", "text/event-stream")
@@ -384,13 +440,16 @@ func (b *Bridge) listen() {
 				b.relayEvents(resp.Body, false)
 			}
 			resp.Body.Close()
-			if resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusMethodNotAllowed {
-				return // the session is gone, or the face offers no stream
+			switch resp.StatusCode {
+			case http.StatusNotFound:
+				return sid // the session is gone
+			case http.StatusMethodNotAllowed:
+				return "" // the face offers no stream
 			}
 		}
 		select {
 		case <-b.listenCtx.Done():
-			return
+			return ""
 		case <-time.After(min(time.Duration(attempt+1)*200*time.Millisecond, 5*time.Second)):
 		}
 	}
@@ -400,13 +459,9 @@ func (b *Bridge) listen() {
 func (b *Bridge) end() {
 	b.mu.Lock()
 	sid := b.sessionID
-	wasListening := b.listening
-	b.listening = false
 	b.mu.Unlock()
 	b.stopListen()
-	if wasListening {
-		<-b.listenerDone
-	}
+	b.listeners.Wait()
 	if sid == "" {
 		return
 	}
