@@ -238,7 +238,8 @@ func readEvents(r io.Reader, stop func(sseEvent) bool) []sseEvent {
 // TestResumeReplaysMissedEvents: a GET with Last-Event-ID gets exactly
 // the events after that id, once, in order, and then the end of the
 // stream — a call on the SDK's path with progress, and one forwarded as a
-// frame; a stream whose last event was delivered is freed, another
+// frame, of 2025-11-25 (a priming event first) and 2025-06-18 (none);
+// a stream whose last event was delivered is freed, another
 // session's stream is none of this session's, and MCP 2026-07-28 has no
 // resumption: each gets a clear error and no event.
 func TestResumeReplaysMissedEvents(t *testing.T) {
@@ -275,6 +276,24 @@ func TestResumeReplaysMissedEvents(t *testing.T) {
 			t.Errorf("the result %s is not the answer to request 2", got[2].data)
 		}
 		assertNoResume(t, s, seen[1].id, "a stream already delivered")
+	})
+
+	t.Run("sdk-2025-06-18", func(t *testing.T) {
+		// No priming event in this era: the first event has the first id.
+		old := newRawSession(t, url, token, "2025-06-18")
+		resp := old.post(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"steps","arguments":{"ms":150},"_meta":{"progressToken":"p"}}}`)
+		seen := readEvents(resp.Body, func(ev sseEvent) bool { return strings.Contains(ev.data, `"progress":1`) })
+		resp.Body.Close()
+		if len(seen) != 1 || seen[0].name != "message" || !strings.HasSuffix(seen[0].id, "_0") {
+			t.Fatalf("before the drop: %+v", seen)
+		}
+		time.Sleep(600 * time.Millisecond)
+		resp = old.resume(seen[0].id)
+		got := readEvents(resp.Body, nil)
+		resp.Body.Close()
+		if len(got) != 3 || !strings.Contains(got[2].data, `"stepped"`) || !strings.HasSuffix(got[2].id, "_3") {
+			t.Fatalf("resumed: %s %+v", resp.Status, got)
+		}
 	})
 
 	t.Run("frame", func(t *testing.T) {
