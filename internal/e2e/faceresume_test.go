@@ -317,6 +317,33 @@ func TestResumeReplaysMissedEvents(t *testing.T) {
 		assertNoResume(t, s, seen[0].id, "a stream already delivered")
 	})
 
+	t.Run("not-resumed", func(t *testing.T) {
+		// A client that does not come back has its call cancelled
+		// upstream once the resume window has passed.
+		resp := s.post(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"slow","arguments":{"ms":60000}}}`)
+		seen := readEvents(resp.Body, func(sseEvent) bool { return true })
+		resp.Body.Close()
+		if len(seen) != 1 || seen[0].name != "prime" {
+			t.Fatalf("before the drop: %+v", seen)
+		}
+		start := time.Now()
+		for {
+			resp := s.post(`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"cancelled","arguments":{}}}`)
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if bytes.Contains(body, []byte(`"text":"1"`)) {
+				break
+			}
+			if time.Since(start) > 20*time.Second {
+				t.Fatalf("the dropped call is still running upstream after %s: %s", time.Since(start), body)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		if took := time.Since(start); took < 8*time.Second || took > 15*time.Second {
+			t.Errorf("the dropped call was cancelled after %s, want about the resume window (10 s)", took)
+		}
+	})
+
 	t.Run("short-call-is-json", func(t *testing.T) {
 		resp := s.post(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"slow","arguments":{"ms":0}}}`)
 		body, _ := io.ReadAll(resp.Body)

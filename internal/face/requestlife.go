@@ -68,8 +68,14 @@ func (l *requestLives) mark(r *http.Request) (*requestLife, func()) {
 	l.m.Store(key, life)
 	return life, func() {
 		l.m.Delete(key)
-		if s := life.stream.Load(); s != nil && life.ctx.Err() == nil {
+		s := life.stream.Load()
+		switch {
+		case s == nil:
+		case life.ctx.Err() == nil: // delivered
 			l.byStream.Delete(streamKey{life.session, *s})
+		default: // dropped: resumable for as long as its call waits
+			k := streamKey{life.session, *s}
+			time.AfterFunc(resumeWindow, func() { l.byStream.CompareAndDelete(k, life) })
 		}
 	}
 }
