@@ -3,6 +3,7 @@ package e2e
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -378,5 +379,43 @@ func assertNoResume(t *testing.T, s *rawSession, last, what string) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "Last-Event-ID") || strings.Contains(string(body), "data:") {
 		t.Errorf("resuming %s (%s): %s %q", what, last, resp.Status, body)
+	}
+}
+
+// TestResumeStandaloneStream: the events of a session's standalone GET
+// stream have ids too (stream "", so "_N"), and a GET with Last-Event-ID
+// gets what the stream carried while the client was away, then the rest.
+func TestResumeStandaloneStream(t *testing.T) {
+	e, base, token := peerEnv(t, peerServer{name: "up", args: []string{testenv.SlowServer(t)}})
+	waitState(t, e, "up", "ready", 15*time.Second)
+	s := newRawSession(t, base+"/mcp", token, "2025-11-25")
+	listChanged := func(ev sseEvent) bool { return strings.Contains(ev.data, "notifications/tools/list_changed") }
+
+	ctx, cancel := context.WithCancel(t.Context())
+	resp, err := http.DefaultClient.Do(s.request("GET", "").WithContext(ctx))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.MustRun("add", "two", "--", e.Bin, "example-server")
+	seen := readEvents(resp.Body, listChanged)
+	cancel() // the client's connection drops
+	resp.Body.Close()
+	if n := len(seen); n == 0 || !strings.HasPrefix(seen[n-1].id, "_") {
+		t.Fatalf("the standalone stream: %+v", seen)
+	}
+	last := seen[len(seen)-1].id
+	_, index, _ := strings.Cut(last, "_")
+
+	e.MustRun("add", "three", "--", e.Bin, "example-server") // while the client is away
+	resp = s.resume(last)
+	defer resp.Body.Close()
+	got := readEvents(resp.Body, listChanged)
+	if resp.StatusCode != http.StatusOK || len(got) == 0 {
+		t.Fatalf("resumed: %s %+v", resp.Status, got)
+	}
+	var i int
+	fmt.Sscan(index, &i)
+	if want := fmt.Sprintf("_%d", i+1); got[0].id != want {
+		t.Errorf("the first event after %s is %q, want %s (no event lost, none twice)", last, got[0].id, want)
 	}
 }
