@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -13,44 +12,9 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-)
 
-// malformed2026 serves a go-sdk MCP 2026-07-28 server (stateless) on
-// 127.0.0.1 whose tool bad answers with an event stream that carries no
-// JSON-RPC message and is then held open; everything else is the SDK's.
-func malformed2026(t *testing.T) string {
-	t.Helper()
-	s := mcp.NewServer(&mcp.Implementation{Name: "malformed", Version: "1"}, nil)
-	s.AddTool(&mcp.Tool{Name: "bad", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return &mcp.CallToolResult{}, nil
-	})
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true})
-	hold := make(chan struct{})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost {
-			body, _ := io.ReadAll(r.Body)
-			r.Body = io.NopCloser(bytes.NewReader(body))
-			if bytes.Contains(body, []byte(`"tools/call"`)) {
-				w.Header().Set("Content-Type", "text/event-stream")
-				io.WriteString(w, "id: 1\ndata: {\"jsonrpc\":\"2.0\",\"id\":\n\n")
-				w.(http.Flusher).Flush()
-				select {
-				case <-hold:
-				case <-r.Context().Done():
-				}
-				return
-			}
-		}
-		h.ServeHTTP(w, r)
-	})}
-	go srv.Serve(ln)
-	t.Cleanup(func() { close(hold); srv.Close() })
-	return "http://" + ln.Addr().String() + "/mcp"
-}
+	"github.com/plexus-mcp/plexus/internal/testenv"
+)
 
 // TestMalformedStreamThroughFace: a call whose MCP 2026-07-28 HTTP server
 // answers with a malformed event stream fails at once through the face —
@@ -59,9 +23,9 @@ func malformed2026(t *testing.T) string {
 // instead of nothing for seconds.
 func TestMalformedStreamThroughFace(t *testing.T) {
 	e, base, token := peerEnv(t,
-		peerServer{name: "bad2026", args: []string{malformed2026(t)}},
-		peerServer{name: "badhttp", args: []string{malformed2026(t)}},
-		peerServer{name: "badstdio", args: []string{malformed2026(t)}})
+		peerServer{name: "bad2026", args: []string{testenv.MalformedStreamServer(t)}},
+		peerServer{name: "badhttp", args: []string{testenv.MalformedStreamServer(t)}},
+		peerServer{name: "badstdio", args: []string{testenv.MalformedStreamServer(t)}})
 	for _, name := range []string{"bad2026", "badhttp", "badstdio"} {
 		waitState(t, e, name, "ready", 15*time.Second)
 	}

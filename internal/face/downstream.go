@@ -138,6 +138,7 @@ func (p peer) Ask(ctx context.Context, method string, params json.RawMessage) (j
 	if err := refusal(p.caps(), method); err != nil {
 		return nil, err
 	}
+	defer asking(ctx)()
 	var res any
 	var err error
 	switch method {

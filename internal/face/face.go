@@ -19,6 +19,7 @@
 package face
 
 import (
+	"bytes"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -49,8 +50,9 @@ type Face struct {
 
 	caps peerCaps // the frame path's callers' capabilities
 
-	ended chan struct{} // poked when a client session ends (Ended)
-	lives requestLives  // the session-era POSTs the SDK serves
+	ended  chan struct{} // poked when a client session ends (Ended)
+	lives  requestLives  // the session-era POSTs the SDK serves
+	replay *replayBuffer // the session-era streams' events (replay.go)
 
 	observe Observer // told each request's path; nil: none (forward.go)
 }
@@ -78,7 +80,8 @@ func New(h *host.Host, log *slog.Logger, version string) *Face {
 			version = bi.Main.Version
 		}
 	}
-	f := &Face{h: h, log: log, version: version, profiles: map[string]*profile{}, ended: make(chan struct{}, 1)}
+	f := &Face{h: h, log: log, version: version, profiles: map[string]*profile{}, ended: make(chan struct{}, 1),
+		replay: newReplayBuffer()}
 	events, cancel := h.Subscribe()
 	f.stop = cancel
 	go f.follow(events)
@@ -138,7 +141,9 @@ func (w *sessionWriter) WriteHeader(code int) {
 }
 
 func (w *sessionWriter) Write(b []byte) (int, error) {
-	w.open()
+	if !bytes.HasPrefix(b, []byte("event: prime\n")) {
+		w.open() // not before the priming event: the session is not initialized yet
+	}
 	return w.ResponseWriter.Write(b)
 }
 

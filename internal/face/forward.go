@@ -45,6 +45,9 @@ const (
 	reasonHeaders       = "headers the frame path does not take"
 	reasonInputRequired = "a result asking for input, handed to the SDK"
 	reasonNoMethod      = "a method MCP does not define"
+	reasonResume        = "a stream resumed with Last-Event-ID"
+	reasonResumeGone    = "a Last-Event-ID of a stream the face does not hold"
+	reasonResume2026    = "a Last-Event-ID under MCP 2026-07-28, which has no resumption"
 )
 
 // clientMethods are the requests a client may send a server, in every era
@@ -81,6 +84,8 @@ func (p *profile) forward(w http.ResponseWriter, r *http.Request) {
 // route decides the request's path and serves it there.
 func (p *profile) route(w http.ResponseWriter, r *http.Request, env envelope) (path, reason string) {
 	switch {
+	case r.Method == http.MethodGet && len(r.Header.Values("Last-Event-ID")) > 0:
+		return p.resume(w, r)
 	case r.Method != http.MethodPost:
 		p.serveSDK(w, r, env)
 		return pathSDK, reasonNotPost
@@ -158,12 +163,18 @@ func (p *profile) serveSDK(w http.ResponseWriter, r *http.Request, env envelope)
 		p.stateful.ServeHTTP(w, r)
 		return
 	}
-	defer p.f.lives.mark(r)()
-	if r.Header.Get("Mcp-Session-Id") != "" {
-		p.stateful.ServeHTTP(w, r)
+	life, forget := p.f.lives.mark(r)
+	defer forget()
+	lw := &lifeWriter{ResponseWriter: w, lives: &p.f.lives, life: life}
+	if life.session != "" {
+		p.stateful.ServeHTTP(lw, r)
+		p.delivered(r, life.stream.Load())
 		return
 	}
-	sw := &sessionWriter{ResponseWriter: w, opened: p.track}
+	sw := &sessionWriter{ResponseWriter: lw, opened: p.track}
 	p.stateful.ServeHTTP(sw, r)
 	sw.open() // an answer with no body at all
+	if s := life.stream.Load(); s != nil && r.Context().Err() == nil {
+		p.f.replay.free(sw.id, *s)
+	}
 }

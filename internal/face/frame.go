@@ -179,6 +179,23 @@ func (p *profile) passThrough(name string) (string, bool) {
 	return p.def.servers[0], true
 }
 
+// sessionEraTool reports whether the server of tool name (offered, or
+// passed through) speaks a session era: a 2026-07-28 server may answer
+// input_required, which the frame path hands to the SDK's path and so
+// must answer before its answer becomes an event stream.
+func (p *profile) sessionEraTool(name string) bool {
+	p.syncMu.Lock()
+	server, ok := p.toolServer[name]
+	p.syncMu.Unlock()
+	if !ok {
+		if server, ok = p.passThrough(name); !ok {
+			return false
+		}
+	}
+	conn, err := p.f.h.ServerConn(server)
+	return err == nil && conn.ProtocolVersion() < version2026
+}
+
 // frameTarget is the catalog name of an offered tool whose calls may take a
 // frame path; false for any other name.
 func (p *profile) frameTarget(name string) (string, bool) {

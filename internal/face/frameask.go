@@ -5,11 +5,8 @@ package face
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -31,71 +28,6 @@ const askPrefix = "plexus-ask-"
 
 var askSeq atomic.Uint64
 
-// frameAnswer is the answer stream of one frame call: JSON until a question
-// must go to the client, an event stream from then on.
-type frameAnswer struct {
-	w    http.ResponseWriter
-	mu   sync.Mutex
-	sse  bool
-	done bool
-}
-
-// event writes msg as an event, starting the stream if need be.
-func (a *frameAnswer) event(msg []byte) error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.done {
-		return errors.New("the call has ended")
-	}
-	if !a.sse {
-		a.w.Header().Set("Content-Type", "text/event-stream")
-		a.w.Header().Set("Cache-Control", "no-cache")
-		a.w.WriteHeader(http.StatusOK)
-		a.sse = true
-	}
-	b := make([]byte, 0, len(msg)+24)
-	b = append(b, "event: message\ndata: "...)
-	b = append(b, msg...)
-	b = append(b, "\n\n"...)
-	if _, err := a.w.Write(b); err != nil {
-		return err
-	}
-	return http.NewResponseController(a.w).Flush()
-}
-
-// finish writes the call's answer: as JSON, or as the stream's last event.
-func (a *frameAnswer) finish(r *http.Request, id, res json.RawMessage, err error) {
-	a.mu.Lock()
-	sse := a.sse
-	a.done = !sse
-	a.mu.Unlock()
-	if err == nil {
-		res = sessionEraResult(res)
-	}
-	if !sse {
-		writeAnswer(a.w, r, id, res, err, false)
-		return
-	}
-	if r.Context().Err() != nil {
-		return
-	}
-	var msg []byte
-	if err == nil {
-		msg = appendResponse(id, res)
-	} else {
-		msg = errorAnswer(id, err)
-	}
-	a.event(msg)
-	a.close()
-}
-
-// close ends the stream for writers that come late.
-func (a *frameAnswer) close() {
-	a.mu.Lock()
-	a.done = true
-	a.mu.Unlock()
-}
-
 // sessionPeer is the client of one frame call, as the upstream connection's
 // router sees it: asked as the SDK's path would ask it, with the same
 // refusals when it did not declare what it is asked for.
@@ -112,6 +44,7 @@ func (p *sessionPeer) Ask(ctx context.Context, method string, params json.RawMes
 	if err := refusal(p.ls.peer.caps, method); err != nil {
 		return nil, err
 	}
+	defer p.ans.life.ask()()
 	return p.ask(ctx, method, params)
 }
 

@@ -109,8 +109,13 @@ func (p *profile) frameSessionCall(w http.ResponseWriter, r *http.Request, env e
 	if !p.framed(req.name) {
 		return false, reasonNotPlainCall
 	}
-	ctx, cancel := context.WithCancel(r.Context())
+	// The call outlives its POST while the client may resume its stream
+	// (requestlife.go, framestream.go).
+	ans := &frameAnswer{w: w, buf: p.f.replay, lives: &p.f.lives}
+	ans.life = requestLife{ctx: r.Context(), session: ls.ss.ID()}
+	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	defer cancel()
+	defer context.AfterFunc(r.Context(), func() { ans.release(w); p.f.lives.dropped(&ans.life, cancel) })()
 	ls.mu.Lock()
 	if _, dup := ls.inflight[string(req.ID)]; dup {
 		ls.mu.Unlock()
@@ -124,8 +129,14 @@ func (p *profile) frameSessionCall(w http.ResponseWriter, r *http.Request, env e
 		ls.mu.Unlock()
 	}()
 	args := req.Params["arguments"]
-	ans := &frameAnswer{w: w}
 	defer ans.close() // nothing is written once this handler returns
+	if ls.version >= "2025-11-25" {
+		defer time.AfterFunc(primeAfter, func() {
+			if p.sessionEraTool(req.name) {
+				ans.prime()
+			}
+		}).Stop()
+	}
 	d := ls.d.Load()
 	if d == nil {
 		var err error
@@ -140,6 +151,7 @@ func (p *profile) frameSessionCall(w http.ResponseWriter, r *http.Request, env e
 	p.noteResult(res)
 	ans.mu.Lock()
 	streaming := ans.sse
+	ans.settled = true // not primed from now on: the answer is here
 	ans.mu.Unlock()
 	if err == nil && !streaming && target != "" && inputRequired(res) {
 		var out mcp.CallToolResult
@@ -157,6 +169,9 @@ func (p *profile) frameSessionCall(w http.ResponseWriter, r *http.Request, env e
 		return true, reasonCallSession
 	}
 	ans.finish(r, req.ID, res, err)
+	if stream := ans.streamed(); stream != "" {
+		p.delivered(r, &stream)
+	}
 	return true, reasonCallSession
 }
 

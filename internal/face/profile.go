@@ -34,7 +34,8 @@ type profile struct {
 	// or URI (resources, templates) → its definition, to add only changes.
 	tools, resources, templates, prompts map[string]string
 	// routes: offered name → where it goes.
-	toolRoute map[string]string // offered tool → catalog name
+	toolRoute  map[string]string // offered tool → catalog name
+	toolServer map[string]string // offered tool → its server
 	// frameable: tools whose calls may take the frame path (frame.go): those
 	// without x-mcp-header parameters, which the SDK checks against the
 	// request's headers.
@@ -65,7 +66,7 @@ type profile struct {
 func newProfile(f *Face, name string, def definition) *profile {
 	p := &profile{f: f, name: name, def: def,
 		tools: map[string]string{}, resources: map[string]string{}, templates: map[string]string{}, prompts: map[string]string{},
-		toolRoute: map[string]string{}, frameable: map[string]bool{}, promptRoute: map[string][2]string{}, resRoute: map[string]string{},
+		toolRoute: map[string]string{}, toolServer: map[string]string{}, frameable: map[string]bool{}, promptRoute: map[string][2]string{}, resRoute: map[string]string{},
 		offer: map[string]*mcp.Tool{}, pageSize: listPageSize, sessions: map[*mcp.ServerSession]*downstream{}}
 	opts := &mcp.ServerOptions{
 		Instructions: f.instructions(def),
@@ -95,7 +96,8 @@ func newProfile(f *Face, name string, def definition) *profile {
 	}
 	get := func(*http.Request) *mcp.Server { return p.srv }
 	// No SessionTimeout: the face ends idle sessions itself (idle.go).
-	p.stateful = mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Logger: opts.Logger, MaxRequestBodyBytes: maxBody})
+	p.stateful = mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Logger: opts.Logger, MaxRequestBodyBytes: maxBody,
+		EventStore: f.replay})
 	p.stateless = mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Logger: opts.Logger, MaxRequestBodyBytes: maxBody, Stateless: true,
 		// MCP 2026-07-28 cancels a request by closing it: pass it upstream.
 		PropagateRequestCancellation: true})
@@ -227,6 +229,7 @@ func (p *profile) syncTools() {
 			}
 		}
 		p.toolRoute[name] = e.Name
+		p.toolServer[name] = e.Server
 		p.frameable[name] = !bytes.Contains(e.InputSchema, []byte(`"x-mcp-header"`))
 		p.addTool(tool, p.callTool(e.Name))
 		p.tools[name] = def
@@ -237,6 +240,7 @@ func (p *profile) syncTools() {
 			gone = append(gone, name)
 			delete(p.tools, name)
 			delete(p.toolRoute, name)
+			delete(p.toolServer, name)
 			delete(p.frameable, name)
 		}
 	}

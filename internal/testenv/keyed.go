@@ -2,7 +2,6 @@ package testenv
 
 import (
 	"context"
-	"net"
 	"net/http"
 	"testing"
 
@@ -27,12 +26,5 @@ func KeyedServer(t testing.TB, allowed func(*http.Request) bool) string {
 		}
 		h.ServeHTTP(w, r)
 	})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: guard}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	return "http://" + ln.Addr().String() + "/mcp"
+	return ServeLoopback(t, guard)
 }

@@ -1,18 +1,14 @@
 package upstream
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/plexus-mcp/plexus/internal/testenv"
 )
 
 // TestMalformedStreamFailsAtOnce: a 2026-07-28 server that answers a call
@@ -20,36 +16,12 @@ import (
 // the stream open) fails that call at once, with an error that says so,
 // on both call paths.
 func TestMalformedStreamFailsAtOnce(t *testing.T) {
-	s := mcp.NewServer(&mcp.Implementation{Name: "malformed", Version: "1"}, nil)
-	s.AddTool(&mcp.Tool{Name: "bad", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return &mcp.CallToolResult{}, nil
-	})
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true})
-	hold := make(chan struct{})
-	defer close(hold)
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost {
-			body, _ := io.ReadAll(r.Body)
-			r.Body = io.NopCloser(bytes.NewReader(body))
-			if bytes.Contains(body, []byte(`"tools/call"`)) {
-				w.Header().Set("Content-Type", "text/event-stream")
-				io.WriteString(w, "id: 1\ndata: {\"jsonrpc\":\"2.0\",\"id\":\n\n")
-				w.(http.Flusher).Flush()
-				select {
-				case <-hold:
-				case <-r.Context().Done():
-				}
-				return
-			}
-		}
-		h.ServeHTTP(w, r)
-	}))
-	defer ts.Close()
+	url := testenv.MalformedStreamServer(t)
 	for _, path := range []string{"decoded", "forwarded"} {
 		t.Run(path, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
-			c, err := Connect(ctx, Spec{Name: "malformed", Type: "http", URL: ts.URL})
+			c, err := Connect(ctx, Spec{Name: "malformed", Type: "http", URL: url})
 			if err != nil {
 				t.Fatal(err)
 			}
