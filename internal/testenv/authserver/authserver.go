@@ -6,7 +6,9 @@
 // expiry, revocation, and step-up (a tool that needs a scope answers 403
 // insufficient_scope), the client credentials grant (client secret or
 // private_key_jwt), the JWT bearer grant of a workload, and DPoP (RFC 9449)
-// with nonces at both the token and the MCP endpoint. Options make it misbehave: no PKCE advertisement, a
+// with nonces at both the token and the MCP endpoint; and a team's identity
+// provider, signing JWT access tokens with a key it can rotate and publishing
+// its keys at jwks_uri (idp.go). Options make it misbehave: no PKCE advertisement, a
 // wrong iss, a malicious authorization endpoint.
 //
 // /authorize approves at once: it redirects to redirect_uri with the code,
@@ -78,6 +80,7 @@ type Server struct {
 	Codes         atomic.Int64 // code exchanges
 	// Machine grants answered, and token requests of any kind.
 	ClientCredentials, JWTBearers, TokenRequests atomic.Int64
+	JWKSFetches                                  atomic.Int64 // of /jwks (idp.go)
 
 	mu       sync.Mutex
 	clients  map[string]string    // id → secret ("" for public)
@@ -91,6 +94,7 @@ type Server struct {
 	jtis     map[string]bool      // DPoP proofs seen
 	nonce    string               // the current DPoP nonce
 	nonceAt  time.Time
+	keys     []idpKey // signing keys of AccessJWT, the last the current one
 }
 
 type codeGrant struct {
@@ -123,7 +127,7 @@ func Start(t testing.TB, opts Options) *Server {
 		URL: "http://" + ln.Addr().String(), opts: opts,
 		clients: map[string]string{}, redirect: map[string][]string{},
 		codes: map[string]codeGrant{}, access: map[string]grant{}, refresh: map[string]grant{},
-		jtis: map[string]bool{},
+		jtis: map[string]bool{}, keys: []idpKey{newIDPKey(1)},
 	}
 	s.MCPURL = s.URL + "/mcp"
 	for id, sec := range opts.Clients {
@@ -135,6 +139,7 @@ func Start(t testing.TB, opts Options) *Server {
 	mux.HandleFunc("GET /authorize", s.authorize)
 	mux.HandleFunc("POST /token", s.token)
 	mux.HandleFunc("POST /register", s.register)
+	mux.HandleFunc("GET /jwks", s.jwks)
 	mux.Handle("/mcp", s.protect(mcpHandler(opts.AdminScope)))
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go hs.Serve(ln)
@@ -180,6 +185,7 @@ func (s *Server) asm(w http.ResponseWriter, _ *http.Request) {
 		"issuer":                                s.URL,
 		"authorization_endpoint":                s.URL + "/authorize",
 		"token_endpoint":                        s.URL + "/token",
+		"jwks_uri":                              s.URL + "/jwks",
 		"response_types_supported":              []string{"code"},
 		"grant_types_supported":                 []string{"authorization_code", "refresh_token"},
 		"scopes_supported":                      append(slices.Clone(s.opts.Scopes), "offline_access"),
