@@ -30,6 +30,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
+	"github.com/plexus-mcp/plexus/internal/caller"
 	"github.com/plexus-mcp/plexus/internal/config"
 	"github.com/plexus-mcp/plexus/internal/host"
 )
@@ -104,6 +105,13 @@ func (f *Face) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	name = strings.Trim(name, "/")
+	if id, ok := caller.From(r.Context()); ok {
+		if why := admit(f.h.LiveConfig(), name, id); why != "" {
+			f.log.Warn("face: a team member refused a profile", "profile", name, "user", id.User)
+			refuseCaller(w, why)
+			return
+		}
+	}
 	p, err := f.profile(name)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusNotFound)
@@ -239,7 +247,9 @@ func (d definition) has(server string) bool {
 func resolveProfile(cfg *config.File, name string) (definition, error) {
 	var d definition
 	if face := cfg.MCP.Face; face != nil {
-		d.external, d.write = face.AllowExternalCall, face.AllowWrite
+		// The control plane's writes (adding and editing servers, which
+		// run as the daemon's user) are never a team member's.
+		d.external, d.write = face.AllowExternalCall, face.AllowWrite && cfg.Team == nil
 	}
 	d.idle, d.cap = cfg.MCP.Face.SessionIdle(), cfg.MCP.Face.SessionCap()
 	d.naming = config.NamingPlexus
@@ -260,7 +270,9 @@ func resolveProfile(cfg *config.File, name string) (definition, error) {
 		d.naming = p.Naming
 	}
 	d.metaTools = p.MetaTools
-	d.control = d.naming != config.NamingBare
+	// In team mode Plexus's own tools, which show every server's state,
+	// are offered only where a profile asks for them.
+	d.control = d.naming != config.NamingBare && cfg.Team == nil
 	if p.ControlTools != nil {
 		d.control = *p.ControlTools
 	}
