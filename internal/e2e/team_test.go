@@ -20,15 +20,18 @@ import (
 	"github.com/plexus-mcp/plexus/internal/testenv/authserver"
 )
 
-// teamEnv is a daemon in team mode: the example server, external calls on,
-// the team section naming idp as the issuer and the daemon's own /mcp as
-// the resource, and the profiles given. It returns the daemon's base URL
-// and its loopback token.
-func teamEnv(t *testing.T, idp *authserver.Server, team, profiles string) (*testenv.Env, string, string) {
+// teamEnv is a daemon in team mode: the example server (and what prepare
+// adds), external calls on, the team section naming idp as the issuer and
+// the daemon's own /mcp as the resource, and the profiles given. It
+// returns the daemon's base URL and its loopback token.
+func teamEnv(t *testing.T, idp *authserver.Server, team, profiles string, prepare ...func(*testenv.Env)) (*testenv.Env, string, string) {
 	t.Helper()
 	e := testenv.New(t)
 	e.StartDaemon()
 	e.MustRun("add", "example", "--", e.Bin, "example-server")
+	for _, f := range prepare {
+		f(e)
+	}
 	st, err := client.New(e.Home).Status(t.Context())
 	if err != nil {
 		t.Fatal(err)

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/plexus-mcp/plexus/internal/caller"
+	"github.com/plexus-mcp/plexus/internal/oauth"
 	"github.com/plexus-mcp/plexus/internal/upstream"
 )
 
@@ -72,6 +74,9 @@ func (h *Host) invoke(ctx context.Context, snap *snapshot, ix indexed, invoke in
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	out, err := invoke(cctx, conn)
+	if ule := (*oauth.UserLoginError)(nil); errors.As(err, &ule) && h.oauth != nil {
+		return callResult{res: h.userLoginResult(ctx, ule)}, nil
+	}
 	if err != nil {
 		res, err := callFailure(ctx, cctx, err, ix.server, timeout)
 		return callResult{res: res}, err

@@ -95,6 +95,20 @@ type Server struct {
 	nonce    string               // the current DPoP nonce
 	nonceAt  time.Time
 	keys     []idpKey // signing keys of AccessJWT, the last the current one
+	calls    []Call   // tools/call requests /mcp let through
+}
+
+// Call is a tools/call the protected MCP endpoint let through: the
+// Authorization it came with, the tool and its "text" argument.
+type Call struct {
+	Authorization, Tool, Text string
+}
+
+// Calls lists the tools/call requests /mcp let through, in order.
+func (s *Server) Calls() []Call {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.calls)
 }
 
 type codeGrant struct {
@@ -432,12 +446,17 @@ func (s *Server) protect(next http.Handler) http.Handler {
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
 		}
-		if r.Method == http.MethodPost && !slices.Contains(g.scopes, s.opts.AdminScope) {
-			body, err := peekToolName(r)
-			if err == nil && body == "admin" {
+		if r.Method == http.MethodPost {
+			tool, text, err := peekCall(r)
+			if err == nil && tool == "admin" && !slices.Contains(g.scopes, s.opts.AdminScope) {
 				w.Header().Set("WWW-Authenticate", challenge+fmt.Sprintf(`, error="insufficient_scope", scope="%s"`, s.opts.AdminScope))
 				http.Error(w, "insufficient scope", http.StatusForbidden)
 				return
+			}
+			if err == nil && tool != "" {
+				s.mu.Lock()
+				s.calls = append(s.calls, Call{Authorization: h, Tool: tool, Text: text})
+				s.mu.Unlock()
 			}
 		}
 		next.ServeHTTP(w, r)
