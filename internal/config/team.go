@@ -36,6 +36,20 @@ const (
 	DefaultGroupsClaim = "groups"
 )
 
+// TeamCallbackPath is where a team member's browser comes back to the
+// daemon from a login at an upstream server's authorization server.
+const TeamCallbackPath = "/oauth/callback"
+
+// CallbackURL is the redirect URI of team members' upstream logins: on the
+// face's own origin, which their browsers reach.
+func (t *Team) CallbackURL() string {
+	u, err := url.Parse(t.Resource)
+	if err != nil {
+		return ""
+	}
+	return u.Scheme + "://" + u.Host + TeamCallbackPath
+}
+
 // User is the claim that names a caller.
 func (t *Team) User() string {
 	if t.UserClaim == "" {

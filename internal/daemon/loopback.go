@@ -14,6 +14,7 @@ import (
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
 	"github.com/plexus-mcp/plexus/internal/atomicfile"
+	"github.com/plexus-mcp/plexus/internal/config"
 	"github.com/plexus-mcp/plexus/internal/localapi"
 	"github.com/plexus-mcp/plexus/internal/teamauth"
 	"github.com/plexus-mcp/plexus/internal/webui"
@@ -95,6 +96,7 @@ func loopbackMux(lb *localapi.Loopback, team *teamSwitch, api *localapi.Handler,
 	mux.Handle("/mcp/", team)
 	mux.HandleFunc(teamauth.MetadataPath, team.metadata)
 	mux.HandleFunc(teamauth.MetadataPath+"/", team.metadata)
+	mux.HandleFunc(config.TeamCallbackPath, team.callback)
 	mux.Handle("/", web)
 	return mux
 }

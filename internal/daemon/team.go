@@ -54,6 +54,16 @@ func (s *teamSwitch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.token.ServeHTTP(w, r)
 }
 
+// callback serves a team member's browser coming back from an upstream
+// login, in team mode.
+func (s *teamSwitch) callback(w http.ResponseWriter, r *http.Request) {
+	if res, _ := s.resource(); res != nil {
+		s.h.ServeMemberRedirect(w, r)
+		return
+	}
+	s.other.ServeHTTP(w, r)
+}
+
 // metadata serves the RFC 9728 document in team mode.
 func (s *teamSwitch) metadata(w http.ResponseWriter, r *http.Request) {
 	if res, _ := s.resource(); res != nil {

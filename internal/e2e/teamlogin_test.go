@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -71,6 +72,11 @@ func TestTeamMembersOwnUpstreamLogins(t *testing.T) {
 		if !isErr || !strings.Contains(text, m.name+" has not logged in to remote") || u == nil {
 			t.Fatalf("%s's first call: error %v, %q", m.name, isErr, text)
 		}
+		// The browser comes back to the face's own origin, not to a
+		// loopback listener of the daemon's machine.
+		if au, err := url.Parse(u[1]); err != nil || au.Query().Get("redirect_uri") != base+"/oauth/callback" {
+			t.Fatalf("%s's login link returns to %q", m.name, au.Query().Get("redirect_uri"))
+		}
 		resp, err := http.Get(u[1]) // the member's browser: approved at once, redirected to Plexus
 		if err != nil {
 			t.Fatal(err)
@@ -86,6 +92,16 @@ func TestTeamMembersOwnUpstreamLogins(t *testing.T) {
 				t.Fatalf("%s's call %d after the login: error %v, %q", m.name, n, isErr, text)
 			}
 		}
+	}
+
+	// A redirect no login waits for is refused.
+	resp, err := http.Get(base + "/oauth/callback?state=forged&code=stolen")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 400 {
+		t.Errorf("a forged redirect: %d, want 400", resp.StatusCode)
 	}
 
 	// Each member's calls reached the upstream with that member's token.
