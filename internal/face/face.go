@@ -4,7 +4,8 @@
 //
 // The daemon serves it as streamable HTTP at /mcp (the default profile) and
 // /mcp/NAME (profile NAME), on its loopback address behind the token guard
-// and on the unix socket, where `plexus mcp` forwards a stdio client to it.
+// (in team mode the team's, which admits callers by profile: team.go) and
+// on the unix socket, where `plexus mcp` forwards a stdio client to it.
 // Both protocol eras are served at once (R-PROTO-1): a request that carries
 // a Mcp-Session-Id, or that does not announce MCP 2026-07-28, goes to a
 // session-based handler (initialize first, server→client requests on the
