@@ -36,7 +36,6 @@ type keyring struct {
 	keys    []jose.JSONWebKey // public signing keys only; guarded by mu
 	fetched time.Time         // the last fetch, successful or not
 	jwksURI string
-	fetches int // how many key sets were fetched, for tests
 }
 
 // key returns the issuer's key named kid ("" when the token names none:
@@ -60,7 +59,6 @@ func (k *keyring) key(ctx context.Context, kid string) (jose.JSONWebKey, error) 
 	}
 	k.mu.Lock()
 	k.keys = keys
-	k.fetches++
 	k.mu.Unlock()
 	if key, ok := k.lookup(kid); ok {
 		return key, nil
