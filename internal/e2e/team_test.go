@@ -186,6 +186,23 @@ func TestTeamIdentity(t *testing.T) {
 		t.Errorf("bob in ops at /mcp: %d", status)
 	}
 
+	// A settings round trip through the API keeps the gates.
+	c := client.New(e.Home)
+	set, err := c.Settings(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(set.Profiles["default"].Users, []string{"ada@example.com", "carol@example.com"}) || !slices.Equal(set.Profiles["ops"].Groups, []string{"ops"}) {
+		t.Fatalf("settings show profiles %+v", set.Profiles)
+	}
+	set.CallTimeoutMs = 45000
+	if _, err := c.SetSettings(t.Context(), *set, set.Revision); err != nil {
+		t.Fatal(err)
+	}
+	if status, _, _ := teamPost(t, resource, "Bearer "+bob, teamInit); status != 403 {
+		t.Errorf("bob at /mcp after a settings save: %d", status)
+	}
+
 	// Another member cannot use ada's session, on either call path.
 	sid := ""
 	status, hdr, _ = teamPost(t, resource, "Bearer "+ada, teamInit)
