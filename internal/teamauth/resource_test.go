@@ -130,6 +130,8 @@ func TestGuardRefusesWhatItMust(t *testing.T) {
 		{"signature cut", parts[0] + "." + parts[1] + ".", 401, "invalid_token"},
 		{"claims swapped", parts[0] + "." + segment(map[string]any{"iss": idp.URL, "sub": "root", "aud": resourceURL, "exp": time.Now().Add(time.Hour).Unix()}) + "." + parts[2], 401, "invalid_token"},
 		{"no user", idp.AccessJWT("", resourceURL, time.Minute, map[string]any{"sub": nil}), 401, "invalid_token"},
+		{"a user name with a line break", idp.AccessJWT("ada\nlevel=ERROR", resourceURL, time.Minute, nil), 401, "invalid_token"},
+		{"a user name of a kilobyte", idp.AccessJWT(strings.Repeat("a", 1024), resourceURL, time.Minute, nil), 401, "invalid_token"},
 	} {
 		a := call(t, srv, tt.token)
 		if a.status != tt.status || !strings.HasPrefix(a.challenge, "Bearer ") || !strings.Contains(a.challenge, meta) {

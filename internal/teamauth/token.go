@@ -14,14 +14,20 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/go-jose/go-jose/v4"
 
 	"github.com/plexus-mcp/plexus/internal/caller"
 )
 
-// maxToken bounds an access token; real ones are a few kilobytes.
-const maxToken = 16 << 10
+// Bounds of what a token may carry: real tokens are a few kilobytes, and
+// users' names and group lists short.
+const (
+	maxToken  = 16 << 10
+	maxName   = 320 // an e-mail address is at most 254
+	maxGroups = 1000
+)
 
 // signingAlgs are the JWS algorithms a token may be signed with: public-key
 // ones only. "none" and the HMAC family are not here, so a token that names
@@ -177,8 +183,17 @@ func (r *Resource) check(ctx context.Context, raw string) (verified, error) {
 	if !ok || user == "" {
 		return verified{}, invalid("the token has no %s claim naming its user (team.userClaim)", r.team.User())
 	}
+	// The user names log lines and metric series: a name no person has is
+	// refused rather than carried.
+	if len(user) > maxName || strings.ContainsFunc(user, unicode.IsControl) {
+		return verified{}, invalid("the token's %s claim is not a user's name", r.team.User())
+	}
+	groups := c.strs(r.team.Groups())
+	if len(groups) > maxGroups {
+		return verified{}, invalid("the token lists more than %d groups", maxGroups)
+	}
 	sub, _ := c.str("sub")
-	id := caller.Identity{Issuer: iss, Subject: sub, User: user, Groups: c.strs(r.team.Groups())}
+	id := caller.Identity{Issuer: iss, Subject: sub, User: user, Groups: groups}
 	return verified{id: id, scopes: c.scopes(), exp: exp}, nil
 }
 
