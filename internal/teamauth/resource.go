@@ -50,6 +50,7 @@ type Resource struct {
 	now   func() time.Time
 	log   *slog.Logger
 	meta  string // the metadata document's URL
+	seen  tokenCache
 }
 
 // New returns the protected resource of t, which must be valid.
@@ -144,7 +145,7 @@ func (r *Resource) Guard(next http.Handler) http.Handler {
 			r.refuse(w, req, http.StatusUnauthorized, "", "an access token from the team's authorization server is required")
 			return
 		}
-		v, err := r.check(req.Context(), strings.TrimSpace(tok))
+		v, err := r.checkOnce(req.Context(), strings.TrimSpace(tok))
 		var ref *refusal
 		if errors.As(err, &ref) {
 			r.refuse(w, req, ref.Status, ref.Code, ref.Description)
@@ -166,6 +167,19 @@ func (r *Resource) Guard(next http.Handler) http.Handler {
 }
 
 type tokenInfoKey struct{}
+
+// checkOnce is check, of a token not checked within the last minute.
+func (r *Resource) checkOnce(ctx context.Context, raw string) (verified, error) {
+	now := r.now()
+	if v, ok := r.seen.get(raw, now); ok {
+		return v, nil
+	}
+	v, err := r.check(ctx, raw)
+	if err == nil {
+		r.seen.put(raw, v, now, r.skew)
+	}
+	return v, err
+}
 
 func (r *Resource) missingScopes(have []string) []string {
 	var missing []string

@@ -254,3 +254,25 @@ func TestUnreachableIssuerIsRefusedNotOpen(t *testing.T) {
 		t.Fatal("a token was taken while its issuer's keys could not be read")
 	}
 }
+
+// TestSeenTokenStillExpires: a token taken before is taken again without
+// its signature being checked, but never past its exp.
+func TestSeenTokenStillExpires(t *testing.T) {
+	idp := authserver.Start(t, authserver.Options{})
+	var offset time.Duration
+	_, srv := guarded(t, idp, config.Team{}, Options{Now: func() time.Time { return time.Now().Add(offset) }})
+	tok := idp.AccessJWT("ada", resourceURL, 20*time.Second, nil)
+	if a := call(t, srv, tok); a.status != 200 {
+		t.Fatalf("a fresh token: %d %s", a.status, a.body)
+	}
+	fetched := idp.JWKSFetches.Load()
+	offset = 10 * time.Second
+	if a := call(t, srv, tok); a.status != 200 || idp.JWKSFetches.Load() != fetched {
+		t.Fatalf("the token again: %d %s", a.status, a.body)
+	}
+	// Within the cache's minute, past exp and the skew.
+	offset = 20*time.Second + DefaultSkew + 5*time.Second
+	if a := call(t, srv, tok); a.status != 401 || !strings.Contains(a.challenge, "expired") {
+		t.Errorf("the seen token past its exp: %d %q", a.status, a.challenge)
+	}
+}
