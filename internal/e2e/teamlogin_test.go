@@ -167,3 +167,19 @@ func loginsOf(t *testing.T, e *testenv.Env) (access, refresh map[string]string) 
 	}
 	return access, refresh
 }
+
+// TestTeamTypeScriptAgent: an agent on the official TypeScript SDK client,
+// given nothing but the face's URL, finds the team's authorization server
+// through the face's 401 and metadata, logs in there for this resource,
+// and lists and calls the profile's tools with the JWT it got.
+func TestTeamTypeScriptAgent(t *testing.T) {
+	needConformance(t) // the TypeScript peer, as the other tests on it
+	idp := authserver.Start(t, authserver.Options{JWTSubject: "ts-agent"})
+	_, base, _ := teamEnv(t, idp, "", `"default": {"servers": ["example"], "users": ["ts-agent"]}`)
+	lines := runLongSession(t, "teamclient.ts", nil, "--url", base+"/mcp", "--tool", "_echo_", "--text", "from the ts agent")
+	for _, want := range []string{"ok authorize resource=" + base + "/mcp", "ok login", "ok call from the ts agent"} {
+		if !slices.Contains(lines, want) {
+			t.Errorf("no %q in %q", want, lines)
+		}
+	}
+}

@@ -66,6 +66,11 @@ type Options struct {
 	// makes the MCP endpoint require the DPoP scheme with a proof;
 	// DPoPNonce also makes both require the server's nonce.
 	DPoP, DPoPNonce bool
+	// JWTSubject, if set, makes the access tokens /token issues JWTs of
+	// this user, for the resource asked for, signed as AccessJWT signs
+	// (the server as a team's identity provider, for a real client's
+	// login).
+	JWTSubject string
 }
 
 // Server is the running pair.
@@ -392,6 +397,9 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	g.jkt = jkt
 	g.expires = time.Now().Add(s.opts.AccessTTL)
 	at, rt := "at-"+rand.Text(), "rt-"+rand.Text()
+	if s.opts.JWTSubject != "" {
+		at = s.signLocked(s.opts.JWTSubject, g.resource, s.opts.AccessTTL, nil)
+	}
 	s.access[at] = g
 	s.refresh[rt] = g
 	typ := "Bearer"

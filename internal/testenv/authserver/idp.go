@@ -54,6 +54,13 @@ func (s *Server) RotateKey() {
 // by the current key and valid for ttl; extra claims are added (or, with a
 // nil value, removed).
 func (s *Server) AccessJWT(sub, resource string, ttl time.Duration, extra map[string]any) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.signLocked(sub, resource, ttl, extra)
+}
+
+// signLocked is AccessJWT with s.mu held.
+func (s *Server) signLocked(sub, resource string, ttl time.Duration, extra map[string]any) string {
 	now := time.Now()
 	claims := map[string]any{"iss": s.URL, "sub": sub, "aud": resource, "iat": now.Unix(),
 		"nbf": now.Unix(), "exp": now.Add(ttl).Unix(), "jti": rand.Text()}
@@ -64,9 +71,7 @@ func (s *Server) AccessJWT(sub, resource string, ttl time.Duration, extra map[st
 			claims[k] = v
 		}
 	}
-	s.mu.Lock()
 	k := s.keys[len(s.keys)-1]
-	s.mu.Unlock()
 	return SignJWT(k.priv, k.kid, claims)
 }
 
