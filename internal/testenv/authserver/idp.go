@@ -14,7 +14,8 @@ import (
 
 // The server is also a team's identity provider: it signs JWT access
 // tokens with an EC P-256 key named by kid, publishes its public keys at
-// /jwks (its metadata's jwks_uri), and rotates them on command.
+// /jwks (its metadata's jwks_uri), and rotates them on command; with
+// Options.JWTSubject the tokens of its own /token are such JWTs too.
 
 // idpKey is one signing key.
 type idpKey struct {
