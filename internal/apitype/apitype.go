@@ -212,6 +212,10 @@ type Profile struct {
 	// ControlTools offers plexus_status and plexus_snapshot beside the
 	// servers' tools; unset: yes, except in a bare profile.
 	ControlTools *bool `json:"controlTools,omitempty"`
+	// Users and Groups gate the profile in team mode (mcp.profiles.NAME.users,
+	// .groups).
+	Users  []string `json:"users,omitempty"`
+	Groups []string `json:"groups,omitempty"`
 }
 
 // UILogin answers POST /v1/ui/login: a one-time link that logs a browser

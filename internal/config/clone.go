@@ -14,6 +14,7 @@ func (f *File) Clone() *File {
 	c := *f
 	c.MCP.Enabled = clonePtr(f.MCP.Enabled)
 	c.MCP.Face = clonePtr(f.MCP.Face)
+	c.Team = f.Team.Clone()
 	if f.MCP.Servers != nil {
 		c.MCP.Servers = make(map[string]Server, len(f.MCP.Servers))
 		for name, s := range f.MCP.Servers {
@@ -25,6 +26,8 @@ func (f *File) Clone() *File {
 		for name, p := range f.MCP.Profiles {
 			p.Servers = slices.Clone(p.Servers)
 			p.ControlTools = clonePtr(p.ControlTools)
+			p.Users = slices.Clone(p.Users)
+			p.Groups = slices.Clone(p.Groups)
 			c.MCP.Profiles[name] = p
 		}
 	}

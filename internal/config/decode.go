@@ -74,6 +74,8 @@ func (d *decoder) file(n *node) *File {
 			f.Revision = d.integer(p, v, 64)
 		case "mcp":
 			f.MCP = d.mcp(p, v)
+		case "team":
+			f.Team = d.team(p, v)
 		default:
 			return false
 		}
@@ -239,6 +241,10 @@ func (d *decoder) profile(path string, n *node) Profile {
 		case "controlTools":
 			b := d.boolean(p, v)
 			pr.ControlTools = &b
+		case "users":
+			pr.Users = d.strs(p, v)
+		case "groups":
+			pr.Groups = d.strs(p, v)
 		default:
 			return false
 		}

@@ -48,9 +48,12 @@ func fullFile() *File {
 					OAuth: &OAuth{Grant: GrantClientCredentials, ClientID: "m", PrivateKeyFile: "/k.pem"},
 				},
 			},
-			Face:     &Face{AllowWrite: true, AllowExternalCall: true, SessionIdleMs: 60000, MaxSessions: 50},
-			Profiles: map[string]Profile{"solo": {Servers: []string{"remote"}, Naming: NamingBare, MetaTools: true, ControlTools: &yes}},
+			Face: &Face{AllowWrite: true, AllowExternalCall: true, SessionIdleMs: 60000, MaxSessions: 50},
+			Profiles: map[string]Profile{"solo": {Servers: []string{"remote"}, Naming: NamingBare, MetaTools: true, ControlTools: &yes,
+				Users: []string{"ada@example.com"}, Groups: []string{"eng"}}},
 		},
+		Team: &Team{Resource: "https://plexus.example.com/mcp", Issuers: []string{"https://idp.example.com"},
+			UserClaim: "email", GroupsClaim: "roles", Scopes: []string{"mcp"}},
 	}
 }
 

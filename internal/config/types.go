@@ -1,6 +1,9 @@
 package config
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // File is the whole of extensions.json.
 //
@@ -10,6 +13,9 @@ import "time"
 type File struct {
 	Revision int64 `json:"revision"`
 	MCP      MCP   `json:"mcp"`
+	// Team, if set, is team mode's identity (team.go); nil is the
+	// one-machine daemon.
+	Team *Team `json:"team,omitempty"`
 }
 
 // MCP is the "mcp" section.
@@ -192,6 +198,31 @@ type Profile struct {
 	// servers'; nil means yes, except in a bare profile, which passes its
 	// server through unchanged.
 	ControlTools *bool `json:"controlTools,omitempty"`
+	// Users and Groups gate the profile in team mode: a caller whose user
+	// claim is one of Users, or whose groups claim holds one of Groups,
+	// may use it; with neither set, every caller of the team may.
+	Users  []string `json:"users,omitempty"`
+	Groups []string `json:"groups,omitempty"`
+}
+
+// Gated reports whether the profile names who may use it.
+func (p Profile) Gated() bool { return len(p.Users) > 0 || len(p.Groups) > 0 }
+
+// Admits reports whether a caller, by user and groups, passes the
+// profile's gates; an ungated profile admits everyone.
+func (p Profile) Admits(user string, groups []string) bool {
+	if !p.Gated() {
+		return true
+	}
+	if user != "" && slices.Contains(p.Users, user) {
+		return true
+	}
+	for _, g := range groups {
+		if g != "" && slices.Contains(p.Groups, g) {
+			return true
+		}
+	}
+	return false
 }
 
 // Defaults.

@@ -62,7 +62,9 @@ func validateFile(ps *problems, f *File) {
 			ps.add(p, msgName)
 		}
 		validateProfile(ps, p, m.Profiles[name], m.Servers)
+		validateGates(ps, p, m.Profiles[name], f.Team)
 	}
+	validateTeam(ps, f.Team)
 }
 
 func validateServer(ps *problems, p string, s Server) {
@@ -224,12 +226,16 @@ func validateOAuth(ps *problems, p string, o OAuth) {
 		ps.add(p, "set both authUrl and tokenUrl, or neither to use discovery")
 	}
 	for i, s := range o.Scopes {
-		// RFC 6749 §3.3: a scope is a non-empty run of printable ASCII
-		// other than space, '"' and '\'.
-		if s == "" || strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' || r > '~' || r == '"' || r == '\\' }) {
+		if !validScope(s) {
 			ps.add(IndexPath(at("scopes"), i), "is not a valid OAuth scope")
 		}
 	}
+}
+
+// validScope is RFC 6749 §3.3's rule: a scope is a non-empty run of
+// printable ASCII other than space, '"' and '\\'.
+func validScope(s string) bool {
+	return s != "" && !strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' || r > '~' || r == '"' || r == '\\' })
 }
 
 func validateProfile(ps *problems, p string, pr Profile, servers map[string]Server) {

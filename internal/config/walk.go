@@ -132,6 +132,7 @@ var (
 	oauthKeys   = jsonKeys[OAuth]()
 	faceKeys    = jsonKeys[Face]()
 	profileKeys = jsonKeys[Profile]()
+	teamKeys    = jsonKeys[Team]()
 	envKeys     = jsonKeys[Ref]()
 )
 

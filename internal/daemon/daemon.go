@@ -207,7 +207,8 @@ func (p *parts) loopback(opts Options) (*tcpServer, error) {
 	// (docs/performance.md).
 	lb.Handle("/debug/pprof/", http.HandlerFunc(pprof.Index))
 	lb.Handle("/debug/pprof/profile", http.HandlerFunc(pprof.Profile))
-	srv := &http.Server{Handler: loopbackMux(lb, p.api, tln.Addr().String(), p.log), ReadHeaderTimeout: 10 * time.Second,
+	team := &teamSwitch{h: p.h, face: p.fc, token: lb, log: p.log.With("component", "team")}
+	srv := &http.Server{Handler: loopbackMux(lb, team, p.api, tln.Addr().String(), p.log), ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: slog.NewLogLogger(p.log.Handler(), slog.LevelWarn)}
 	return &tcpServer{srv: srv, ln: tln}, nil
 }

@@ -14,7 +14,9 @@ import (
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
 	"github.com/plexus-mcp/plexus/internal/atomicfile"
+	"github.com/plexus-mcp/plexus/internal/config"
 	"github.com/plexus-mcp/plexus/internal/localapi"
+	"github.com/plexus-mcp/plexus/internal/teamauth"
 	"github.com/plexus-mcp/plexus/internal/webui"
 )
 
@@ -73,19 +75,28 @@ func listenLoopback(addr string) (net.Listener, error) {
 }
 
 // loopbackMux splits the loopback address: the token-guarded endpoints
-// (metrics, the MCP face) go to lb, everything else to the web page, which
+// (metrics, the MCP face) go to lb — the face through team, which guards it
+// with the team's tokens instead in team mode — everything else to the web page, which
 // has its own guard and session cookie. It also lets the settings API mint
 // login links to the page (`plexus ui`).
-func loopbackMux(lb *localapi.Loopback, api *localapi.Handler, addr string, log *slog.Logger) http.Handler {
+func loopbackMux(lb *localapi.Loopback, team *teamSwitch, api *localapi.Handler, addr string, log *slog.Logger) http.Handler {
 	web := webui.New(webui.Options{API: api.Trusted(), Log: log.With("component", "webui")})
 	api.UILogin = func() (apitype.UILogin, error) {
 		link, exp, err := web.LoginLink(addr)
 		return apitype.UILogin{URL: link, ExpiresAt: exp}, err
 	}
 	mux := http.NewServeMux()
-	for _, p := range []string{"/metrics", "/mcp", "/mcp/", "/debug/pprof/"} {
+	for _, p := range []string{"/metrics", "/debug/pprof/"} {
 		mux.Handle(p, lb)
 	}
+	// The face: behind the loopback token, or the team's tokens in team
+	// mode (team.go).
+	team.other = web
+	mux.Handle("/mcp", team)
+	mux.Handle("/mcp/", team)
+	mux.HandleFunc(teamauth.MetadataPath, team.metadata)
+	mux.HandleFunc(teamauth.MetadataPath+"/", team.metadata)
+	mux.HandleFunc(config.TeamCallbackPath, team.callback)
 	mux.Handle("/", web)
 	return mux
 }

@@ -100,14 +100,20 @@ func textOfResult(t *testing.T, res *mcp.CallToolResult, err error) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	text := contentText(res)
+	if res.IsError {
+		t.Fatalf("error result: %s", text)
+	}
+	return text
+}
+
+// contentText is the text of a result's content.
+func contentText(res *mcp.CallToolResult) string {
 	var b strings.Builder
 	for _, c := range res.Content {
 		if tc, ok := c.(*mcp.TextContent); ok {
 			b.WriteString(tc.Text)
 		}
-	}
-	if res.IsError {
-		t.Fatalf("error result: %s", b.String())
 	}
 	return b.String()
 }

@@ -61,7 +61,7 @@ func (p *profile) downstream(ctx context.Context, ss *mcp.ServerSession) (*downs
 // — a DELETE, the idle timeout (idle.go), its client gone (dropped.go), the
 // profile's end — and then frees what
 // the face holds for it: its host session and what the frame path knows.
-func (p *profile) track(id string) {
+func (p *profile) track(id, user string) {
 	var ss *mcp.ServerSession
 	for s := range p.srv.Sessions() {
 		if s.ID() == id {
@@ -72,7 +72,7 @@ func (p *profile) track(id string) {
 	if ss == nil {
 		return // ended already
 	}
-	p.register(ss) // known to the frame path from its first call on
+	p.register(ss, user) // known to the frame path from its first call on
 	s := &sessionStreams{}
 	s.touch()
 	p.streams.Store(id, s)

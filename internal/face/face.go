@@ -4,7 +4,8 @@
 //
 // The daemon serves it as streamable HTTP at /mcp (the default profile) and
 // /mcp/NAME (profile NAME), on its loopback address behind the token guard
-// and on the unix socket, where `plexus mcp` forwards a stdio client to it.
+// (in team mode the team's, which admits callers by profile: team.go) and
+// on the unix socket, where `plexus mcp` forwards a stdio client to it.
 // Both protocol eras are served at once (R-PROTO-1): a request that carries
 // a Mcp-Session-Id, or that does not announce MCP 2026-07-28, goes to a
 // session-based handler (initialize first, server→client requests on the
@@ -31,6 +32,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
+	"github.com/plexus-mcp/plexus/internal/caller"
 	"github.com/plexus-mcp/plexus/internal/config"
 	"github.com/plexus-mcp/plexus/internal/host"
 )
@@ -107,6 +109,13 @@ func (f *Face) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	name = strings.Trim(name, "/")
+	if id, ok := caller.From(r.Context()); ok {
+		if why := admit(f.h.LiveConfig(), name, id); why != "" {
+			f.log.Warn("face: a team member refused a profile", "profile", name, "user", id.User)
+			refuseCaller(w, why)
+			return
+		}
+	}
 	p, err := f.profile(name)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusNotFound)
@@ -244,7 +253,9 @@ func (d definition) has(server string) bool {
 func resolveProfile(cfg *config.File, name string) (definition, error) {
 	var d definition
 	if face := cfg.MCP.Face; face != nil {
-		d.external, d.write = face.AllowExternalCall, face.AllowWrite
+		// The control plane's writes (adding and editing servers, which
+		// run as the daemon's user) are never a team member's.
+		d.external, d.write = face.AllowExternalCall, face.AllowWrite && cfg.Team == nil
 	}
 	d.idle, d.cap = cfg.MCP.Face.SessionIdle(), cfg.MCP.Face.SessionCap()
 	d.naming = config.NamingPlexus
@@ -265,7 +276,9 @@ func resolveProfile(cfg *config.File, name string) (definition, error) {
 		d.naming = p.Naming
 	}
 	d.metaTools = p.MetaTools
-	d.control = d.naming != config.NamingBare
+	// In team mode Plexus's own tools, which show every server's state,
+	// are offered only where a profile asks for them.
+	d.control = d.naming != config.NamingBare && cfg.Team == nil
 	if p.ControlTools != nil {
 		d.control = *p.ControlTools
 	}

@@ -42,6 +42,7 @@ const (
 	reason2026Other     = "MCP 2026-07-28, not forwardable as a frame"
 	reasonSessionNotYet = "a session the frame path does not know (yet)"
 	reasonSessionOff    = "a session that set a log level or sent a batch"
+	reasonSessionUser   = "a session another team member opened"
 	reasonHeaders       = "headers the frame path does not take"
 	reasonInputRequired = "a result asking for input, handed to the SDK"
 	reasonNoMethod      = "a method MCP does not define"
@@ -171,7 +172,8 @@ func (p *profile) serveSDK(w http.ResponseWriter, r *http.Request, env envelope)
 		p.delivered(r, life.stream.Load())
 		return
 	}
-	sw := &sessionWriter{ResponseWriter: lw, opened: p.track}
+	user := userOf(r)
+	sw := &sessionWriter{ResponseWriter: lw, opened: func(id string) { p.track(id, user) }}
 	p.stateful.ServeHTTP(sw, r)
 	sw.open() // an answer with no body at all
 	if s := life.stream.Load(); s != nil && r.Context().Err() == nil {

@@ -43,6 +43,7 @@ type frameSession struct {
 	ss      *mcp.ServerSession
 	d       atomic.Pointer[downstream] // made on the session's first call
 	version string
+	user    string           // the team member who opened it ("" outside team mode)
 	peer    *sessionlessPeer // the client's capabilities, as initialize declared them
 	off     atomic.Bool
 
@@ -53,7 +54,7 @@ type frameSession struct {
 
 // register makes a session known to the frame path, once its initialize
 // is answered; unregister forgets it.
-func (p *profile) register(ss *mcp.ServerSession) {
+func (p *profile) register(ss *mcp.ServerSession, user string) {
 	ip := ss.InitializeParams()
 	if ip == nil || !sessionVersions[ip.ProtocolVersion] || ss.ID() == "" {
 		return
@@ -63,7 +64,7 @@ func (p *profile) register(ss *mcp.ServerSession) {
 		caps = &mcp.ClientCapabilities{}
 	}
 	key, _ := json.Marshal(caps)
-	ls := &frameSession{ss: ss, version: ip.ProtocolVersion, peer: &sessionlessPeer{caps: caps, raw: string(key)},
+	ls := &frameSession{ss: ss, version: ip.ProtocolVersion, user: user, peer: &sessionlessPeer{caps: caps, raw: string(key)},
 		inflight: map[string]context.CancelFunc{}}
 	p.byID.Store(ss.ID(), ls)
 }
@@ -83,6 +84,10 @@ func (p *profile) frameSessionCall(w http.ResponseWriter, r *http.Request, env e
 		return false, reasonSessionNotYet
 	}
 	ls := v.(*frameSession)
+	if ls.user != userOf(r) {
+		// Another user's session: the SDK refuses it (403).
+		return false, reasonSessionUser
+	}
 	if ls.off.Load() {
 		return false, reasonSessionOff
 	}

@@ -116,7 +116,10 @@ func (f *Face) instructions(def definition) string {
 		}
 		return ""
 	}
-	const about = "Plexus runs the user's MCP servers and offers them here. plexus_status and plexus_snapshot describe them."
+	about := "Plexus runs the user's MCP servers and offers them here."
+	if def.control {
+		about += " plexus_status and plexus_snapshot describe them."
+	}
 	if def.external {
 		return about
 	}
@@ -265,6 +268,7 @@ func (p *profile) callTool(name string) mcp.ToolHandler {
 		ctx, cancel := p.f.lives.tie(ctx, extraHeader(req.Extra))
 		defer cancel()
 		ctx = withPeer(ctx, req.Session, req.Params.GetProgressToken())
+		ctx = withCaller(ctx, req.Extra)
 		ctx = upstream.WithInput(ctx, req.Params.InputResponses, req.Params.RequestState)
 		res, err := d.sess.Call(ctx, name, req.Params.Arguments)
 		p.noteDecoded(res)

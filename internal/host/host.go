@@ -52,6 +52,12 @@ type CallObserver interface {
 	ObserveCall(server, path, outcome string, d time.Duration)
 }
 
+// UserCallObserver, if the Observer is one too, is told the user of every
+// call that carries one (team mode).
+type UserCallObserver interface {
+	ObserveUserCall(user, server, outcome string)
+}
+
 // Host is the engine. Create it with New, then Start; Close stops every server.
 type Host struct {
 	opts    Options

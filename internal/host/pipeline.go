@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/plexus-mcp/plexus/internal/caller"
+	"github.com/plexus-mcp/plexus/internal/oauth"
 	"github.com/plexus-mcp/plexus/internal/upstream"
 )
 
@@ -46,7 +49,20 @@ func (h *Host) run(ctx context.Context, snap *snapshot, ix indexed, path string,
 	if h.opts.Observer != nil {
 		h.opts.Observer.ObserveCall(ix.entry.Server, path, out.outcome(err), time.Since(start))
 	}
+	if id, ok := caller.From(ctx); ok {
+		h.observeUser(id, ix, out.outcome(err), time.Since(start))
+	}
 	return out, err
+}
+
+// observeUser logs a team member's call, by the user its token named
+// (never the token), and counts it by user where the metrics do.
+func (h *Host) observeUser(id caller.Identity, ix indexed, outcome string, d time.Duration) {
+	h.log.Info("call", "user", id.User, "server", ix.entry.Server, "tool", ix.entry.Tool,
+		"outcome", outcome, "ms", d.Milliseconds())
+	if o, ok := h.opts.Observer.(UserCallObserver); ok {
+		o.ObserveUserCall(id.User, ix.entry.Server, outcome)
+	}
 }
 
 func (h *Host) invoke(ctx context.Context, snap *snapshot, ix indexed, invoke invoker) (callResult, error) {
@@ -58,6 +74,9 @@ func (h *Host) invoke(ctx context.Context, snap *snapshot, ix indexed, invoke in
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	out, err := invoke(cctx, conn)
+	if ule := (*oauth.UserLoginError)(nil); errors.As(err, &ule) && h.oauth != nil {
+		return callResult{res: h.userLoginResult(ctx, ule)}, nil
+	}
 	if err != nil {
 		res, err := callFailure(ctx, cctx, err, ix.server, timeout)
 		return callResult{res: res}, err

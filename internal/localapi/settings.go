@@ -32,7 +32,8 @@ func (a *Handler) putSettings(w http.ResponseWriter, r *http.Request) {
 	if req.Profiles != nil {
 		in.Profiles = make(map[string]config.Profile, len(req.Profiles))
 		for name, p := range req.Profiles {
-			in.Profiles[name] = config.Profile{Servers: p.Servers, Naming: p.Naming, MetaTools: p.MetaTools, ControlTools: p.ControlTools}
+			in.Profiles[name] = config.Profile{Servers: p.Servers, Naming: p.Naming, MetaTools: p.MetaTools, ControlTools: p.ControlTools,
+				Users: p.Users, Groups: p.Groups}
 		}
 	}
 	rev, err := a.host.SetSettings(in, based)
@@ -56,7 +57,8 @@ func settingsOut(s host.Settings) apitype.Settings {
 			SessionIdleMs: s.Face.SessionIdleMs, MaxSessions: s.Face.MaxSessions}
 	}
 	for name, p := range s.Profiles {
-		out.Profiles[name] = apitype.Profile{Servers: p.Servers, Naming: p.Naming, MetaTools: p.MetaTools, ControlTools: p.ControlTools}
+		out.Profiles[name] = apitype.Profile{Servers: p.Servers, Naming: p.Naming, MetaTools: p.MetaTools, ControlTools: p.ControlTools,
+			Users: p.Users, Groups: p.Groups}
 	}
 	return out
 }

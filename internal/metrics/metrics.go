@@ -1,7 +1,8 @@
 // Package metrics exposes the daemon's Prometheus metrics (R-OBS-2): calls,
 // errors, unknown outcomes and latency per server, server states, restarts
 // and catalog size. Label values are server names and fixed words only,
-// never anything a secret could be in.
+// never anything a secret could be in — and, in team mode, the user a
+// token named (its user claim, never the token).
 package metrics
 
 import (
@@ -32,6 +33,7 @@ type Metrics struct {
 	calls    *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	face     *prometheus.CounterVec
+	users    *prometheus.CounterVec
 }
 
 // New returns the metrics of a daemon whose servers src reports.
@@ -52,7 +54,13 @@ func New(src Source) *Metrics {
 		Name: "plexus_face_requests_total",
 		Help: "Requests to Plexus's MCP face, by the path each took (pages, frame, answer, refused, sdk) and the reason it took it.",
 	}, []string{"path", "reason"})
-	m.reg.MustRegister(m.calls, m.duration, m.face, &serverCollector{src: src},
+	// No series until a call carries a user: the one-machine daemon's
+	// metrics are as they were.
+	m.users = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "plexus_user_calls_total",
+		Help: "Tool calls of team members, by the user their token named (team.userClaim), server and outcome.",
+	}, []string{"user", "server", "outcome"})
+	m.reg.MustRegister(m.calls, m.duration, m.face, m.users, &serverCollector{src: src},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -62,6 +70,11 @@ func New(src Source) *Metrics {
 func (m *Metrics) ObserveCall(server, path, outcome string, d time.Duration) {
 	m.calls.WithLabelValues(server, path, outcome).Inc()
 	m.duration.WithLabelValues(server).Observe(d.Seconds())
+}
+
+// ObserveUserCall records one call of a team member.
+func (m *Metrics) ObserveUserCall(user, server, outcome string) {
+	m.users.WithLabelValues(user, server, outcome).Inc()
 }
 
 // ObserveFace records the path one request to the face took, and why.

@@ -137,7 +137,7 @@ func (m *Manager) identify(ctx context.Context, md *metadata, p LoginParams, pre
 		GrantTypes:      []string{"authorization_code", "refresh_token"},
 		ResponseTypes:   []string{"code"},
 		ClientName:      "Plexus",
-		ApplicationType: "native",
+		ApplicationType: applicationType(p.RedirectURI),
 	}
 	if len(md.scopes) > 0 {
 		meta.Scope = strings.Join(md.scopes, " ")
@@ -412,4 +412,14 @@ func union(a, b []string) []string {
 		}
 	}
 	return out
+}
+
+// applicationType is how Plexus registers (OpenID Connect Dynamic Client
+// Registration §2): a native application returning to a loopback
+// listener, or a web one returning to the daemon's own page.
+func applicationType(redirectURI string) string {
+	if u, err := url.Parse(redirectURI); err == nil && u.Hostname() != "127.0.0.1" && u.Hostname() != "localhost" && u.Hostname() != "::1" {
+		return "web"
+	}
+	return "native"
 }

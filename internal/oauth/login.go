@@ -17,9 +17,10 @@ import (
 // listener. It ends when the redirect arrives (on the listener or pasted
 // back), when it expires, or when it is replaced or stopped.
 type loginRun struct {
-	pd    *Pending
-	srv   *http.Server
-	timer *time.Timer
+	pd     *Pending
+	srv    *http.Server // the loopback listener's; nil for StartLoginAt
+	timer  *time.Timer
+	onDone func(error)
 
 	mu   sync.Mutex // serialises completion: whichever redirect comes first wins
 	done bool       // guarded by mu
@@ -27,7 +28,9 @@ type loginRun struct {
 
 func (r *loginRun) stop() {
 	r.timer.Stop()
-	r.srv.Close()
+	if r.srv != nil {
+		r.srv.Close()
+	}
 }
 
 // StartLogin starts a login for p.Server: discovery and registration, then a
@@ -41,6 +44,20 @@ func (m *Manager) StartLogin(ctx context.Context, p LoginParams, onDone func(err
 		return nil, fmt.Errorf("opening the loopback listener for the login: %w", err)
 	}
 	p.RedirectURI = "http://127.0.0.1:" + strconv.Itoa(ln.Addr().(*net.TCPAddr).Port) + "/callback"
+	return m.startRun(ctx, p, ln, onDone)
+}
+
+// StartLoginAt is StartLogin for a browser that comes back to redirectURI,
+// a page the daemon serves itself (CompleteRedirect), not a loopback
+// listener: a team member's browser is not on the daemon's machine.
+func (m *Manager) StartLoginAt(ctx context.Context, p LoginParams, redirectURI string, onDone func(error)) (*Pending, error) {
+	p.RedirectURI = redirectURI
+	return m.startRun(ctx, p, nil, onDone)
+}
+
+// startRun begins p's login and keeps it as the account's login in
+// progress; ln, if not nil, is its redirect listener.
+func (m *Manager) startRun(ctx context.Context, p LoginParams, ln net.Listener, onDone func(error)) (*Pending, error) {
 	m.mu.Lock()
 	st := m.stateLocked(p.Server)
 	if p.Challenge == nil {
@@ -55,45 +72,90 @@ func (m *Manager) StartLogin(ctx context.Context, p LoginParams, onDone func(err
 	}
 	pd, err := m.begin(ctx, p, want)
 	if err != nil {
-		ln.Close()
+		if ln != nil {
+			ln.Close()
+		}
 		m.mu.Lock()
 		m.stateLocked(p.Server).loginErr = err.Error()
 		m.mu.Unlock()
 		m.changed(p.Server)
 		return nil, err
 	}
-	run := &loginRun{pd: pd}
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /callback", func(w http.ResponseWriter, r *http.Request) {
-		err := m.complete(context.WithoutCancel(r.Context()), run, "http://"+r.Host+r.URL.RequestURI())
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		if err != nil {
-			w.WriteHeader(http.StatusBadRequest)
-			fmt.Fprintf(w, "<!doctype html><title>Plexus</title><p>Plexus could not log in to %s: %s</p>", html.EscapeString(p.Server), html.EscapeString(err.Error()))
-		} else {
-			fmt.Fprintf(w, "<!doctype html><title>Plexus</title><p>Plexus is logged in to %s. You can close this tab.</p>", html.EscapeString(p.Server))
-		}
-		if onDone != nil && !errors.Is(err, errLoginOver) {
-			onDone(err)
-		}
-	})
-	run.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	// One request per connection: a kept-alive connection would outlive
-	// the login and could reach the next login's listener on the same port.
-	run.srv.SetKeepAlivesEnabled(false)
+	run := &loginRun{pd: pd, onDone: onDone}
+	if ln != nil {
+		mux := http.NewServeMux()
+		mux.HandleFunc("GET /callback", func(w http.ResponseWriter, r *http.Request) {
+			m.answerRedirect(w, run, m.complete(context.WithoutCancel(r.Context()), run, "http://"+r.Host+r.URL.RequestURI()))
+		})
+		run.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		// One request per connection: a kept-alive connection would outlive
+		// the login and could reach the next login's listener on the same port.
+		run.srv.SetKeepAlivesEnabled(false)
+	}
+	again := "run `plexus login " + p.Server + "` again"
+	if server, user := SplitAccount(p.Server); user != "" {
+		again = "call a tool of " + server + " again for a new login link"
+	}
 	run.timer = time.AfterFunc(m.loginTTL, func() {
-		m.endRun(run, errors.New("the login expired before the browser came back: run `plexus login "+p.Server+"` again"))
+		m.endRun(run, errors.New("the login expired before the browser came back: "+again))
 	})
 	m.mu.Lock()
 	m.stateLocked(p.Server).login = run
 	m.mu.Unlock()
-	m.wg.Add(1)
-	go func() {
-		defer m.wg.Done()
-		run.srv.Serve(ln)
-	}()
+	if run.srv != nil {
+		m.wg.Add(1)
+		go func() {
+			defer m.wg.Done()
+			run.srv.Serve(ln)
+		}()
+	}
 	m.changed(p.Server)
 	return pd, nil
+}
+
+// answerRedirect tells the browser how the login it came back from ended,
+// and the login's owner.
+func (m *Manager) answerRedirect(w http.ResponseWriter, run *loginRun, err error) {
+	server, user := SplitAccount(run.pd.Server)
+	who := server
+	if user != "" {
+		who = server + " as " + user
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	if err != nil {
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprintf(w, "<!doctype html><title>Plexus</title><p>Plexus could not log in to %s: %s</p>", html.EscapeString(who), html.EscapeString(err.Error()))
+	} else {
+		fmt.Fprintf(w, "<!doctype html><title>Plexus</title><p>Plexus is logged in to %s. You can close this tab.</p>", html.EscapeString(who))
+	}
+	if run.onDone != nil && !errors.Is(err, errLoginOver) {
+		run.onDone(err)
+	}
+}
+
+// CompleteRedirect serves the browser's return to a redirect URI of
+// StartLoginAt: the login in progress whose state the redirect carries is
+// completed. A state no login holds is refused.
+func (m *Manager) CompleteRedirect(w http.ResponseWriter, r *http.Request) {
+	state := r.URL.Query().Get("state")
+	var run *loginRun
+	m.mu.Lock()
+	for _, st := range m.servers {
+		if l := st.login; l != nil && l.srv == nil && state != "" && l.pd.state == state {
+			run = l
+		}
+	}
+	m.mu.Unlock()
+	if run == nil {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprint(w, "<!doctype html><title>Plexus</title><p>No Plexus login waits for this redirect: it may have expired. Call the tool again for a new login link.</p>")
+		return
+	}
+	u, _ := url.Parse(run.pd.RedirectURI)
+	u.RawQuery = r.URL.RawQuery
+	m.answerRedirect(w, run, m.complete(context.WithoutCancel(r.Context()), run, u.String()))
 }
 
 // listen opens the redirect listener, preferring the port of the
@@ -170,6 +232,10 @@ func (m *Manager) endRunLocked(run *loginRun, err error) {
 	}
 	m.mu.Unlock()
 	run.timer.Stop()
+	if run.srv == nil {
+		m.changed(server)
+		return
+	}
 	// Shut down from another goroutine: this may run inside the listener's
 	// handler, whose answer must still reach the browser.
 	m.wg.Add(1)

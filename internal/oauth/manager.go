@@ -362,7 +362,7 @@ func (m *Manager) store(e *entry) error {
 			delete(m.f.Entries, k)
 		}
 	}
-	m.f.Entries[key(e.Issuer, e.Resource)] = e
+	m.f.Entries[entryKey(e)] = e
 	err := m.f.save(m.path)
 	st := m.stateLocked(e.Server)
 	st.needsLogin, st.reason, st.want, st.challenge = false, "", nil, nil
@@ -390,5 +390,26 @@ func (m *Manager) Logout(server string) error {
 	return err
 }
 
-// Forget is Logout for a deleted server.
-func (m *Manager) Forget(server string) error { return m.Logout(server) }
+// Forget is Logout for a deleted server, and of every team member's
+// login at it.
+func (m *Manager) Forget(server string) error {
+	m.mu.Lock()
+	var members []string
+	for _, e := range m.f.Entries {
+		if s, user := SplitAccount(e.Server); s == server && user != "" {
+			members = append(members, e.Server)
+		}
+	}
+	for account := range m.servers {
+		if s, user := SplitAccount(account); s == server && user != "" {
+			members = append(members, account)
+		}
+	}
+	m.mu.Unlock()
+	for _, account := range members {
+		if err := m.Logout(account); err != nil {
+			return err
+		}
+	}
+	return m.Logout(server)
+}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/plexus-mcp/plexus/internal/atomicfile"
@@ -71,6 +72,37 @@ type token struct {
 
 func key(issuer, resource string) string { return issuer + " " + resource }
 
+// entryKey is where e is kept: by issuer and resource, and for a team
+// member's own login also by the member.
+func entryKey(e *entry) string {
+	if _, user, ok := strings.Cut(e.Server, accountSep); ok {
+		return key(e.Issuer, e.Resource) + " " + user
+	}
+	return key(e.Issuer, e.Resource)
+}
+
+// accountSep separates a server's name from a team member's in an
+// account: no server name holds it, and no claim value a token carries
+// does either.
+const accountSep = "\x00"
+
+// Account names the login a Manager keeps and uses: a server's own (user
+// ""), the one-machine daemon's, or a team member's at that server, kept
+// apart from every other member's (R-TEAM-2). Every Manager method that
+// takes a server takes an account.
+func Account(server, user string) string {
+	if user == "" {
+		return server
+	}
+	return server + accountSep + user
+}
+
+// SplitAccount is the server and the user of an account.
+func SplitAccount(account string) (server, user string) {
+	server, user, _ = strings.Cut(account, accountSep)
+	return server, user
+}
+
 func (e *entry) clone() *entry {
 	c := *e
 	c.Scopes = slices.Clone(e.Scopes)
@@ -112,7 +144,7 @@ func decodeFile(data []byte) (*file, error) {
 		f.Entries = map[string]*entry{}
 	}
 	for k, e := range f.Entries {
-		if e == nil || e.Server == "" || k != key(e.Issuer, e.Resource) {
+		if e == nil || e.Server == "" || k != entryKey(e) {
 			return nil, fmt.Errorf("%s: an entry does not match its key", FileName)
 		}
 	}

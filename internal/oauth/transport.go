@@ -1,10 +1,30 @@
 package oauth
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/plexus-mcp/plexus/internal/caller"
 )
+
+// UserLoginError is a team member's call to a server at which the member
+// has not logged in (or whose login ended): it was not sent, with no
+// one else's token either. The host answers it with a login started for
+// the member.
+type UserLoginError struct {
+	Server, User string
+}
+
+func (e *UserLoginError) Error() string {
+	return fmt.Sprintf("%s has not logged in to %s: each team member logs in to it with their own account", e.User, e.Server)
+}
+
+func userOf(account string) string {
+	_, user := SplitAccount(account)
+	return user
+}
 
 // Transport returns a RoundTripper for server's MCP endpoint at resourceURL:
 // requests to that origin carry the server's access token (refreshed before
@@ -52,19 +72,37 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.URL.Scheme != t.scheme || req.URL.Host != t.host {
 		return t.base.RoundTrip(req)
 	}
-	cred, err := t.m.credential(req.Context(), t.server)
+	account := t.server
+	// A team member's call carries the member's own login, never the
+	// daemon's nor another member's; a server with a grant has no person's
+	// login, and its machine token serves everyone.
+	if id, ok := caller.From(req.Context()); ok {
+		if g, _ := t.m.grantOf(t.server); g == nil {
+			account = Account(t.server, id.User)
+		}
+	}
+	cred, err := t.m.credential(req.Context(), account)
+	if err == nil && account != t.server && cred.access == "" {
+		err = &UserLoginError{Server: t.server, User: userOf(account)}
+	}
 	if err != nil {
 		if req.Body != nil {
 			req.Body.Close()
 		}
 		return nil, err
 	}
-	resp, err := t.send(req, cred)
+	return t.roundTrip(req, account, cred)
+}
+
+// roundTrip sends req for account with cred, and reads what the answer
+// says of the login.
+func (t *transport) roundTrip(req *http.Request, account string, cred credential) (*http.Response, error) {
+	resp, err := t.send(req, account, cred)
 	if err != nil {
 		return resp, err
 	}
 	if cred.dpopKey != "" {
-		t.m.keepNonce(t.server, false, resp.Header.Values("DPoP-Nonce"))
+		t.m.keepNonce(account, false, resp.Header.Values("DPoP-Nonce"))
 		// RFC 9449 §9: a resource server that wants a nonce answers 401
 		// use_dpop_nonce with one; the request goes once more with it.
 		if resp.StatusCode == http.StatusUnauthorized && parseChallenge(resp.Header.Values("WWW-Authenticate")).err == "use_dpop_nonce" &&
@@ -77,35 +115,35 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 					}
 				}
 				resp.Body.Close()
-				if resp, err = t.send(again, cred); err != nil {
+				if resp, err = t.send(again, account, cred); err != nil {
 					return resp, err
 				}
-				t.m.keepNonce(t.server, false, resp.Header.Values("DPoP-Nonce"))
+				t.m.keepNonce(account, false, resp.Header.Values("DPoP-Nonce"))
 			}
 		}
 	}
 	tok := cred.access
 	switch resp.StatusCode {
 	case http.StatusOK, http.StatusAccepted:
-		t.m.clearNeedsLogin(t.server) // the server takes what Plexus sends
+		t.m.clearNeedsLogin(account) // the server takes what Plexus sends
 	case http.StatusUnauthorized:
-		if tok != "" && !t.m.isCurrent(t.server, tok) {
+		if tok != "" && !t.m.isCurrent(account, tok) {
 			break // refreshed meanwhile: the answer is about an old token
 		}
 		reason := "the server requires an OAuth login"
 		if tok != "" {
 			reason = "the server refused Plexus's access token"
-			t.m.dropRefused(t.server, tok)
+			t.m.dropRefused(account, tok)
 		} else if !t.configured && !offersLogin(req.Context(), t.base, t.resource, parseChallenge(resp.Header.Values("WWW-Authenticate"))) {
 			// No OAuth on offer: the credential Plexus sent (or did not
 			// send) was refused. The connect error says so.
 			break
 		}
-		t.m.markNeedsLogin(t.server, reason, resp.Header.Values("WWW-Authenticate"), nil)
+		t.m.markNeedsLogin(account, reason, resp.Header.Values("WWW-Authenticate"), nil)
 	case http.StatusForbidden:
 		ch := parseChallenge(resp.Header.Values("WWW-Authenticate"))
 		if ch.err == "insufficient_scope" {
-			t.m.markNeedsLogin(t.server, "the server needs more permissions (scope "+strings.Join(ch.scope, " ")+")",
+			t.m.markNeedsLogin(account, "the server needs more permissions (scope "+strings.Join(ch.scope, " ")+")",
 				resp.Header.Values("WWW-Authenticate"), ch.scope)
 		}
 	}
@@ -114,11 +152,11 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // send puts cred on req (a bearer token, or a DPoP token with a fresh
 // proof) and sends it.
-func (t *transport) send(req *http.Request, cred credential) (*http.Response, error) {
+func (t *transport) send(req *http.Request, account string, cred credential) (*http.Response, error) {
 	switch {
 	case cred.access == "":
 	case cred.dpopKey != "":
-		proof, err := dpopProof(cred.dpopKey, req.Method, req.URL.String(), cred.access, t.m.nonce(t.server, false), t.m.now())
+		proof, err := dpopProof(cred.dpopKey, req.Method, req.URL.String(), cred.access, t.m.nonce(account, false), t.m.now())
 		if err != nil {
 			if req.Body != nil {
 				req.Body.Close()

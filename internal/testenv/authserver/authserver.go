@@ -6,7 +6,9 @@
 // expiry, revocation, and step-up (a tool that needs a scope answers 403
 // insufficient_scope), the client credentials grant (client secret or
 // private_key_jwt), the JWT bearer grant of a workload, and DPoP (RFC 9449)
-// with nonces at both the token and the MCP endpoint. Options make it misbehave: no PKCE advertisement, a
+// with nonces at both the token and the MCP endpoint; and a team's identity
+// provider, signing JWT access tokens with a key it can rotate and publishing
+// its keys at jwks_uri (idp.go). Options make it misbehave: no PKCE advertisement, a
 // wrong iss, a malicious authorization endpoint.
 //
 // /authorize approves at once: it redirects to redirect_uri with the code,
@@ -64,6 +66,11 @@ type Options struct {
 	// makes the MCP endpoint require the DPoP scheme with a proof;
 	// DPoPNonce also makes both require the server's nonce.
 	DPoP, DPoPNonce bool
+	// JWTSubject, if set, makes the access tokens /token issues JWTs of
+	// this user, for the resource asked for, signed as AccessJWT signs
+	// (the server as a team's identity provider, for a real client's
+	// login).
+	JWTSubject string
 }
 
 // Server is the running pair.
@@ -78,6 +85,7 @@ type Server struct {
 	Codes         atomic.Int64 // code exchanges
 	// Machine grants answered, and token requests of any kind.
 	ClientCredentials, JWTBearers, TokenRequests atomic.Int64
+	JWKSFetches                                  atomic.Int64 // of /jwks (idp.go)
 
 	mu       sync.Mutex
 	clients  map[string]string    // id → secret ("" for public)
@@ -91,6 +99,21 @@ type Server struct {
 	jtis     map[string]bool      // DPoP proofs seen
 	nonce    string               // the current DPoP nonce
 	nonceAt  time.Time
+	keys     []idpKey // signing keys of AccessJWT, the last the current one
+	calls    []Call   // tools/call requests /mcp let through
+}
+
+// Call is a tools/call the protected MCP endpoint let through: the
+// Authorization it came with, the tool and its "text" argument.
+type Call struct {
+	Authorization, Tool, Text string
+}
+
+// Calls lists the tools/call requests /mcp let through, in order.
+func (s *Server) Calls() []Call {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.calls)
 }
 
 type codeGrant struct {
@@ -123,7 +146,7 @@ func Start(t testing.TB, opts Options) *Server {
 		URL: "http://" + ln.Addr().String(), opts: opts,
 		clients: map[string]string{}, redirect: map[string][]string{},
 		codes: map[string]codeGrant{}, access: map[string]grant{}, refresh: map[string]grant{},
-		jtis: map[string]bool{},
+		jtis: map[string]bool{}, keys: []idpKey{newIDPKey(1)},
 	}
 	s.MCPURL = s.URL + "/mcp"
 	for id, sec := range opts.Clients {
@@ -135,6 +158,7 @@ func Start(t testing.TB, opts Options) *Server {
 	mux.HandleFunc("GET /authorize", s.authorize)
 	mux.HandleFunc("POST /token", s.token)
 	mux.HandleFunc("POST /register", s.register)
+	mux.HandleFunc("GET /jwks", s.jwks)
 	mux.Handle("/mcp", s.protect(mcpHandler(opts.AdminScope)))
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go hs.Serve(ln)
@@ -180,6 +204,7 @@ func (s *Server) asm(w http.ResponseWriter, _ *http.Request) {
 		"issuer":                                s.URL,
 		"authorization_endpoint":                s.URL + "/authorize",
 		"token_endpoint":                        s.URL + "/token",
+		"jwks_uri":                              s.URL + "/jwks",
 		"response_types_supported":              []string{"code"},
 		"grant_types_supported":                 []string{"authorization_code", "refresh_token"},
 		"scopes_supported":                      append(slices.Clone(s.opts.Scopes), "offline_access"),
@@ -372,6 +397,9 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	g.jkt = jkt
 	g.expires = time.Now().Add(s.opts.AccessTTL)
 	at, rt := "at-"+rand.Text(), "rt-"+rand.Text()
+	if s.opts.JWTSubject != "" {
+		at = s.signLocked(s.opts.JWTSubject, g.resource, s.opts.AccessTTL, nil)
+	}
 	s.access[at] = g
 	s.refresh[rt] = g
 	typ := "Bearer"
@@ -426,12 +454,17 @@ func (s *Server) protect(next http.Handler) http.Handler {
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
 		}
-		if r.Method == http.MethodPost && !slices.Contains(g.scopes, s.opts.AdminScope) {
-			body, err := peekToolName(r)
-			if err == nil && body == "admin" {
+		if r.Method == http.MethodPost {
+			tool, text, err := peekCall(r)
+			if err == nil && tool == "admin" && !slices.Contains(g.scopes, s.opts.AdminScope) {
 				w.Header().Set("WWW-Authenticate", challenge+fmt.Sprintf(`, error="insufficient_scope", scope="%s"`, s.opts.AdminScope))
 				http.Error(w, "insufficient scope", http.StatusForbidden)
 				return
+			}
+			if err == nil && tool != "" {
+				s.mu.Lock()
+				s.calls = append(s.calls, Call{Authorization: h, Tool: tool, Text: text})
+				s.mu.Unlock()
 			}
 		}
 		next.ServeHTTP(w, r)

@@ -1,0 +1,74 @@
+package daemon
+
+import (
+	"log/slog"
+	"net/http"
+	"reflect"
+	"sync"
+
+	"github.com/plexus-mcp/plexus/internal/host"
+	"github.com/plexus-mcp/plexus/internal/teamauth"
+)
+
+// teamSwitch puts the MCP face on the HTTP address behind the guard the
+// settings ask for, at each request: the loopback token of the
+// one-machine daemon, or, once a "team" section is set, the team's access
+// tokens (teamauth). The protected resource's metadata is served only in
+// team mode; otherwise its path goes where it always went (the web page).
+type teamSwitch struct {
+	h     *host.Host
+	face  http.Handler // the face, unguarded
+	token http.Handler // the face behind the loopback token
+	other http.Handler // what the metadata path is without team mode
+	log   *slog.Logger
+
+	mu    sync.Mutex
+	res   *teamauth.Resource // of team; guarded by mu
+	guard http.Handler       // res.Guard(face)
+}
+
+// resource is the protected resource of the live team setting, nil
+// without one; it is made anew when the setting changes (its key cache
+// with it).
+func (s *teamSwitch) resource() (*teamauth.Resource, http.Handler) {
+	t := s.h.LiveConfig().Team
+	if t == nil {
+		return nil, nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.res == nil || !reflect.DeepEqual(s.res.Team(), *t) {
+		s.res = teamauth.New(t, teamauth.Options{Log: s.log})
+		s.guard = s.res.Guard(s.face)
+		s.log.Info("team mode: the face takes the team's access tokens", "resource", t.Resource, "issuers", t.Issuers)
+	}
+	return s.res, s.guard
+}
+
+// ServeHTTP serves /mcp and /mcp/NAME.
+func (s *teamSwitch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if _, guard := s.resource(); guard != nil {
+		guard.ServeHTTP(w, r)
+		return
+	}
+	s.token.ServeHTTP(w, r)
+}
+
+// callback serves a team member's browser coming back from an upstream
+// login, in team mode.
+func (s *teamSwitch) callback(w http.ResponseWriter, r *http.Request) {
+	if res, _ := s.resource(); res != nil {
+		s.h.ServeMemberRedirect(w, r)
+		return
+	}
+	s.other.ServeHTTP(w, r)
+}
+
+// metadata serves the RFC 9728 document in team mode.
+func (s *teamSwitch) metadata(w http.ResponseWriter, r *http.Request) {
+	if res, _ := s.resource(); res != nil {
+		res.ServeMetadata(w, r)
+		return
+	}
+	s.other.ServeHTTP(w, r)
+}
