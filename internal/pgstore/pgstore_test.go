@@ -109,7 +109,7 @@ func TestSealedAtRest(t *testing.T) {
 	if _, err := s.Write("creds.json", d, []byte(`{"env":{"T":"`+canary+`-2"}}`), true); err != nil {
 		t.Fatal(err)
 	}
-	if dump := pg.Dump(); bytes.Contains(dump, []byte(canary)) || !bytes.Contains(dump, []byte("creds.json")) {
+	if dump := pg.Dump(pg.URL); bytes.Contains(dump, []byte(canary)) || !bytes.Contains(dump, []byte("creds.json")) {
 		t.Fatalf("the dump holds the canary (or no row at all):\n%s", dump)
 	}
 	// Without the old key nothing opens, and the error says what to do.
@@ -130,7 +130,7 @@ func TestSealedAtRest(t *testing.T) {
 	if data, err := n.RevisionData("creds.json", revs[0].Name); err != nil || !strings.Contains(string(data), canary) {
 		t.Fatalf("old revision after rotation = %q, %v", data, err)
 	}
-	if bytes.Contains(pg.Dump(), []byte(canary)) {
+	if bytes.Contains(pg.Dump(pg.URL), []byte(canary)) {
 		t.Fatal("the dump holds the canary after rotation")
 	}
 }

@@ -168,10 +168,26 @@ func (p *Postgres) Stop() {
 	p.cmd = nil
 }
 
-// Dump returns pg_dump's plain dump of the database: every table's rows.
-func (p *Postgres) Dump() []byte {
+// Database creates a fresh database in the cluster and returns its URL.
+func (p *Postgres) Database(name string) string {
 	p.t.Helper()
-	cmd := exec.Command(filepath.Join(p.bin, "pg_dump"), "--data-only", "-d", p.URL)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, p.URL)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
+		p.t.Fatal(err)
+	}
+	return fmt.Sprintf("postgres://plexus@127.0.0.1:%d/%s?sslmode=disable", p.Port, name)
+}
+
+// Dump returns pg_dump's plain dump of the database: every table's rows.
+func (p *Postgres) Dump(url string) []byte {
+	p.t.Helper()
+	cmd := exec.Command(filepath.Join(p.bin, "pg_dump"), "--data-only", "-d", url)
 	out, err := cmd.Output()
 	if err != nil {
 		p.t.Fatalf("pg_dump: %v", err)
