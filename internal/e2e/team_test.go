@@ -297,3 +297,34 @@ func TestTeamReplicas(t *testing.T) {
 		}
 	})
 }
+
+// TestTeamStoreBadInput: a daemon given a database store it cannot use
+// does not start, says why, and quotes neither the key nor the password.
+func TestTeamStoreBadInput(t *testing.T) {
+	e := testenv.New(t)
+	const password, keyText = "CANARY-pw-41d2", "CANARY-not-a-key-77"
+	bad := filepath.Join(t.TempDir(), "bad.key")
+	if err := os.WriteFile(bad, []byte(keyText), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	good, _ := writeKeyFile(t)
+	closed := "postgres://plexus:" + password + "@127.0.0.1:1/plexus?connect_timeout=2"
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--store", "mysql://db/x", "--store-key-file", good}, "postgres:// URL"},
+		{[]string{"--store", closed}, "--store-key-file"},
+		{[]string{"--store", closed, "--store-key-file", bad}, "not base64"},
+		{[]string{"--store", closed, "--store-key-file", good}, "connecting to the store"},
+		{[]string{"--store", "postgres://plexus:" + password + "@[::1", "--store-key-file", good}, "not a valid postgres:// URL"},
+	} {
+		r := e.Run("", append([]string{"daemon", "--listen", "off"}, tc.args...)...)
+		if r.Code == 0 || !strings.Contains(r.Stderr, tc.want) {
+			t.Errorf("daemon %v: exit %d, stderr does not say %q:\n%s", tc.args, r.Code, tc.want, r.Stderr)
+		}
+		if strings.Contains(r.Stderr+r.Stdout, password) || strings.Contains(r.Stderr+r.Stdout, keyText) {
+			t.Errorf("daemon %v quotes the password or the key:\n%s", tc.args, r.Stderr)
+		}
+	}
+}

@@ -65,6 +65,12 @@ func Open(ctx context.Context, url string, keys Keys, log *slog.Logger) (*Store,
 	ctx, cancel := context.WithTimeout(ctx, opTimeout)
 	defer cancel()
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err == nil {
+		err = pool.Ping(ctx) // the pool connects lazily: say now if it cannot
+		if err != nil {
+			pool.Close()
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("connecting to the store: %w", err)
 	}
