@@ -209,6 +209,38 @@ func TestTeamReplicas(t *testing.T) {
 		}
 	})
 
+	t.Run("a revision restored through one replica is applied by all", func(t *testing.T) {
+		var list []apitype.Revision
+		if err := json.Unmarshal([]byte(c.MustRun("revisions", "--json")), &list); err != nil {
+			t.Fatal(err)
+		}
+		if len(list) < 2 {
+			t.Fatalf("%d revisions kept", len(list))
+		}
+		oldest := list[len(list)-1]
+		db, err := pgstore.Open(ctx, pg.URL, pgstore.Keys{Current: key}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		data, err := db.RevisionData("extensions.json", oldest.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		was, err := config.Decode(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, before := retryMs(t, c)
+		c.MustRun("revisions", "restore", oldest.Name)
+		for _, e := range rs {
+			within(t, time.Second, "the restored revision applied", func() bool {
+				v, r := retryMs(t, e)
+				return v == was.MCP.RetryMs && r == before+1
+			})
+		}
+	})
+
 	t.Run("secrets are sealed in the database and never shown", func(t *testing.T) {
 		const canary = "CANARY-team-secret-5b1e77"
 		if r := b.Run(canary+"\n", "secret", "set", "TEAM_TOKEN"); r.Code != 0 {
