@@ -257,7 +257,10 @@ func TestTeamReplicas(t *testing.T) {
 		}
 		for _, e := range rs {
 			status := e.MustRun("status", "--json")
-			logs, _ := os.ReadFile(filepath.Join(e.Home, "plexus.log"))
+			logs, err := os.ReadFile(filepath.Join(e.Home, "logs.jsonl"))
+			if err != nil || !bytes.Contains(logs, []byte("daemon ready")) {
+				t.Fatalf("no log to read in %s: %v", e.Home, err)
+			}
 			for what, s := range map[string]string{"status": status, "log": string(logs), "output": e.DaemonOutput()} {
 				if strings.Contains(s, canary) {
 					t.Fatalf("the %s of %s shows the secret", what, e.Home)
