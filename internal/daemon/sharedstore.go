@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 
 	"github.com/plexus-mcp/plexus/internal/docstore"
 	"github.com/plexus-mcp/plexus/internal/oauth"
@@ -55,6 +57,14 @@ func openState(ctx context.Context, home string, so StoreOptions, log *slog.Logg
 		}
 		if st, err = store.OpenOn(home, db); err != nil {
 			db.Close()
+		}
+		// Settings left in the home are not read: say so, rather than
+		// let someone edit a file that does nothing.
+		for _, name := range Documents {
+			if _, serr := os.Stat(filepath.Join(home, name)); serr == nil {
+				log.Warn("the home's file is not used: the documents are in the database store",
+					"file", filepath.Join(home, name), "hint", "plexus store migrate --from HOME --to URL moves a home into it")
+			}
 		}
 	}
 	if err != nil {

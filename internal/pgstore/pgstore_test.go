@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/plexus-mcp/plexus/internal/docstore"
 	"github.com/plexus-mcp/plexus/internal/pgstore"
 	"github.com/plexus-mcp/plexus/internal/testenv"
@@ -70,6 +72,27 @@ func TestWritesAreConditional(t *testing.T) {
 	}
 	if _, err := b.RevisionData("x.json", "x.json.nope"); err == nil {
 		t.Fatal("an unknown revision was found")
+	}
+	// The schema is migrated once: opening again changes nothing, and a
+	// database of a newer plexus is refused.
+	c := open(t, pg.URL, keys)
+	if got, _ := c.Read("x.json"); string(got.Data) != "two" {
+		t.Fatalf("after a second open: %+v", got)
+	}
+	conn, err := pgx.Connect(context.Background(), pg.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var v int
+	if err := conn.QueryRow(context.Background(), `SELECT version FROM plexus_schema`).Scan(&v); err != nil || v != pgstore.SchemaVersion {
+		t.Fatalf("schema version %d (%v), want %d", v, err, pgstore.SchemaVersion)
+	}
+	if _, err := conn.Exec(context.Background(), `UPDATE plexus_schema SET version = version + 1`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pgstore.Open(context.Background(), pg.URL, keys, nil); err == nil || !strings.Contains(err.Error(), "newer") {
+		t.Fatalf("open of a newer schema: %v", err)
 	}
 }
 
