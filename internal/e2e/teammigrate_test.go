@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plexus-mcp/plexus/internal/pgstore"
 	"github.com/plexus-mcp/plexus/internal/testenv"
 )
 
@@ -19,7 +20,7 @@ import (
 // --force; and a daemon on the database serves what the home had.
 func TestStoreMigrate(t *testing.T) {
 	pg := testenv.StartPostgres(t)
-	keyFile, _ := writeKeyFile(t)
+	keyFile, key := writeKeyFile(t)
 	const secretCanary, tokenCanary, refreshCanary = "CANARY-migrate-secret-0c4d", "CANARY-migrate-access-7e21", "CANARY-migrate-refresh-93ab"
 
 	// A home as a one-machine daemon leaves it.
@@ -139,5 +140,26 @@ func TestStoreMigrate(t *testing.T) {
 	}
 	if out := r.MustRun("settings", "get", "retryMs"); strings.TrimSpace(out) != "4321" {
 		t.Fatalf("retryMs on the replica = %q", out)
+	}
+	// The tokens are in the database, sealed, and open under the key; the
+	// replica shows none of the secrets in its status or its log.
+	db, err := pgstore.Open(t.Context(), url, pgstore.Keys{Current: key}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if d, err := db.Read("oauth.json"); err != nil || !strings.Contains(string(d.Data), tokenCanary) {
+		t.Fatalf("oauth.json in the database: %v", err)
+	}
+	seen := r.MustRun("status", "--json") + r.MustRun("ls", "--json") + r.DaemonOutput()
+	logs, err := os.ReadFile(filepath.Join(r.Home, "logs.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen += string(logs)
+	for _, c := range []string{secretCanary, tokenCanary, refreshCanary} {
+		if strings.Contains(seen, c) {
+			t.Fatalf("the replica shows %s", c)
+		}
 	}
 }
