@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -56,7 +57,15 @@ func main() {
 				// environment still decides.
 				steady = 1
 			}
-			return daemon.Run(ctx, daemon.Options{Home: home, Shim: []string{exe, shimCommand}, Stderr: os.Stderr, Listen: o.Listen, SteadyProcs: steady})
+			return daemon.Run(ctx, daemon.Options{Home: home, Shim: []string{exe, shimCommand}, Stderr: os.Stderr, Listen: o.Listen, SteadyProcs: steady,
+				Store: daemon.StoreOptions(o.Store)})
+		},
+		MigrateStore: func(ctx context.Context, o cli.MigrateOptions) (string, error) {
+			c, err := daemon.MigrateStore(ctx, o.From, o.To, daemon.StoreOptions(o.Keys), o.Force)
+			if err != nil {
+				return "", err
+			}
+			return fmt.Sprintf("copied %s and %d kept revisions; read back and verified", strings.Join(c.Docs, ", "), c.Revisions), nil
 		},
 		RunExampleServer: func(ctx context.Context) error {
 			return exampleserver.Run(ctx, &mcp.StdioTransport{})

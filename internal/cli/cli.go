@@ -39,6 +39,22 @@ const (
 type DaemonOptions struct {
 	// Listen is the loopback TCP address; "" for the default, "off" for none.
 	Listen string
+	Store  StoreOptions
+}
+
+// StoreOptions name a database store: its URL and the files of its keys.
+type StoreOptions struct {
+	URL         string
+	KeyFile     string
+	OldKeyFiles []string
+}
+
+// MigrateOptions are the flags of `plexus store migrate`.
+type MigrateOptions struct {
+	From, To string
+	// Keys of the database side; URL is unused.
+	Keys  StoreOptions
+	Force bool
 }
 
 // Env is what the command line gets from its process.
@@ -49,6 +65,9 @@ type Env struct {
 	RunDaemon func(ctx context.Context, opts DaemonOptions) error
 	// RunExampleServer runs the bundled example MCP server on stdio.
 	RunExampleServer func(ctx context.Context) error
+	// MigrateStore copies a home or a database store to another and
+	// returns what it copied, for people.
+	MigrateStore func(ctx context.Context, opts MigrateOptions) (string, error)
 }
 
 // Run runs the command line args (without the program name) and returns the

@@ -32,7 +32,9 @@ func TestEveryCommandAcceptsJSON(t *testing.T) {
 		// settings alone only names its subcommands.
 		"connect": true, "disconnect": true, "settings": true,
 		// These ask the system's service manager, not the daemon.
-		"service": true, "service install": true, "service uninstall": true, "service status": true}
+		"service": true, "service install": true, "service uninstall": true, "service status": true,
+		// These copy a stopped daemon's store.
+		"store": true, "store migrate": true}
 	a := &app{}
 	root := a.rootCommand()
 	root.InitDefaultHelpCmd()

@@ -14,6 +14,7 @@ import (
 
 func (a *app) daemonCommand() *cobra.Command {
 	var listen string
+	var so StoreOptions
 	cmd := &cobra.Command{
 		Use:   "daemon",
 		Short: "Run the daemon in the foreground",
@@ -21,16 +22,22 @@ func (a *app) daemonCommand() *cobra.Command {
 $PLEXUS_HOME (default ~/.plexus): the settings, the secrets and the servers.
 It answers on the unix socket $PLEXUS_HOME/plexus.sock, and on a loopback TCP
 address (default 127.0.0.1:7780) for the web page (` + "`plexus ui`" + `) and the
-token-guarded endpoints: /metrics.`,
+token-guarded endpoints: /metrics.
+
+With --store postgres://… the settings, secrets, tokens and pins are kept in
+that database instead, shared with the other replicas of a team and sealed
+under the key of --store-key-file (docs/team.md).`,
 		Args: exactArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if a.env.RunDaemon == nil {
 				return fmt.Errorf("the daemon: %w", errNoRunner)
 			}
-			return stoppedIsSuccess(cmd, a.env.RunDaemon(cmd.Context(), DaemonOptions{Listen: listen}))
+			return stoppedIsSuccess(cmd, a.env.RunDaemon(cmd.Context(), DaemonOptions{Listen: listen, Store: so}))
 		},
 	}
 	cmd.Flags().StringVar(&listen, "listen", "", "loopback `ADDRESS` for the web page and the token-guarded HTTP endpoints (default 127.0.0.1:7780; off for none)")
+	cmd.Flags().StringVar(&so.URL, "store", "", "keep the settings, secrets, tokens and pins in the PostgreSQL database at `URL` (postgres://…), shared with other replicas")
+	storeKeyFlags(cmd, &so)
 	return cmd
 }
 

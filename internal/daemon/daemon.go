@@ -2,9 +2,10 @@
 // lock, the log file, the engine (host), and the settings API on the unix
 // socket; and it owns the shutdown order.
 //
-// Shutdown order: stop accepting API requests (in-flight ones get a grace
-// period), then stop every server (each process group ended and reaped),
-// then remove the socket and release the lock.
+// Shutdown order: stop following a shared store's changes, stop accepting
+// API requests (in-flight ones get a grace period), then stop every server
+// (each process group ended and reaped), then close the store, remove the
+// socket and release the lock.
 package daemon
 
 import (
@@ -49,6 +50,9 @@ type Options struct {
 	// SteadyProcs, if not 0, is how many threads run the daemon's Go code
 	// once its servers have started (runtime.GOMAXPROCS; see settle).
 	SteadyProcs int
+	// Store is the database the daemon keeps its documents in, shared
+	// with other replicas; none: files in Home.
+	Store StoreOptions
 }
 
 // Run runs the daemon until ctx is done, or until one of its servers fails.
@@ -71,10 +75,11 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	defer closeLog()
-	st, pn, err := openState(opts.Home)
+	st, pn, err := openState(ctx, opts.Home, opts.Store, log)
 	if err != nil {
 		return err
 	}
+	defer st.Docs().Close()
 	sock := filepath.Join(opts.Home, SocketName)
 	ln, err := listenSocket(sock)
 	if err != nil {
@@ -88,7 +93,7 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	return p.serve(ctx, opts, ln, tcp, func() {
-		log.Info("daemon ready", "home", opts.Home, "socket", sock, "http", tcp.addr(), "pid", os.Getpid(),
+		log.Info("daemon ready", "home", opts.Home, "store", storeKind(opts.Store), "socket", sock, "http", tcp.addr(), "pid", os.Getpid(),
 			"servers", len(st.Config().MCP.Servers), "startup_ms", time.Since(start).Milliseconds())
 	})
 }
@@ -105,21 +110,6 @@ func openLogger(opts Options) (*slog.Logger, func() error, error) {
 		handlers = append(handlers, slog.NewTextHandler(opts.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	}
 	return slog.New(slog.NewMultiHandler(handlers...)), logs.Close, nil
-}
-
-// openState loads the settings and the pins. A pins file that does not
-// load stops the daemon, like a settings file: it would otherwise hold
-// every server back.
-func openState(home string) (*store.Store, *pins.Store, error) {
-	st, err := store.Open(home)
-	if err != nil {
-		return nil, nil, err
-	}
-	pn, err := pins.Open(home, st.Config().MCP.Servers)
-	if err != nil {
-		return nil, nil, err
-	}
-	return st, pn, nil
 }
 
 // listenSocket listens on the API socket, private to the user. We hold the
@@ -235,6 +225,14 @@ func (p *parts) serve(ctx context.Context, opts Options, ln net.Listener, tcp *t
 		g.Go(func() error { return served("the loopback address", tcp.srv.Serve(tcp.ln)) })
 	}
 	g.Go(func() error { return served("the socket", srv.Serve(ln)) })
+	// Changes other replicas make to a shared store (none for files). It
+	// ends before the shutdown stops the servers: a change being applied
+	// could otherwise start one after.
+	followed := make(chan struct{})
+	g.Go(func() error {
+		defer close(followed)
+		return p.h.Follow(gctx)
+	})
 	g.Go(func() error {
 		settle(gctx, p.h, opts.SteadyProcs) // at once when no server is starting
 		resettle(gctx, p.h, p.fc.Ended())
@@ -242,6 +240,7 @@ func (p *parts) serve(ctx context.Context, opts Options, ln net.Listener, tcp *t
 	})
 	g.Go(func() error {
 		<-gctx.Done()
+		<-followed
 		p.shutdown(srv, tcp)
 		return nil
 	})

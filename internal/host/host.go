@@ -140,7 +140,7 @@ func New(opts Options) *Host {
 	h.pins.store = openPins(opts)
 	h.oauth = opts.OAuth
 	if h.oauth == nil {
-		m, err := oauth.Open(oauth.Options{Home: opts.Store.Home(), Logger: opts.Logger.With("component", "oauth")})
+		m, err := oauth.Open(oauth.Options{Docs: opts.Store.Docs(), Logger: opts.Logger.With("component", "oauth")})
 		if err != nil {
 			h.log.Error("OAuth logins are unavailable", "err", err)
 		}

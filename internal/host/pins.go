@@ -48,7 +48,7 @@ func openPins(opts Options) *pins.Store {
 	if opts.Pins != nil {
 		return opts.Pins
 	}
-	p, err := pins.Open(opts.Store.Home(), opts.Store.Config().MCP.Servers)
+	p, err := pins.OpenOn(opts.Store.Docs(), opts.Store.Config().MCP.Servers)
 	if err != nil {
 		opts.Logger.Error("pins not loaded: every server needs approval", "err", err)
 		return pins.Unavailable(err)

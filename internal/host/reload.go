@@ -47,6 +47,15 @@ func (h *Host) reload(ctx context.Context) (int64, error) {
 		if err := h.opts.Store.AcceptConfigFile(read, exists); err != nil {
 			return 0, err
 		}
+		// A shared store's version carries its own revision, which the
+		// store has taken.
+		if committed := h.opts.Store.Config(); committed.Revision != cur.Revision {
+			h.serversMu.Lock()
+			h.cfg = committed
+			h.serversMu.Unlock()
+			h.publish()
+			return committed.Revision, nil
+		}
 		return cur.Revision, nil
 	}
 

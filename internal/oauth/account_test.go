@@ -1,6 +1,7 @@
 package oauth
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -15,11 +16,11 @@ func TestMemberEntriesAreKeptApart(t *testing.T) {
 	if entryKey(own) == entryKey(ada) {
 		t.Fatal("a member's entry shares the server's key")
 	}
-	path := t.TempDir() + "/oauth.json"
-	if err := f.save(path); err != nil {
+	data, err := json.MarshalIndent(f, "", "  ") // as the store writes it
+	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := loadFile(path)
+	got, err := decodeFile(data)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -292,7 +292,7 @@ func (m *Manager) dropRefused(server, access string) {
 		return
 	}
 	e.Token = nil
-	if err := m.f.save(m.path); err != nil {
+	if err := m.saveLocked(); err != nil {
 		m.log.Error("saving OAuth tokens failed", "server", server, "err", err)
 	}
 }

@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/plexus-mcp/plexus/internal/docstore"
 	"log/slog"
 	"net/http"
-	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -17,8 +17,10 @@ var ErrNeedsLogin = errors.New("needs login")
 
 // Options configure a Manager.
 type Options struct {
-	// Home is the directory of oauth.json.
-	Home   string
+	// Home is the directory of oauth.json, when Docs is nil.
+	Home string
+	// Docs is where oauth.json is kept; default: files under Home.
+	Docs   docstore.Backend
 	Logger *slog.Logger
 	// HTTPClient reaches the metadata, registration and token endpoints;
 	// default: a plain client with a 30 s timeout.
@@ -39,7 +41,7 @@ type Options struct {
 // Manager holds the logins of every server: the token store, the refreshes
 // and the logins in progress. It is safe for concurrent use.
 type Manager struct {
-	path                string
+	docs                docstore.Backend
 	log                 *slog.Logger
 	hc                  *http.Client
 	onChange            func(string)
@@ -50,6 +52,7 @@ type Manager struct {
 
 	mu      sync.Mutex
 	f       *file                   // guarded by mu; what oauth.json holds
+	doc     docstore.Doc            // guarded by mu; oauth.json as last read or written
 	servers map[string]*serverState // guarded by mu
 
 	wg sync.WaitGroup // login listeners
@@ -82,7 +85,7 @@ type serverState struct {
 // error: the daemon does not start over tokens it cannot read.
 func Open(opts Options) (*Manager, error) {
 	m := &Manager{
-		path:                filepath.Join(opts.Home, FileName),
+		docs:                opts.Docs,
 		log:                 opts.Logger,
 		hc:                  opts.HTTPClient,
 		onChange:            opts.OnChange,
@@ -110,11 +113,14 @@ func Open(opts Options) (*Manager, error) {
 	if m.now == nil {
 		m.now = time.Now
 	}
-	f, err := loadFile(m.path)
+	if m.docs == nil {
+		m.docs = docstore.Files{Home: opts.Home}
+	}
+	f, d, err := loadDoc(m.docs)
 	if err != nil {
 		return nil, err
 	}
-	m.f = f
+	m.f, m.doc = f, d
 	return m, nil
 }
 
@@ -337,7 +343,7 @@ func (m *Manager) replaceTokenIf(server, old string, tok *token, scopes []string
 	if scopes != nil {
 		e.Scopes = scopes
 	}
-	return m.f.save(m.path)
+	return m.saveLocked()
 }
 
 func (m *Manager) dropTokenIf(server, old string) {
@@ -348,7 +354,7 @@ func (m *Manager) dropTokenIf(server, old string) {
 		return
 	}
 	e.Token = nil
-	if err := m.f.save(m.path); err != nil {
+	if err := m.saveLocked(); err != nil {
 		m.log.Error("saving OAuth tokens failed", "server", server, "err", err)
 	}
 }
@@ -363,7 +369,7 @@ func (m *Manager) store(e *entry) error {
 		}
 	}
 	m.f.Entries[entryKey(e)] = e
-	err := m.f.save(m.path)
+	err := m.saveLocked()
 	st := m.stateLocked(e.Server)
 	st.needsLogin, st.reason, st.want, st.challenge = false, "", nil, nil
 	m.mu.Unlock()
@@ -379,7 +385,7 @@ func (m *Manager) Logout(server string) error {
 			delete(m.f.Entries, k)
 		}
 	}
-	err := m.f.save(m.path)
+	err := m.saveLocked()
 	st := m.servers[server]
 	delete(m.servers, server)
 	m.mu.Unlock()

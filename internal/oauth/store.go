@@ -6,12 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/plexus-mcp/plexus/internal/atomicfile"
+	"github.com/plexus-mcp/plexus/internal/docstore"
 )
 
 // FileName is the token store in the daemon's home: mode 0600, written only
@@ -151,25 +150,57 @@ func decodeFile(data []byte) (*file, error) {
 	return f, nil
 }
 
-// loadFile reads path; a missing file is an empty store.
-func loadFile(path string) (*file, error) {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return decodeFile(nil)
-	}
+// loadDoc reads oauth.json from docs; a missing one is an empty store.
+func loadDoc(docs docstore.Backend) (*file, docstore.Doc, error) {
+	d, err := docs.Read(FileName)
 	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", FileName, err)
+		return nil, docstore.Doc{}, fmt.Errorf("reading %s: %w", FileName, err)
 	}
-	return decodeFile(data)
+	f, err := decodeFile(d.Data)
+	return f, d, err
 }
 
-func (f *file) save(path string) error {
-	data, err := json.MarshalIndent(f, "", "  ")
+// saveLocked writes m.f (m.mu held). oauth.json is one document: when
+// another replica saved it meanwhile, the last write wins.
+func (m *Manager) saveLocked() error {
+	data, err := json.MarshalIndent(m.f, "", "  ")
 	if err != nil {
 		return err
 	}
-	if err := atomicfile.WriteFile(path, append(data, '\n'), 0o600); err != nil {
+	data = append(data, '\n')
+	d, err := m.docs.Write(FileName, m.doc, data, false)
+	var stale *docstore.StaleError
+	if errors.As(err, &stale) {
+		d, err = m.docs.Write(FileName, stale.Current, data, false)
+	}
+	if err != nil {
 		return fmt.Errorf("saving %s: %w", FileName, err)
+	}
+	m.doc = d
+	return nil
+}
+
+// Refresh reads the tokens again, after another daemon sharing the
+// backend saved them. A version that does not decode is refused and the
+// tokens in memory are kept.
+func (m *Manager) Refresh() error {
+	f, d, err := loadDoc(m.docs)
+	if err != nil {
+		return err
+	}
+	m.mu.Lock()
+	if d.Same(m.doc) {
+		m.mu.Unlock()
+		return nil
+	}
+	m.f, m.doc = f, d
+	var servers []string
+	for _, e := range f.Entries {
+		servers = append(servers, e.Server)
+	}
+	m.mu.Unlock()
+	for _, s := range servers {
+		m.changed(s)
 	}
 	return nil
 }

@@ -10,13 +10,14 @@ import (
 
 	"github.com/plexus-mcp/plexus/internal/catalog"
 	"github.com/plexus-mcp/plexus/internal/config"
+	"github.com/plexus-mcp/plexus/internal/docstore"
 )
 
 // FuzzDecode checks that Decode never panics, that a failure is a
 // *DecodeError with problems and no file, and that whatever it accepts
 // survives Encode unchanged and keeps its keys and hashes consistent.
 func FuzzDecode(f *testing.F) {
-	s := &Store{path: f.TempDir() + "/" + FileName, now: func() time.Time { return time.Unix(1e9, 0) }}
+	s := &Store{docs: docstore.Files{Home: f.TempDir()}, now: func() time.Time { return time.Unix(1e9, 0) }}
 	s.f = &File{Servers: map[string]Server{}}
 	next := s.clone()
 	next.Servers["docs"] = s.approved(Server{}, TrustOf(config.Server{Type: "stdio", Command: "docs", Args: []string{"--x"},

@@ -25,24 +25,24 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/plexus-mcp/plexus/internal/atomicfile"
 	"github.com/plexus-mcp/plexus/internal/catalog"
 	"github.com/plexus-mcp/plexus/internal/config"
+	"github.com/plexus-mcp/plexus/internal/docstore"
 )
 
 // Store holds the pins in memory and on disk.
 type Store struct {
-	path string
+	docs docstore.Backend // nil for Unavailable
 	now  func() time.Time
+	// doc is pins.json as last read or written; guarded by writeMu.
+	doc docstore.Doc
 
 	// writeMu serialises the writes of the file; it is taken before mu.
 	// Every write but a group commit's (commit.go) holds mu as well.
@@ -164,10 +164,17 @@ func (s *Store) Prepare(entries []catalog.Entry) {
 // settings, and holding them all back would only teach people to approve
 // without looking. From then on only a person's approval trusts a server.
 func Open(home string, configured map[string]config.Server) (*Store, error) {
-	s := &Store{path: filepath.Join(home, FileName), now: time.Now}
-	data, err := os.ReadFile(s.path)
+	return OpenOn(docstore.Files{Home: home}, configured)
+}
+
+// OpenOn loads pins.json from docs, as Open does from a home.
+func OpenOn(docs docstore.Backend, configured map[string]config.Server) (*Store, error) {
+	s := &Store{docs: docs, now: time.Now}
+	d, err := docs.Read(FileName)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return nil, err
+	case !d.Exists:
 		s.f = &File{Servers: map[string]Server{}}
 		next := s.clone()
 		for name, sc := range configured {
@@ -177,18 +184,44 @@ func Open(home string, configured map[string]config.Server) (*Store, error) {
 			return nil, err
 		}
 		return s, nil
-	case err != nil:
-		return nil, err
 	}
-	f, err := Decode(data)
+	f, err := Decode(d.Data)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", s.path, err)
+		return nil, fmt.Errorf("%s: %w", docs.Where(FileName), err)
 	}
-	if err := os.Chmod(s.path, 0o600); err != nil {
-		return nil, fmt.Errorf("making %s private: %w", s.path, err)
+	if !docs.Shared() {
+		if err := os.Chmod(docs.Where(FileName), 0o600); err != nil {
+			return nil, fmt.Errorf("making %s private: %w", docs.Where(FileName), err)
+		}
 	}
-	s.f = f
+	s.f, s.doc = f, d
 	return s, nil
+}
+
+// Refresh reads the pins again, after another daemon sharing the backend
+// saved them. A version that does not decode is refused and the pins in
+// memory are kept.
+func (s *Store) Refresh() error {
+	if s.docs == nil {
+		return nil
+	}
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	d, err := s.docs.Read(FileName)
+	if err != nil || !d.Exists || d.Same(s.doc) {
+		return err
+	}
+	f, err := Decode(d.Data)
+	if err != nil {
+		return fmt.Errorf("%s: %w", s.docs.Where(FileName), err)
+	}
+	s.mu.Lock()
+	s.f, s.doc = f, d
+	for name := range f.Servers {
+		s.touchLocked(name)
+	}
+	s.mu.Unlock()
+	return nil
 }
 
 // Unavailable returns a Store for pins that could not be loaded: every
@@ -214,8 +247,13 @@ func (s *Store) touchLocked(server string) {
 	s.versions[server]++
 }
 
-// Path returns the file's path.
-func (s *Store) Path() string { return s.path }
+// Path returns where the pins are kept (the file's path).
+func (s *Store) Path() string {
+	if s.docs == nil {
+		return ""
+	}
+	return s.docs.Where(FileName)
+}
 
 // File returns the current pins. The caller must not change it.
 func (s *Store) File() *File {
@@ -613,9 +651,17 @@ func (s *Store) write(next *File) error {
 	if err != nil {
 		return fmt.Errorf("saving pins: %w", err)
 	}
-	if err := atomicfile.WriteFile(s.path, data, 0o600); err != nil {
+	doc, err := s.docs.Write(FileName, s.doc, data, false)
+	var stale *docstore.StaleError
+	if errors.As(err, &stale) {
+		// Another replica saved its pins meanwhile: pins.json is one
+		// document, and the last write of it wins.
+		doc, err = s.docs.Write(FileName, stale.Current, data, false)
+	}
+	if err != nil {
 		return fmt.Errorf("saving pins: %w", err)
 	}
+	s.doc = doc
 	return nil
 }
 

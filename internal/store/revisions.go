@@ -2,25 +2,23 @@ package store
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"slices"
-	"strings"
 	"time"
 
-	"github.com/plexus-mcp/plexus/internal/atomicfile"
+	"github.com/plexus-mcp/plexus/internal/config"
+	"github.com/plexus-mcp/plexus/internal/docstore"
 )
 
 // RevisionsDir is the directory under the home that keeps the last
 // versions of extensions.json that a save replaced, so that any overwrite
 // can be undone.
-const RevisionsDir = "revisions"
+const RevisionsDir = docstore.RevisionsDir
 
 // MaxRevisions bounds the versions kept; the oldest go first.
-const MaxRevisions = 20
+const MaxRevisions = docstore.MaxRevisions
+
+// Revision is one kept version of extensions.json.
+type Revision = docstore.Revision
 
 // HandEditError refuses a save because extensions.json changed on disk
 // since the daemon last read or wrote it: someone edited it by hand and has
@@ -33,216 +31,155 @@ func (e *HandEditError) Error() string {
 	return fmt.Sprintf("%s was changed by hand since the daemon last read it; nothing was saved, and the file is as you left it", e.Path)
 }
 
-// Revision is one kept version of extensions.json.
-type Revision struct {
-	Name  string    // the file's name under RevisionsDir
-	Saved time.Time // when it was replaced
-	Size  int64
+// sameContent reports whether d holds read (exists telling whether there
+// was a document at all).
+func sameContent(d docstore.Doc, read []byte, exists bool) bool {
+	return d.Exists == exists && bytes.Equal(d.Data, read)
 }
 
-// known is what the daemon last read from or wrote to extensions.json: a
-// save goes ahead only while the file still holds exactly that.
-type known struct {
-	exists bool
-	data   []byte
-}
-
-// readKnown reads the file as a known version.
-func readKnown(path string) (known, error) {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return known{}, nil
+// divergedLocked is the error of a save over disk, which is not what the
+// store last read or wrote: a hand edit not yet applied, or on a shared
+// backend another daemon's save that this one has not applied yet (a
+// conflict, like a stale revision).
+func (s *Store) divergedLocked(disk docstore.Doc) error {
+	if s.docs.Shared() {
+		return &ConflictError{File: ConfigFile, Based: s.cfg.Revision, Current: revisionOf(disk)}
 	}
-	if err != nil {
-		return known{}, err
-	}
-	return known{exists: true, data: data}, nil
+	return &HandEditError{Path: s.docs.Where(ConfigFile)}
 }
-
-func (k known) same(o known) bool { return k.exists == o.exists && bytes.Equal(k.data, o.data) }
 
 // checkUnchanged refuses if extensions.json is no longer what the daemon
-// last read or wrote (s.mu held). It returns what is on disk.
-func (s *Store) checkUnchanged() (known, error) {
-	disk, err := readKnown(s.path(ConfigFile))
+// last read or wrote (s.mu held). It returns what is there.
+func (s *Store) checkUnchanged(based int64) (docstore.Doc, error) {
+	disk, err := s.docs.Read(ConfigFile)
 	if err != nil {
-		return known{}, fmt.Errorf("reading %s: %w", s.path(ConfigFile), err)
+		return docstore.Doc{}, fmt.Errorf("reading %s: %w", s.docs.Where(ConfigFile), err)
 	}
-	if !disk.same(s.onDisk) {
-		return known{}, &HandEditError{Path: s.path(ConfigFile)}
+	if !disk.Same(s.onDisk) {
+		err := s.divergedLocked(disk)
+		if ce, ok := err.(*ConflictError); ok && based != 0 {
+			ce.Based = based
+		}
+		return docstore.Doc{}, err
 	}
 	return disk, nil
 }
 
 // CheckUnchanged reports a *HandEditError if extensions.json changed on
-// disk since the daemon last read or wrote it; a caller about to prepare a
+// disk since the daemon last read or wrote it (on a shared backend, a
+// *ConflictError if another daemon saved it); a caller about to prepare a
 // save (start a server to verify it, say) asks first.
 func (s *Store) CheckUnchanged() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	_, err := s.checkUnchanged()
+	_, err := s.checkUnchanged(0)
 	return err
 }
 
 // ReadConfigFile reads extensions.json for a reload. The bytes are passed
 // back to CommitReload, which saves only if the file still holds them.
 func (s *Store) ReadConfigFile() (data []byte, exists bool, err error) {
-	k, err := readKnown(s.path(ConfigFile))
-	return k.data, k.exists, err
+	d, err := s.docs.Read(ConfigFile)
+	return d.Data, d.Exists, err
 }
 
 // AcceptConfigFile records read (what ReadConfigFile returned, and what
 // the configuration in memory already says) as the file's known content,
-// if the file still holds it: a reload that found nothing to change.
+// if the file still holds it: a reload that found nothing to change. On a
+// shared backend its revision is taken too.
 func (s *Store) AcceptConfigFile(read []byte, exists bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	disk, err := readKnown(s.path(ConfigFile))
+	disk, err := s.docs.Read(ConfigFile)
 	if err != nil {
 		return err
 	}
-	if !disk.same(known{exists: exists, data: read}) {
-		return &HandEditError{Path: s.path(ConfigFile)}
+	if !sameContent(disk, read, exists) {
+		return s.divergedLocked(disk)
+	}
+	if s.docs.Shared() {
+		_, err := s.adoptLocked(disk)
+		return err
 	}
 	s.onDisk = disk
 	return nil
 }
 
-// removeRevisionStrays removes the temporary files of a revision whose
-// keeping was interrupted (atomicfile.TempPattern of any name).
-func removeRevisionStrays(dir string) error {
-	strays, err := filepath.Glob(filepath.Join(dir, atomicfile.TempPattern("*")))
-	if err != nil {
-		return err
-	}
-	for _, p := range strays {
-		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-	}
-	return nil
-}
-
-// keepRevision copies the version of extensions.json about to be replaced
-// into RevisionsDir and drops the oldest beyond MaxRevisions (s.mu held).
-func (s *Store) keepRevision(old known) error {
-	if !old.exists {
-		return nil
-	}
-	dir := s.path(RevisionsDir)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("saving settings: keeping the version it replaces: %w", err)
-	}
-	now := time.Now().UTC()
-	name := ConfigFile + "." + now.Format("20060102T150405.000000000Z")
-	if err := atomicfile.WriteFile(filepath.Join(dir, name), old.data, 0o600); err != nil {
-		os.Remove(dir) // only if empty: the first revision could not be kept
-		return fmt.Errorf("saving settings: keeping the version it replaces: %w", err)
-	}
-	revs, err := s.revisions()
-	if err != nil {
-		return err
-	}
-	for len(revs) > MaxRevisions {
-		os.Remove(filepath.Join(dir, revs[len(revs)-1].Name))
-		revs = revs[:len(revs)-1]
-	}
-	return nil
-}
-
 // Revisions lists the kept versions of extensions.json, newest first.
 func (s *Store) Revisions() ([]Revision, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.revisions()
-}
-
-func (s *Store) revisions() ([]Revision, error) {
-	entries, err := os.ReadDir(s.path(RevisionsDir))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var out []Revision
-	for _, e := range entries {
-		stamp, ok := strings.CutPrefix(e.Name(), ConfigFile+".")
-		if !ok || !e.Type().IsRegular() {
-			continue
-		}
-		t, err := time.Parse("20060102T150405.000000000Z", stamp)
-		if err != nil {
-			continue
-		}
-		fi, err := e.Info()
-		if err != nil {
-			continue
-		}
-		out = append(out, Revision{Name: e.Name(), Saved: t, Size: fi.Size()})
-	}
-	slices.SortFunc(out, func(a, b Revision) int { return b.Saved.Compare(a.Saved) })
-	return out, nil
+	return s.docs.Revisions(ConfigFile)
 }
 
 // RevisionData returns a kept version's content; name must be one that
 // Revisions lists.
 func (s *Store) RevisionData(name string) ([]byte, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	revs, err := s.revisions()
+	data, err := s.docs.RevisionData(ConfigFile, name)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w (`plexus revisions` lists them)", err)
 	}
-	if !slices.ContainsFunc(revs, func(r Revision) bool { return r.Name == name }) {
-		return nil, fmt.Errorf("no kept revision named %q: `plexus revisions` lists them: %w", name, fs.ErrNotExist)
-	}
-	return os.ReadFile(filepath.Join(s.path(RevisionsDir), name))
+	return data, nil
 }
 
 // ReplaceConfigFile writes data as extensions.json, keeping the version it
 // replaces as a revision, without applying it: the caller reloads next.
 // The new content is not known to the store until a reload reads it, so
 // until then saves are refused as for a hand edit.
+//
+// On a shared backend the version is written as the next revision (every
+// daemon applies what is saved there, so it must decode), and the reload
+// applies it.
 func (s *Store) ReplaceConfigFile(data []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	disk, err := readKnown(s.path(ConfigFile))
+	disk, err := s.docs.Read(ConfigFile)
 	if err != nil {
 		return err
 	}
-	if err := s.keepRevision(disk); err != nil {
-		return err
+	if s.docs.Shared() {
+		if !disk.Same(s.onDisk) {
+			return s.divergedLocked(disk)
+		}
+		cfg, err := config.Decode(data)
+		if err != nil {
+			return err
+		}
+		cfg.Revision = s.cfg.Revision + 1
+		if data, err = config.Encode(cfg); err != nil {
+			return err
+		}
 	}
-	if err := atomicfile.WriteFile(s.path(ConfigFile), data, 0o600); err != nil {
-		return fmt.Errorf("saving settings: %w", err)
+	if _, err := s.docs.Write(ConfigFile, disk, data, true); err != nil {
+		return s.saveError(ConfigFile, "saving settings", 0, err)
 	}
 	return nil
 }
 
 // DiscardHandEdits puts back extensions.json as the daemon last read or
 // wrote it, keeping the edited version as a revision first: discarding
-// loses nothing either.
+// loses nothing either. A shared backend has no hand edits: what differs
+// there is another daemon's save, which is applied, not discarded.
 func (s *Store) DiscardHandEdits() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	disk, err := readKnown(s.path(ConfigFile))
+	if s.docs.Shared() {
+		return nil
+	}
+	disk, err := s.docs.Read(ConfigFile)
 	if err != nil {
 		return err
 	}
-	if disk.same(s.onDisk) {
+	if disk.Same(s.onDisk) {
 		return nil
 	}
-	if err := s.keepRevision(disk); err != nil {
-		return err
-	}
-	if !s.onDisk.exists {
-		if err := os.Remove(s.path(ConfigFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
+	if !s.onDisk.Exists {
+		if disk.Exists {
+			if err := s.docs.AddRevision(ConfigFile, time.Now(), disk.Data); err != nil {
+				return fmt.Errorf("saving settings: keeping the version it replaces: %w", err)
+			}
 		}
-		return nil
+		return s.docs.Remove(ConfigFile, disk)
 	}
-	if err := atomicfile.WriteFile(s.path(ConfigFile), s.onDisk.data, 0o600); err != nil {
+	if _, err := s.docs.Write(ConfigFile, disk, s.onDisk.Data, true); err != nil {
 		return fmt.Errorf("saving settings: %w", err)
 	}
 	return nil

@@ -10,16 +10,15 @@
 package store
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"sync"
 
-	"github.com/plexus-mcp/plexus/internal/atomicfile"
 	"github.com/plexus-mcp/plexus/internal/config"
 	"github.com/plexus-mcp/plexus/internal/creds"
+	"github.com/plexus-mcp/plexus/internal/docstore"
 )
 
 // File names under the home directory.
@@ -42,13 +41,16 @@ func (e *ConflictError) Error() string {
 // Store holds the current settings in memory and on disk.
 type Store struct {
 	home string
+	docs docstore.Backend
 
-	mu    sync.Mutex // guards cfg, creds and onDisk
+	mu    sync.Mutex // guards cfg, creds, onDisk and credsDoc
 	cfg   *config.File
 	creds *creds.File
 	// onDisk is extensions.json as the store last read or wrote it; a save
 	// over anything else is refused (revisions.go).
-	onDisk known
+	onDisk docstore.Doc
+	// credsDoc is creds.json as the store last read or wrote it.
+	credsDoc docstore.Doc
 }
 
 // EnsureHome creates the home directory 0700, or tightens an existing one
@@ -81,58 +83,96 @@ func Open(home string) (*Store, error) {
 	if err := EnsureHome(home); err != nil {
 		return nil, err
 	}
-	s := &Store{home: home}
-	// A crash in the middle of a save may have left a temporary file; the
-	// files themselves are whole (old or new), so the strays can go.
-	for _, name := range []string{ConfigFile, CredsFile} {
-		if err := atomicfile.RemoveStrays(home, name); err != nil {
-			return nil, fmt.Errorf("removing temporary files of an interrupted save: %w", err)
-		}
+	docs, err := docstore.OpenFiles(home, ConfigFile, CredsFile)
+	if err != nil {
+		return nil, err
 	}
-	if err := removeRevisionStrays(filepath.Join(home, RevisionsDir)); err != nil {
-		return nil, fmt.Errorf("removing temporary files of an interrupted save: %w", err)
-	}
+	return OpenOn(home, docs)
+}
 
-	k, err := readKnown(s.path(ConfigFile))
+// OpenOn loads the settings from docs, as Open does from files; home is
+// the daemon's home all the same (its socket, its log, the working
+// directory of stdio servers).
+func OpenOn(home string, docs docstore.Backend) (*Store, error) {
+	s := &Store{home: home, docs: docs}
+	k, err := docs.Read(ConfigFile)
 	switch {
 	case err != nil:
-		return nil, err
-	case !k.exists:
+		return nil, fmt.Errorf("reading %s: %w", docs.Where(ConfigFile), err)
+	case !k.Exists:
 		s.cfg = &config.File{}
 	default:
-		cfg, err := config.Decode(k.data)
+		cfg, err := config.Decode(k.Data)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", s.path(ConfigFile), err)
+			return nil, fmt.Errorf("%s: %w", docs.Where(ConfigFile), err)
 		}
 		s.cfg = cfg
 	}
 	s.onDisk = k
-
-	data, err := os.ReadFile(s.path(CredsFile))
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		if s.creds, err = s.writeCreds(&creds.File{Env: map[string]string{}}); err != nil {
-			return nil, err
-		}
-	case err != nil:
+	if err := s.loadCreds(); err != nil {
 		return nil, err
-	default:
-		c, err := creds.Decode(data)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", s.path(CredsFile), err)
-		}
-		s.creds = c
-		if err := os.Chmod(s.path(CredsFile), 0o600); err != nil {
-			return nil, fmt.Errorf("making %s private: %w", s.path(CredsFile), err)
-		}
 	}
 	return s, nil
 }
 
+// loadCreds reads creds.json, writing an empty one if there is none.
+func (s *Store) loadCreds() error {
+	d, err := s.docs.Read(CredsFile)
+	switch {
+	case err != nil:
+		return fmt.Errorf("reading %s: %w", s.docs.Where(CredsFile), err)
+	case !d.Exists:
+		s.credsDoc = d
+		s.creds, err = s.writeCreds(&creds.File{Env: map[string]string{}})
+		var stale *docstore.StaleError
+		if errors.As(err, &stale) {
+			d = stale.Current // another replica wrote it first
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("saving secrets: %w", err)
+		}
+		return nil
+	}
+	c, err := creds.Decode(d.Data)
+	if err != nil {
+		return fmt.Errorf("%s: %w", s.docs.Where(CredsFile), err)
+	}
+	if !s.docs.Shared() {
+		if err := os.Chmod(s.docs.Where(CredsFile), 0o600); err != nil {
+			return fmt.Errorf("making %s private: %w", s.docs.Where(CredsFile), err)
+		}
+	}
+	s.creds, s.credsDoc = c, d
+	return nil
+}
+
+// Docs returns the backend the settings are kept in, where the OAuth
+// tokens and the pins are kept too.
+func (s *Store) Docs() docstore.Backend { return s.docs }
+
+// RefreshCreds reads the managed environment again, after another daemon
+// sharing the backend changed it.
+func (s *Store) RefreshCreds() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d, err := s.docs.Read(CredsFile)
+	if err != nil || d.Same(s.credsDoc) {
+		return err
+	}
+	if !d.Exists {
+		return nil // never removed by a daemon: wait for it to be written
+	}
+	c, err := creds.Decode(d.Data)
+	if err != nil {
+		return fmt.Errorf("%s: %w", s.docs.Where(CredsFile), err)
+	}
+	s.creds, s.credsDoc = c, d
+	return nil
+}
+
 // Home returns the home directory.
 func (s *Store) Home() string { return s.home }
-
-func (s *Store) path(name string) string { return filepath.Join(s.home, name) }
 
 // Config returns a copy of the current configuration.
 func (s *Store) Config() *config.File {
@@ -176,7 +216,7 @@ func (s *Store) LookupSecret(name string) (string, bool) {
 func (s *Store) CommitConfig(based int64, next *config.File) (int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	disk, err := s.checkUnchanged()
+	disk, err := s.checkUnchanged(based)
 	if err != nil {
 		return 0, err
 	}
@@ -185,22 +225,41 @@ func (s *Store) CommitConfig(based int64, next *config.File) (int64, error) {
 
 // CommitReload saves next, decoded from read (what ReadConfigFile
 // returned), as CommitConfig does, if the file still holds read: a reload
-// applies the hand edit it read, and no later one.
+// applies the hand edit it read, and no later one. On a shared backend
+// read is a version another daemon saved already: it is taken as it is,
+// with its own revision, and nothing is written.
 func (s *Store) CommitReload(based int64, next *config.File, read []byte, exists bool) (int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	disk, err := readKnown(s.path(ConfigFile))
+	disk, err := s.docs.Read(ConfigFile)
 	if err != nil {
 		return 0, err
 	}
-	if !disk.same(known{exists: exists, data: read}) {
-		return 0, &HandEditError{Path: s.path(ConfigFile)}
+	if !sameContent(disk, read, exists) {
+		return 0, s.divergedLocked(disk)
+	}
+	if s.docs.Shared() {
+		return s.adoptLocked(disk)
 	}
 	return s.commitConfig(based, next, disk)
 }
 
+// adoptLocked takes disk, saved by another daemon, as the configuration
+// (s.mu held).
+func (s *Store) adoptLocked(disk docstore.Doc) (int64, error) {
+	cfg := &config.File{}
+	if disk.Exists {
+		var err error
+		if cfg, err = config.Decode(disk.Data); err != nil {
+			return 0, fmt.Errorf("%s: %w", s.docs.Where(ConfigFile), err)
+		}
+	}
+	s.cfg, s.onDisk = cfg, disk
+	return cfg.Revision, nil
+}
+
 // commitConfig saves next over disk, the file's current content (s.mu held).
-func (s *Store) commitConfig(based int64, next *config.File, disk known) (int64, error) {
+func (s *Store) commitConfig(based int64, next *config.File, disk docstore.Doc) (int64, error) {
 	if based != 0 && based != s.cfg.Revision {
 		return 0, &ConflictError{File: ConfigFile, Based: based, Current: s.cfg.Revision}
 	}
@@ -219,15 +278,35 @@ func (s *Store) commitConfig(based int64, next *config.File, disk known) (int64,
 	if err != nil {
 		return 0, err
 	}
-	if err := s.keepRevision(disk); err != nil {
-		return 0, err
-	}
-	if err := atomicfile.WriteFile(s.path(ConfigFile), data, 0o600); err != nil {
-		return 0, fmt.Errorf("saving settings: %w", err)
+	doc, err := s.docs.Write(ConfigFile, disk, data, true)
+	if err != nil {
+		return 0, s.saveError(ConfigFile, "saving settings", based, err)
 	}
 	s.cfg = saved
-	s.onDisk = known{exists: true, data: data}
+	s.onDisk = doc
 	return saved.Revision, nil
+}
+
+// saveError is a failed write's error: a *ConflictError when another
+// daemon sharing the backend wrote the document first.
+func (s *Store) saveError(name, what string, based int64, err error) error {
+	var stale *docstore.StaleError
+	if !errors.As(err, &stale) {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return &ConflictError{File: name, Based: based, Current: revisionOf(stale.Current)}
+}
+
+// revisionOf reads the revision of a settings or secrets document, 0 when
+// it has none or does not decode.
+func revisionOf(d docstore.Doc) int64 {
+	var v struct {
+		Revision int64 `json:"revision"`
+	}
+	if json.Unmarshal(d.Data, &v) != nil {
+		return 0
+	}
+	return v.Revision
 }
 
 // CommitCreds saves next as the managed environment, like CommitConfig.
@@ -246,7 +325,7 @@ func (s *Store) CommitCreds(based int64, next *creds.File) (int64, error) {
 	}
 	saved, err := s.writeCreds(next)
 	if err != nil {
-		return 0, err
+		return 0, s.saveError(CredsFile, "saving secrets", based, err)
 	}
 	s.creds = saved
 	return saved.Revision, nil
@@ -270,7 +349,8 @@ func validateCreds(c *creds.File) error {
 }
 
 // writeCreds saves c and returns what the next Open will read back (JSON
-// cannot hold invalid UTF-8, say), so that memory and disk agree.
+// cannot hold invalid UTF-8, say), so that memory and disk agree (s.mu
+// held, or the store not yet shared).
 func (s *Store) writeCreds(c *creds.File) (*creds.File, error) {
 	data, err := creds.Encode(c)
 	if err != nil {
@@ -280,8 +360,10 @@ func (s *Store) writeCreds(c *creds.File) (*creds.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := atomicfile.WriteFile(s.path(CredsFile), data, 0o600); err != nil {
-		return nil, fmt.Errorf("saving secrets: %w", err)
+	doc, err := s.docs.Write(CredsFile, s.credsDoc, data, false)
+	if err != nil {
+		return nil, err
 	}
+	s.credsDoc = doc
 	return saved, nil
 }

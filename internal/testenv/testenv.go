@@ -40,6 +40,8 @@ type Env struct {
 	Bin  string
 	// ExtraEnv is added to the environment of the daemon and every command.
 	ExtraEnv []string
+	// DaemonArgs are added to `plexus daemon`'s (a database store, say).
+	DaemonArgs []string
 
 	daemon    *exec.Cmd
 	daemonOut *SyncBuffer
@@ -63,7 +65,7 @@ func (e *Env) environ() []string {
 func (e *Env) StartDaemon() {
 	e.t.Helper()
 	// A free port of its own: tests run many daemons at once.
-	cmd := exec.Command(e.Bin, "daemon", "--listen", "127.0.0.1:0")
+	cmd := exec.Command(e.Bin, append([]string{"daemon", "--listen", "127.0.0.1:0"}, e.DaemonArgs...)...)
 	cmd.Env = e.environ()
 	e.daemonOut = &SyncBuffer{}
 	cmd.Stdout = e.daemonOut

@@ -1,0 +1,95 @@
+// Package docstore is where the daemon keeps its documents — the settings
+// (extensions.json), the managed secrets (creds.json), the OAuth tokens
+// (oauth.json), the pins (pins.json) and the versions of the settings that
+// saves replaced. Two backends sit behind one interface: Files, under
+// $PLEXUS_HOME (the one-machine default), and a PostgreSQL database shared
+// by the replicas of a team (package pgstore). The packages that own a
+// document's meaning (store, oauth, pins) read and write it only here, so
+// nothing else in the daemon knows which backend it runs on.
+package docstore
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Doc is one document as a backend holds it.
+type Doc struct {
+	Exists bool
+	Data   []byte
+	// Gen counts the backend's writes of the document, where the backend
+	// keeps such a count (a shared one); a conditional write names the Gen
+	// it read. Files keep none: it is 0.
+	Gen int64
+}
+
+// Same reports whether d and o hold the same content at the same
+// generation.
+func (d Doc) Same(o Doc) bool {
+	return d.Exists == o.Exists && d.Gen == o.Gen && string(d.Data) == string(o.Data)
+}
+
+// Revision is one kept version of a document that a save replaced.
+type Revision struct {
+	Name  string    // names the version among the document's revisions
+	Saved time.Time // when it was replaced
+	Size  int64
+}
+
+// StaleError refuses a conditional write: the document is no longer the
+// version the writer read, because another daemon sharing the backend
+// wrote it meanwhile.
+type StaleError struct {
+	Name    string
+	Current Doc
+}
+
+func (e *StaleError) Error() string {
+	return fmt.Sprintf("%s was changed through another replica meanwhile", e.Name)
+}
+
+// Backend keeps the documents. Every write is atomic and durable when it
+// returns; on an error nothing changed.
+type Backend interface {
+	// Read returns the document name (Exists false when there is none).
+	Read(name string) (Doc, error)
+	// Write replaces the document name with data, if it is still prev (a
+	// shared backend checks prev.Gen in the same transaction and returns a
+	// *StaleError otherwise). keep asks that the version it replaces be
+	// kept among the document's revisions (MaxRevisions of them).
+	Write(name string, prev Doc, data []byte, keep bool) (Doc, error)
+	// Remove deletes the document, on the same condition as Write.
+	Remove(name string, prev Doc) error
+	// Revisions lists the kept versions of the document, newest first.
+	Revisions(name string) ([]Revision, error)
+	// RevisionData returns a kept version's content.
+	RevisionData(name, revision string) ([]byte, error)
+	// AddRevision keeps data as a version of name replaced at saved (a
+	// migration from another backend).
+	AddRevision(name string, saved time.Time, data []byte) error
+	// Shared reports whether other daemons write the same documents: a
+	// document that differs from what this daemon last read was then
+	// written by one of them, not edited by hand.
+	Shared() bool
+	// Where names the place a document is kept, for messages.
+	Where(name string) string
+	// Follow calls changed with a document's name whenever another daemon
+	// wrote it, and with "" when changes may have been missed (the
+	// connection that announces them was lost and is back): then every
+	// document must be read again. It returns when ctx is done. A backend
+	// that is not shared returns at once.
+	Follow(ctx context.Context, changed func(name string)) error
+	// Close releases the backend's connections.
+	Close()
+}
+
+// MaxRevisions bounds the versions kept of a document; the oldest go first.
+const MaxRevisions = 20
+
+// RevisionName is the name of a version of doc replaced at saved.
+func RevisionName(doc string, saved time.Time) string {
+	return doc + "." + saved.UTC().Format(stampLayout)
+}
+
+const stampLayout = "20060102T150405.000000000Z"

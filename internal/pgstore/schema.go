@@ -1,0 +1,65 @@
+package pgstore
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// migrations are the schema's versions, in order: migrations[i] takes the
+// database from version i to i+1. A migration is never changed once
+// released; a change of the schema is a new one at the end.
+var migrations = []string{
+	`CREATE TABLE plexus_docs (
+		name       text PRIMARY KEY,
+		gen        bigint NOT NULL,
+		data       bytea NOT NULL,
+		updated_at timestamptz NOT NULL DEFAULT clock_timestamp()
+	);
+	CREATE TABLE plexus_revisions (
+		id       bigserial PRIMARY KEY,
+		name     text NOT NULL,
+		saved_at timestamptz NOT NULL,
+		data     bytea NOT NULL
+	);
+	CREATE INDEX plexus_revisions_by_name ON plexus_revisions (name, saved_at DESC, id DESC);`,
+}
+
+// SchemaVersion is the version this plexus creates and reads.
+var SchemaVersion = len(migrations)
+
+// schemaLock is the advisory lock that serialises the migrations of the
+// replicas that start together.
+const schemaLock = 0x706c6578 // "plex"
+
+// migrate brings the schema to SchemaVersion, in one transaction. It is
+// idempotent, and refuses a database of a newer plexus.
+func migrate(ctx context.Context, tx pgx.Tx) error {
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, schemaLock); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS plexus_schema (version integer NOT NULL)`); err != nil {
+		return err
+	}
+	var v int
+	err := tx.QueryRow(ctx, `SELECT version FROM plexus_schema`).Scan(&v)
+	switch {
+	case err == pgx.ErrNoRows:
+		if _, err := tx.Exec(ctx, `INSERT INTO plexus_schema (version) VALUES (0)`); err != nil {
+			return err
+		}
+	case err != nil:
+		return err
+	}
+	if v > SchemaVersion {
+		return fmt.Errorf("the database's schema is version %d, newer than this plexus knows (%d): run a newer plexus", v, SchemaVersion)
+	}
+	for ; v < SchemaVersion; v++ {
+		if _, err := tx.Exec(ctx, migrations[v]); err != nil {
+			return fmt.Errorf("migrating the schema to version %d: %w", v+1, err)
+		}
+	}
+	_, err = tx.Exec(ctx, `UPDATE plexus_schema SET version = $1`, v)
+	return err
+}
