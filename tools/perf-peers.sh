@@ -149,5 +149,6 @@ for t in ["direct", "plexus-http", "plexus-mcp", "plexus-25", "peer"]:
     fmt = lambda x, u: "-" if x != x else f"{x:.0f} {u}" if u != "MiB" else f"{x:.1f} MiB"
     print(f"{t:14} {fmt(p50,'µs'):>9} {('+' if added >= 0 else '') + fmt(added,'µs') if t != 'direct' else '-':>13} {tput:>12.0f} {ratio:>13.2f}× {fmt(cpu1,'µs'):>12} {fmt(cpu16,'µs'):>13} {fmt(rss,'MiB'):>10}")
 print(f"Plexus idle RSS: {idle['idle1RssKiB'] / 1024:.1f} MiB with one 200-tool server, "
-      f"{idle['idle2RssKiB'] / 1024:.1f} MiB with two: {(idle['idle2RssKiB'] - idle['idle1RssKiB']) / 200:.1f} KiB a tool")
+      f"{idle['idle2RssKiB'] / 1024:.1f} MiB with two (the second server and its 200 tools: "
+      f"{(idle['idle2RssKiB'] - idle['idle1RssKiB']) / 1024:.1f} MiB; a tool alone: docs/performance.md)")
 EOF
