@@ -10,6 +10,7 @@ package docstore
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"time"
 )
@@ -22,12 +23,38 @@ type Doc struct {
 	// keeps such a count (a shared one); a conditional write names the Gen
 	// it read. Files keep none: it is 0.
 	Gen int64
+
+	// sum stands for Data in a Doc made by Digest.
+	sum    [sha256.Size]byte
+	summed bool
 }
 
 // Same reports whether d and o hold the same content at the same
 // generation.
 func (d Doc) Same(o Doc) bool {
-	return d.Exists == o.Exists && d.Gen == o.Gen && string(d.Data) == string(o.Data)
+	if d.Exists != o.Exists || d.Gen != o.Gen {
+		return false
+	}
+	if !d.summed && !o.summed {
+		return string(d.Data) == string(o.Data)
+	}
+	return d.digest() == o.digest()
+}
+
+// Digest returns d without its content, which it stands for by its
+// SHA-256: what a holder keeps of a large document that it only compares
+// with Same and writes without keeping a revision of (pins.json holds
+// every tool's schemas). Such a Doc cannot be the prev of a Write that
+// keeps the version it replaces.
+func (d Doc) Digest() Doc {
+	return Doc{Exists: d.Exists, Gen: d.Gen, sum: d.digest(), summed: true}
+}
+
+func (d Doc) digest() [sha256.Size]byte {
+	if d.summed {
+		return d.sum
+	}
+	return sha256.Sum256(d.Data)
 }
 
 // Revision is one kept version of a document that a save replaced.

@@ -70,3 +70,28 @@ func TestCopy(t *testing.T) {
 		t.Fatalf("a forced copy: %v", err)
 	}
 }
+
+// TestDigest: a Doc kept by its digest compares as the document it stands
+// for, and holds none of its bytes.
+func TestDigest(t *testing.T) {
+	type Doc = docstore.Doc
+	d := Doc{Exists: true, Data: []byte(`{"servers": {}}`), Gen: 3}
+	g := d.Digest()
+	if g.Data != nil {
+		t.Error("the digest keeps the content")
+	}
+	if !g.Same(d) || !d.Same(g) || !g.Same(g) {
+		t.Error("a digest is not the same as its document")
+	}
+	other := Doc{Exists: true, Data: []byte(`{"servers": {"a": {}}}`), Gen: 3}
+	if g.Same(other) || other.Same(g) || g.Same(other.Digest()) {
+		t.Error("a digest is the same as another document")
+	}
+	if g.Same(Doc{Exists: true, Data: d.Data, Gen: 4}) {
+		t.Error("a digest is the same at another generation")
+	}
+	f := docstore.Files{Home: t.TempDir()}
+	if _, err := f.Write("x.json", g, []byte("{}"), true); err == nil {
+		t.Error("a write that keeps the version it replaces took a digest for it")
+	}
+}

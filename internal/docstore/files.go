@@ -57,6 +57,9 @@ func (f Files) Read(name string) (Doc, error) {
 // replaces the file.
 func (f Files) Write(name string, prev Doc, data []byte, keep bool) (Doc, error) {
 	if keep && prev.Exists {
+		if prev.summed {
+			return Doc{}, fmt.Errorf("%s: keeping the version it replaces needs its content, not its digest", name)
+		}
 		if err := f.keep(name, prev.Data); err != nil {
 			return Doc{}, err
 		}

@@ -41,7 +41,8 @@ import (
 type Store struct {
 	docs docstore.Backend // nil for Unavailable
 	now  func() time.Time
-	// doc is pins.json as last read or written; guarded by writeMu.
+	// doc is pins.json as last read or written, by its digest: its bytes
+	// would be a second copy of every pinned tool; guarded by writeMu.
 	doc docstore.Doc
 
 	// writeMu serialises the writes of the file; it is taken before mu.
@@ -194,7 +195,7 @@ func OpenOn(docs docstore.Backend, configured map[string]config.Server) (*Store,
 			return nil, fmt.Errorf("making %s private: %w", docs.Where(FileName), err)
 		}
 	}
-	s.f, s.doc = f, d
+	s.f, s.doc = f, d.Digest()
 	return s, nil
 }
 
@@ -216,7 +217,7 @@ func (s *Store) Refresh() error {
 		return fmt.Errorf("%s: %w", s.docs.Where(FileName), err)
 	}
 	s.mu.Lock()
-	s.f, s.doc = f, d
+	s.f, s.doc = f, d.Digest()
 	for name := range f.Servers {
 		s.touchLocked(name)
 	}
@@ -661,7 +662,7 @@ func (s *Store) write(next *File) error {
 	if err != nil {
 		return fmt.Errorf("saving pins: %w", err)
 	}
-	s.doc = doc
+	s.doc = doc.Digest()
 	return nil
 }
 
