@@ -180,7 +180,7 @@ func TestConnectRealClients(t *testing.T) {
 		done := make(chan struct{})
 		var out []byte
 		var err error
-		go func() { out, err = cmd.CombinedOutput(); close(done) }()
+		go func() { out, err = testenv.CombinedOutput(t, cmd); close(done) }()
 		select {
 		case <-done:
 		case <-time.After(2 * time.Minute):

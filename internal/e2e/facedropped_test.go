@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/plexus-mcp/plexus/internal/testenv"
 )
 
 // sessionPOST sends one JSON-RPC message on session id and returns the
@@ -139,7 +141,7 @@ func TestDroppedStreamEndsSession(t *testing.T) {
 		cmd.Env = append(os.Environ(), "PLEXUS_HOME="+e.Home)
 		stdin, _ := cmd.StdinPipe()
 		stdout, _ := cmd.StdoutPipe()
-		if err := cmd.Start(); err != nil {
+		if err := testenv.Start(t, cmd); err != nil {
 			t.Fatal(err)
 		}
 		defer cmd.Wait()

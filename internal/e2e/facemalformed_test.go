@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/plexus-mcp/plexus/internal/testenv"
 )
 
 // malformed2026 serves a go-sdk MCP 2026-07-28 server (stateless) on
@@ -140,6 +142,6 @@ func TestMalformedStreamThroughFace(t *testing.T) {
 	t.Run("plexus-mcp", func(t *testing.T) {
 		cmd := exec.Command(e.Bin, "mcp", "--profile", "badstdio")
 		cmd.Env = append(os.Environ(), "PLEXUS_HOME="+e.Home)
-		sessionCall(t, &mcp.CommandTransport{Command: cmd})
+		sessionCall(t, testenv.Transport(t, cmd))
 	})
 }

@@ -25,7 +25,7 @@ func connectFace(t *testing.T, e *testenv.Env) *mcp.ClientSession {
 	c := mcp.NewClient(&mcp.Implementation{Name: "editor", Version: "1"}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	cs, err := c.Connect(ctx, testenv.Transport(t, cmd), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +173,7 @@ func TestMCPFaceNotifiesSessionClient(t *testing.T) {
 	cmd.Env = append(os.Environ(), "PLEXUS_HOME="+e.Home)
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
-	cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	cs, err := c.Connect(ctx, testenv.Transport(t, cmd), &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,7 +46,7 @@ func startOIDCProvider(t *testing.T, resource, m2mSecret string, accessTTL int) 
 	stdout, _ := cmd.StdoutPipe()
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
+	if err := testenv.Start(t, cmd); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {

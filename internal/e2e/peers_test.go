@@ -204,7 +204,7 @@ func goingAway(t *testing.T, e *testenv.Env, face, url, token string) {
 	case "stdio":
 		cmd := exec.Command(e.Bin, "mcp", "--profile", path.Base(url))
 		cmd.Env = append(os.Environ(), "PLEXUS_HOME="+e.Home)
-		transport = &mcp.CommandTransport{Command: cmd}
+		transport = testenv.Transport(t, cmd)
 		gone = func() { cmd.Process.Kill() }
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
@@ -357,7 +357,7 @@ func TestMCPBridgePipelined(t *testing.T) {
 		cmd.Env = append(os.Environ(), "PLEXUS_HOME="+e.Home)
 		stdin, _ := cmd.StdinPipe()
 		stdout, _ := cmd.StdoutPipe()
-		if err := cmd.Start(); err != nil {
+		if err := testenv.Start(t, cmd); err != nil {
 			t.Fatal(err)
 		}
 		io.WriteString(stdin, msgs)

@@ -30,7 +30,7 @@ func TestServiceInstallWithoutUserSystemd(t *testing.T) {
 			"XDG_RUNTIME_DIR=" + runtimeDir, "DBUS_SESSION_BUS_ADDRESS=unix:path=" + filepath.Join(runtimeDir, "bus")}
 		var o, e bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &o, &e
-		err = cmd.Run()
+		err = testenv.Run(t, cmd)
 		return o.String(), e.String(), err
 	}
 

@@ -38,7 +38,7 @@ func TestFirstStatusListsEveryServer(t *testing.T) {
 	}
 	cmd := exec.Command(e.Bin, "daemon", "--listen", "off")
 	cmd.Env = append(os.Environ(), "PLEXUS_HOME="+e.Home)
-	if err := cmd.Start(); err != nil {
+	if err := testenv.Start(t, cmd); err != nil {
 		t.Fatal(err)
 	}
 	exited := make(chan error, 1)

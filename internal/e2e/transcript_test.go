@@ -214,7 +214,7 @@ func playStdio(t *testing.T, e *testenv.Env, profile string, sec map[string]stri
 	cmd.Env = append(os.Environ(), "PLEXUS_HOME="+e.Home)
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
+	if err := testenv.Start(t, cmd); err != nil {
 		t.Fatal(err)
 	}
 	defer cmd.Wait()

@@ -68,7 +68,7 @@ func (e *Env) StartDaemon() {
 	e.daemonOut = &SyncBuffer{}
 	cmd.Stdout = e.daemonOut
 	cmd.Stderr = e.daemonOut
-	if err := cmd.Start(); err != nil {
+	if err := Start(e.t, cmd); err != nil {
 		e.t.Fatal(err)
 	}
 	e.daemon = cmd
@@ -151,6 +151,10 @@ func (e *Env) checkRaces(who, out string) {
 	}
 }
 
+// Start starts cmd as a process the env's test owns (see the package
+// function Start).
+func (e *Env) Start(cmd *exec.Cmd) error { return Start(e.t, cmd) }
+
 // Result is what a CLI command did.
 type Result struct {
 	Stdout, Stderr string
@@ -180,7 +184,10 @@ func (e *Env) run(stdin, what string, mk func(context.Context) *exec.Cmd) Result
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
+	err := Start(e.t, cmd)
+	if err == nil {
+		err = cmd.Wait()
+	}
 	res := Result{Stdout: out.String(), Stderr: errb.String()}
 	e.checkRaces(what, res.Stderr)
 	var ee *exec.ExitError
