@@ -22,9 +22,32 @@ import (
 )
 
 // RepoRoot returns the module's root directory.
-func RepoRoot() string {
+func RepoRoot() string { return repoRoot }
+
+// repoRoot is found once, before any test can change the directory.
+var repoRoot = findRepoRoot()
+
+// findRepoRoot finds the module's root from this file's path, or, when the
+// test binary is built with -trimpath (which leaves the path relative to
+// the module, so that clean clones in other folders share the build
+// cache), from the directory go test runs it in: its package's.
+func findRepoRoot() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+	if filepath.IsAbs(file) {
+		return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		panic("testenv: " + err.Error())
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if b, err := os.ReadFile(filepath.Join(d, "go.mod")); err == nil && bytes.HasPrefix(b, []byte("module "+strings.TrimSuffix(Module, "/")+"\n")) {
+			return d
+		}
+		if filepath.Dir(d) == d {
+			panic("testenv: no go.mod of " + Module + " above " + dir)
+		}
+	}
 }
 
 // Binary builds cmd/plexus (see BuildCommand) and returns its path.
