@@ -346,6 +346,7 @@ func sideBySide(suite string, results []conformanceResult) string {
 // TypeScript peer (testenv/tspeer; for the 2026 suite also as a strict
 // 2026-07-28 server) and @modelcontextprotocol/server-everything.
 func TestConformanceThroughFace(t *testing.T) {
+	t.Parallel()
 	needConformance(t)
 	fixture := everythingServer(t)
 	stateful := startHTTPFixture(t, fixture, false)

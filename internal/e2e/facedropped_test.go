@@ -107,6 +107,7 @@ func streamingSession(t *testing.T, hc *http.Client, base, token string) (string
 // not held until the idle expiry (30 minutes by default); a client whose
 // stream broke and that opens it again at once keeps its session.
 func TestDroppedStreamEndsSession(t *testing.T) {
+	t.Parallel()
 	e, base, token := faceEnvWith(t, `"maxSessions": 1`, "")
 	hc := &http.Client{}
 	const ping = `{"jsonrpc":"2.0","id":2,"method":"ping"}`

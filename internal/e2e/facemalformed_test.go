@@ -60,6 +60,7 @@ func malformed2026(t *testing.T) string {
 // through `plexus mcp` — with an answer that says the outcome is unknown,
 // instead of nothing for seconds.
 func TestMalformedStreamThroughFace(t *testing.T) {
+	// Not parallel: a broken stream must fail the call within 2 s.
 	e, base, token := peerEnv(t,
 		peerServer{name: "bad2026", args: []string{malformed2026(t)}},
 		peerServer{name: "badhttp", args: []string{malformed2026(t)}},

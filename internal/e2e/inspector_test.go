@@ -18,6 +18,7 @@ import (
 // from npm, lists and calls tools through `plexus mcp` (stdio) and through
 // the HTTP face.
 func TestInspectorThroughFace(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("installs the Inspector from npm")
 	}

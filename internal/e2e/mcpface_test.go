@@ -49,6 +49,7 @@ func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
 // TestMCPFaceGates: `plexus mcp` always offers the control-plane tools; the
 // servers' tools only with mcp.face.allowExternalCall on.
 func TestMCPFaceGates(t *testing.T) {
+	t.Parallel()
 	e := testenv.New(t)
 	e.StartDaemon()
 	e.MustRun("add", "example", "--", e.Bin, "example-server")
@@ -89,6 +90,7 @@ func TestMCPFaceGates(t *testing.T) {
 
 // TestMCPFaceStartsDaemon: `plexus mcp` with no daemon running starts one.
 func TestMCPFaceStartsDaemon(t *testing.T) {
+	t.Parallel()
 	e := testenv.New(t)
 	cs := connectFace(t, e)
 	if names := toolNames(t, cs); !slices.Contains(names, "plexus_status") {
@@ -117,6 +119,7 @@ func TestMCPFaceStartsDaemon(t *testing.T) {
 // servers, and propose one — which stays pending, not started, until a
 // person approves it (R-FACE-2, R-FACE-6).
 func TestMCPFaceWrites(t *testing.T) {
+	t.Parallel()
 	e := testenv.New(t)
 	if err := os.MkdirAll(e.Home, 0o700); err != nil {
 		t.Fatal(err)
@@ -157,6 +160,7 @@ func TestMCPFaceWrites(t *testing.T) {
 // Code is) registered on `plexus mcp` is told when the tools change — a
 // server added meanwhile — and then sees and calls the new tools.
 func TestMCPFaceNotifiesSessionClient(t *testing.T) {
+	t.Parallel()
 	e := testenv.New(t)
 	e.StartDaemon()
 	// A new home has no settings file yet.

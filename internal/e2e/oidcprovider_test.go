@@ -267,6 +267,7 @@ func loginWith(t *testing.T, e *testenv.Env, record, name string) testenv.Result
 // plus a client-credentials server, with canary checks that no token or
 // secret shows in the logs, the status or the API.
 func TestOAuthAgainstOIDCProvider(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts oidc-provider from npm")
 	}

@@ -17,6 +17,7 @@ import (
 // written under ~/.config/systemd/user running this very binary, the
 // answer says what is missing and what to run, and uninstall removes it.
 func TestServiceInstallWithoutUserSystemd(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("systemctl"); err != nil {
 		t.Skip("systemctl is not installed")
 	}

@@ -40,6 +40,7 @@ import (
 var transcriptPaths = []string{"http-frame", "http-sdk", "plexus-mcp"}
 
 func TestTranscripts(t *testing.T) {
+	t.Parallel()
 	files, _ := filepath.Glob(filepath.Join("testdata", "transcripts", "*.txtar"))
 	if len(files) == 0 {
 		t.Fatal("no transcripts")
