@@ -93,9 +93,6 @@ func TestMCPFaceStartsDaemon(t *testing.T) {
 	t.Parallel()
 	e := testenv.New(t)
 	cs := connectFace(t, e)
-	if names := toolNames(t, cs); !slices.Contains(names, "plexus_status") {
-		t.Fatalf("tools: %v", names)
-	}
 	b, err := os.ReadFile(filepath.Join(e.Home, "daemon.lock"))
 	if err != nil {
 		t.Fatal(err)
@@ -103,6 +100,11 @@ func TestMCPFaceStartsDaemon(t *testing.T) {
 	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Its own session's leader: ended with the test, should it fail.
+	testenv.OwnGroup(t, pid)
+	if names := toolNames(t, cs); !slices.Contains(names, "plexus_status") {
+		t.Fatalf("tools: %v", names)
 	}
 	cs.Close()
 	// The daemon outlives the face; stop it.

@@ -41,6 +41,15 @@ func Start(t testing.TB, cmd *exec.Cmd) error {
 	return nil
 }
 
+// OwnGroup makes the test the owner of process group pgid, started by
+// something else (a daemon that `plexus mcp` started in a session of its
+// own): the group is killed when the test ends, and when the test binary
+// dies (on Unix).
+func OwnGroup(t testing.TB, pgid int) {
+	keep(pgid, true)
+	t.Cleanup(func() { endGroup(pgid) })
+}
+
 // Run runs cmd as a process the test owns (see Start) and waits for it,
 // as cmd.Run does.
 func Run(t testing.TB, cmd *exec.Cmd) error {
