@@ -22,30 +22,37 @@ import (
 )
 
 // RepoRoot returns the module's root directory.
-func RepoRoot() string { return repoRoot }
+func RepoRoot() string {
+	if repoRootErr != nil {
+		panic("testenv: " + repoRootErr.Error())
+	}
+	return repoRoot
+}
 
-// repoRoot is found once, before any test can change the directory.
-var repoRoot = findRepoRoot()
+// repoRoot is found once, before any test can change the directory; a
+// test binary run as a helper elsewhere (a fake server in a temp dir)
+// finds none, and fails only if it asks.
+var repoRoot, repoRootErr = findRepoRoot()
 
 // findRepoRoot finds the module's root from this file's path, or, when the
 // test binary is built with -trimpath (which leaves the path relative to
 // the module, so that clean clones in other folders share the build
 // cache), from the directory go test runs it in: its package's.
-func findRepoRoot() string {
+func findRepoRoot() (string, error) {
 	_, file, _, _ := runtime.Caller(0)
 	if filepath.IsAbs(file) {
-		return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+		return filepath.Clean(filepath.Join(filepath.Dir(file), "..", "..")), nil
 	}
 	dir, err := os.Getwd()
 	if err != nil {
-		panic("testenv: " + err.Error())
+		return "", err
 	}
 	for d := dir; ; d = filepath.Dir(d) {
 		if b, err := os.ReadFile(filepath.Join(d, "go.mod")); err == nil && bytes.HasPrefix(b, []byte("module "+strings.TrimSuffix(Module, "/")+"\n")) {
-			return d
+			return d, nil
 		}
 		if filepath.Dir(d) == d {
-			panic("testenv: no go.mod of " + Module + " above " + dir)
+			return "", errors.New("no go.mod of " + Module + " above " + dir)
 		}
 	}
 }
