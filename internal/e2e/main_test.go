@@ -18,7 +18,7 @@ import (
 // suites, whose timing checks (a reconnect within 500 ms) a loaded
 // machine fails, and its length is theirs anyway. The tests with a tight
 // time bound are not parallel and run alone first.
-const waitingTests = 4
+const waitingTests = 6
 
 func TestMain(m *testing.M) {
 	flag.Parse()
