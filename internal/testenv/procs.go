@@ -17,16 +17,19 @@ import (
 //   - is started in a process group of its own (a session, if the command
 //     asks for one), which is killed when the test ends, so that what the
 //     command left behind goes with it;
-//   - on Linux and FreeBSD, carries the kernel's parent-death signal
+//   - on Unix, has its group listed with the binary's keeper
+//     (group_unix.go), which kills every group still listed when the
+//     binary ends, however it ends;
+//   - on Linux and FreeBSD, also carries the kernel's parent-death signal
 //     (SIGKILL). Linux sends it when the thread that started the child ends,
 //     not the process, so every child is started from one goroutine locked
 //     to its thread for the life of the binary (starter_deathsig.go).
 //
-// macOS and the other Unixes have no parent-death signal: there the group
-// is killed at cleanup, but a killed test binary leaves its children to
-// init. On Windows a child is killed at cleanup, its own children are not.
-// A daemon's stdio servers are not in its group: the lifeline shim ends
-// them when the daemon dies.
+// A process that leaves its group (setsid) escapes all but the
+// parent-death signal; OwnGroup takes on such a group once its id is known.
+// On Windows a child is killed by its test's own cleanup only. A daemon's
+// stdio servers are not in its group: the lifeline shim ends them when the
+// daemon dies.
 
 // Start starts cmd as a process the test owns (see above).
 func Start(t testing.TB, cmd *exec.Cmd) error {
