@@ -12,7 +12,6 @@ import (
 // saves the server with its credentials: references in extensions.json,
 // values in creds.json, and the server really receives them (R-UI-2).
 func TestAddHTTP(t *testing.T) {
-	t.Parallel()
 	const token, apiKey = "canary-bearer-7f3a9c", "canary-header-51d2e8"
 	srv := startHTTPServer(t, token, false)
 	e := startDaemon(t)
@@ -54,7 +53,6 @@ func TestAddHTTP(t *testing.T) {
 // in a shell with a quoted path holding a space, and an env entry is typed
 // masked; the saved argv is exact and the value is in creds.json only.
 func TestAddStdioQuotedPath(t *testing.T) {
-	t.Parallel()
 	const envSecret = "canary-env-0c77b1"
 	e := startDaemon(t)
 	dir := filepath.Join(t.TempDir(), "my bin")
@@ -99,7 +97,6 @@ func TestAddStdioQuotedPath(t *testing.T) {
 // TestNameSuggestion: the name follows the URL or the command until the
 // person edits it, then stays theirs.
 func TestNameSuggestion(t *testing.T) {
-	t.Parallel()
 	u := startUI(t, startDaemon(t))
 	u.press("n", "https://mcp.example.com/mcp")
 	u.waitText("name          example", "(suggested)")

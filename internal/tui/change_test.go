@@ -34,7 +34,6 @@ func addServer(t *testing.T, c *client.Client, name string, cfg map[string]any, 
 // leaves the form open with the daemon's error, and extensions.json and
 // creds.json byte-identical (R-API-2); nothing typed is lost.
 func TestSaveServerThatCannotStart(t *testing.T) {
-	t.Parallel()
 	const envSecret, token = "canary-refused-env-9e1", "canary-refused-token-4b2"
 	e := startDaemon(t)
 	if r := e.Run("s3cr3t\n", "secret", "set", "KEEP"); r.Code != 0 {
@@ -77,7 +76,6 @@ func TestSaveServerThatCannotStart(t *testing.T) {
 // TestEditSecrets: enter edits in the same form; a blank secret keeps the
 // stored one, "-" removes it (and the form's own stored value with it).
 func TestEditSecrets(t *testing.T) {
-	t.Parallel()
 	const token, apiKey = "canary-edit-token-2c9", "canary-edit-key-8d4"
 	srv := startHTTPServer(t, token, true)
 	e := startDaemon(t)
@@ -117,7 +115,6 @@ func TestEditSecrets(t *testing.T) {
 // TestDeleteWithConfirmation: d asks first; n keeps the server, y deletes
 // it with its credentials.
 func TestDeleteWithConfirmation(t *testing.T) {
-	t.Parallel()
 	const secret = "canary-delete-3f8"
 	e := startDaemon(t)
 	c := client.New(e.Home)
@@ -146,7 +143,6 @@ func TestDeleteWithConfirmation(t *testing.T) {
 // TestToggleAndReEnable: space switches a server off and on; e re-enables
 // one switched off.
 func TestToggleAndReEnable(t *testing.T) {
-	t.Parallel()
 	e := startDaemon(t)
 	e.MustRun("add", "example", "--", e.Bin, "example-server")
 	u := startUI(t, e)
@@ -176,7 +172,6 @@ func TestToggleAndReEnable(t *testing.T) {
 
 // TestHelpAndQuit: ? shows every key, any key closes it, q quits.
 func TestHelpAndQuit(t *testing.T) {
-	t.Parallel()
 	u := startUI(t, startDaemon(t))
 	u.press("?")
 	u.waitText("Keys on the list", "Keys in the form", "a blank secret keeps the stored one")
@@ -188,7 +183,6 @@ func TestHelpAndQuit(t *testing.T) {
 
 // TestLiveUpdates: changes made elsewhere show without a keypress.
 func TestLiveUpdates(t *testing.T) {
-	t.Parallel()
 	e := startDaemon(t)
 	u := startUI(t, e)
 	u.waitText("No servers yet")
@@ -204,7 +198,6 @@ func TestLiveUpdates(t *testing.T) {
 // login; whatever it answers (an error for a server without OAuth, or a
 // daemon without the login routes) shows cleanly on the list.
 func TestLoginShowsTheDaemonsAnswer(t *testing.T) {
-	t.Parallel()
 	srv := startHTTPServer(t, "t", true)
 	e := startDaemon(t)
 	e.MustRun("add", "web", srv.URL)
@@ -223,7 +216,6 @@ func TestLoginShowsTheDaemonsAnswer(t *testing.T) {
 // TestApprovePending: a server an agent added waits for a person; a shows
 // what it runs, y approves and starts it.
 func TestApprovePending(t *testing.T) {
-	t.Parallel()
 	// "plexus" on the daemon's PATH: the review shows the command line, and
 	// the binary's full path (under wherever the repository is) could push
 	// "example-server" past the 80 columns.
@@ -243,7 +235,6 @@ func TestApprovePending(t *testing.T) {
 // restart without a keypress, and so does the daemon going away and coming
 // back.
 func TestCrashAndDaemonRestartShowLive(t *testing.T) {
-	t.Parallel()
 	e := startDaemon(t)
 	e.MustRun("add", "example", "--", e.Bin, "example-server")
 	u := startUI(t, e)
@@ -276,7 +267,6 @@ func TestCrashAndDaemonRestartShowLive(t *testing.T) {
 // TestAcceptChangedTool: a tool whose description changed is held; a shows
 // the old and the new description before y accepts it.
 func TestAcceptChangedTool(t *testing.T) {
-	t.Parallel()
 	e := startDaemon(t)
 	desc := filepath.Join(t.TempDir(), "echo-description")
 	if err := os.WriteFile(desc, []byte("Return the given text."), 0o600); err != nil {
@@ -302,7 +292,6 @@ func TestAcceptChangedTool(t *testing.T) {
 // TestCtrlCQuitsFromTheForm: ctrl+c quits from anywhere, even mid-form,
 // and saves nothing.
 func TestCtrlCQuitsFromTheForm(t *testing.T) {
-	t.Parallel()
 	e := startDaemon(t)
 	u := startUI(t, e)
 	u.press("n", "https://mcp.example.com/mcp")
@@ -317,7 +306,6 @@ func TestCtrlCQuitsFromTheForm(t *testing.T) {
 // TestEditStdioEnv: the env field of a stdio server: blank keeps every
 // stored value, KEY=value adds one, KEY=- removes one with its value.
 func TestEditStdioEnv(t *testing.T) {
-	t.Parallel()
 	const kept, added = "canary-env-kept-61a", "canary-env-added-d07"
 	e := startDaemon(t)
 	addServer(t, client.New(e.Home), "example", map[string]any{"type": "stdio", "command": e.Bin, "args": []string{"example-server"},
@@ -349,7 +337,6 @@ func TestEditStdioEnv(t *testing.T) {
 // long enough for a reconnect to fail ("cannot reach the daemon"); once it
 // is back, the screen shows the servers again and no word of the outage.
 func TestDaemonBackAfterLongOutageClearsTheMessage(t *testing.T) {
-	t.Parallel()
 	e := startDaemon(t)
 	e.MustRun("add", "example", "--", e.Bin, "example-server")
 	u := startUI(t, e)

@@ -13,7 +13,6 @@ import (
 // grant's settings dropped when another is chosen, a pasted PEM given its
 // lines back, and the sandbox's folders and network.
 func TestBuildPlanGrantAndSandbox(t *testing.T) {
-	t.Parallel()
 	const pem = "-----BEGIN PRIVATE KEY----- MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg AbCd -----END PRIVATE KEY-----"
 	storedTX := map[string]any{"type": "http", "url": "https://x.example.com/mcp", "oauth": map[string]any{
 		"grant": "token_exchange", "clientId": "c", "idpTokenUrl": "https://idp.example.com/token", "idTokenFile": "/run/id",

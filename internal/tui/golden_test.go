@@ -100,7 +100,6 @@ func runes(s string) tea.KeyMsg { return tea.KeyMsg{Type: tea.KeyRunes, Runes: [
 // TestGoldenScreens: the list with every state, the form, and help, at
 // 80x24 without colour.
 func TestGoldenScreens(t *testing.T) {
-	t.Parallel()
 	m := fixtureModel(t)
 	golden(t, "list", m.View(), 80, 24)
 	typeInto(m, tea.KeyMsg{Type: tea.KeyDown}, tea.KeyMsg{Type: tea.KeyDown}, tea.KeyMsg{Type: tea.KeyDown})
@@ -125,7 +124,6 @@ func TestGoldenScreens(t *testing.T) {
 // TestGoldenErrorState: the form after the daemon refused a server that
 // cannot start, with the daemon's own error.
 func TestGoldenErrorState(t *testing.T) {
-	t.Parallel()
 	u := startUI(t, startDaemon(t))
 	u.press("n", "right", "/nonexistent/mcp-server", "tab", "tab", "TOKEN=canary-golden-env", "ctrl+s")
 	s := u.waitText("Nothing was saved")
@@ -137,7 +135,6 @@ func TestGoldenErrorState(t *testing.T) {
 // URL to open from LoginStart, then progress from the server's Auth field
 // as server events bring it (R-UI-4: OAuth waiting for the browser).
 func TestLoginScreen(t *testing.T) {
-	t.Parallel()
 	const linkURL = "https://auth.linear.app/authorize?client_id=plexus-4f2a&code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM&redirect_uri=http%3A%2F%2F127.0.0.1%3A7781%2Fcallback&state=af0ifjsldkj"
 	m := fixtureModel(t)
 	m.selectName("linear")
@@ -190,7 +187,6 @@ func TestLoginScreen(t *testing.T) {
 // TestManyServersScroll: a long list scrolls to keep the selection in view
 // and the screen at 24 lines.
 func TestManyServersScroll(t *testing.T) {
-	t.Parallel()
 	m := fixtureModel(t)
 	var list []apitype.ServerStatus
 	for i := range 30 {
@@ -215,7 +211,6 @@ func TestManyServersScroll(t *testing.T) {
 // TestConnectingShowsProgress: servers being started show as progress in
 // the title (R-UI-4), with the spinner running only then.
 func TestConnectingShowsProgress(t *testing.T) {
-	t.Parallel()
 	m := fixtureModel(t)
 	if strings.Contains(m.View(), "connecting") || m.needsSpinner() {
 		t.Fatal("progress shown with nothing starting")

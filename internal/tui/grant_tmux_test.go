@@ -20,7 +20,6 @@ import (
 // a secret is stored; neither secret ever reaches the screen, and
 // extensions.json names them.
 func TestTerminalOAuthGrants(t *testing.T) {
-	t.Parallel()
 	needTmux(t)
 	const secret = "CANARY-tui-client-secret-7be1"
 	key, keyPEM := testenv.ClientKey(t)

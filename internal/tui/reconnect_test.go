@@ -14,7 +14,6 @@ import (
 // while it was away, which is what a slow restart (a race-built daemon)
 // looks like.
 func TestReconnectClearsTheConnectionError(t *testing.T) {
-	t.Parallel()
 	m := New(context.Background(), client.New(t.TempDir()))
 	m.daemonMsg(connectedMsg{err: errors.New("the daemon is not running")})
 	if m.errMsg == "" {

@@ -19,7 +19,6 @@ func decode(t *testing.T, raw json.RawMessage) map[string]any {
 
 // TestBuildPlan: what the form sends for each way of filling it in.
 func TestBuildPlan(t *testing.T) {
-	t.Parallel()
 	stored := map[string]any{"type": "http", "url": "https://old.example.com/mcp", "bearerTokenEnvVar": "WEB_TOKEN",
 		"headers":       map[string]any{"X-Api-Key": map[string]any{"env": "WEB_X_API_KEY"}, "X-Team": "${TEAM}"},
 		"callTimeoutMs": json.Number("5000")}

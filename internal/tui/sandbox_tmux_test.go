@@ -15,7 +15,6 @@ import (
 // form shows the sandbox again, a relative folder is refused by the
 // config's own validation (nothing saved), and switching it off removes it.
 func TestTerminalSandbox(t *testing.T) {
-	t.Parallel()
 	needTmux(t)
 	e := testenv.New(t)
 	e.StartDaemon()

@@ -11,7 +11,6 @@ import (
 // `plexus settings get` shows — and esc goes back to a list that no
 // longer warns.
 func TestTerminalSettings(t *testing.T) {
-	t.Parallel()
 	e, x, _ := startExampleTUI(t)
 	x.waitText("example", "● ready", "external calls are off")
 

@@ -14,7 +14,6 @@ import (
 // sleeps, as a first `npx -y` does while it downloads): while the form
 // waits it shows the seconds waited and the server's latest stderr line.
 func TestTerminalSlowStart(t *testing.T) {
-	t.Parallel()
 	needTmux(t)
 	e := testenv.New(t)
 	e.StartDaemon()

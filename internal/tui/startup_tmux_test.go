@@ -16,7 +16,6 @@ import (
 // enough saves it as startupTimeoutMs, the edit form shows it again, and a
 // word in the field is refused before anything is sent.
 func TestTerminalStartupTimeout(t *testing.T) {
-	t.Parallel()
 	needTmux(t)
 	e := testenv.New(t)
 	e.StartDaemon()

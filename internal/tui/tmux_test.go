@@ -175,7 +175,6 @@ func openStdioForm(t *testing.T, e *testenv.Env) *tmux {
 // (tmux, 80x24) against a running daemon: the list, a server added through
 // the form with keys typed, and q restoring the terminal.
 func TestTerminalEndToEnd(t *testing.T) {
-	t.Parallel()
 	e, x, start := startExampleTUI(t)
 	// Keep the pane once plexus exits, to see what it left on the screen.
 	x.must("set-option", "-t", "tui", "remain-on-exit", "on")
@@ -229,7 +228,6 @@ func TestTerminalEndToEnd(t *testing.T) {
 // TestTerminalWithoutDaemon: in a terminal but with no daemon, plexus tui
 // says how to start one and leaves the screen as it was.
 func TestTerminalWithoutDaemon(t *testing.T) {
-	t.Parallel()
 	needTmux(t)
 	bin := testenv.Binary(t)
 	x := newTmux(t)
@@ -244,7 +242,6 @@ func TestTerminalWithoutDaemon(t *testing.T) {
 // TestNeedsATerminal: without a terminal, plexus tui says what to use
 // instead, and does not draw.
 func TestNeedsATerminal(t *testing.T) {
-	t.Parallel()
 	e := testenv.New(t)
 	e.StartDaemon()
 	r := e.Run("", "tui")

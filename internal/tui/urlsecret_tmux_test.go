@@ -18,7 +18,6 @@ import (
 // kept in, and saving moves it there — the server, which answers only with
 // the key, still comes up.
 func TestTerminalHidesURLKey(t *testing.T) {
-	t.Parallel()
 	needTmux(t)
 	const canary = "CANARY-tmux-url-key-93"
 	url := testenv.KeyedServer(t, func(r *http.Request) bool { return r.URL.Query().Get("api_key") == canary })
