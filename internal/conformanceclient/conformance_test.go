@@ -61,7 +61,7 @@ func TestConformanceSuite(t *testing.T) {
 			t.Parallel()
 			cmd := exec.Command("bash", script, "client", bin+" __conformance-client")
 			cmd.Env = append(os.Environ(), "CONFORMANCE_VERSION="+s.version, "CONFORMANCE_OUT="+t.TempDir())
-			out, _ := cmd.CombinedOutput() // exit 1 when some scenario failed: judged below
+			out, _ := testenv.CombinedOutput(t, cmd) // exit 1 when some scenario failed: judged below
 			text := string(out)
 			t.Logf("conformance:\n%s", text)
 			m := regexp.MustCompile(`(?m)^(\d+) passed, (\d+) failed$`).FindStringSubmatch(text)

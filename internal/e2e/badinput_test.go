@@ -13,6 +13,7 @@ import (
 // TestBadConfigFile: a daemon does not start on a settings file it would
 // misread; it names the problem and leaves the file as it was.
 func TestBadConfigFile(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, file string
 		want       []string
@@ -49,6 +50,7 @@ func TestBadConfigFile(t *testing.T) {
 // TestBadEditsChangeNothing: edits that are invalid are refused with an
 // error naming the key or the variable, and extensions.json is unchanged.
 func TestBadEditsChangeNothing(t *testing.T) {
+	t.Parallel()
 	e := testenv.New(t)
 	e.StartDaemon()
 	e.MustRun("add", "example", "--", e.Bin, "example-server")

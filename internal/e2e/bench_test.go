@@ -26,7 +26,7 @@ func BenchmarkCallEcho(b *testing.B) {
 		ctx := context.Background()
 		c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
 		// The same protocol version the daemon negotiates with this server.
-		cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: exec.Command(bin, "example-server")}, nil)
+		cs, err := c.Connect(ctx, testenv.Transport(b, exec.Command(bin, "example-server")), nil)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -23,6 +23,7 @@ import (
 // editor is told the tool list changed — rather than every call failing
 // with "session not found" until the editor is restarted.
 func TestMCPBridgeSurvivesDaemonRestart(t *testing.T) {
+	t.Parallel()
 	for _, protocol := range []string{"2025-11-25", "2025-06-18", "2026-07-28"} {
 		t.Run(protocol, func(t *testing.T) { bridgeSurvivesRestart(t, protocol) })
 	}
@@ -52,7 +53,7 @@ func bridgeSurvivesRestart(t *testing.T, protocol string) {
 	})
 	// A session-era client, as editors are: it holds a protocol session,
 	// which the restarted daemon does not know.
-	cs, err := c.Connect(t.Context(), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
+	cs, err := c.Connect(t.Context(), testenv.Transport(t, cmd), &mcp.ClientSessionOptions{ProtocolVersion: protocol})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,6 +102,8 @@ func bridgeSurvivesRestart(t *testing.T, protocol string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Its own session's leader: ended with the test, should it fail.
+	testenv.OwnGroup(t, pid)
 	cs.Close()
 	syscall.Kill(pid, syscall.SIGTERM)
 	for end := time.Now().Add(10 * time.Second); syscall.Kill(pid, 0) == nil; time.Sleep(20 * time.Millisecond) {

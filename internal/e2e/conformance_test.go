@@ -56,7 +56,7 @@ func startHTTPFixture(t *testing.T, bin string, stateless bool) string {
 	cmd := exec.Command(bin, "-http="+addr, fmt.Sprintf("-stateless=%v", stateless))
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
+	if err := testenv.Start(t, cmd); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
@@ -159,7 +159,7 @@ func runSuiteIn(t *testing.T, version, spec, url string, scenarios ...string) su
 	run := suiteRun{verdicts: map[string]bool{}, out: t.TempDir()}
 	cmd := exec.CommandContext(ctx, "bash", append([]string{filepath.Join(testenv.RepoRoot(), "tools", "conformance.sh"), "server", url}, scenarios...)...)
 	cmd.Env = append(os.Environ(), "CONFORMANCE_VERSION="+version, "CONFORMANCE_SPEC_VERSION="+spec, "CONFORMANCE_OUT="+run.out)
-	out, err := cmd.CombinedOutput()
+	out, err := testenv.CombinedOutput(t, cmd)
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	for sc.Scan() {
 		if m := verdict.FindStringSubmatch(sc.Text()); m != nil {
@@ -346,6 +346,7 @@ func sideBySide(suite string, results []conformanceResult) string {
 // TypeScript peer (testenv/tspeer; for the 2026 suite also as a strict
 // 2026-07-28 server) and @modelcontextprotocol/server-everything.
 func TestConformanceThroughFace(t *testing.T) {
+	t.Parallel()
 	needConformance(t)
 	fixture := everythingServer(t)
 	stateful := startHTTPFixture(t, fixture, false)

@@ -50,6 +50,7 @@ var clientFiles = map[string]string{
 // off and says so; `plexus disconnect` gives the file back byte for byte.
 // `--yes` switches external calls on.
 func TestConnectEveryClient(t *testing.T) {
+	t.Parallel()
 	e := testenv.New(t)
 	h := newClientHome(t, e)
 	e.StartDaemon()
@@ -141,6 +142,7 @@ func TestConnectEveryClient(t *testing.T) {
 // after `plexus connect`, and no longer after `plexus disconnect`. None of
 // them needs an account to list its MCP servers.
 func TestConnectRealClients(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("npm"); err != nil && os.Getenv("CI") == "" {
 		t.Skip("npm is not installed (CI installs it)")
 	}
@@ -180,7 +182,7 @@ func TestConnectRealClients(t *testing.T) {
 		done := make(chan struct{})
 		var out []byte
 		var err error
-		go func() { out, err = cmd.CombinedOutput(); close(done) }()
+		go func() { out, err = testenv.CombinedOutput(t, cmd); close(done) }()
 		select {
 		case <-done:
 		case <-time.After(2 * time.Minute):

@@ -12,6 +12,7 @@ import (
 // registry over stdio and over streamable HTTP, and uses its tools,
 // resources and prompts through the daemon.
 func TestEverything(t *testing.T) {
+	t.Parallel()
 	bin := testenv.NPMBin(t, "mcp-server-everything")
 	base := testenv.StartNodeHTTPServer(t, bin, "streamableHttp")
 

@@ -15,6 +15,7 @@ import (
 // advertised, none of Plexus's own tools, and a long description (2,781
 // characters, as a real server's) whole.
 func TestBareProfileIsTransparent(t *testing.T) {
+	t.Parallel()
 	e := testenv.New(t)
 	e.StartDaemon()
 	desc := filepath.Join(t.TempDir(), "desc")

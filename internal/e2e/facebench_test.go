@@ -44,7 +44,7 @@ func BenchmarkFaceCall(b *testing.B) {
 
 	b.Run("direct", func(b *testing.B) {
 		c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
-		cs, err := c.Connect(context.Background(), &mcp.CommandTransport{Command: exec.Command(bin, "example-server")}, nil)
+		cs, err := c.Connect(context.Background(), testenv.Transport(b, exec.Command(bin, "example-server")), nil)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -55,6 +55,7 @@ func metric(t *testing.T, base, token, name string) float64 {
 // protocol sessions; one more initialize is answered 503 with
 // Retry-After, and a DELETE frees a place at once.
 func TestFaceSessionsCapped(t *testing.T) {
+	t.Parallel()
 	base, token := boundedFace(t, `"maxSessions": 3`)
 	hc := &http.Client{}
 	var ids []string
@@ -86,6 +87,7 @@ func TestFaceSessionsCapped(t *testing.T) {
 // reclaimed once idle for mcp.face.sessionIdleMs: the daemon's goroutines
 // and memory come back to where they were.
 func TestFaceSessionsExpire(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("opens 5,000 sessions")
 	}

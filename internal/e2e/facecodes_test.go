@@ -47,6 +47,7 @@ func rpc(t *testing.T, url, token, session, version, body string) (*int64, strin
 // or MCP defines — never 0: a request before initialize, a subscription
 // to a resource no server offers, an unknown tool.
 func TestFaceErrorCodes(t *testing.T) {
+	t.Parallel()
 	_, base, token := faceEnv(t, "")
 	url := base + "/mcp"
 	for _, tc := range []struct{ what, session, body string }{

@@ -54,6 +54,7 @@ func (d *dropper) drop() {
 // server works within a second — on the SDK's path (a call that asks for
 // progress) and forwarded as a frame.
 func TestDisconnectedClientFreesServer(t *testing.T) {
+	// Not parallel: its other client must be answered within 1 s.
 	e, base, token := faceEnv(t, "")
 	addOldServer(t, e)
 	all := tools(t, e)

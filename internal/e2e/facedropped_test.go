@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/plexus-mcp/plexus/internal/testenv"
 )
 
 // sessionPOST sends one JSON-RPC message on session id and returns the
@@ -105,6 +107,7 @@ func streamingSession(t *testing.T, hc *http.Client, base, token string) (string
 // not held until the idle expiry (30 minutes by default); a client whose
 // stream broke and that opens it again at once keeps its session.
 func TestDroppedStreamEndsSession(t *testing.T) {
+	t.Parallel()
 	e, base, token := faceEnvWith(t, `"maxSessions": 1`, "")
 	hc := &http.Client{}
 	const ping = `{"jsonrpc":"2.0","id":2,"method":"ping"}`
@@ -139,7 +142,7 @@ func TestDroppedStreamEndsSession(t *testing.T) {
 		cmd.Env = append(os.Environ(), "PLEXUS_HOME="+e.Home)
 		stdin, _ := cmd.StdinPipe()
 		stdout, _ := cmd.StdoutPipe()
-		if err := cmd.Start(); err != nil {
+		if err := testenv.Start(t, cmd); err != nil {
 			t.Fatal(err)
 		}
 		defer cmd.Wait()

@@ -12,6 +12,7 @@ import (
 // tools/list, the first call (the SDK's path) and later ones (forwarded as
 // frames), a resource read and a prompt.
 func TestSessionEraSeesNoNewFields(t *testing.T) {
+	t.Parallel()
 	e, base, token := faceEnv(t, "")
 	echo := toolNamed(t, tools(t, e), "example", "echo").Name
 	url := base + "/mcp"

@@ -122,6 +122,7 @@ func contentText(res *mcp.CallToolResult) string {
 // or Origin (DNS rebinding, docs/security.md T1) and anything before
 // initialize.
 func TestFaceHTTPGuard(t *testing.T) {
+	t.Parallel()
 	_, base, token := faceEnv(t, "")
 	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
 	post := func(body string, hdr ...string) (int, string) {
@@ -175,6 +176,7 @@ func TestFaceHTTPGuard(t *testing.T) {
 // a bare profile passes the one server's own names through (R-SES-1a); a
 // meta-tools profile offers search, describe and call instead (R-CAT-8).
 func TestFaceHTTPProfiles(t *testing.T) {
+	t.Parallel()
 	e, base, token := faceEnv(t, `"ex": {"servers": ["example"], "naming": "bare"},
 		"exc": {"servers": ["example"], "naming": "bare", "controlTools": true},
 		"meta": {"servers": ["example"], "metaTools": true}`)
@@ -266,6 +268,7 @@ func TestFaceHTTPProfiles(t *testing.T) {
 // once and each is asked its own question: each answer reaches only the
 // call it belongs to (R-PROTO-2).
 func TestFaceElicitationRouting(t *testing.T) {
+	t.Parallel()
 	e, base, token := faceEnv(t, "")
 	ask := toolNamed(t, tools(t, e), "example", "ask").Name
 
@@ -322,6 +325,7 @@ func TestFaceElicitationRouting(t *testing.T) {
 // TestFaceCancellation: a client's cancellation ends its own call upstream
 // and no other.
 func TestFaceCancellation(t *testing.T) {
+	t.Parallel()
 	e, base, token := faceEnv(t, "")
 	sleep := toolNamed(t, tools(t, e), "example", "sleep").Name
 	a := httpFace(t, base+"/mcp", token, nil)
@@ -369,6 +373,7 @@ func TestFaceCancellation(t *testing.T) {
 // server (in its result) and through a session-era one (a roots/list
 // request on the connection), to clients of both eras.
 func TestFaceRoots(t *testing.T) {
+	t.Parallel()
 	e, base, token := faceEnv(t, "")
 	addOldServer(t, e)
 	all := tools(t, e)

@@ -35,6 +35,7 @@ func sessionPost(t *testing.T, base, token, id, body string) (int, string) {
 // and its next call works. Only a session with no stream open expires
 // (TestFaceSessionsExpire), and one whose stream drops ends at once.
 func TestFaceSessionWithOpenStreamLives(t *testing.T) {
+	t.Parallel()
 	const idle = 1500 * time.Millisecond
 	e, base, token := faceEnvWith(t, `"allowExternalCall": true, "sessionIdleMs": 1500`, "")
 	echo := toolNamed(t, tools(t, e), "example", "echo").Name

@@ -244,6 +244,7 @@ func (l *rawLister) all(decode bool) (names []string, pages int, plain bool, err
 // both eras from the rendered pages, as each profile names it, and the
 // list follows the catalog when a server goes.
 func TestFaceToolsListPages(t *testing.T) {
+	t.Parallel()
 	base, token, home := wideDaemon(t, 3, 400, `"bare": {"servers": ["s1"], "naming": "bare"},
 		"meta": {"servers": ["s1", "s2"], "metaTools": true}`)
 	want := func(names []string, n int, has, hasNot string) error {

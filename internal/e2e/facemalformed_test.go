@@ -22,6 +22,7 @@ import (
 // through `plexus mcp` — with an answer that says the outcome is unknown,
 // instead of nothing for seconds.
 func TestMalformedStreamThroughFace(t *testing.T) {
+	// Not parallel: a broken stream must fail the call within 2 s.
 	e, base, token := peerEnv(t,
 		peerServer{name: "bad2026", args: []string{testenv.MalformedStreamServer(t)}},
 		peerServer{name: "badhttp", args: []string{testenv.MalformedStreamServer(t)}},
@@ -104,6 +105,6 @@ func TestMalformedStreamThroughFace(t *testing.T) {
 	t.Run("plexus-mcp", func(t *testing.T) {
 		cmd := exec.Command(e.Bin, "mcp", "--profile", "badstdio")
 		cmd.Env = append(os.Environ(), "PLEXUS_HOME="+e.Home)
-		sessionCall(t, &mcp.CommandTransport{Command: cmd})
+		sessionCall(t, testenv.Transport(t, cmd))
 	})
 }

@@ -122,6 +122,7 @@ func scrape(t *testing.T, base, token string) string {
 // reaches the server; a client that sets a log level gets its calls back
 // on the SDK's path, where its log messages ride.
 func TestFaceSessionFramePath(t *testing.T) {
+	t.Parallel()
 	e, base, token := faceEnv(t, "")
 	all := tools(t, e)
 	echo, ask, sleep := toolNamed(t, all, "example", "echo").Name, toolNamed(t, all, "example", "ask").Name, toolNamed(t, all, "example", "sleep").Name
@@ -216,6 +217,7 @@ func TestFaceSessionFramePath(t *testing.T) {
 // to the call; the server is called once. A client that did not declare
 // elicitation is refused as on the SDK's path.
 func TestFaceSessionFrameAsks(t *testing.T) {
+	t.Parallel()
 	e, base, token := faceEnv(t, "")
 	addOldServer(t, e)
 	all := tools(t, e)

@@ -212,13 +212,16 @@ func call(t *testing.T, e *testenv.Env, tool, args string) callResult {
 // outcome with parseCall on the test's goroutine.
 func callAsync(e *testenv.Env, tool, args string) <-chan asyncCall {
 	ch := make(chan asyncCall, 1)
+	start := time.Now()
+	cmd := exec.Command(e.Bin, "call", "--json", tool, args)
+	cmd.Env = append(append(os.Environ(), "PLEXUS_HOME="+e.Home), e.ExtraEnv...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := e.Start(cmd)
 	go func() {
-		start := time.Now()
-		cmd := exec.Command(e.Bin, "call", "--json", tool, args)
-		cmd.Env = append(append(os.Environ(), "PLEXUS_HOME="+e.Home), e.ExtraEnv...)
-		var out, errb bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		err := cmd.Run()
+		if err == nil {
+			err = cmd.Wait()
+		}
 		r := testenv.Result{Stdout: out.String(), Stderr: errb.String()}
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {

@@ -20,6 +20,7 @@ const importCanary = "CANARY-7d41-imported-secret"
 // managed store, and a second import changes nothing. No output and no
 // settings file holds a secret value.
 func TestImportClaudeFile(t *testing.T) {
+	t.Parallel()
 	e := testenv.New(t)
 	userHome := t.TempDir()
 	e.ExtraEnv = []string{"HOME=" + userHome, "XDG_CONFIG_HOME="}
@@ -125,6 +126,7 @@ func TestImportClaudeFile(t *testing.T) {
 
 // TestExportSnippet prints the snippets through the real binary.
 func TestExportSnippet(t *testing.T) {
+	t.Parallel()
 	e := testenv.New(t)
 	e.StartDaemon()
 	r := e.Run("", "export", "codex")

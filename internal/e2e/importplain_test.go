@@ -18,6 +18,7 @@ import (
 // the secret is in the managed store only, and the plain values are
 // visible in the settings.
 func TestImportPlainValuesReachServer(t *testing.T) {
+	t.Parallel()
 	e := testenv.New(t)
 	userHome := t.TempDir()
 	e.ExtraEnv = []string{"HOME=" + userHome, "XDG_CONFIG_HOME="}

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -17,6 +18,7 @@ import (
 // from npm, lists and calls tools through `plexus mcp` (stdio) and through
 // the HTTP face.
 func TestInspectorThroughFace(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("installs the Inspector from npm")
 	}
@@ -41,15 +43,12 @@ func TestInspectorThroughFace(t *testing.T) {
 		cmd := exec.CommandContext(ctx, cli, append([]string{"--cli"}, args...)...)
 		cmd.Dir = work
 		cmd.Env = append(os.Environ(), "PLEXUS_HOME="+e.Home)
-		out, err := cmd.Output()
-		if err != nil {
-			stderr := ""
-			if ee, ok := err.(*exec.ExitError); ok {
-				stderr = string(ee.Stderr)
-			}
-			t.Fatalf("inspector %v: %v\n%s\n%s", args, err, out, stderr)
+		var out, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &stderr
+		if err := testenv.Run(t, cmd); err != nil {
+			t.Fatalf("inspector %v: %v\n%s\n%s", args, err, &out, &stderr)
 		}
-		return string(out)
+		return out.String()
 	}
 	type listing struct {
 		Tools []struct{ Name string } `json:"tools"`

@@ -25,7 +25,7 @@ func connectFace(t *testing.T, e *testenv.Env) *mcp.ClientSession {
 	c := mcp.NewClient(&mcp.Implementation{Name: "editor", Version: "1"}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	cs, err := c.Connect(ctx, testenv.Transport(t, cmd), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,6 +49,7 @@ func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
 // TestMCPFaceGates: `plexus mcp` always offers the control-plane tools; the
 // servers' tools only with mcp.face.allowExternalCall on.
 func TestMCPFaceGates(t *testing.T) {
+	t.Parallel()
 	e := testenv.New(t)
 	e.StartDaemon()
 	e.MustRun("add", "example", "--", e.Bin, "example-server")
@@ -89,11 +90,9 @@ func TestMCPFaceGates(t *testing.T) {
 
 // TestMCPFaceStartsDaemon: `plexus mcp` with no daemon running starts one.
 func TestMCPFaceStartsDaemon(t *testing.T) {
+	t.Parallel()
 	e := testenv.New(t)
 	cs := connectFace(t, e)
-	if names := toolNames(t, cs); !slices.Contains(names, "plexus_status") {
-		t.Fatalf("tools: %v", names)
-	}
 	b, err := os.ReadFile(filepath.Join(e.Home, "daemon.lock"))
 	if err != nil {
 		t.Fatal(err)
@@ -101,6 +100,11 @@ func TestMCPFaceStartsDaemon(t *testing.T) {
 	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Its own session's leader: ended with the test, should it fail.
+	testenv.OwnGroup(t, pid)
+	if names := toolNames(t, cs); !slices.Contains(names, "plexus_status") {
+		t.Fatalf("tools: %v", names)
 	}
 	cs.Close()
 	// The daemon outlives the face; stop it.
@@ -117,6 +121,7 @@ func TestMCPFaceStartsDaemon(t *testing.T) {
 // servers, and propose one — which stays pending, not started, until a
 // person approves it (R-FACE-2, R-FACE-6).
 func TestMCPFaceWrites(t *testing.T) {
+	t.Parallel()
 	e := testenv.New(t)
 	if err := os.MkdirAll(e.Home, 0o700); err != nil {
 		t.Fatal(err)
@@ -157,6 +162,7 @@ func TestMCPFaceWrites(t *testing.T) {
 // Code is) registered on `plexus mcp` is told when the tools change — a
 // server added meanwhile — and then sees and calls the new tools.
 func TestMCPFaceNotifiesSessionClient(t *testing.T) {
+	t.Parallel()
 	e := testenv.New(t)
 	e.StartDaemon()
 	// A new home has no settings file yet.
@@ -173,7 +179,7 @@ func TestMCPFaceNotifiesSessionClient(t *testing.T) {
 	cmd.Env = append(os.Environ(), "PLEXUS_HOME="+e.Home)
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
-	cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	cs, err := c.Connect(ctx, testenv.Transport(t, cmd), &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 // GET stream, cross both proxies (mcp-remote, then Plexus) and are
 // answered, in both session-era protocol versions.
 func TestMCPRemoteLongSession(t *testing.T) {
+	t.Parallel()
 	needConformance(t)
 	modules := testenv.NPMInstall(t, filepath.Join(testenv.RepoRoot(), "internal", "e2e", "testdata", "mcpremote"), "mcpremote")
 	bridge := filepath.Join(modules, "mcp-remote", "dist", "proxy.js")

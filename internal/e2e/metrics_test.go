@@ -19,6 +19,7 @@ import (
 // the token, refuses a foreign Host, and counts calls per server and
 // outcome, server states and restarts — and holds no secret.
 func TestMetrics(t *testing.T) {
+	t.Parallel()
 	e := testenv.New(t)
 	e.StartDaemon()
 	if r := e.Run(canary+"\n", "secret", "set", "EX_TOKEN"); r.Code != 0 {
@@ -87,6 +88,7 @@ func TestMetrics(t *testing.T) {
 // asks for progress on the SDK's path, a request outside a session
 // refused — and each call by how it was carried.
 func TestFacePathsAreCounted(t *testing.T) {
+	t.Parallel()
 	e, base, token := faceEnv(t, "")
 	echo := toolNamed(t, tools(t, e), "example", "echo").Name
 	url := base + "/mcp"

@@ -13,6 +13,7 @@ var toolNameRule = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 // TestNamesDistinctAndStable: two servers with the same tools get distinct
 // names, and every name is the same after the daemon restarts.
 func TestNamesDistinctAndStable(t *testing.T) {
+	t.Parallel()
 	e := testenv.New(t)
 	e.StartDaemon()
 	e.MustRun("add", "alpha", "--", e.Bin, "example-server")
@@ -50,6 +51,7 @@ func TestNamesDistinctAndStable(t *testing.T) {
 // its servers, so the lifeline shim must end each server's whole process
 // group — including a grandchild, as npx leaves.
 func TestKilledDaemonLeavesNoServer(t *testing.T) {
+	t.Parallel()
 	e := testenv.New(t)
 	e.StartDaemon()
 	e.MustRun("add", "example", "--", "sh", "-c", "sleep 1000 & exec "+e.Bin+" example-server")

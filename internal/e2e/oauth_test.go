@@ -57,6 +57,7 @@ func callEcho(t *testing.T, e *testenv.Env, name string) {
 }
 
 func TestOAuthLoginSurvivesExpiryAndRestart(t *testing.T) {
+	t.Parallel()
 	// Access tokens live 61 s and are refreshed 60 s before they expire:
 	// after a second every use needs a refresh.
 	as := authserver.Start(t, authserver.Options{AccessTTL: 61 * time.Second, Scopes: []string{"read"}})
@@ -159,6 +160,7 @@ func TestOAuthLoginSurvivesExpiryAndRestart(t *testing.T) {
 }
 
 func TestOAuthMaliciousAuthorizationEndpointRunsNothing(t *testing.T) {
+	t.Parallel()
 	pwned := filepath.Join(t.TempDir(), "pwned")
 	as := authserver.Start(t, authserver.Options{AuthorizationEndpoint: "https://evil.example/a;touch${IFS}" + pwned})
 	e := testenv.New(t)

@@ -16,6 +16,7 @@ import (
 // and renews its token, a restart keeps the DPoP key, a revocation is
 // mended by `plexus login`, and the client secret shows nowhere.
 func TestOAuthClientCredentialsServer(t *testing.T) {
+	t.Parallel()
 	const secret = "CANARY-m2m-secret-55e1"
 	as := authserver.Start(t, authserver.Options{NoDCR: true, ClientCredentials: true, DPoP: true, DPoPNonce: true,
 		Clients: map[string]string{"plexus-m2m": secret}})

@@ -46,7 +46,7 @@ func startOIDCProvider(t *testing.T, resource, m2mSecret string, accessTTL int) 
 	stdout, _ := cmd.StdoutPipe()
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
+	if err := testenv.Start(t, cmd); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
@@ -267,6 +267,7 @@ func loginWith(t *testing.T, e *testenv.Env, record, name string) testenv.Result
 // plus a client-credentials server, with canary checks that no token or
 // secret shows in the logs, the status or the API.
 func TestOAuthAgainstOIDCProvider(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts oidc-provider from npm")
 	}

@@ -15,6 +15,7 @@ import (
 // ~/.nvm, say) is found all the same, and one found nowhere is an error
 // naming the command and the PATH searched (R-RUN-5).
 func TestThinPATHFindsLoginShellCommands(t *testing.T) {
+	t.Parallel()
 	e := testenv.New(t)
 	dir := t.TempDir()
 	tools := filepath.Join(dir, "user-tools")

@@ -110,6 +110,7 @@ func runLongSession(t *testing.T, script string, env []string, args ...string) [
 // fields intact and are answered, through both faces, in both session-era
 // protocol versions.
 func TestLongSession(t *testing.T) {
+	t.Parallel()
 	needConformance(t)
 	peer := testenv.StartTSPeer(t)
 	e, base, token := peerEnv(t, peerServer{name: "ts", args: []string{peer}})
@@ -136,6 +137,7 @@ func TestLongSession(t *testing.T) {
 // result (input_required) and answered by the client's retry, pass
 // through both faces as they pass directly.
 func TestLongSession2026(t *testing.T) {
+	t.Parallel()
 	needConformance(t)
 	peer := testenv.StartTSPeer2026(t)
 	e, base, token := peerEnv(t, peerServer{name: "ts26", args: []string{peer}})
@@ -204,7 +206,7 @@ func goingAway(t *testing.T, e *testenv.Env, face, url, token string) {
 	case "stdio":
 		cmd := exec.Command(e.Bin, "mcp", "--profile", path.Base(url))
 		cmd.Env = append(os.Environ(), "PLEXUS_HOME="+e.Home)
-		transport = &mcp.CommandTransport{Command: cmd}
+		transport = testenv.Transport(t, cmd)
 		gone = func() { cmd.Process.Kill() }
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
@@ -242,6 +244,7 @@ func goingAway(t *testing.T, e *testenv.Env, face, url, token string) {
 // elicitation pending must not hold up the next one — another client's
 // elicitation on the same server arrives within a second and is answered.
 func TestClientGoneMidElicitation(t *testing.T) {
+	// Not parallel: the other client must be asked within 1 s.
 	needConformance(t)
 	fixture := everythingServer(t)
 	peer := testenv.StartTSPeer(t)
@@ -296,6 +299,7 @@ func TestClientGoneMidElicitation(t *testing.T) {
 // without the 2026 envelope and has no ping method. The interval is the
 // server setting keepAliveMs.
 func TestIdle2026Upstream(t *testing.T) {
+	t.Parallel()
 	needConformance(t)
 	const interval = 200 * time.Millisecond
 	upstreams := []struct{ name, url, tool string }{
@@ -344,6 +348,7 @@ func TestIdle2026Upstream(t *testing.T) {
 // between them gets its tools every time: what a client wrote after a
 // notification never overtakes it.
 func TestMCPBridgePipelined(t *testing.T) {
+	t.Parallel()
 	bin := testenv.Binary(t)
 	e, _, _ := peerEnv(t, peerServer{name: "example", args: []string{"--", bin, "example-server"}})
 	msgs := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"pipeliner","version":"1"}}}
@@ -357,7 +362,7 @@ func TestMCPBridgePipelined(t *testing.T) {
 		cmd.Env = append(os.Environ(), "PLEXUS_HOME="+e.Home)
 		stdin, _ := cmd.StdinPipe()
 		stdout, _ := cmd.StdoutPipe()
-		if err := cmd.Start(); err != nil {
+		if err := testenv.Start(t, cmd); err != nil {
 			t.Fatal(err)
 		}
 		io.WriteString(stdin, msgs)

@@ -14,6 +14,7 @@ import (
 // the built-in example server, list and call its tools, read its resource,
 // get its prompt, remove it — and its whole process group is gone.
 func TestQuickstart(t *testing.T) {
+	t.Parallel()
 	e := testenv.New(t)
 	e.StartDaemon()
 

@@ -19,6 +19,7 @@ import (
 // remote server is a local one that answers only requests carrying the
 // secret.
 func TestREADMEQuickstartAsWritten(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("npx"); err != nil && os.Getenv("CI") == "" {
 		t.Skip("npx is missing (CI installs it)")
 	}

@@ -19,6 +19,7 @@ import (
 // pages of at most the cap and puts back together — through the HTTP face
 // (a session, its calls taking both paths) and through `plexus mcp`.
 func TestResultCap(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("moves 20 MiB a few times")
 	}

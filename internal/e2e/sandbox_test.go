@@ -193,6 +193,7 @@ func waitProcs(t *testing.T, token string, want func(int) bool, d time.Duration)
 // The hostile server tries each attack; the table of attempt, expected and
 // observed is logged (go test -v) for docs/sandbox.md.
 func TestSandboxHostileServer(t *testing.T) {
+	t.Parallel()
 	s := newSandboxEnv(t)
 	homeCanary := s.file(t, "home/.ssh/id_rsa", "CANARY-HOME-7d1f")
 	unlisted := s.file(t, "unlisted/secret.txt", "CANARY-UNLISTED-93ab")
@@ -317,6 +318,7 @@ func TestSandboxHostileServer(t *testing.T) {
 // A fork bomb in a sandbox stops at its process limit, the daemon and its
 // other servers go on working, and stopping the server ends the bomb.
 func TestSandboxForkBomb(t *testing.T) {
+	// Not parallel: its fork bomb would load every test beside it.
 	s := newSandboxEnv(t)
 	readable := s.file(t, "readable/doc.txt", "still-readable")
 	hostile := testenv.HostileServer(t)
@@ -398,6 +400,7 @@ func TestSandboxForkBomb(t *testing.T) {
 // folder, which it cannot leave even when asked to (by a symlink out of
 // it), and the memory server with its file in an allowed folder.
 func TestSandboxNPMServers(t *testing.T) {
+	t.Parallel()
 	s := newSandboxEnv(t)
 	canary := s.file(t, "home/.ssh/id_rsa", "CANARY-NPM-4e0a")
 	notes := filepath.Join(s.root, "notes")
@@ -449,6 +452,7 @@ func TestSandboxNPMServers(t *testing.T) {
 // plexus import offers the strict sandbox, and --sandbox gives it to every
 // imported stdio server.
 func TestSandboxImport(t *testing.T) {
+	t.Parallel()
 	s := newSandboxEnv(t)
 	s.StartDaemon()
 	file := s.file(t, "claude.json", `{"mcpServers": {"ex": {"command": "`+s.Bin+`", "args": ["example-server"]}}}`)

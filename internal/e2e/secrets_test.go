@@ -26,6 +26,7 @@ func startKeyedServer(t *testing.T) string {
 // CLI stdout and stderr, --json, errors, the daemon's log and output, the
 // settings file — for them.
 func TestSecretsNeverLeak(t *testing.T) {
+	t.Parallel()
 	url := startKeyedServer(t)
 	e := testenv.New(t)
 	e.StartDaemon()

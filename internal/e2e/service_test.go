@@ -17,6 +17,7 @@ import (
 // written under ~/.config/systemd/user running this very binary, the
 // answer says what is missing and what to run, and uninstall removes it.
 func TestServiceInstallWithoutUserSystemd(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("systemctl"); err != nil {
 		t.Skip("systemctl is not installed")
 	}
@@ -30,7 +31,7 @@ func TestServiceInstallWithoutUserSystemd(t *testing.T) {
 			"XDG_RUNTIME_DIR=" + runtimeDir, "DBUS_SESSION_BUS_ADDRESS=unix:path=" + filepath.Join(runtimeDir, "bus")}
 		var o, e bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &o, &e
-		err = cmd.Run()
+		err = testenv.Run(t, cmd)
 		return o.String(), e.String(), err
 	}
 

@@ -20,6 +20,7 @@ import (
 // them on, and `plexus settings set face.allowExternalCall true` does it
 // with no file edited by hand. Bad values are refused and change nothing.
 func TestSettingsCommand(t *testing.T) {
+	t.Parallel()
 	e := testenv.New(t)
 	e.StartDaemon()
 	e.MustRun("add", "example", "--", e.Bin, "example-server")

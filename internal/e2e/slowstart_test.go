@@ -20,6 +20,7 @@ import (
 // handshake today (a second initialize), which is the upstream layer's to
 // fix.
 func TestSlowStartProgress(t *testing.T) {
+	t.Parallel()
 	e := testenv.New(t)
 	script := filepath.Join(t.TempDir(), "slow.sh")
 	body := "#!/bin/sh\necho 'npm warn exec The following package was not found and will be installed' >&2\nsleep 4\n" +

@@ -20,6 +20,7 @@ import (
 // that a client that waits until every server is ready does not take an
 // empty list for "all ready"; and a server shown ready has its tools.
 func TestFirstStatusListsEveryServer(t *testing.T) {
+	t.Parallel()
 	const n = 3
 	e := testenv.New(t)
 	if err := os.MkdirAll(e.Home, 0o700); err != nil {
@@ -38,7 +39,7 @@ func TestFirstStatusListsEveryServer(t *testing.T) {
 	}
 	cmd := exec.Command(e.Bin, "daemon", "--listen", "off")
 	cmd.Env = append(os.Environ(), "PLEXUS_HOME="+e.Home)
-	if err := cmd.Start(); err != nil {
+	if err := testenv.Start(t, cmd); err != nil {
 		t.Fatal(err)
 	}
 	exited := make(chan error, 1)

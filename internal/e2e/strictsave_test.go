@@ -16,6 +16,7 @@ import (
 // named, and extensions.json and creds.json are byte-identical to before
 // (R-API-2).
 func TestStrictSaves(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 // profile may set PATH for interactive shells only) still finds a server
 // command that volta put in ~/.volta/bin.
 func TestThinPATHFindsVersionManagerCommands(t *testing.T) {
+	t.Parallel()
 	e := testenv.New(t)
 	home := t.TempDir()
 	volta := filepath.Join(home, ".volta", "bin")

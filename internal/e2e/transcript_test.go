@@ -40,6 +40,7 @@ import (
 var transcriptPaths = []string{"http-frame", "http-sdk", "plexus-mcp"}
 
 func TestTranscripts(t *testing.T) {
+	t.Parallel()
 	files, _ := filepath.Glob(filepath.Join("testdata", "transcripts", "*.txtar"))
 	if len(files) == 0 {
 		t.Fatal("no transcripts")
@@ -214,7 +215,7 @@ func playStdio(t *testing.T, e *testenv.Env, profile string, sec map[string]stri
 	cmd.Env = append(os.Environ(), "PLEXUS_HOME="+e.Home)
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
+	if err := testenv.Start(t, cmd); err != nil {
 		t.Fatal(err)
 	}
 	defer cmd.Wait()

@@ -19,6 +19,7 @@ const urlCanary = "CANARY-5b1e-url-query-key"
 // ${KEYED_API_KEY}, the key is a managed secret, and no output of the CLI
 // (add, ls, tools, edit) nor the settings file shows it.
 func TestAddURLWithKey(t *testing.T) {
+	t.Parallel()
 	e := testenv.New(t)
 	e.StartDaemon()
 	url := testenv.KeyedServer(t, func(r *http.Request) bool { return r.URL.Query().Get("api_key") == urlCanary })

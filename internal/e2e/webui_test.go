@@ -61,6 +61,7 @@ func (p *pageClient) do(method, path, body string, hdr map[string]string) (int, 
 // global settings round-trip strictly; and a planted secret is in no
 // answer of any route the page reads.
 func TestWebPageOnTheDaemon(t *testing.T) {
+	t.Parallel()
 	e := testenv.New(t)
 	e.StartDaemon()
 	if r := e.Run(canary+"\n", "secret", "set", "EX_TOKEN"); r.Code != 0 {

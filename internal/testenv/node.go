@@ -36,7 +36,7 @@ func StartNodeHTTPServer(t testing.TB, bin string, args ...string) string {
 	cmd := exec.Command("node", append([]string{"--require", preload, script}, args...)...)
 	cmd.Env = append(cmd.Environ(), "PORT="+strconv.Itoa(port))
 	stderr, _ := cmd.StderrPipe()
-	if err := cmd.Start(); err != nil {
+	if err := Start(t, cmd); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })

@@ -23,8 +23,38 @@ import (
 
 // RepoRoot returns the module's root directory.
 func RepoRoot() string {
+	if repoRootErr != nil {
+		panic("testenv: " + repoRootErr.Error())
+	}
+	return repoRoot
+}
+
+// repoRoot is found once, before any test can change the directory; a
+// test binary run as a helper elsewhere (a fake server in a temp dir)
+// finds none, and fails only if it asks.
+var repoRoot, repoRootErr = findRepoRoot()
+
+// findRepoRoot finds the module's root from this file's path, or, when the
+// test binary is built with -trimpath (which leaves the path relative to
+// the module, so that clean clones in other folders share the build
+// cache), from the directory go test runs it in: its package's.
+func findRepoRoot() (string, error) {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+	if filepath.IsAbs(file) {
+		return filepath.Clean(filepath.Join(filepath.Dir(file), "..", "..")), nil
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if b, err := os.ReadFile(filepath.Join(d, "go.mod")); err == nil && bytes.HasPrefix(b, []byte("module "+strings.TrimSuffix(Module, "/")+"\n")) {
+			return d, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", errors.New("no go.mod of " + Module + " above " + dir)
+		}
+	}
 }
 
 // Binary builds cmd/plexus (see BuildCommand) and returns its path.
@@ -70,7 +100,7 @@ func (e *Env) StartDaemon() {
 	e.daemonOut = &SyncBuffer{}
 	cmd.Stdout = e.daemonOut
 	cmd.Stderr = e.daemonOut
-	if err := cmd.Start(); err != nil {
+	if err := Start(e.t, cmd); err != nil {
 		e.t.Fatal(err)
 	}
 	e.daemon = cmd
@@ -153,6 +183,10 @@ func (e *Env) checkRaces(who, out string) {
 	}
 }
 
+// Start starts cmd as a process the env's test owns (see the package
+// function Start).
+func (e *Env) Start(cmd *exec.Cmd) error { return Start(e.t, cmd) }
+
 // Result is what a CLI command did.
 type Result struct {
 	Stdout, Stderr string
@@ -182,7 +216,10 @@ func (e *Env) run(stdin, what string, mk func(context.Context) *exec.Cmd) Result
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
+	err := Start(e.t, cmd)
+	if err == nil {
+		err = cmd.Wait()
+	}
 	res := Result{Stdout: out.String(), Stderr: errb.String()}
 	e.checkRaces(what, res.Stderr)
 	var ee *exec.ExitError

@@ -84,7 +84,7 @@ func startTSPeer(t testing.TB, script string) string {
 	cmd := TSPeerCommand(t, script, "--port", strconv.Itoa(port))
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
+	if err := Start(t, cmd); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })

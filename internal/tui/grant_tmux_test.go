@@ -28,9 +28,8 @@ func TestTerminalOAuthGrants(t *testing.T) {
 		Clients: map[string]string{"plexus-tui": secret}, ClientKeys: map[string]crypto.PublicKey{"plexus-tui-key": key.Public()}})
 	e := testenv.New(t)
 	e.StartDaemon()
-	x := &tmux{t: t, sock: filepath.Join(t.TempDir(), "tmux.sock")}
+	x := newTmux(t)
 	x.must("new-session", "-d", "-s", "tui", "-x", "120", "-y", "40", "env PLEXUS_HOME="+e.Home+" "+e.Bin+" tui")
-	t.Cleanup(func() { x.run("kill-server") })
 	var screens []string
 	keys := func(k ...string) { x.must(append([]string{"send-keys", "-t", "tui"}, k...)...) }
 	typed := func(s string) { keys("-l", s) }

@@ -16,5 +16,8 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m,
 		// The harness's own watcher of SIGINT, one per test model, which
 		// it never ends; nothing of ours.
-		goleak.IgnoreTopFunction("github.com/charmbracelet/x/exp/teatest.NewTestModel.func2"))
+		goleak.IgnoreTopFunction("github.com/charmbracelet/x/exp/teatest.NewTestModel.func2"),
+		// The harness's thread that starts every process of the test
+		// binary, kept for the binary's life (testenv.Start).
+		goleak.IgnoreTopFunction("github.com/plexus-mcp/plexus/internal/testenv.starterLoop"))
 }

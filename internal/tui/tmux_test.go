@@ -32,6 +32,30 @@ type tmux struct {
 	sock string
 }
 
+// newTmux starts the test's tmux server in the foreground (-D), as a
+// process the test owns: were the test binary killed, a daemonized server
+// and the plexus tui in it would live on. It is ended with the test.
+func newTmux(t *testing.T) *tmux {
+	t.Helper()
+	x := &tmux{t: t, sock: filepath.Join(t.TempDir(), "tmux.sock")}
+	cmd := exec.Command("tmux", "-S", x.sock, "-f", "/dev/null", "-D")
+	if err := testenv.Start(t, cmd); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		x.run("kill-server")
+		cmd.Wait()
+	})
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if _, err := os.Stat(x.sock); err == nil {
+			return x
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("tmux -D made no socket at %s", x.sock)
+		}
+	}
+}
+
 func (x *tmux) run(args ...string) (string, error) {
 	out, err := exec.Command("tmux", append([]string{"-S", x.sock, "-f", "/dev/null"}, args...)...).CombinedOutput()
 	return string(out), err
@@ -125,11 +149,10 @@ func startExampleTUI(t *testing.T) (*testenv.Env, *tmux, time.Time) {
 	e.StartDaemon()
 	e.MustRun("add", "example", "--", "plexus", "example-server")
 
-	x := &tmux{t: t, sock: filepath.Join(t.TempDir(), "tmux.sock")}
+	x := newTmux(t)
 	start := time.Now()
 	x.must("new-session", "-d", "-s", "tui", "-x", "80", "-y", "24",
 		"env PLEXUS_HOME="+e.Home+" "+e.Bin+" tui")
-	t.Cleanup(func() { x.run("kill-server") })
 	return e, x, start
 }
 
@@ -138,9 +161,8 @@ func startExampleTUI(t *testing.T) (*testenv.Env, *tmux, time.Time) {
 // new stdio server.
 func openStdioForm(t *testing.T, e *testenv.Env) *tmux {
 	t.Helper()
-	x := &tmux{t: t, sock: filepath.Join(t.TempDir(), "tmux.sock")}
+	x := newTmux(t)
 	x.must("new-session", "-d", "-s", "tui", "-x", "120", "-y", "30", "env PLEXUS_HOME="+e.Home+" "+e.Bin+" tui")
-	t.Cleanup(func() { x.run("kill-server") })
 	x.waitText("No servers yet")
 	x.must("send-keys", "-t", "tui", "n")
 	x.waitText("new server", "[http]")
@@ -208,10 +230,9 @@ func TestTerminalEndToEnd(t *testing.T) {
 func TestTerminalWithoutDaemon(t *testing.T) {
 	needTmux(t)
 	bin := testenv.Binary(t)
-	x := &tmux{t: t, sock: filepath.Join(t.TempDir(), "tmux.sock")}
+	x := newTmux(t)
 	x.must("new-session", "-d", "-s", "tui", "-x", "80", "-y", "24",
 		"env PLEXUS_HOME="+filepath.Join(t.TempDir(), "nohome")+" "+bin+" tui; echo exit $?; sleep 60")
-	t.Cleanup(func() { x.run("kill-server") })
 	s := x.waitText("the daemon is not running: start it with `plexus daemon`", "exit 1")
 	if strings.Contains(s, "/mcp") {
 		t.Fatalf("the screen was taken over:\n%s", s)

@@ -31,9 +31,8 @@ func TestTerminalHidesURLKey(t *testing.T) {
 	}
 	e.StartDaemon()
 
-	x := &tmux{t: t, sock: filepath.Join(t.TempDir(), "tmux.sock")}
+	x := newTmux(t)
 	x.must("new-session", "-d", "-s", "tui", "-x", "120", "-y", "30", "env PLEXUS_HOME="+e.Home+" "+e.Bin+" tui")
-	t.Cleanup(func() { x.run("kill-server") })
 	var screens []string
 	screens = append(screens, x.waitText("keyed", "● ready"))
 	x.must("send-keys", "-t", "tui", "Enter")

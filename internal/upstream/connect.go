@@ -245,6 +245,10 @@ func (c *Conn) exitCause(e *ExitError) error {
 	return e
 }
 
+// exitAfterStdout is how long a failed start waits for the exit of a
+// server that closed its stdout.
+const exitAfterStdout = 3 * time.Second
+
 // connectError wraps err as a ConnectError for phase, naming a timeout as
 // such and a process exit as the cause.
 func (c *Conn) connectError(ctx context.Context, phase string, err error, timeout time.Duration) error {
@@ -252,7 +256,14 @@ func (c *Conn) connectError(ctx context.Context, phase string, err error, timeou
 		return err
 	}
 	err = c.redact.Error(err)
-	if c.proc != nil && c.proc.waitExited(200*time.Millisecond) {
+	wait := 200 * time.Millisecond
+	if c.stdio != nil && c.stdio.stdoutClosed() {
+		// A server that closed its stdout is most often exiting: its exit
+		// code is the cause to report, and on a loaded machine the exit
+		// can take a while to be reaped after the stream's end.
+		wait = exitAfterStdout
+	}
+	if c.proc != nil && c.proc.waitExited(wait) {
 		err = fmt.Errorf("%w: %w", c.proc.exitErr, err)
 	} else if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		err = fmt.Errorf("startup timeout (%s) exceeded: %w", timeout, err)

@@ -419,3 +419,17 @@ func TestStdioWriteHonoursDeadline(t *testing.T) {
 		t.Fatalf("err = %v, want ErrNotConnected", err)
 	}
 }
+
+// TestStdioExitSoonAfterClosingStdout: a server that closes its stdout
+// and exits a moment later (the time its exit takes to be reaped on a
+// loaded machine) fails its handshake with its exit code, not only with
+// the closed stream.
+func TestStdioExitSoonAfterClosingStdout(t *testing.T) {
+	s := fakeSpec(t, "sdk")
+	s.Argv = []string{"/bin/sh", "-c", "exec >&-; sleep 0.5; exit 3"}
+	_, err := Connect(context.Background(), s)
+	var exit *ExitError
+	if !errors.As(err, &exit) || exit.Code != 3 {
+		t.Fatalf("err = %v, want a handshake error with exit code 3", err)
+	}
+}

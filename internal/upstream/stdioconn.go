@@ -186,6 +186,17 @@ func (c *stdioConn) streamError() error {
 	return err
 }
 
+// stdoutClosed reports whether the read loop ended because the server
+// closed its stdout.
+func (c *stdioConn) stdoutClosed() bool {
+	select {
+	case <-c.readDone:
+		return errors.Is(c.readErr, errStdoutClosed)
+	default:
+		return false
+	}
+}
+
 // readFrame reads one line of at most maxFrameSize bytes.
 func readFrame(br *bufio.Reader) ([]byte, error) {
 	var line []byte

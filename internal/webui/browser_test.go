@@ -83,7 +83,7 @@ func TestBrowser(t *testing.T) {
 		"SHOTS="+shots,
 		"FAILSHOT="+t.TempDir(),
 	)
-	out, err := cmd.CombinedOutput()
+	out, err := testenv.CombinedOutput(t, cmd)
 	t.Logf("browser:\n%s", out)
 	if err != nil {
 		t.Fatalf("the browser test failed: %v", err)

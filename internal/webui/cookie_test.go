@@ -52,7 +52,7 @@ func TestCookieFromOtherLoopbackPortIsRefused(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "node", filepath.Join("testdata", "browser", "cookie.cjs"))
 	cmd.Env = append(os.Environ(), "NODE_PATH="+modules, "LOGIN_URL="+link, "LURE_URL="+lure.URL+"/")
-	out, err := cmd.CombinedOutput()
+	out, err := testenv.CombinedOutput(t, cmd)
 	t.Logf("browser:\n%s", out)
 	if err != nil {
 		t.Fatalf("the browser script failed: %v", err)

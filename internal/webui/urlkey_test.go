@@ -54,7 +54,7 @@ func TestBrowserURLKey(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "node", filepath.Join("testdata", "browser", "urlkey.cjs"))
 	cmd.Env = append(os.Environ(), "NODE_PATH="+modules, "LOGIN_URL="+link, "HTTP_URL="+remote, "CANARY="+key, "SLOW_CMD="+slow)
-	out, err := cmd.CombinedOutput()
+	out, err := testenv.CombinedOutput(t, cmd)
 	t.Logf("browser:\n%s", out)
 	if err != nil {
 		t.Fatalf("the browser test failed: %v", err)
