@@ -4,10 +4,6 @@ import (
 	"context"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"strconv"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -94,22 +90,7 @@ func bridgeSurvivesRestart(t *testing.T, protocol string) {
 	}
 	call("after a stop")
 	told("after a stop")
-	b, err := os.ReadFile(filepath.Join(e.Home, "daemon.lock"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Its own session's leader: ended with the test, should it fail.
-	testenv.OwnGroup(t, pid)
+	pid := adoptStartedDaemon(t, e)
 	cs.Close()
-	syscall.Kill(pid, syscall.SIGTERM)
-	for end := time.Now().Add(10 * time.Second); syscall.Kill(pid, 0) == nil; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(end) {
-			syscall.Kill(pid, syscall.SIGKILL)
-			t.Fatal("the daemon the bridge started did not stop")
-		}
-	}
+	stopStartedDaemon(t, pid)
 }

@@ -14,8 +14,8 @@ import (
 )
 
 // sessionPOST sends one JSON-RPC message on session id and returns the
-// HTTP status.
-func sessionPOST(t *testing.T, hc *http.Client, base, token, id, body string) int {
+// HTTP status and the answer's body.
+func sessionPOST(t *testing.T, hc *http.Client, base, token, id, body string) (int, string) {
 	t.Helper()
 	req, _ := http.NewRequest("POST", base+"/mcp", strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+token)
@@ -27,9 +27,9 @@ func sessionPOST(t *testing.T, hc *http.Client, base, token, id, body string) in
 	if err != nil {
 		t.Fatal(err)
 	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	return resp.StatusCode
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
 }
 
 // openStream opens session id's standalone GET stream over d. A client
@@ -117,7 +117,7 @@ func TestDroppedStreamEndsSession(t *testing.T) {
 		d.drop()
 		openStream(t, newDropper(token), base, id) // back at once
 		time.Sleep(dropGraceSeen + time.Second)
-		if code := sessionPOST(t, hc, base, token, id, ping); code != http.StatusOK {
+		if code, _ := sessionPOST(t, hc, base, token, id, ping); code != http.StatusOK {
 			t.Fatalf("a ping on the session of a client that came back: %d", code)
 		}
 		if code, _, _ := initialize(t, hc, base, token); code != http.StatusServiceUnavailable {
@@ -132,7 +132,7 @@ func TestDroppedStreamEndsSession(t *testing.T) {
 		d.drop() // the client is gone
 		took := freed(t, hc, base, token, dropGraceSeen+5*time.Second)
 		t.Logf("the session was freed %s after its client dropped its stream", took.Round(10*time.Millisecond))
-		if code := sessionPOST(t, hc, base, token, id, ping); code != http.StatusNotFound {
+		if code, _ := sessionPOST(t, hc, base, token, id, ping); code != http.StatusNotFound {
 			t.Errorf("a ping on the ended session: %d, want 404", code)
 		}
 	})

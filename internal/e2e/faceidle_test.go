@@ -9,25 +9,6 @@ import (
 	"time"
 )
 
-// sessionPost sends one JSON-RPC message on session id and returns the
-// HTTP status and body.
-func sessionPost(t *testing.T, base, token, id, body string) (int, string) {
-	t.Helper()
-	req, _ := http.NewRequest("POST", base+"/mcp", strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Session-Id", id)
-	req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
-}
-
 // TestFaceSessionWithOpenStreamLives: a client that holds its session's
 // standalone GET stream open — as Claude Code, VS Code and the TypeScript
 // SDK's client do, for the server's notifications — is there, however
@@ -44,7 +25,7 @@ func TestFaceSessionWithOpenStreamLives(t *testing.T) {
 		if code != http.StatusOK || id == "" {
 			t.Fatalf("initialize: %d %q", code, id)
 		}
-		if code, body := sessionPost(t, base, token, id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); code != http.StatusAccepted {
+		if code, body := sessionPOST(t, http.DefaultClient, base, token, id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); code != http.StatusAccepted {
 			t.Fatalf("initialized: %d %s", code, body)
 		}
 		return id
@@ -84,14 +65,14 @@ func TestFaceSessionWithOpenStreamLives(t *testing.T) {
 			ended = nil
 		case <-time.After(idle / 5):
 		}
-		if code, body := sessionPost(t, base, token, busy, call); code != http.StatusOK || !strings.Contains(body, `"x"`) {
+		if code, body := sessionPOST(t, http.DefaultClient, base, token, busy, call); code != http.StatusOK || !strings.Contains(body, `"x"`) {
 			t.Fatalf("a call on a session that calls every %v: %d %s", idle/5, code, body)
 		}
 	}
-	if code, body := sessionPost(t, base, token, id, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`); code != http.StatusOK || !strings.Contains(body, `"tools"`) {
+	if code, body := sessionPOST(t, http.DefaultClient, base, token, id, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`); code != http.StatusOK || !strings.Contains(body, `"tools"`) {
 		t.Errorf("tools/list on the session with its stream open, after %v without a request: %d %s", 3*idle, code, body)
 	}
-	if code, body := sessionPost(t, base, token, bare, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`); code != http.StatusNotFound {
+	if code, body := sessionPOST(t, http.DefaultClient, base, token, bare, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`); code != http.StatusNotFound {
 		t.Errorf("tools/list on the session with no stream, after %v idle: %d %s, want 404 (expired)", 3*idle, code, body)
 	}
 }

@@ -93,6 +93,21 @@ func TestMCPFaceStartsDaemon(t *testing.T) {
 	t.Parallel()
 	e := testenv.New(t)
 	cs := connectFace(t, e)
+	pid := adoptStartedDaemon(t, e)
+	if names := toolNames(t, cs); !slices.Contains(names, "plexus_status") {
+		t.Fatalf("tools: %v", names)
+	}
+	cs.Close()
+	// The daemon outlives the face; stop it.
+	stopStartedDaemon(t, pid)
+}
+
+// adoptStartedDaemon returns the pid of the daemon that `plexus mcp`
+// started for home e (from its lock file), made the test's own: that
+// daemon runs in a session of its own, and ends with the test should the
+// test fail.
+func adoptStartedDaemon(t *testing.T, e *testenv.Env) int {
+	t.Helper()
 	b, err := os.ReadFile(filepath.Join(e.Home, "daemon.lock"))
 	if err != nil {
 		t.Fatal(err)
@@ -101,18 +116,18 @@ func TestMCPFaceStartsDaemon(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Its own session's leader: ended with the test, should it fail.
 	testenv.OwnGroup(t, pid)
-	if names := toolNames(t, cs); !slices.Contains(names, "plexus_status") {
-		t.Fatalf("tools: %v", names)
-	}
-	cs.Close()
-	// The daemon outlives the face; stop it.
+	return pid
+}
+
+// stopStartedDaemon ends such a daemon and waits until it is gone.
+func stopStartedDaemon(t *testing.T, pid int) {
+	t.Helper()
 	syscall.Kill(pid, syscall.SIGTERM)
 	for end := time.Now().Add(10 * time.Second); syscall.Kill(pid, 0) == nil; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(end) {
 			syscall.Kill(pid, syscall.SIGKILL)
-			t.Fatal("the started daemon did not stop")
+			t.Fatal("the daemon plexus mcp started did not stop")
 		}
 	}
 }
