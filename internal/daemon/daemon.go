@@ -43,7 +43,8 @@ type Options struct {
 	// Stderr receives human-readable progress lines; nil discards them.
 	Stderr *os.File
 	// Listen is the loopback TCP address of the token-guarded endpoints
-	// (metrics); "" means DefaultListen, "off" none.
+	// (metrics); "" means DefaultListen, "off" none. In team mode it may
+	// be another address, which serves the face only (network.go).
 	Listen string
 	// Version is reported to MCP clients of the face.
 	Version string
@@ -137,6 +138,7 @@ type parts struct {
 	mtr *metrics.Metrics
 	fc  *face.Face
 	api *localapi.Handler
+	hl  *health
 }
 
 func newParts(opts Options, log *slog.Logger, st *store.Store, pn *pins.Store) *parts {
@@ -147,6 +149,10 @@ func newParts(opts Options, log *slog.Logger, st *store.Store, pn *pins.Store) *
 	p.fc = face.New(p.h, log.With("component", "face"), opts.Version)
 	p.fc.Observe(p.mtr.ObserveFace)
 	p.api = localapi.New(p.h, log.With("component", "localapi"))
+	p.hl = &health{log: log.With("component", "health")}
+	if db, ok := st.Docs().(pinger); ok {
+		p.hl.ping = db.Ping
+	}
 	return p
 }
 
@@ -180,7 +186,7 @@ func (p *parts) loopback(opts Options) (*tcpServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	tln, err := listenLoopback(addr)
+	tln, network, err := listenHTTP(addr, p.h.LiveConfig().Team != nil)
 	switch {
 	case err != nil && opts.Listen == "" && errors.Is(err, syscall.EADDRINUSE):
 		p.log.Warn("loopback address in use: metrics are off", "addr", addr,
@@ -198,7 +204,18 @@ func (p *parts) loopback(opts Options) (*tcpServer, error) {
 	lb.Handle("/debug/pprof/", http.HandlerFunc(pprof.Index))
 	lb.Handle("/debug/pprof/profile", http.HandlerFunc(pprof.Profile))
 	team := &teamSwitch{h: p.h, face: p.fc, token: lb, log: p.log.With("component", "team")}
-	srv := &http.Server{Handler: loopbackMux(lb, team, p.api, tln.Addr().String(), p.log), ReadHeaderTimeout: 10 * time.Second,
+	var handler http.Handler
+	if network {
+		// T7: beyond loopback only in team mode, and then only the face
+		// behind the team's tokens, its metadata and the probes
+		// (network.go).
+		p.log.Warn("listening beyond loopback: team mode serves the face there, behind the team's tokens; the web page and metrics stay on the socket",
+			"addr", tln.Addr().String())
+		handler = networkMux(team, p.hl)
+	} else {
+		handler = loopbackMux(lb, team, p.api, p.hl, tln.Addr().String(), p.log)
+	}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: slog.NewLogLogger(p.log.Handler(), slog.LevelWarn)}
 	return &tcpServer{srv: srv, ln: tln}, nil
 }
@@ -235,6 +252,7 @@ func (p *parts) serve(ctx context.Context, opts Options, ln net.Listener, tcp *t
 	})
 	g.Go(func() error {
 		settle(gctx, p.h, opts.SteadyProcs) // at once when no server is starting
+		p.hl.settled.Store(true)
 		resettle(gctx, p.h, p.fc.Ended())
 		return nil
 	})
