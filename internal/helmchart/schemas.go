@@ -3,7 +3,7 @@
 // one standalone file a kind, named as kubeconform's
 // {{.ResourceKind}}{{.KindSuffix}}.json template expects. Its test renders
 // the chart in deploy/helm/plexus with helm and validates it with
-// kubeconform (docs/team.md, "The chart in CI").
+// kubeconform (R-TEAM-4; docs/team.md, "The chart in CI").
 package helmchart
 
 import (
