@@ -99,7 +99,8 @@ func storeKey() string {
 // TestChartRendersAndValidates: the chart renders with its defaults and a
 // key, and with an existing Secret, an old key of a rotation and no peer
 // channel; every manifest is valid against the Kubernetes schemas, with
-// unknown fields refused; and the resources a replica needs are there.
+// unknown fields refused; the resources a replica needs are there; bad
+// values are refused; and helm lint --strict passes.
 func TestChartRendersAndValidates(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the chart does not change under the race detector")
@@ -124,9 +125,23 @@ func TestChartRendersAndValidates(t *testing.T) {
 			t.Errorf("kubeconform %v: %v\n%s", set, err, report)
 		}
 	}
-	// A key is required: the chart refuses to render without one.
-	if out, err := render(t, work, chartDir()); err == nil || !strings.Contains(out, "store.key") {
-		t.Errorf("helm template without a key: %v\n%s", err, out)
+	// A key is required, and values are checked (values.schema.json): the
+	// chart refuses to render without a key, with a misspelt value or one
+	// of the wrong type.
+	for _, c := range []struct {
+		set  []string
+		want string
+	}{
+		{nil, "store.key"},
+		{[]string{"store.key.value=k", "replicaCont=3"}, "replicaCont"},
+		{[]string{"store.key.value=k", "port=web"}, "/port"},
+	} {
+		if out, err := render(t, work, chartDir(), c.set...); err == nil || !strings.Contains(out, c.want) {
+			t.Errorf("helm template %v: %v\n%s", c.set, err, out)
+		}
+	}
+	if out, stderr, err := goRun(work, "run", helmPkg, "lint", "--strict", chartDir(), "--set", "store.key.value=k"); err != nil {
+		t.Errorf("helm lint --strict: %v\n%s%s", err, out, stderr)
 	}
 }
 
