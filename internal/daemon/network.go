@@ -21,7 +21,9 @@ import (
 // Everything else — the web page and its settings, /metrics, the
 // profiling endpoints — is the one machine's, behind the loopback token
 // or the page's own login, and is not served on a network address at all
-// (404). If the team section is removed while the daemon runs, the face
+// (404): the daemon serves it on the default loopback address beside the
+// pod's, when that is free (daemon.go), where a sidecar or kubectl
+// port-forward reaches it. If the team section is removed while the daemon runs, the face
 // there answers 404 too: it never falls back to the loopback token.
 
 // isLoopback reports whether addr (host:port) names a loopback host.

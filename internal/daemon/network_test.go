@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -82,8 +83,13 @@ func TestNetworkListenServesOnlyTheFace(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(home, "extensions.json"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	addr := runDaemon(t, home, "0.0.0.0:0")
-	_, port, _ := net.SplitHostPort(addr)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	ln.Close()
+	local := runDaemon(t, home, "0.0.0.0:"+port)
 	base := "http://127.0.0.1:" + port
 	token, err := os.ReadFile(filepath.Join(home, TokenName))
 	if err != nil {
@@ -124,6 +130,27 @@ func TestNetworkListenServesOnlyTheFace(t *testing.T) {
 		}
 		if status != tc.status || !strings.Contains(body, tc.body) {
 			t.Errorf("GET %s: %d %q, want %d with %q", tc.path, status, body, tc.status, tc.body)
+		}
+	}
+
+	// Beside it, the loopback address serves the web page and the
+	// metrics, as on one machine (unless another daemon holds the default
+	// port: then there is none, and the status says so).
+	if local == "" {
+		t.Logf("the default loopback address %s is taken here: no loopback listener to check", DefaultListen)
+	} else {
+		if host, _, _ := net.SplitHostPort(local); host != "127.0.0.1" || strings.HasSuffix(local, ":"+port) {
+			t.Errorf("status reports %s as the HTTP address, want the loopback one", local)
+		}
+		for p, want := range map[string]int{"/": 200, "/metrics": 401, "/healthz": 200} {
+			resp, err := http.Get("http://" + local + p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != want {
+				t.Errorf("GET %s on loopback: %d, want %d", p, resp.StatusCode, want)
+			}
 		}
 	}
 
