@@ -207,3 +207,39 @@ func idleCPU(t *testing.T, pid int, d time.Duration) {
 	// USER_HZ is 100 on Linux: a tick is 10 ms.
 	t.Logf("idle CPU of a settled replica: %d ms over %s", (ticks()-start)*10, d)
 }
+
+// TestReplicaDiesBehindTheBalancer: with two replicas behind HAProxy, one
+// killed, the calls after it all go to the other: none fails once the
+// killed replica's connections are refused (docs/team.md, "A replica
+// dies").
+func TestReplicaDiesBehindTheBalancer(t *testing.T) {
+	upstream := echoUpstream(t)
+	token := strings.Repeat("dead1", 8)
+	_, addrA := scaleReplica(t, token, upstream)
+	b, addrB := scaleReplica(t, token, upstream)
+	lb := testenv.StartHAProxy(t, addrA, addrB)
+	target := loadtest.Target{URL: "http://" + lb + "/mcp", Header: http.Header{"Authorization": {"Bearer " + token}},
+		Protocol: loadtest.Protocol2026, Client: loadtest.ClientRaw}
+	run := func(what string) *loadtest.Result {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		r, err := loadtest.Run(ctx, target, loadtest.Workload{Server: "echo", Tool: "echo", Args: json.RawMessage(`{"text":"x"}`),
+			Calls: 200, Concurrency: 4, Sessions: 1, Warmup: -1, CallTimeout: 10 * time.Second})
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		return r
+	}
+	if r := run("both replicas"); r.Errors > 0 {
+		t.Fatalf("both replicas: %d calls failed: %s", r.Errors, r.FirstError)
+	}
+	servedByA := callsServed(t, addrA, token)
+	b.KillDaemon()
+	if r := run("one replica killed"); r.Errors > 0 {
+		t.Errorf("after a replica died: %d of %d calls failed, the first: %s", r.Errors, r.Calls, r.FirstError)
+	}
+	if got := callsServed(t, addrA, token) - servedByA; got < 200 {
+		t.Errorf("the live replica served %d of the 200 calls after the other died", got)
+	}
+}
