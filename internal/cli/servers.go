@@ -35,7 +35,7 @@ under the key of --store-key-file (docs/team.md).`,
 			return stoppedIsSuccess(cmd, a.env.RunDaemon(cmd.Context(), DaemonOptions{Listen: listen, Store: so}))
 		},
 	}
-	cmd.Flags().StringVar(&listen, "listen", "", "loopback `ADDRESS` for the web page and the token-guarded HTTP endpoints (default 127.0.0.1:7780; off for none)")
+	cmd.Flags().StringVar(&listen, "listen", "", "loopback `ADDRESS` for the web page and the token-guarded HTTP endpoints (default 127.0.0.1:7780; off for none); in team mode also a pod's address, which serves only the face, its metadata and /healthz, /readyz")
 	cmd.Flags().StringVar(&so.URL, "store", "", "keep the settings, secrets, tokens and pins in the PostgreSQL database at `URL` (postgres://…), shared with other replicas")
 	storeKeyFlags(cmd, &so)
 	return cmd

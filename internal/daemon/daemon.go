@@ -43,7 +43,9 @@ type Options struct {
 	// Stderr receives human-readable progress lines; nil discards them.
 	Stderr *os.File
 	// Listen is the loopback TCP address of the token-guarded endpoints
-	// (metrics); "" means DefaultListen, "off" none.
+	// (metrics); "" means DefaultListen, "off" none. In team mode it may
+	// be another address, which serves the face only, and the default
+	// loopback address is served beside it (network.go).
 	Listen string
 	// Version is reported to MCP clients of the face.
 	Version string
@@ -137,6 +139,7 @@ type parts struct {
 	mtr *metrics.Metrics
 	fc  *face.Face
 	api *localapi.Handler
+	hl  *health
 }
 
 func newParts(opts Options, log *slog.Logger, st *store.Store, pn *pins.Store) *parts {
@@ -147,28 +150,46 @@ func newParts(opts Options, log *slog.Logger, st *store.Store, pn *pins.Store) *
 	p.fc = face.New(p.h, log.With("component", "face"), opts.Version)
 	p.fc.Observe(p.mtr.ObserveFace)
 	p.api = localapi.New(p.h, log.With("component", "localapi"))
+	p.hl = &health{log: log.With("component", "health")}
+	if db, ok := st.Docs().(pinger); ok {
+		p.hl.ping = db.Ping
+	}
 	return p
 }
 
-// tcpServer is the loopback listener and the server that will serve it.
+// tcpServer is one HTTP listener and the server that will serve it.
 type tcpServer struct {
 	srv *http.Server
 	ln  net.Listener
+	// pod is true for a team replica's pod address (network.go), false
+	// for the loopback address.
+	pod bool
 }
+
+// tcpServers are the daemon's HTTP listeners: none, the loopback one, or,
+// for a team replica, its pod's address and (unless its port is taken) the
+// loopback one beside it.
+type tcpServers []*tcpServer
 
 // addr is the loopback address, "" when there is none.
-func (t *tcpServer) addr() string {
-	if t == nil {
-		return ""
+func (ts tcpServers) addr() string {
+	for _, t := range ts {
+		if !t.pod {
+			return t.ln.Addr().String()
+		}
 	}
-	return t.ln.Addr().String()
+	return ""
 }
 
-// loopback listens on the loopback TCP address of the token-guarded
-// endpoints (opts.Listen). It returns nil when that is off, or when the
-// default address is taken (another daemon, another home): the daemon then
-// runs on the socket alone rather than not at all, and says so.
-func (p *parts) loopback(opts Options) (*tcpServer, error) {
+// loopback listens on the TCP address of opts.Listen: the loopback
+// address of the token-guarded endpoints, or in team mode a pod's
+// address, which serves only the face (network.go) — then also on the
+// default loopback address, for the web page and the metrics, reached in
+// the pod or through kubectl port-forward. It returns none when Listen is
+// off, and leaves out a default loopback address that is taken (another
+// daemon, another home): the daemon then runs on the socket alone rather
+// than not at all, and says so.
+func (p *parts) loopback(opts Options) (tcpServers, error) {
 	if opts.Listen == "off" {
 		return nil, nil
 	}
@@ -180,7 +201,7 @@ func (p *parts) loopback(opts Options) (*tcpServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	tln, err := listenLoopback(addr)
+	tln, network, err := listenHTTP(addr, p.h.LiveConfig().Team != nil)
 	switch {
 	case err != nil && opts.Listen == "" && errors.Is(err, syscall.EADDRINUSE):
 		p.log.Warn("loopback address in use: metrics are off", "addr", addr,
@@ -197,16 +218,32 @@ func (p *parts) loopback(opts Options) (*tcpServer, error) {
 	// (docs/performance.md).
 	lb.Handle("/debug/pprof/", http.HandlerFunc(pprof.Index))
 	lb.Handle("/debug/pprof/profile", http.HandlerFunc(pprof.Profile))
-	team := &teamSwitch{h: p.h, face: p.fc, token: lb, log: p.log.With("component", "team")}
-	srv := &http.Server{Handler: loopbackMux(lb, team, p.api, tln.Addr().String(), p.log), ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog: slog.NewLogLogger(p.log.Handler(), slog.LevelWarn)}
-	return &tcpServer{srv: srv, ln: tln}, nil
+	newTeam := func() *teamSwitch {
+		return &teamSwitch{h: p.h, face: p.fc, token: lb, log: p.log.With("component", "team")}
+	}
+	server := func(h http.Handler) *http.Server {
+		return &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(p.log.Handler(), slog.LevelWarn)}
+	}
+	if !network {
+		return tcpServers{{srv: server(loopbackMux(lb, newTeam(), p.api, p.hl, tln.Addr().String(), p.log)), ln: tln}}, nil
+	}
+	// T7: beyond loopback only in team mode, and then only the face
+	// behind the team's tokens, its metadata and the probes (network.go).
+	p.log.Warn("listening beyond loopback: team mode serves only the face there, behind the team's tokens; the web page and metrics stay on loopback",
+		"addr", tln.Addr().String())
+	out := tcpServers{{srv: server(networkMux(newTeam(), p.hl)), ln: tln, pod: true}}
+	local, err := net.Listen("tcp", DefaultListen)
+	if err != nil {
+		p.log.Warn("loopback address in use: the web page and metrics are off", "addr", DefaultListen, "err", err)
+		return out, nil
+	}
+	return append(out, &tcpServer{srv: server(loopbackMux(lb, newTeam(), p.api, p.hl, local.Addr().String(), p.log)), ln: local}), nil
 }
 
-// serve starts the servers and serves the socket (and tcp, if not nil)
+// serve starts the servers and serves the socket (and tcp's listeners)
 // until ctx is done or a server fails, then shuts down. Every goroutine it
 // starts belongs to one errgroup and is waited for.
-func (p *parts) serve(ctx context.Context, opts Options, ln net.Listener, tcp *tcpServer, ready func()) error {
+func (p *parts) serve(ctx context.Context, opts Options, ln net.Listener, tcp tcpServers, ready func()) error {
 	p.api.HTTPAddr = tcp.addr()
 	p.api.Mount(face.Path, p.fc)
 	p.api.Mount(face.Path+"/", p.fc)
@@ -221,8 +258,8 @@ func (p *parts) serve(ctx context.Context, opts Options, ln net.Listener, tcp *t
 	// before the API answers, so that its first status lists every server.
 	p.h.Start(context.WithoutCancel(ctx))
 	g, gctx := errgroup.WithContext(ctx)
-	if tcp != nil {
-		g.Go(func() error { return served("the loopback address", tcp.srv.Serve(tcp.ln)) })
+	for _, t := range tcp {
+		g.Go(func() error { return served(t.ln.Addr().String(), t.srv.Serve(t.ln)) })
 	}
 	g.Go(func() error { return served("the socket", srv.Serve(ln)) })
 	// Changes other replicas make to a shared store (none for files). It
@@ -235,6 +272,7 @@ func (p *parts) serve(ctx context.Context, opts Options, ln net.Listener, tcp *t
 	})
 	g.Go(func() error {
 		settle(gctx, p.h, opts.SteadyProcs) // at once when no server is starting
+		p.hl.settled.Store(true)
 		resettle(gctx, p.h, p.fc.Ended())
 		return nil
 	})
@@ -258,15 +296,15 @@ func served(what string, err error) error {
 
 // shutdown stops accepting API requests (in-flight ones get a grace
 // period), then stops every server.
-func (p *parts) shutdown(srv *http.Server, tcp *tcpServer) {
+func (p *parts) shutdown(srv *http.Server, tcp tcpServers) {
 	p.log.Info("daemon stopping")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	p.h.EndSubscriptions() // event streams would otherwise hold Shutdown
 	p.fc.Close()           // and so would the face's client sessions
 	srv.Shutdown(ctx)
-	if tcp != nil {
-		tcp.srv.Shutdown(ctx)
+	for _, t := range tcp {
+		t.srv.Shutdown(ctx)
 	}
 	p.h.Close()
 	p.log.Info("daemon stopped")

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -14,9 +13,7 @@ import (
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
 	"github.com/plexus-mcp/plexus/internal/atomicfile"
-	"github.com/plexus-mcp/plexus/internal/config"
 	"github.com/plexus-mcp/plexus/internal/localapi"
-	"github.com/plexus-mcp/plexus/internal/teamauth"
 	"github.com/plexus-mcp/plexus/internal/webui"
 )
 
@@ -56,30 +53,12 @@ func loadToken(home string) (string, error) {
 	return tok, nil
 }
 
-// listenLoopback listens on addr, which must be a loopback address: the
-// daemon never serves anything beyond this machine.
-func listenLoopback(addr string) (net.Listener, error) {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, fmt.Errorf("--listen %q: %w", addr, err)
-	}
-	ip := net.ParseIP(host)
-	if host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return nil, fmt.Errorf("--listen %q: only a loopback address (127.0.0.1, ::1, localhost) is allowed", addr)
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("listening on %s: %w (another daemon may use it: pass --listen 127.0.0.1:PORT, or --listen off)", addr, err)
-	}
-	return ln, nil
-}
-
 // loopbackMux splits the loopback address: the token-guarded endpoints
 // (metrics, the MCP face) go to lb — the face through team, which guards it
 // with the team's tokens instead in team mode — everything else to the web page, which
 // has its own guard and session cookie. It also lets the settings API mint
 // login links to the page (`plexus ui`).
-func loopbackMux(lb *localapi.Loopback, team *teamSwitch, api *localapi.Handler, addr string, log *slog.Logger) http.Handler {
+func loopbackMux(lb *localapi.Loopback, team *teamSwitch, api *localapi.Handler, hl *health, addr string, log *slog.Logger) http.Handler {
 	web := webui.New(webui.Options{API: api.Trusted(), Log: log.With("component", "webui")})
 	api.UILogin = func() (apitype.UILogin, error) {
 		link, exp, err := web.LoginLink(addr)
@@ -92,11 +71,8 @@ func loopbackMux(lb *localapi.Loopback, team *teamSwitch, api *localapi.Handler,
 	// The face: behind the loopback token, or the team's tokens in team
 	// mode (team.go).
 	team.other = web
-	mux.Handle("/mcp", team)
-	mux.Handle("/mcp/", team)
-	mux.HandleFunc(teamauth.MetadataPath, team.metadata)
-	mux.HandleFunc(teamauth.MetadataPath+"/", team.metadata)
-	mux.HandleFunc(config.TeamCallbackPath, team.callback)
+	team.handle(mux)
+	hl.handle(mux)
 	mux.Handle("/", web)
 	return mux
 }

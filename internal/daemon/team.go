@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"sync"
 
+	"github.com/plexus-mcp/plexus/internal/config"
 	"github.com/plexus-mcp/plexus/internal/host"
 	"github.com/plexus-mcp/plexus/internal/teamauth"
 )
@@ -71,4 +72,14 @@ func (s *teamSwitch) metadata(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.other.ServeHTTP(w, r)
+}
+
+// handle adds what the switch serves to mux: the face, its metadata and
+// the members' login callback.
+func (s *teamSwitch) handle(mux *http.ServeMux) {
+	mux.Handle("/mcp", s)
+	mux.Handle("/mcp/", s)
+	mux.HandleFunc(teamauth.MetadataPath, s.metadata)
+	mux.HandleFunc(teamauth.MetadataPath+"/", s.metadata)
+	mux.HandleFunc(config.TeamCallbackPath, s.callback)
 }

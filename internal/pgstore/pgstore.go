@@ -91,6 +91,14 @@ func Open(ctx context.Context, url string, keys Keys, log *slog.Logger) (*Store,
 // Close closes the connections.
 func (s *Store) Close() { s.pool.Close() }
 
+// Ping checks that the database answers (a replica's readiness).
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.pool.Ping(ctx); err != nil {
+		return fmt.Errorf("reaching the store: %w", err)
+	}
+	return nil
+}
+
 // Shared is true: the replicas write the same documents.
 func (s *Store) Shared() bool { return true }
 

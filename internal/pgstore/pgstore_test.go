@@ -195,3 +195,26 @@ func TestFollow(t *testing.T) {
 	pg.Start()
 	expect("", 10*time.Second) // reconnected: read everything again
 }
+
+// TestPing: a replica's readiness follows the database: Ping fails while
+// it is stopped, and succeeds again once it is back (the pool reconnects).
+func TestPing(t *testing.T) {
+	pg := testenv.StartPostgres(t)
+	s := open(t, pg.URL, pgstore.Keys{Current: newKey(t)})
+	ping := func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		return s.Ping(ctx)
+	}
+	if err := ping(); err != nil {
+		t.Fatalf("Ping: %v", err)
+	}
+	pg.Stop()
+	if err := ping(); err == nil {
+		t.Fatal("Ping with the database stopped: nil")
+	}
+	pg.Start()
+	if err := ping(); err != nil {
+		t.Fatalf("Ping after the database came back: %v", err)
+	}
+}

@@ -1,0 +1,88 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/plexus-mcp/plexus/internal/pgstore"
+)
+
+// health answers a balancer's or Kubernetes's probes, unauthenticated:
+//
+//   - GET /healthz, liveness: the process answers HTTP. Nothing else is
+//     checked, so that a database outage does not get every replica
+//     restarted (restarting would not bring the database back, and a
+//     replica cannot start without it).
+//   - GET /readyz, readiness: the first start of the servers has settled
+//     (none is still starting, or settleTimeout passed), and the store
+//     answers within pingTimeout. A replica that is not ready is taken out
+//     of the balancer's rotation, not restarted.
+//
+// Both answer only "ok" or "not ready": which check failed, and why, goes
+// to the log (at most once per state change), never to the caller.
+type health struct {
+	settled atomic.Bool
+	ping    func(context.Context) error // nil: files in the home, nothing to reach
+	log     *slog.Logger
+	failing atomic.Bool // the last readiness check failed; for the log
+}
+
+// pinger is a store that can be reached or not: the database
+// (pgstore.Store); files in the home have nothing to reach.
+type pinger interface{ Ping(context.Context) error }
+
+var _ pinger = (*pgstore.Store)(nil)
+
+// pingTimeout bounds a readiness probe's check of the store.
+const pingTimeout = time.Second
+
+func (h *health) healthz(w http.ResponseWriter, r *http.Request) {
+	noStore(w)
+	w.Write([]byte("ok\n"))
+}
+
+func (h *health) readyz(w http.ResponseWriter, r *http.Request) {
+	noStore(w)
+	if err := h.ready(r.Context()); err != nil {
+		if !h.failing.Swap(true) {
+			h.log.Warn("not ready", "err", err)
+		}
+		w.WriteHeader(http.StatusServiceUnavailable)
+		w.Write([]byte("not ready\n"))
+		return
+	}
+	if h.failing.Swap(false) {
+		h.log.Info("ready again")
+	}
+	w.Write([]byte("ok\n"))
+}
+
+// errNotSettled is readiness before the servers' first start settled.
+var errNotSettled = errors.New("the servers are still starting")
+
+func (h *health) ready(ctx context.Context) error {
+	if !h.settled.Load() {
+		return errNotSettled
+	}
+	if h.ping == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, pingTimeout)
+	defer cancel()
+	return h.ping(ctx)
+}
+
+// handle adds the probes to mux.
+func (h *health) handle(mux *http.ServeMux) {
+	mux.HandleFunc("GET /healthz", h.healthz)
+	mux.HandleFunc("GET /readyz", h.readyz)
+}
+
+func noStore(w http.ResponseWriter) {
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+}
