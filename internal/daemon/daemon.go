@@ -53,6 +53,9 @@ type Options struct {
 	// Store is the database the daemon keeps its documents in, shared
 	// with other replicas; none: files in Home.
 	Store StoreOptions
+	// Peer is the internal channel to the other replicas (with Store
+	// only); none without Peer.Listen.
+	Peer PeerOptions
 }
 
 // Run runs the daemon until ctx is done, or until one of its servers fails.
@@ -75,7 +78,7 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	defer closeLog()
-	st, pn, err := openState(ctx, opts.Home, opts.Store, log)
+	st, pn, db, err := openState(ctx, opts.Home, opts.Store, log)
 	if err != nil {
 		return err
 	}
@@ -87,14 +90,20 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	defer os.Remove(sock)
 	p := newParts(opts, log, st, pn)
-	tcp, err := p.loopback(opts)
+	pc, err := p.peerChannel(opts.Peer, db)
 	if err != nil {
 		ln.Close()
 		return err
 	}
-	return p.serve(ctx, opts, ln, tcp, func() {
+	tcp, err := p.loopback(opts)
+	if err != nil {
+		ln.Close()
+		pc.close()
+		return err
+	}
+	return p.serve(ctx, opts, ln, tcp, pc, func() {
 		log.Info("daemon ready", "home", opts.Home, "store", storeKind(opts.Store), "socket", sock, "http", tcp.addr(), "pid", os.Getpid(),
-			"servers", len(st.Config().MCP.Servers), "startup_ms", time.Since(start).Milliseconds())
+			"servers", len(st.Config().MCP.Servers), "replica", pc.id(), "peer", pc.advertised(), "startup_ms", time.Since(start).Milliseconds())
 	})
 }
 
@@ -137,6 +146,11 @@ type parts struct {
 	mtr *metrics.Metrics
 	fc  *face.Face
 	api *localapi.Handler
+	// mcp serves the face on the HTTP address: fc, or with the internal
+	// channel its router, which sends a session another replica holds
+	// there (peer.go).
+	mcp  http.Handler
+	team *teamSwitch
 }
 
 func newParts(opts Options, log *slog.Logger, st *store.Store, pn *pins.Store) *parts {
@@ -147,6 +161,8 @@ func newParts(opts Options, log *slog.Logger, st *store.Store, pn *pins.Store) *
 	p.fc = face.New(p.h, log.With("component", "face"), opts.Version)
 	p.fc.Observe(p.mtr.ObserveFace)
 	p.api = localapi.New(p.h, log.With("component", "localapi"))
+	p.mcp = p.fc
+	p.team = &teamSwitch{h: p.h, face: p.fc, route: p.fc, log: p.log.With("component", "team")}
 	return p
 }
 
@@ -191,14 +207,14 @@ func (p *parts) loopback(opts Options) (*tcpServer, error) {
 	}
 	lb := localapi.NewLoopback(token, p.log.With("component", "loopback"))
 	lb.Handle("GET /metrics", p.mtr.Handler())
-	lb.Handle(face.Path, p.fc)
-	lb.Handle(face.Path+"/", p.fc)
+	lb.Handle(face.Path, p.mcp)
+	lb.Handle(face.Path+"/", p.mcp)
 	// Profiles of the running daemon, for `go tool pprof` with the token
 	// (docs/performance.md).
 	lb.Handle("/debug/pprof/", http.HandlerFunc(pprof.Index))
 	lb.Handle("/debug/pprof/profile", http.HandlerFunc(pprof.Profile))
-	team := &teamSwitch{h: p.h, face: p.fc, token: lb, log: p.log.With("component", "team")}
-	srv := &http.Server{Handler: loopbackMux(lb, team, p.api, tln.Addr().String(), p.log), ReadHeaderTimeout: 10 * time.Second,
+	p.team.token = lb
+	srv := &http.Server{Handler: loopbackMux(lb, p.team, p.api, tln.Addr().String(), p.log), ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: slog.NewLogLogger(p.log.Handler(), slog.LevelWarn)}
 	return &tcpServer{srv: srv, ln: tln}, nil
 }
@@ -206,7 +222,7 @@ func (p *parts) loopback(opts Options) (*tcpServer, error) {
 // serve starts the servers and serves the socket (and tcp, if not nil)
 // until ctx is done or a server fails, then shuts down. Every goroutine it
 // starts belongs to one errgroup and is waited for.
-func (p *parts) serve(ctx context.Context, opts Options, ln net.Listener, tcp *tcpServer, ready func()) error {
+func (p *parts) serve(ctx context.Context, opts Options, ln net.Listener, tcp *tcpServer, pc *peerServer, ready func()) error {
 	p.api.HTTPAddr = tcp.addr()
 	p.api.Mount(face.Path, p.fc)
 	p.api.Mount(face.Path+"/", p.fc)
@@ -225,6 +241,10 @@ func (p *parts) serve(ctx context.Context, opts Options, ln net.Listener, tcp *t
 		g.Go(func() error { return served("the loopback address", tcp.srv.Serve(tcp.ln)) })
 	}
 	g.Go(func() error { return served("the socket", srv.Serve(ln)) })
+	if pc != nil {
+		g.Go(func() error { return served("the internal channel", pc.srv.Serve(pc.ln)) })
+		g.Go(func() error { return pc.reg.Run(gctx) })
+	}
 	// Changes other replicas make to a shared store (none for files). It
 	// ends before the shutdown stops the servers: a change being applied
 	// could otherwise start one after.
@@ -241,7 +261,7 @@ func (p *parts) serve(ctx context.Context, opts Options, ln net.Listener, tcp *t
 	g.Go(func() error {
 		<-gctx.Done()
 		<-followed
-		p.shutdown(srv, tcp)
+		p.shutdown(srv, tcp, pc)
 		return nil
 	})
 	ready()
@@ -258,7 +278,7 @@ func served(what string, err error) error {
 
 // shutdown stops accepting API requests (in-flight ones get a grace
 // period), then stops every server.
-func (p *parts) shutdown(srv *http.Server, tcp *tcpServer) {
+func (p *parts) shutdown(srv *http.Server, tcp *tcpServer, pc *peerServer) {
 	p.log.Info("daemon stopping")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -267,6 +287,9 @@ func (p *parts) shutdown(srv *http.Server, tcp *tcpServer) {
 	srv.Shutdown(ctx)
 	if tcp != nil {
 		tcp.srv.Shutdown(ctx)
+	}
+	if pc != nil {
+		pc.srv.Shutdown(ctx)
 	}
 	p.h.Close()
 	p.log.Info("daemon stopped")

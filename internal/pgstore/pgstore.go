@@ -5,8 +5,9 @@
 // NOTIFY, which Follow turns into calls of the daemon's reload.
 //
 // Tables (schema.go): plexus_docs (one row a document: name, generation,
-// sealed data), plexus_revisions (the versions saves replaced) and
-// plexus_schema (the schema's version).
+// sealed data), plexus_revisions (the versions saves replaced),
+// plexus_replicas (the replicas' internal addresses and heartbeats:
+// replicas.go) and plexus_schema (the schema's version).
 package pgstore
 
 import (
