@@ -235,6 +235,9 @@ func (p *parts) serve(ctx context.Context, opts Options, ln net.Listener, tcp *t
 	// Servers start in the background; the API answers at once and shows
 	// each server as "starting" until it is ready. The set is in place
 	// before the API answers, so that its first status lists every server.
+	if pc != nil {
+		pc.start(ctx)
+	}
 	p.h.Start(context.WithoutCancel(ctx))
 	g, gctx := errgroup.WithContext(ctx)
 	if tcp != nil {
@@ -244,6 +247,8 @@ func (p *parts) serve(ctx context.Context, opts Options, ln net.Listener, tcp *t
 	if pc != nil {
 		g.Go(func() error { return served("the internal channel", pc.srv.Serve(pc.ln)) })
 		g.Go(func() error { return pc.reg.Run(gctx) })
+		pc.owners.OnChange(func(names []string) { p.h.Replace(gctx, names) })
+		g.Go(func() error { return pc.owners.Run(gctx) })
 	}
 	// Changes other replicas make to a shared store (none for files). It
 	// ends before the shutdown stops the servers: a change being applied
@@ -292,6 +297,11 @@ func (p *parts) shutdown(srv *http.Server, tcp *tcpServer, pc *peerServer) {
 		pc.srv.Shutdown(ctx)
 	}
 	p.h.Close()
+	if pc != nil {
+		// Only now that its servers are stopped may another replica
+		// start them.
+		pc.owners.Release(ctx)
+	}
 	p.log.Info("daemon stopped")
 }
 

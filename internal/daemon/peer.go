@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -8,7 +9,9 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/plexus-mcp/plexus/internal/config"
 	"github.com/plexus-mcp/plexus/internal/face"
+	"github.com/plexus-mcp/plexus/internal/host"
 	"github.com/plexus-mcp/plexus/internal/peer"
 	"github.com/plexus-mcp/plexus/internal/pgstore"
 )
@@ -26,9 +29,10 @@ type PeerOptions struct {
 // peerServer is the internal channel: its listener, its server, and this
 // replica's entry among the replicas. A nil *peerServer is no channel.
 type peerServer struct {
-	srv *http.Server
-	ln  net.Listener
-	reg *peer.Registry
+	srv    *http.Server
+	ln     net.Listener
+	reg    *peer.Registry
+	owners *peer.Owners
 }
 
 func (pc *peerServer) id() string {
@@ -80,6 +84,8 @@ func (p *parts) peerChannel(po PeerOptions, db *pgstore.Store) (*peerServer, err
 	creds := peer.NewCredentials(db.Derive(peer.CredentialLabel))
 	self := peer.NewReplicaID()
 	reg := peer.NewRegistry(db, pgstore.ErrNoReplica, self, adv, log)
+	owners := peer.NewOwners(leaseTable{db}, creds, self, p.stdioServers, log)
+	p.h.SetPlacement(placement{owners})
 	p.fc.NameSessions(func() string { return peer.NewSessionID(self) })
 	p.mcp = peer.NewRouter(reg, creds, p.fc, log)
 	p.team.route = p.mcp
@@ -87,10 +93,61 @@ func (p *parts) peerChannel(po PeerOptions, db *pgstore.Store) (*peerServer, err
 	routed := peer.Guard(creds, log, http.HandlerFunc(p.team.serveRouted))
 	mux.Handle(face.Path, routed)
 	mux.Handle(face.Path+"/", routed)
+	mux.Handle(peer.ServerPath+"{server}", peer.Guard(creds, log, owners.ServeOwned(p.fc.ServeServer)))
 	mux.Handle("/", peer.Guard(creds, log, http.NotFoundHandler()))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
-	return &peerServer{srv: srv, ln: ln, reg: reg}, nil
+	return &peerServer{srv: srv, ln: ln, reg: reg, owners: owners}, nil
+}
+
+// start records this replica and claims the leases it can before the
+// servers start, so that each starts where it runs.
+func (pc *peerServer) start(ctx context.Context) {
+	pc.reg.Beat(ctx)
+	pc.owners.Claim(ctx)
+}
+
+// stdioServers are the servers that run on one replica at a time: the
+// enabled stdio servers.
+func (p *parts) stdioServers() []string {
+	var out []string
+	cfg := p.h.LiveConfig()
+	for name, sc := range cfg.MCP.Servers {
+		if sc.Type == config.TypeStdio && sc.IsEnabled() {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// placement is host.Placement by the leases.
+type placement struct{ o *peer.Owners }
+
+func (pl placement) Place(server string) (*host.Remote, error) {
+	url, hdr, owner, err := pl.o.Place(server)
+	if err != nil || url == "" {
+		return nil, err
+	}
+	return &host.Remote{Replica: owner, URL: url, Headers: hdr}, nil
+}
+
+// leaseTable is peer.LeaseTable on the database store.
+type leaseTable struct{ db *pgstore.Store }
+
+func (t leaseTable) Claim(ctx context.Context, servers []string, self string, ttl time.Duration) (map[string]peer.Lease, error) {
+	got, err := t.db.Claim(ctx, servers, self, ttl)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]peer.Lease, len(got))
+	for name, l := range got {
+		out[name] = peer.Lease(l)
+	}
+	return out, nil
+}
+
+func (t leaseTable) Release(ctx context.Context, servers []string, self string) error {
+	return t.db.Release(ctx, servers, self)
 }
 
 // advertise is the address the other replicas dial: flag, or else the

@@ -206,11 +206,16 @@ func TestTeamSessions(t *testing.T) {
 				t.Fatalf("a 2026-07-28 call on replica %d: %s %s", i%3, resp.Status, out)
 			}
 		}
+		// Each replica made the calls it got (the one that runs the
+		// stdio server also made the others', forwarded to it).
+		var made []int
 		for i, r := range rs {
-			if got := faceCalls(t, r, "example") - before[i]; got != 2 {
-				t.Fatalf("replica %d made %d of the six calls, want 2", i, got)
+			made = append(made, faceCalls(t, r, "example")-before[i])
+			if made[i] != 2 && made[i] != 6 {
+				t.Fatalf("replica %d made %d calls, want 2 (or 6 where the server runs)", i, made[i])
 			}
 		}
+		t.Logf("calls made by each replica: %v", made)
 	})
 
 	t.Run("the internal channel takes only the replicas' credential", func(t *testing.T) {

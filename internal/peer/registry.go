@@ -61,7 +61,6 @@ func NewRegistry(table Table, noRow error, self, addr string, log *slog.Logger) 
 // Run beats every BeatEvery until ctx is done, then removes this
 // replica's row, so that the others stop sending it requests at once.
 func (g *Registry) Run(ctx context.Context) error {
-	g.beat(ctx)
 	t := time.NewTicker(BeatEvery)
 	defer t.Stop()
 	for {
@@ -74,14 +73,14 @@ func (g *Registry) Run(ctx context.Context) error {
 			}
 			return nil
 		case <-t.C:
-			g.beat(ctx)
+			g.Beat(ctx)
 		}
 	}
 }
 
-// beat records one heartbeat, and logs only when beating fails or comes
+// Beat records one heartbeat, and logs only when beating fails or comes
 // back (every BeatEvery would flood the log while the database is away).
-func (g *Registry) beat(ctx context.Context) {
+func (g *Registry) Beat(ctx context.Context) {
 	err := g.table.Beat(ctx, g.Self, g.Advertised)
 	g.mu.Lock()
 	was := g.beating

@@ -7,7 +7,8 @@
 // Tables (schema.go): plexus_docs (one row a document: name, generation,
 // sealed data), plexus_revisions (the versions saves replaced),
 // plexus_replicas (the replicas' internal addresses and heartbeats:
-// replicas.go) and plexus_schema (the schema's version).
+// replicas.go), plexus_leases (which replica runs each stdio server:
+// leases.go) and plexus_schema (the schema's version).
 package pgstore
 
 import (

@@ -30,6 +30,13 @@ var migrations = []string{
 		addr text NOT NULL,
 		beat timestamptz NOT NULL DEFAULT clock_timestamp()
 	);`,
+	// Which replica runs each stdio server (leases.go).
+	`CREATE TABLE plexus_leases (
+		server  text PRIMARY KEY,
+		owner   text NOT NULL,
+		token   bigint NOT NULL,
+		expires timestamptz NOT NULL
+	);`,
 }
 
 // SchemaVersion is the version this plexus creates and reads.

@@ -1,0 +1,112 @@
+package e2e
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/plexus-mcp/plexus/internal/apitype"
+	"github.com/plexus-mcp/plexus/internal/client"
+	"github.com/plexus-mcp/plexus/internal/testenv"
+)
+
+// owner is the replica that holds server's lease, by the database.
+func owner(t *testing.T, url, server string, rs []replica) (int, int64) {
+	t.Helper()
+	conn, err := pgx.Connect(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var addr string
+	var token int64
+	err = conn.QueryRow(t.Context(), `SELECT r.addr, l.token FROM plexus_leases l JOIN plexus_replicas r ON r.id = l.owner
+		WHERE l.server = $1 AND l.expires > clock_timestamp()`, server).Scan(&addr, &token)
+	if err != nil {
+		return -1, 0
+	}
+	for i, r := range rs {
+		if r.peer == addr {
+			return i, token
+		}
+	}
+	return -1, 0
+}
+
+// TestTeamFailover: a stdio server runs on one replica, which the others
+// reach over the internal channel; when that replica is killed (SIGKILL),
+// another takes the server within 10 s and it is callable through every
+// live replica again; a call in flight there reports an unknown outcome
+// and is not made again; a settings change acknowledged before the kill
+// is kept.
+func TestTeamFailover(t *testing.T) {
+	pg := testenv.StartPostgres(t)
+	keyFile, _ := writeKeyFile(t)
+	rs := peerReplicas(t, 3, pg.URL, keyFile)
+	rs[0].MustRun("add", "example", "--", rs[0].Bin, "example-server")
+	for _, r := range rs {
+		within(t, 15*time.Second, "the example server ready", func() bool {
+			s, ok := servers(t, r.Env)["example"]
+			return ok && s.State == "ready"
+		})
+	}
+	echo := toolNamed(t, tools(t, rs[0].Env), "example", "echo").Name
+	sleep := toolNamed(t, tools(t, rs[0].Env), "example", "sleep").Name
+	callOK := func(r replica) bool {
+		res := r.Run("", "call", echo, `{"text":"alive"}`)
+		return res.Code == 0 && strings.TrimSpace(res.Stdout) == "alive"
+	}
+	for i, r := range rs {
+		if !callOK(r) {
+			t.Fatalf("a call through replica %d before the kill failed", i)
+		}
+	}
+	own, token := owner(t, pg.URL, "example", rs)
+	if own < 0 {
+		t.Fatal("no replica holds the example server's lease")
+	}
+	others := []replica{rs[(own+1)%3], rs[(own+2)%3]}
+	t.Logf("replica %d runs the example server (token %d)", own, token)
+
+	// Acknowledged through the replica about to die.
+	if _, err := client.New(rs[own].Home).SetSettings(t.Context(), apitype.Settings{RetryMs: 4321}, 0); err != nil {
+		t.Fatal(err)
+	}
+
+	// A call in flight on the owner, through another replica.
+	inflight := make(chan testenv.Result, 1)
+	go func() { inflight <- others[0].Run("", "call", sleep, `{"ms":4000}`) }()
+	time.Sleep(500 * time.Millisecond)
+
+	killed := time.Now()
+	rs[own].KillDaemon()
+
+	res := <-inflight
+	answered := time.Since(killed)
+	if res.Code == 0 || !strings.Contains(res.Stdout+res.Stderr, "outcome is unknown") {
+		t.Fatalf("the call in flight on the killed owner: exit %d\n%s%s", res.Code, res.Stdout, res.Stderr)
+	}
+	if answered > 3*time.Second {
+		t.Fatalf("the call in flight answered %s after the kill: it was made again, or waited", answered)
+	}
+	t.Logf("the call in flight reported an unknown outcome %s after the kill", answered.Round(time.Millisecond))
+
+	var back []time.Duration
+	for i, r := range others {
+		within(t, 10*time.Second-time.Since(killed), "the server callable again", func() bool { return callOK(r) })
+		back = append(back, time.Since(killed))
+		t.Logf("failover: the server callable through surviving replica %d %s after the SIGKILL", i, back[i].Round(time.Millisecond))
+	}
+	now, token2 := owner(t, pg.URL, "example", rs)
+	if now == own || now < 0 || token2 <= token {
+		t.Fatalf("after the kill the lease is replica %d's with token %d (before: replica %d, token %d)", now, token2, own, token)
+	}
+	for _, r := range others {
+		if v, _ := retryMs(t, r.Env); v != 4321 {
+			t.Fatalf("the settings change acknowledged before the kill: retryMs %d", v)
+		}
+	}
+}
