@@ -13,27 +13,28 @@ import (
 	"github.com/plexus-mcp/plexus/internal/testenv"
 )
 
-// owner is the replica that holds server's lease, by the database.
-func owner(t *testing.T, url, server string, rs []replica) (int, int64) {
+// owner is the replica that holds server's lease, by the database: its
+// index in rs, its id and the lease's token.
+func owner(t *testing.T, url, server string, rs []replica) (int, string, int64) {
 	t.Helper()
 	conn, err := pgx.Connect(t.Context(), url)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close(context.Background())
-	var addr string
+	var addr, id string
 	var token int64
-	err = conn.QueryRow(t.Context(), `SELECT r.addr, l.token FROM plexus_leases l JOIN plexus_replicas r ON r.id = l.owner
-		WHERE l.server = $1 AND l.expires > clock_timestamp()`, server).Scan(&addr, &token)
+	err = conn.QueryRow(t.Context(), `SELECT r.addr, l.owner, l.token FROM plexus_leases l JOIN plexus_replicas r ON r.id = l.owner
+		WHERE l.server = $1 AND l.expires > clock_timestamp()`, server).Scan(&addr, &id, &token)
 	if err != nil {
-		return -1, 0
+		return -1, "", 0
 	}
 	for i, r := range rs {
 		if r.peer == addr {
-			return i, token
+			return i, id, token
 		}
 	}
-	return -1, 0
+	return -1, "", 0
 }
 
 // TestTeamFailover: a stdio server runs on one replica, which the others
@@ -64,12 +65,24 @@ func TestTeamFailover(t *testing.T) {
 			t.Fatalf("a call through replica %d before the kill failed", i)
 		}
 	}
-	own, token := owner(t, pg.URL, "example", rs)
+	own, ownID, token := owner(t, pg.URL, "example", rs)
 	if own < 0 {
 		t.Fatal("no replica holds the example server's lease")
 	}
 	others := []replica{rs[(own+1)%3], rs[(own+2)%3]}
 	t.Logf("replica %d runs the example server (token %d)", own, token)
+	// Each replica says truthfully where the server runs.
+	if s := servers(t, rs[own].Env)["example"]; s.RunsOn != "" || s.PID == 0 {
+		t.Fatalf("on the owner: runsOn %q, pid %d", s.RunsOn, s.PID)
+	}
+	for _, r := range others {
+		if s := servers(t, r.Env)["example"]; s.RunsOn != ownID || s.PID != 0 {
+			t.Fatalf("on another replica: runsOn %q, pid %d; want %q and no process", s.RunsOn, s.PID, ownID)
+		}
+		if out := r.MustRun("ls"); !strings.Contains(out, "ready on replica "+ownID) {
+			t.Fatalf("plexus ls on another replica:\n%s", out)
+		}
+	}
 
 	// Acknowledged through the replica about to die.
 	if _, err := client.New(rs[own].Home).SetSettings(t.Context(), apitype.Settings{RetryMs: 4321}, 0); err != nil {
@@ -100,7 +113,7 @@ func TestTeamFailover(t *testing.T) {
 		back = append(back, time.Since(killed))
 		t.Logf("failover: the server callable through surviving replica %d %s after the SIGKILL", i, back[i].Round(time.Millisecond))
 	}
-	now, token2 := owner(t, pg.URL, "example", rs)
+	now, _, token2 := owner(t, pg.URL, "example", rs)
 	if now == own || now < 0 || token2 <= token {
 		t.Fatalf("after the kill the lease is replica %d's with token %d (before: replica %d, token %d)", now, token2, own, token)
 	}

@@ -41,6 +41,7 @@ func (h *Host) placed(server string) (*Remote, error) {
 // the server. Its headers are secrets, redacted from errors and logs.
 func (r *Remote) apply(spec *upstream.Spec) {
 	spec.Type = config.TypeHTTP
+	spec.RunsOn = r.Replica
 	spec.URL = r.URL
 	spec.Headers = r.Headers.Clone()
 	for _, vs := range r.Headers {
