@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -54,6 +55,15 @@ func TestTeamFailover(t *testing.T) {
 			return ok && s.State == "ready"
 		})
 	}
+	cur, err := client.New(rs[0].Home).Settings(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur.Face = &apitype.FaceSettings{AllowExternalCall: true}
+	if _, err := client.New(rs[0].Home).SetSettings(t.Context(), *cur, cur.Revision); err != nil {
+		t.Fatal(err)
+	}
+	lb := balancer(t, rs)
 	echo := toolNamed(t, tools(t, rs[0].Env), "example", "echo").Name
 	sleep := toolNamed(t, tools(t, rs[0].Env), "example", "sleep").Name
 	callOK := func(r replica) bool {
@@ -85,8 +95,17 @@ func TestTeamFailover(t *testing.T) {
 	}
 
 	// Acknowledged through the replica about to die.
-	if _, err := client.New(rs[own].Home).SetSettings(t.Context(), apitype.Settings{RetryMs: 4321}, 0); err != nil {
+	if _, err := client.New(rs[own].Home).SetSettings(t.Context(), apitype.Settings{RetryMs: 4321, Face: cur.Face}, 0); err != nil {
 		t.Fatal(err)
+	}
+	balancedOK := func() bool {
+		code, out := call2026(t, lb, rs[0].token, echo, `{"text":"balanced"}`)
+		return code == http.StatusOK && strings.Contains(out, "balanced") && !strings.Contains(out, `"isError":true`)
+	}
+	for range 3 {
+		if !balancedOK() {
+			t.Fatal("a call through the balancer before the kill failed")
+		}
 	}
 
 	// A call in flight on the owner, through another replica.
@@ -113,6 +132,17 @@ func TestTeamFailover(t *testing.T) {
 		back = append(back, time.Since(killed))
 		t.Logf("failover: the server callable through surviving replica %d %s after the SIGKILL", i, back[i].Round(time.Millisecond))
 	}
+	// Through the balancer, every call succeeds again (the dead backend
+	// checked out, the server running elsewhere).
+	within(t, 10*time.Second-time.Since(killed), "callable through the balancer", func() bool {
+		for range 3 {
+			if !balancedOK() {
+				return false
+			}
+		}
+		return true
+	})
+	t.Logf("failover: three calls in a row through the balancer succeed %s after the SIGKILL", time.Since(killed).Round(time.Millisecond))
 	now, _, token2 := owner(t, pg.URL, "example", rs)
 	if now == own || now < 0 || token2 <= token {
 		t.Fatalf("after the kill the lease is replica %d's with token %d (before: replica %d, token %d)", now, token2, own, token)

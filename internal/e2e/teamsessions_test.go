@@ -2,14 +2,17 @@ package e2e
 
 import (
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -29,12 +32,21 @@ type replica struct {
 }
 
 // peerReplicas starts n daemons on one database, each with its internal
-// channel on a port of its own.
+// channel on a port of its own, and all with one loopback token, so that
+// a client of a balancer in front of them has one token for all.
 func peerReplicas(t *testing.T, n int, url, keyFile string) []replica {
 	t.Helper()
+	token := make([]byte, 32)
+	rand.Read(token)
 	var out []replica
 	for range n {
 		e := testenv.New(t)
+		if err := os.MkdirAll(e.Home, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(e.Home, "token"), []byte(hex.EncodeToString(token)+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
 		addr := "127.0.0.1:" + strconv.Itoa(testenv.FreePort(t))
 		e.DaemonArgs = []string{"--store", url, "--store-key-file", keyFile, "--peer-listen", addr}
 		e.StartDaemon()
@@ -42,6 +54,39 @@ func peerReplicas(t *testing.T, n int, url, keyFile string) []replica {
 		out = append(out, replica{Env: e, base: base, token: token, peer: addr})
 	}
 	return out
+}
+
+// balancer starts HAProxy round robin in front of rs's faces and returns
+// its base URL.
+func balancer(t *testing.T, rs []replica) string {
+	t.Helper()
+	var backends []string
+	for _, r := range rs {
+		backends = append(backends, strings.TrimPrefix(r.base, "http://"))
+	}
+	return "http://" + testenv.StartHAProxy(t, backends...)
+}
+
+// call2026 makes one MCP 2026-07-28 tools/call (no session) of tool with
+// {"text": text} at base, and returns the status and the answer.
+func call2026(t *testing.T, base, token, tool, args string) (int, string) {
+	t.Helper()
+	body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"` + tool + `","arguments":` + args + `,` +
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}`
+	req, _ := http.NewRequest("POST", base+"/mcp", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", "tools/call")
+	req.Header.Set("Mcp-Name", tool)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err.Error()
+	}
+	out, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode, string(out)
 }
 
 // faceCalls is how many tool calls of server a replica's face made, by
@@ -186,24 +231,8 @@ func TestTeamSessions(t *testing.T) {
 			before = append(before, faceCalls(t, r, "example"))
 		}
 		for i := range 6 {
-			r := rs[i%3]
-			body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"` + echo + `","arguments":{"text":"modern"},` +
-				`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}`
-			req, _ := http.NewRequest("POST", r.base+"/mcp", strings.NewReader(body))
-			req.Header.Set("Authorization", "Bearer "+r.token)
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Accept", "application/json, text/event-stream")
-			req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
-			req.Header.Set("Mcp-Method", "tools/call")
-			req.Header.Set("Mcp-Name", echo)
-			resp, err := hc.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusOK || !strings.Contains(string(out), "modern") {
-				t.Fatalf("a 2026-07-28 call on replica %d: %s %s", i%3, resp.Status, out)
+			if code, out := call2026(t, rs[i%3].base, a.token, echo, `{"text":"modern"}`); code != http.StatusOK || !strings.Contains(out, "modern") {
+				t.Fatalf("a 2026-07-28 call on replica %d: %d %s", i%3, code, out)
 			}
 		}
 		// Each replica made the calls it got (the one that runs the
@@ -216,6 +245,72 @@ func TestTeamSessions(t *testing.T) {
 			}
 		}
 		t.Logf("calls made by each replica: %v", made)
+	})
+
+	t.Run("the cost of reaching the server on another replica", func(t *testing.T) {
+		median := func(r replica) time.Duration {
+			var took []time.Duration
+			for range 50 {
+				start := time.Now()
+				if code, out := call2026(t, r.base, r.token, echo, `{"text":"cost"}`); code != http.StatusOK || !strings.Contains(out, "cost") {
+					t.Fatalf("a call: %d %s", code, out)
+				}
+				took = append(took, time.Since(start))
+			}
+			slices.Sort(took)
+			return took[len(took)/2]
+		}
+		var runs, other time.Duration
+		for _, r := range rs {
+			if s := servers(t, r.Env)["example"]; s.RunsOn == "" {
+				runs = median(r)
+			} else {
+				other = median(r)
+			}
+		}
+		t.Logf("a 2026-07-28 echo call, median of 50: %s on the replica that runs the server, %s on one that reaches it over the internal channel (+%s)",
+			runs, other, other-runs)
+	})
+
+	t.Run("through a balancer without affinity", func(t *testing.T) {
+		lb := balancer(t, rs)
+		var before []int
+		for _, r := range rs {
+			before = append(before, faceCalls(t, r, "example"))
+		}
+		// A session-era client: every request may land on another
+		// replica; the one that holds the session serves them all.
+		code, id, _ := initialize(t, hc, lb, a.token)
+		if code != http.StatusOK || id == "" {
+			t.Fatalf("initialize through the balancer: %d", code)
+		}
+		holder, _ := peer.ReplicaOf(id)
+		sessionPOST(t, hc, lb, a.token, id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		for i := range 12 {
+			text := fmt.Sprintf("balanced %d", i)
+			if code, body := sessionPOST(t, hc, lb, a.token, id, call(100+i, text)); code != http.StatusOK || !strings.Contains(body, text) {
+				t.Fatalf("session call %d through the balancer: %d %s", i, code, body)
+			}
+		}
+		deleteSession(hc, lb, a.token, id)
+		// A 2026-07-28 client: its calls spread over the replicas.
+		var took []time.Duration
+		for i := range 30 {
+			start := time.Now()
+			if code, out := call2026(t, lb, a.token, echo, `{"text":"spread"}`); code != http.StatusOK || !strings.Contains(out, "spread") {
+				t.Fatalf("2026-07-28 call %d through the balancer: %d %s", i, code, out)
+			}
+			took = append(took, time.Since(start))
+		}
+		var made []int
+		for i, r := range rs {
+			made = append(made, faceCalls(t, r, "example")-before[i])
+			if made[i] < 10 {
+				t.Errorf("replica %d made %d calls of the 42 through the balancer: they did not spread", i, made[i])
+			}
+		}
+		slices.Sort(took)
+		t.Logf("through the balancer: the session held by %s, calls made by each replica %v (the session's 12 by its holder, each 2026-07-28 call by the replica it reached and, forwarded, by the one that runs the server); 2026-07-28 call median %s", holder, made, took[len(took)/2])
 	})
 
 	t.Run("the internal channel takes only the replicas' credential", func(t *testing.T) {
