@@ -14,14 +14,15 @@ import (
 // Lease timing (R-TEAM-3). Every replica claims every ClaimEvery the
 // leases of the stdio servers it has, each claim waiting ClaimEvery at
 // most; a lease lasts LeaseTTL from its last claim by the database's
-// clock. A replica that could not renew stops serving a server
-// fenceMargin before its lease can expire, so that it has stopped
-// before another can take it; a dead replica's servers are taken within
-// LeaseTTL + ClaimEvery.
+// clock. A replica that could not renew refuses forwarded calls from
+// LeaseTTL - fenceMargin after the start of its last successful claim,
+// and drops the leases (its servers are stopped) by a ClaimEvery later
+// at most, a second before another replica can take them; a dead
+// replica's servers are taken within LeaseTTL + ClaimEvery.
 const (
 	ClaimEvery  = time.Second
 	LeaseTTL    = 6 * time.Second
-	fenceMargin = time.Second
+	fenceMargin = 2 * time.Second
 )
 
 // TokenHeader names, on a forwarded call, the fencing token of the lease
@@ -75,20 +76,59 @@ func NewOwners(table LeaseTable, creds Credentials, self string, wanted func() [
 // OnChange has f told the servers whose lease changed; set it before Run.
 func (o *Owners) OnChange(f func(names []string)) { o.changed = f }
 
-// Run claims every ClaimEvery until ctx is done.
+// Run claims every ClaimEvery until ctx is done, and drops this
+// replica's leases the moment they are no longer safe, also when no
+// claim is under way to notice.
 func (o *Owners) Run(ctx context.Context) error {
 	t := time.NewTicker(ClaimEvery)
 	defer t.Stop()
+	fence := time.NewTimer(o.safeFor())
+	defer fence.Stop()
 	for {
+		var changed []string
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
-			if names := o.Claim(ctx); len(names) > 0 && o.changed != nil {
-				o.changed(names)
-			}
+			changed = o.Claim(ctx)
+		case <-fence.C:
+			o.mu.Lock()
+			changed = o.dropLocked()
+			o.mu.Unlock()
+		}
+		fence.Reset(o.safeFor())
+		if len(changed) > 0 && o.changed != nil {
+			o.changed(changed)
 		}
 	}
+}
+
+// safeFor is how long this replica's leases are still safe to serve, at
+// least ClaimEvery (there is nothing to drop before the next claim).
+func (o *Owners) safeFor() time.Duration {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if d := time.Until(o.until); d > 0 {
+		return d
+	}
+	return ClaimEvery
+}
+
+// dropLocked drops this replica's leases once they are no longer safe,
+// and returns their servers.
+func (o *Owners) dropLocked() []string {
+	if time.Now().Before(o.until) {
+		return nil
+	}
+	var dropped []string
+	for name, l := range o.leases {
+		if l.Owner == o.self {
+			delete(o.leases, name)
+			dropped = append(dropped, name)
+		}
+	}
+	slices.Sort(dropped)
+	return dropped
 }
 
 // Claim makes one round of claims and returns the servers whose lease
@@ -118,15 +158,7 @@ func (o *Owners) Claim(ctx context.Context) []string {
 			o.log.Warn("leases: a claim failed: this replica stops its stdio servers if it cannot renew in time", "err", err)
 		}
 		o.failed = true
-		if time.Now().After(o.until) {
-			for name, l := range o.leases {
-				if l.Owner == o.self {
-					delete(o.leases, name)
-					changed = append(changed, name)
-				}
-			}
-		}
-		return changed
+		return o.dropLocked()
 	}
 	if o.failed {
 		o.log.Info("leases: claims succeed again")

@@ -108,7 +108,39 @@ func TestOwnersFence(t *testing.T) {
 	if _, _, _, err := o.Place("mine"); !errors.Is(err, ErrNoOwner) {
 		t.Fatalf("placing a server no replica holds: %v", err)
 	}
-	if LeaseTTL-fenceMargin <= ClaimEvery*2 || LeaseTTL+ClaimEvery >= 10*time.Second {
+	// A claim takes ClaimEvery at most: the lease is dropped by then,
+	// still before it can expire.
+	if LeaseTTL-fenceMargin+ClaimEvery >= LeaseTTL || LeaseTTL+ClaimEvery >= 10*time.Second {
 		t.Fatal("the lease timing no longer stops an owner before its lease expires, or moves a server within 10 s")
 	}
+}
+
+// TestOwnersFenceTimer: Run drops a lease the moment it stops being
+// safe, not at the next claim.
+func TestOwnersFenceTimer(t *testing.T) {
+	table := &fakeLeases{leases: map[string]Lease{}}
+	o := NewOwners(table, NewCredentials([][]byte{[]byte("k")}), "self", func() []string { return []string{"mine"} }, slog.New(slog.DiscardHandler))
+	o.Claim(t.Context())
+	table.mu.Lock()
+	table.down = true
+	table.mu.Unlock()
+	o.mu.Lock()
+	o.until = time.Now().Add(50 * time.Millisecond)
+	o.mu.Unlock()
+	dropped := make(chan []string, 1)
+	o.OnChange(func(names []string) { dropped <- names })
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error)
+	start := time.Now()
+	go func() { done <- o.Run(ctx) }()
+	select {
+	case names := <-dropped:
+		if !slices.Equal(names, []string{"mine"}) || time.Since(start) > ClaimEvery/2 {
+			t.Fatalf("dropped %v after %s", names, time.Since(start))
+		}
+	case <-time.After(ClaimEvery / 2):
+		t.Fatal("the lease was not dropped when it stopped being safe")
+	}
+	cancel()
+	<-done
 }
