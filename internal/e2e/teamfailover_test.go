@@ -152,4 +152,21 @@ func TestTeamFailover(t *testing.T) {
 			t.Fatalf("the settings change acknowledged before the kill: retryMs %d", v)
 		}
 	}
+
+	// The new owner stops cleanly: it gives its lease up once its server
+	// stopped, and the last replica takes it at its next claim.
+	var last replica
+	for _, r := range others {
+		if r.Env != rs[now].Env {
+			last = r
+		}
+	}
+	stopped := time.Now()
+	rs[now].StopDaemon()
+	d := within(t, 3*time.Second, "the server callable after its owner stopped cleanly", func() bool { return callOK(last) })
+	t.Logf("after a clean stop of its owner the server was callable again %s later (%s after the stop began)",
+		d.Round(time.Millisecond), time.Since(stopped).Round(time.Millisecond))
+	if s := servers(t, last.Env)["example"]; s.RunsOn != "" || s.PID == 0 {
+		t.Fatalf("the last replica does not run the server: runsOn %q, pid %d", s.RunsOn, s.PID)
+	}
 }
