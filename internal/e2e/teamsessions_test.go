@@ -89,6 +89,14 @@ func call2026(t *testing.T, base, token, tool, args string) (int, string) {
 	return resp.StatusCode, string(out)
 }
 
+// channelCredential is the internal channel's credential of the store's
+// key, computed as docs/team.md says.
+func channelCredential(key []byte) string {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(peer.CredentialLabel))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
 // faceCalls is how many tool calls of server a replica's face made, by
 // its /metrics.
 func faceCalls(t *testing.T, r replica, server string) int {
@@ -314,9 +322,7 @@ func TestTeamSessions(t *testing.T) {
 	})
 
 	t.Run("the internal channel takes only the replicas' credential", func(t *testing.T) {
-		m := hmac.New(sha256.New, key)
-		m.Write([]byte(peer.CredentialLabel))
-		good := base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+		good := channelCredential(key)
 		const canary = "canary-7f3e9a-not-the-credential"
 		init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"n","version":"1"}}}`
 		try := func(path string, hdr map[string]string) int {
