@@ -2,10 +2,13 @@
 // lock, the log file, the engine (host), and the settings API on the unix
 // socket; and it owns the shutdown order.
 //
-// Shutdown order: stop following a shared store's changes, stop accepting
-// API requests (in-flight ones get a grace period), then stop every server
-// (each process group ended and reaped), then close the store, remove the
-// socket and release the lock.
+// Shutdown order: stop following a shared store's changes (and, with the
+// internal channel, the heartbeat, which removes this replica's row, and
+// the lease claims), stop accepting API requests (in-flight ones get a
+// grace period), then stop every server (each process group ended and
+// reaped), then give up the stdio servers' leases (only now may another
+// replica start them), then close the store, remove the socket and
+// release the lock.
 package daemon
 
 import (
