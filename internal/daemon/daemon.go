@@ -252,6 +252,7 @@ func (p *parts) serve(ctx context.Context, opts Options, ln net.Listener, tcp *t
 		g.Go(func() error { return pc.reg.Run(gctx) })
 		pc.owners.OnChange(func(names []string) { p.h.Replace(gctx, names) })
 		g.Go(func() error { return pc.owners.Run(gctx) })
+		g.Go(func() error { return pc.db.FollowLeases(gctx, func(string) { pc.owners.Poke() }) })
 	}
 	// Changes other replicas make to a shared store (none for files). It
 	// ends before the shutdown stops the servers: a change being applied

@@ -33,6 +33,7 @@ type peerServer struct {
 	ln     net.Listener
 	reg    *peer.Registry
 	owners *peer.Owners
+	db     *pgstore.Store
 }
 
 func (pc *peerServer) id() string {
@@ -97,7 +98,7 @@ func (p *parts) peerChannel(po PeerOptions, db *pgstore.Store) (*peerServer, err
 	mux.Handle("/", peer.Guard(creds, log, http.NotFoundHandler()))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
-	return &peerServer{srv: srv, ln: ln, reg: reg, owners: owners}, nil
+	return &peerServer{srv: srv, ln: ln, reg: reg, owners: owners, db: db}, nil
 }
 
 // start records this replica and claims the leases it can before the

@@ -59,6 +59,7 @@ type Owners struct {
 	wanted  func() []string      // the stdio servers to hold leases of
 	changed func(names []string) // told the servers whose lease changed
 	log     *slog.Logger
+	poke    chan struct{} // a lease changed owner: claim now (Poke)
 
 	mu     sync.Mutex
 	leases map[string]Lease     // by server; guarded by mu
@@ -70,13 +71,23 @@ type Owners struct {
 // NewOwners returns the owners view of replica self.
 func NewOwners(table LeaseTable, creds Credentials, self string, wanted func() []string, log *slog.Logger) *Owners {
 	return &Owners{self: self, table: table, creds: creds, wanted: wanted, log: log, leases: map[string]Lease{},
-		extra: map[string]time.Time{}}
+		extra: map[string]time.Time{}, poke: make(chan struct{}, 1)}
 }
 
 // OnChange has f told the servers whose lease changed; set it before Run.
 func (o *Owners) OnChange(f func(names []string)) { o.changed = f }
 
-// Run claims every ClaimEvery until ctx is done, and drops this
+// Poke has Run claim at once: another replica announced that a lease
+// changed owner (or gave one up).
+func (o *Owners) Poke() {
+	select {
+	case o.poke <- struct{}{}:
+	default:
+	}
+}
+
+// Run claims every ClaimEvery, and at once when poked, until ctx is
+// done; and drops this
 // replica's leases the moment they are no longer safe, also when no
 // claim is under way to notice.
 func (o *Owners) Run(ctx context.Context) error {
@@ -90,6 +101,8 @@ func (o *Owners) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
+			changed = o.Claim(ctx)
+		case <-o.poke:
 			changed = o.Claim(ctx)
 		case <-fence.C:
 			o.mu.Lock()

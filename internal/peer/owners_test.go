@@ -19,11 +19,13 @@ type fakeLeases struct {
 	mu     sync.Mutex
 	leases map[string]Lease
 	down   bool
+	claims int
 }
 
 func (f *fakeLeases) Claim(_ context.Context, servers []string, self string, _ time.Duration) (map[string]Lease, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.claims++
 	if f.down {
 		return nil, errors.New("the database is away")
 	}
@@ -141,6 +143,35 @@ func TestOwnersFenceTimer(t *testing.T) {
 	case <-time.After(ClaimEvery / 2):
 		t.Fatal("the lease was not dropped when it stopped being safe")
 	}
+	cancel()
+	<-done
+}
+
+// TestOwnersPoke: a notice that a lease changed owner has Run claim at
+// once, not at its next tick, and tell the new owner to the host.
+func TestOwnersPoke(t *testing.T) {
+	table := &fakeLeases{leases: map[string]Lease{"srv": {Owner: "other", Addr: "10.0.0.2:1", Token: 1}}}
+	o := NewOwners(table, NewCredentials([][]byte{[]byte("k")}), "self", func() []string { return []string{"srv"} }, slog.New(slog.DiscardHandler))
+	o.Claim(t.Context())
+	changed := make(chan []string, 1)
+	o.OnChange(func(names []string) { changed <- names })
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error)
+	go func() { done <- o.Run(ctx) }()
+	table.mu.Lock()
+	table.leases["srv"] = Lease{Owner: "third", Addr: "10.0.0.3:1", Token: 2}
+	table.mu.Unlock()
+	start := time.Now()
+	o.Poke()
+	select {
+	case names := <-changed:
+		if !slices.Equal(names, []string{"srv"}) || o.Owner("srv") != "third" {
+			t.Fatalf("changed %v, owner %q", names, o.Owner("srv"))
+		}
+	case <-time.After(ClaimEvery / 2):
+		t.Fatal("a poke did not make a claim at once")
+	}
+	t.Logf("a poke to a new owner known: %s", time.Since(start))
 	cancel()
 	<-done
 }

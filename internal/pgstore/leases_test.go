@@ -22,6 +22,32 @@ func TestLeases(t *testing.T) {
 	if err := s.Beat(ctx, "a", "10.0.0.1:7781"); err != nil {
 		t.Fatal(err)
 	}
+	// Changes of owner are announced; renewals are not.
+	notices := make(chan string, 16)
+	fctx, stop := context.WithCancel(ctx)
+	followed := make(chan error)
+	go func() {
+		followed <- s.FollowLeases(fctx, func(server string) {
+			if server != "" {
+				notices <- server
+			}
+		})
+	}()
+	defer func() { stop(); <-followed }()
+	time.Sleep(200 * time.Millisecond) // listening
+	noticed := func(want bool) {
+		t.Helper()
+		select {
+		case got := <-notices:
+			if !want || got != "docs" {
+				t.Fatalf("a notice %q, want one: %v", got, want)
+			}
+		case <-time.After(500 * time.Millisecond):
+			if want {
+				t.Fatal("no notice of a change of owner")
+			}
+		}
+	}
 	claim := func(self string, ttl time.Duration) pgstore.Lease {
 		t.Helper()
 		got, err := s.Claim(ctx, []string{"docs"}, self, ttl)
@@ -33,19 +59,22 @@ func TestLeases(t *testing.T) {
 	if l := claim("a", time.Minute); l != (pgstore.Lease{Owner: "a", Addr: "10.0.0.1:7781", Token: 1}) {
 		t.Fatalf("first claim: %+v", l)
 	}
+	noticed(true)
 	if l := claim("b", time.Minute); l.Owner != "a" || l.Token != 1 {
 		t.Fatalf("b claimed a's live lease: %+v", l)
 	}
 	if l := claim("a", 300*time.Millisecond); l.Owner != "a" || l.Token != 1 {
 		t.Fatalf("a's renewal: %+v", l)
 	}
-	time.Sleep(400 * time.Millisecond)
+	noticed(false) // nor b's failed claim
 	if l := claim("b", time.Minute); l != (pgstore.Lease{Owner: "b", Token: 2}) {
 		t.Fatalf("b after a's lease expired: %+v (b has no heartbeat: no address)", l)
 	}
+	noticed(true)
 	if err := s.Release(ctx, []string{"docs"}, "b"); err != nil {
 		t.Fatal(err)
 	}
+	noticed(true)
 	if l := claim("a", time.Minute); l.Owner != "a" || l.Token != 3 {
 		t.Fatalf("a after b released: %+v", l)
 	}

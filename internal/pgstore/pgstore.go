@@ -8,7 +8,8 @@
 // sealed data), plexus_revisions (the versions saves replaced),
 // plexus_replicas (the replicas' internal addresses and heartbeats:
 // replicas.go), plexus_leases (which replica runs each stdio server:
-// leases.go) and plexus_schema (the schema's version).
+// leases.go, its changes of owner NOTIFYed on LeaseChannel) and
+// plexus_schema (the schema's version).
 package pgstore
 
 import (
