@@ -86,7 +86,7 @@ func (p *parts) peerChannel(po PeerOptions, db *pgstore.Store) (*peerServer, err
 	self := peer.NewReplicaID()
 	reg := peer.NewRegistry(db, pgstore.ErrNoReplica, self, adv, log)
 	owners := peer.NewOwners(leaseTable{db}, creds, self, p.stdioServers, log)
-	p.h.SetPlacement(placement{owners})
+	p.h.SetPlacement(placement{owners, peer.DirectTransport()})
 	p.fc.NameSessions(func() string { return peer.NewSessionID(self) })
 	p.mcp = peer.NewRouter(reg, creds, p.fc, log)
 	p.team.route = p.mcp
@@ -121,15 +121,19 @@ func (p *parts) stdioServers() []string {
 	return out
 }
 
-// placement is host.Placement by the leases.
-type placement struct{ o *peer.Owners }
+// placement is host.Placement by the leases; the connections to other
+// replicas go by tr.
+type placement struct {
+	o  *peer.Owners
+	tr http.RoundTripper
+}
 
 func (pl placement) Place(server string) (*host.Remote, error) {
 	url, hdr, owner, err := pl.o.Place(server)
 	if err != nil || url == "" {
 		return nil, err
 	}
-	return &host.Remote{Replica: owner, URL: url, Headers: hdr}, nil
+	return &host.Remote{Replica: owner, URL: url, Headers: hdr, Transport: pl.tr}, nil
 }
 
 // leaseTable is peer.LeaseTable on the database store.

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -13,6 +14,28 @@ import (
 	"github.com/plexus-mcp/plexus/internal/client"
 	"github.com/plexus-mcp/plexus/internal/testenv"
 )
+
+// exampleReady waits until every replica has the example server ready,
+// and says how each stands if not.
+func exampleReady(t *testing.T, rs []replica) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		var not []string
+		for i, r := range rs {
+			if s := servers(t, r.Env)["example"]; s.State != "ready" {
+				not = append(not, fmt.Sprintf("replica %d: %q runsOn %q: %s", i, s.State, s.RunsOn, s.LastError))
+			}
+		}
+		if len(not) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the example server not ready within 15 s:\n%s", strings.Join(not, "\n"))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
 
 // owner is the replica that holds server's lease, by the database: its
 // index in rs, its id and the lease's token.
@@ -49,12 +72,7 @@ func TestTeamFailover(t *testing.T) {
 	keyFile, _ := writeKeyFile(t)
 	rs := peerReplicas(t, 3, pg.URL, keyFile)
 	rs[0].MustRun("add", "example", "--", rs[0].Bin, "example-server")
-	for _, r := range rs {
-		within(t, 15*time.Second, "the example server ready", func() bool {
-			s, ok := servers(t, r.Env)["example"]
-			return ok && s.State == "ready"
-		})
-	}
+	exampleReady(t, rs)
 	cur, err := client.New(rs[0].Home).Settings(t.Context())
 	if err != nil {
 		t.Fatal(err)

@@ -58,12 +58,7 @@ func TestTeamIdentityAcrossReplicas(t *testing.T) {
 		e.StartDaemon()
 		rs = append(rs, replica{Env: e, base: "http://127.0.0.1:" + strconv.Itoa(p), peer: addr})
 	}
-	for _, r := range rs {
-		within(t, 15*time.Second, "the example server ready", func() bool {
-			s, ok := servers(t, r.Env)["example"]
-			return ok && s.State == "ready"
-		})
-	}
+	exampleReady(t, rs)
 	echo := toolNamed(t, tools(t, rs[0].Env), "example", "echo").Name
 
 	mint := func(email string) string {

@@ -131,11 +131,11 @@ func TestTeamSessions(t *testing.T) {
 	if _, err := client.New(a.Home).SetSettings(t.Context(), *cur, cur.Revision); err != nil {
 		t.Fatal(err)
 	}
+	exampleReady(t, rs)
 	for _, r := range rs {
-		within(t, 15*time.Second, "the example server ready and called from outside", func() bool {
-			s, ok := servers(t, r.Env)["example"]
+		within(t, 5*time.Second, "external calls on", func() bool {
 			set, err := client.New(r.Home).Settings(t.Context())
-			return ok && s.State == "ready" && err == nil && set.Face != nil && set.Face.AllowExternalCall
+			return err == nil && set.Face != nil && set.Face.AllowExternalCall
 		})
 	}
 	echo := toolNamed(t, tools(t, a.Env), "example", "echo").Name

@@ -23,6 +23,9 @@ type Remote struct {
 	Replica string
 	URL     string
 	Headers http.Header
+	// Transport, if set, carries the requests (the channel's: never
+	// through a proxy).
+	Transport http.RoundTripper
 }
 
 // SetPlacement has the stdio servers run where pl says; set it before
@@ -44,6 +47,9 @@ func (r *Remote) apply(spec *upstream.Spec) {
 	spec.RunsOn = r.Replica
 	spec.URL = r.URL
 	spec.Headers = r.Headers.Clone()
+	if r.Transport != nil {
+		spec.HTTPClient = &http.Client{Transport: r.Transport}
+	}
 	for _, vs := range r.Headers {
 		spec.Secrets = append(spec.Secrets, vs...)
 	}

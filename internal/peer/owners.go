@@ -178,6 +178,15 @@ func (o *Owners) Claim(ctx context.Context) []string {
 		o.failed = false
 	}
 	o.until = start.Add(LeaseTTL - fenceMargin)
+	// A server claimed alone while this round was under way (claimNow)
+	// is not in got: keep what that claim found.
+	for name := range o.extra {
+		if _, ok := got[name]; !ok {
+			if l, had := o.leases[name]; had {
+				got[name] = l
+			}
+		}
+	}
 	for name, l := range got {
 		if old, ok := o.leases[name]; !ok || old != l {
 			changed = append(changed, name)

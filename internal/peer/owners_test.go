@@ -20,12 +20,20 @@ type fakeLeases struct {
 	leases map[string]Lease
 	down   bool
 	claims int
+	// hold, if set, holds a claim of no servers until it is closed.
+	hold chan struct{}
 }
 
 func (f *fakeLeases) Claim(_ context.Context, servers []string, self string, _ time.Duration) (map[string]Lease, error) {
 	f.mu.Lock()
-	defer f.mu.Unlock()
+	hold := f.hold
 	f.claims++
+	f.mu.Unlock()
+	if hold != nil && len(servers) == 0 {
+		<-hold
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	if f.down {
 		return nil, errors.New("the database is away")
 	}
@@ -174,4 +182,34 @@ func TestOwnersPoke(t *testing.T) {
 	t.Logf("a poke to a new owner known: %s", time.Since(start))
 	cancel()
 	<-done
+}
+
+// TestOwnersClaimDuringRound: a server claimed alone (being added) while
+// a round of claims that does not name it is under way stays held when
+// that round ends, and is not reported changed.
+func TestOwnersClaimDuringRound(t *testing.T) {
+	hold := make(chan struct{})
+	table := &fakeLeases{leases: map[string]Lease{}, hold: hold}
+	o := NewOwners(table, NewCredentials([][]byte{[]byte("k")}), "self", func() []string { return nil }, slog.New(slog.DiscardHandler))
+	round := make(chan []string)
+	go func() { round <- o.Claim(t.Context()) }()
+	for {
+		table.mu.Lock()
+		n := table.claims
+		table.mu.Unlock()
+		if n > 0 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if url, _, _, err := o.Place("new"); url != "" || err != nil {
+		t.Fatalf("a server being added placed at %q (%v), want here", url, err)
+	}
+	close(hold)
+	if changed := <-round; len(changed) != 0 {
+		t.Fatalf("the round reported %v changed", changed)
+	}
+	if tok, ok := o.Mine("new"); !ok || tok != 1 {
+		t.Fatalf("after the round the new server is not held: %d, %v", tok, ok)
+	}
 }

@@ -33,11 +33,22 @@ func NewRouter(reg *Registry, creds Credentials, next http.Handler, log *slog.Lo
 			pr.Out.Header.Set(Header, creds.send)
 			pr.SetXForwarded()
 		},
+		// Straight to the replica: never through a proxy of the
+		// environment's, which would see the channel's credential.
+		Transport:     DirectTransport(),
 		FlushInterval: -1, // event streams go through as they come
 		ErrorLog:      slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		ErrorHandler:  rt.failed,
 	}
 	return rt
+}
+
+// DirectTransport is net/http's default transport without a proxy: what
+// every request on the internal channel goes by.
+func DirectTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.Proxy = nil
+	return t
 }
 
 type addrKey struct{}
