@@ -58,7 +58,7 @@ func main() {
 				steady = 1
 			}
 			return daemon.Run(ctx, daemon.Options{Home: home, Shim: []string{exe, shimCommand}, Stderr: os.Stderr, Listen: o.Listen, SteadyProcs: steady,
-				Store: daemon.StoreOptions(o.Store)})
+				Store: daemon.StoreOptions(o.Store), Peer: daemon.PeerOptions{Listen: o.PeerListen, Advertise: o.PeerAdvertise}})
 		},
 		MigrateStore: func(ctx context.Context, o cli.MigrateOptions) (string, error) {
 			c, err := daemon.MigrateStore(ctx, o.From, o.To, daemon.StoreOptions(o.Keys), o.Force)

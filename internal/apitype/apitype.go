@@ -114,6 +114,9 @@ type ServerStatus struct {
 	HeaderNames     []string `json:"headerNames,omitempty"`
 	EnvNames        []string `json:"envNames,omitempty"`
 	ProtocolVersion string   `json:"protocolVersion,omitempty"`
+	// RunsOn is, in a team, the replica that runs this stdio server when
+	// it is not the one answering (docs/team.md); "" otherwise.
+	RunsOn string `json:"runsOn,omitempty"`
 	// Sandbox summarizes a sandboxed server's confinement ("network none;
 	// write ~/notes"); "" for a server that is not sandboxed.
 	Sandbox     string     `json:"sandbox,omitempty"`

@@ -40,6 +40,10 @@ type DaemonOptions struct {
 	// Listen is the loopback TCP address; "" for the default, "off" for none.
 	Listen string
 	Store  StoreOptions
+	// PeerListen and PeerAdvertise are the internal channel between the
+	// replicas of a team: its listening address, and the HOST:PORT the
+	// others dial ("" for PeerListen's).
+	PeerListen, PeerAdvertise string
 }
 
 // StoreOptions name a database store: its URL and the files of its keys.

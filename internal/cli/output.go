@@ -188,7 +188,7 @@ func stateColumn(s apitype.ServerStatus, now time.Time) string {
 		}
 		return word + " " + shortDuration(s.NextTryAt.Sub(now))
 	default:
-		return word + heldSuffix(s)
+		return word + statewords.Where(s) + heldSuffix(s)
 	}
 }
 
@@ -201,9 +201,9 @@ func stateDetail(s apitype.ServerStatus, at time.Time) string {
 	word := stateWord(s)
 	if !troubled(s) {
 		if word == apitype.StateReady {
-			return fmt.Sprintf("%s, %s", word, plural(s.Tools, "tool")) + heldSuffix(s)
+			return fmt.Sprintf("%s%s, %s", word, statewords.Where(s), plural(s.Tools, "tool")) + heldSuffix(s)
 		}
-		return word
+		return word + statewords.Where(s)
 	}
 	if s.NextTryAt != nil {
 		word += " (next try in " + shortDuration(s.NextTryAt.Sub(at)) + ")"

@@ -13,7 +13,7 @@ import (
 )
 
 func (a *app) daemonCommand() *cobra.Command {
-	var listen string
+	var listen, peerListen, peerAdvertise string
 	var so StoreOptions
 	cmd := &cobra.Command{
 		Use:   "daemon",
@@ -26,18 +26,23 @@ token-guarded endpoints: /metrics.
 
 With --store postgres://… the settings, secrets, tokens and pins are kept in
 that database instead, shared with the other replicas of a team and sealed
-under the key of --store-key-file (docs/team.md).`,
+under the key of --store-key-file (docs/team.md). With --peer-listen the
+replicas reach each other on an internal channel, so that a client's
+session is served wherever its requests land.`,
 		Args: exactArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if a.env.RunDaemon == nil {
 				return fmt.Errorf("the daemon: %w", errNoRunner)
 			}
-			return stoppedIsSuccess(cmd, a.env.RunDaemon(cmd.Context(), DaemonOptions{Listen: listen, Store: so}))
+			return stoppedIsSuccess(cmd, a.env.RunDaemon(cmd.Context(), DaemonOptions{Listen: listen, Store: so,
+				PeerListen: peerListen, PeerAdvertise: peerAdvertise}))
 		},
 	}
 	cmd.Flags().StringVar(&listen, "listen", "", "loopback `ADDRESS` for the web page and the token-guarded HTTP endpoints (default 127.0.0.1:7780; off for none); in team mode also a pod's address, which serves only the face, its metadata and /healthz, /readyz")
 	cmd.Flags().StringVar(&so.URL, "store", "", "keep the settings, secrets, tokens and pins in the PostgreSQL database at `URL` (postgres://…), shared with other replicas")
 	storeKeyFlags(cmd, &so)
+	cmd.Flags().StringVar(&peerListen, "peer-listen", "", "with --store: listen on `ADDRESS` for the other replicas (the internal channel, authenticated by the store's key)")
+	cmd.Flags().StringVar(&peerAdvertise, "peer-advertise", "", "with --peer-listen: the `HOST:PORT` the other replicas dial (default the --peer-listen address)")
 	return cmd
 }
 

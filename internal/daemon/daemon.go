@@ -2,10 +2,13 @@
 // lock, the log file, the engine (host), and the settings API on the unix
 // socket; and it owns the shutdown order.
 //
-// Shutdown order: stop following a shared store's changes, stop accepting
-// API requests (in-flight ones get a grace period), then stop every server
-// (each process group ended and reaped), then close the store, remove the
-// socket and release the lock.
+// Shutdown order: stop following a shared store's changes (and, with the
+// internal channel, the heartbeat, which removes this replica's row, and
+// the lease claims), stop accepting API requests (in-flight ones get a
+// grace period), then stop every server (each process group ended and
+// reaped), then give up the stdio servers' leases (only now may another
+// replica start them), then close the store, remove the socket and
+// release the lock.
 package daemon
 
 import (
@@ -55,6 +58,9 @@ type Options struct {
 	// Store is the database the daemon keeps its documents in, shared
 	// with other replicas; none: files in Home.
 	Store StoreOptions
+	// Peer is the internal channel to the other replicas (with Store
+	// only); none without Peer.Listen.
+	Peer PeerOptions
 }
 
 // Run runs the daemon until ctx is done, or until one of its servers fails.
@@ -77,7 +83,7 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	defer closeLog()
-	st, pn, err := openState(ctx, opts.Home, opts.Store, log)
+	st, pn, db, err := openState(ctx, opts.Home, opts.Store, log)
 	if err != nil {
 		return err
 	}
@@ -89,14 +95,20 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	defer os.Remove(sock)
 	p := newParts(opts, log, st, pn)
-	tcp, err := p.loopback(opts)
+	pc, err := p.peerChannel(opts.Peer, db)
 	if err != nil {
 		ln.Close()
 		return err
 	}
-	return p.serve(ctx, opts, ln, tcp, func() {
+	tcp, err := p.loopback(opts)
+	if err != nil {
+		ln.Close()
+		pc.close()
+		return err
+	}
+	return p.serve(ctx, opts, ln, tcp, pc, func() {
 		log.Info("daemon ready", "home", opts.Home, "store", storeKind(opts.Store), "socket", sock, "http", tcp.addr(), "pid", os.Getpid(),
-			"servers", len(st.Config().MCP.Servers), "startup_ms", time.Since(start).Milliseconds())
+			"servers", len(st.Config().MCP.Servers), "replica", pc.id(), "peer", pc.advertised(), "startup_ms", time.Since(start).Milliseconds())
 	})
 }
 
@@ -140,6 +152,11 @@ type parts struct {
 	fc  *face.Face
 	api *localapi.Handler
 	hl  *health
+	// mcp serves the face on the HTTP address: fc, or with the internal
+	// channel its router, which sends a session another replica holds
+	// there (peer.go).
+	mcp  http.Handler
+	team *teamSwitch
 }
 
 func newParts(opts Options, log *slog.Logger, st *store.Store, pn *pins.Store) *parts {
@@ -154,6 +171,8 @@ func newParts(opts Options, log *slog.Logger, st *store.Store, pn *pins.Store) *
 	if db, ok := st.Docs().(pinger); ok {
 		p.hl.ping = db.Ping
 	}
+	p.mcp = p.fc
+	p.team = &teamSwitch{h: p.h, face: p.fc, route: p.fc, log: p.log.With("component", "team")}
 	return p
 }
 
@@ -212,38 +231,41 @@ func (p *parts) loopback(opts Options) (tcpServers, error) {
 	}
 	lb := localapi.NewLoopback(token, p.log.With("component", "loopback"))
 	lb.Handle("GET /metrics", p.mtr.Handler())
-	lb.Handle(face.Path, p.fc)
-	lb.Handle(face.Path+"/", p.fc)
+	lb.Handle(face.Path, p.mcp)
+	lb.Handle(face.Path+"/", p.mcp)
 	// Profiles of the running daemon, for `go tool pprof` with the token
 	// (docs/performance.md).
 	lb.Handle("/debug/pprof/", http.HandlerFunc(pprof.Index))
 	lb.Handle("/debug/pprof/profile", http.HandlerFunc(pprof.Profile))
-	newTeam := func() *teamSwitch {
-		return &teamSwitch{h: p.h, face: p.fc, token: lb, log: p.log.With("component", "team")}
-	}
+	// The loopback address's switch is p.team, which the internal channel
+	// shares (peer.go); a pod's address has one of its own, whose
+	// fallbacks answer 404 (network.go). Both reach the face through
+	// p.mcp, the internal channel's router when there is one.
+	p.team.token = lb
 	server := func(h http.Handler) *http.Server {
 		return &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(p.log.Handler(), slog.LevelWarn)}
 	}
 	if !network {
-		return tcpServers{{srv: server(loopbackMux(lb, newTeam(), p.api, p.hl, tln.Addr().String(), p.log)), ln: tln}}, nil
+		return tcpServers{{srv: server(loopbackMux(lb, p.team, p.api, p.hl, tln.Addr().String(), p.log)), ln: tln}}, nil
 	}
 	// T7: beyond loopback only in team mode, and then only the face
 	// behind the team's tokens, its metadata and the probes (network.go).
 	p.log.Warn("listening beyond loopback: team mode serves only the face there, behind the team's tokens; the web page and metrics stay on loopback",
 		"addr", tln.Addr().String())
-	out := tcpServers{{srv: server(networkMux(newTeam(), p.hl)), ln: tln, pod: true}}
+	pod := &teamSwitch{h: p.h, face: p.fc, route: p.mcp, log: p.log.With("component", "team")}
+	out := tcpServers{{srv: server(networkMux(pod, p.hl)), ln: tln, pod: true}}
 	local, err := net.Listen("tcp", DefaultListen)
 	if err != nil {
 		p.log.Warn("loopback address in use: the web page and metrics are off", "addr", DefaultListen, "err", err)
 		return out, nil
 	}
-	return append(out, &tcpServer{srv: server(loopbackMux(lb, newTeam(), p.api, p.hl, local.Addr().String(), p.log)), ln: local}), nil
+	return append(out, &tcpServer{srv: server(loopbackMux(lb, p.team, p.api, p.hl, local.Addr().String(), p.log)), ln: local}), nil
 }
 
 // serve starts the servers and serves the socket (and tcp's listeners)
 // until ctx is done or a server fails, then shuts down. Every goroutine it
 // starts belongs to one errgroup and is waited for.
-func (p *parts) serve(ctx context.Context, opts Options, ln net.Listener, tcp tcpServers, ready func()) error {
+func (p *parts) serve(ctx context.Context, opts Options, ln net.Listener, tcp tcpServers, pc *peerServer, ready func()) error {
 	p.api.HTTPAddr = tcp.addr()
 	p.api.Mount(face.Path, p.fc)
 	p.api.Mount(face.Path+"/", p.fc)
@@ -256,12 +278,22 @@ func (p *parts) serve(ctx context.Context, opts Options, ln net.Listener, tcp tc
 	// Servers start in the background; the API answers at once and shows
 	// each server as "starting" until it is ready. The set is in place
 	// before the API answers, so that its first status lists every server.
+	if pc != nil {
+		pc.start(ctx)
+	}
 	p.h.Start(context.WithoutCancel(ctx))
 	g, gctx := errgroup.WithContext(ctx)
 	for _, t := range tcp {
 		g.Go(func() error { return served(t.ln.Addr().String(), t.srv.Serve(t.ln)) })
 	}
 	g.Go(func() error { return served("the socket", srv.Serve(ln)) })
+	if pc != nil {
+		g.Go(func() error { return served("the internal channel", pc.srv.Serve(pc.ln)) })
+		g.Go(func() error { return pc.reg.Run(gctx) })
+		pc.owners.OnChange(func(names []string) { p.h.Replace(gctx, names) })
+		g.Go(func() error { return pc.owners.Run(gctx) })
+		g.Go(func() error { return pc.db.FollowLeases(gctx, func(string) { pc.owners.Poke() }) })
+	}
 	// Changes other replicas make to a shared store (none for files). It
 	// ends before the shutdown stops the servers: a change being applied
 	// could otherwise start one after.
@@ -279,7 +311,7 @@ func (p *parts) serve(ctx context.Context, opts Options, ln net.Listener, tcp tc
 	g.Go(func() error {
 		<-gctx.Done()
 		<-followed
-		p.shutdown(srv, tcp)
+		p.shutdown(srv, tcp, pc)
 		return nil
 	})
 	ready()
@@ -296,7 +328,7 @@ func served(what string, err error) error {
 
 // shutdown stops accepting API requests (in-flight ones get a grace
 // period), then stops every server.
-func (p *parts) shutdown(srv *http.Server, tcp tcpServers) {
+func (p *parts) shutdown(srv *http.Server, tcp tcpServers, pc *peerServer) {
 	p.log.Info("daemon stopping")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -306,7 +338,15 @@ func (p *parts) shutdown(srv *http.Server, tcp tcpServers) {
 	for _, t := range tcp {
 		t.srv.Shutdown(ctx)
 	}
+	if pc != nil {
+		pc.srv.Shutdown(ctx)
+	}
 	p.h.Close()
+	if pc != nil {
+		// Only now that its servers are stopped may another replica
+		// start them.
+		pc.owners.Release(ctx)
+	}
 	p.log.Info("daemon stopped")
 }
 

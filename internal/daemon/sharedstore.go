@@ -43,17 +43,15 @@ func openDatabase(ctx context.Context, so StoreOptions, log *slog.Logger) (*pgst
 }
 
 // openState loads the settings and the pins, from the home or from the
-// database store. A pins file that does not load stops the daemon, like a
-// settings file: it would otherwise hold every server back.
-func openState(ctx context.Context, home string, so StoreOptions, log *slog.Logger) (*store.Store, *pins.Store, error) {
-	var st *store.Store
-	var err error
+// database store (db, nil for the home). A pins file that does not load
+// stops the daemon, like a settings file: it would otherwise hold every
+// server back.
+func openState(ctx context.Context, home string, so StoreOptions, log *slog.Logger) (st *store.Store, pn *pins.Store, db *pgstore.Store, err error) {
 	if so.URL == "" {
 		st, err = store.Open(home)
 	} else {
-		var db *pgstore.Store
 		if db, err = openDatabase(ctx, so, log.With("component", "store")); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		if st, err = store.OpenOn(home, db); err != nil {
 			db.Close()
@@ -68,14 +66,14 @@ func openState(ctx context.Context, home string, so StoreOptions, log *slog.Logg
 		}
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	pn, err := pins.OpenOn(st.Docs(), st.Config().MCP.Servers)
+	pn, err = pins.OpenOn(st.Docs(), st.Config().MCP.Servers)
 	if err != nil {
 		st.Docs().Close()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return st, pn, nil
+	return st, pn, db, nil
 }
 
 // MigrateStore copies every document of a home or a database (from) to

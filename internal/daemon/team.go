@@ -19,31 +19,40 @@ import (
 type teamSwitch struct {
 	h     *host.Host
 	face  http.Handler // the face, unguarded
-	token http.Handler // the face behind the loopback token
+	route http.Handler // the face, or its internal channel's router (peer.go)
+	token http.Handler // route behind the loopback token
 	other http.Handler // what the metadata path is without team mode
 	log   *slog.Logger
 
-	mu    sync.Mutex
-	res   *teamauth.Resource // of team; guarded by mu
-	guard http.Handler       // res.Guard(face)
+	mu     sync.Mutex
+	res    *teamauth.Resource // of team; guarded by mu
+	guard  http.Handler       // res.Guard(route); guarded by mu
+	direct http.Handler       // res.Guard(face); guarded by mu
 }
 
 // resource is the protected resource of the live team setting, nil
 // without one; it is made anew when the setting changes (its key cache
 // with it).
 func (s *teamSwitch) resource() (*teamauth.Resource, http.Handler) {
+	res, guard, _ := s.guards()
+	return res, guard
+}
+
+// guards are resource's, and the guard of the face without the router.
+func (s *teamSwitch) guards() (*teamauth.Resource, http.Handler, http.Handler) {
 	t := s.h.LiveConfig().Team
 	if t == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.res == nil || !reflect.DeepEqual(s.res.Team(), *t) {
 		s.res = teamauth.New(t, teamauth.Options{Log: s.log})
-		s.guard = s.res.Guard(s.face)
+		s.guard = s.res.Guard(s.route)
+		s.direct = s.res.Guard(s.face)
 		s.log.Info("team mode: the face takes the team's access tokens", "resource", t.Resource, "issuers", t.Issuers)
 	}
-	return s.res, s.guard
+	return s.res, s.guard, s.direct
 }
 
 // ServeHTTP serves /mcp and /mcp/NAME.
@@ -53,6 +62,19 @@ func (s *teamSwitch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.token.ServeHTTP(w, r)
+}
+
+// serveRouted serves /mcp and /mcp/NAME on the internal channel: a
+// request another replica routed here because this one holds its
+// session. The channel's credential admits the replica; in team mode the
+// client's own token is checked here too, as if it had come directly.
+// It never goes through the router again.
+func (s *teamSwitch) serveRouted(w http.ResponseWriter, r *http.Request) {
+	if _, _, direct := s.guards(); direct != nil {
+		direct.ServeHTTP(w, r)
+		return
+	}
+	s.face.ServeHTTP(w, r)
 }
 
 // callback serves a team member's browser coming back from an upstream

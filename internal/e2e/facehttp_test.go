@@ -18,7 +18,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/plexus-mcp/plexus/internal/client"
 	"github.com/plexus-mcp/plexus/internal/testenv"
 )
 
@@ -50,15 +49,7 @@ func faceEnvWith(t *testing.T, face, profiles string) (*testenv.Env, string, str
 		t.Fatal(err)
 	}
 	e.MustRun("reload")
-	st, err := client.New(e.Home).Status(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := os.ReadFile(filepath.Join(e.Home, "token"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return e, "http://" + st.HTTPAddr, strings.TrimSpace(string(tok))
+	return faceURL(t, e)
 }
 
 // bearer adds the daemon token to every request (sent by base, or by

@@ -57,7 +57,14 @@ type Face struct {
 	replay *replayBuffer // the session-era streams' events (replay.go)
 
 	observe Observer // told each request's path; nil: none (forward.go)
+
+	sessionID func() string // mints protocol session ids; nil: the SDK's
 }
+
+// NameSessions has every protocol session id minted by mint (a team's
+// replica names itself in them: internal/peer); set it before the face
+// serves.
+func (f *Face) NameSessions(mint func() string) { f.sessionID = mint }
 
 // Observe has o told the path and reason of every request; set it before
 // the face serves.
@@ -287,6 +294,9 @@ func resolveProfile(cfg *config.File, name string) (definition, error) {
 
 // newServer is the SDK server of one profile.
 func (f *Face) newServer(opts *mcp.ServerOptions) *mcp.Server {
+	if f.sessionID != nil {
+		opts.GetSessionID = f.sessionID
+	}
 	s := mcp.NewServer(f.impl(), opts)
 	s.AddReceivingMiddleware(eraMiddleware)
 	return s

@@ -43,6 +43,9 @@ type Options struct {
 	// OAuth holds the logins of remote servers (R-AUTH); nil opens
 	// oauth.json in the store's home. The host closes it.
 	OAuth *oauth.Manager
+	// Placement, in a team, says which replica runs each stdio server
+	// (placement.go); nil: this daemon runs every one.
+	Placement Placement
 }
 
 // CallObserver is told the outcome and duration of every tool call:

@@ -55,6 +55,12 @@ func (h *Host) resolve(name string, sc config.Server, cfg *config.File, lookup f
 
 	switch sc.Type {
 	case config.TypeStdio:
+		if remote, err := h.placed(name); err != nil {
+			return spec, wrap("placement", err)
+		} else if remote != nil {
+			remote.apply(&spec)
+			return spec, nil
+		}
 		spec.Argv = append([]string{sc.Command}, sc.Args...)
 		spec.Dir = sc.Cwd
 		if spec.Dir == "" {

@@ -57,6 +57,7 @@ func serverStatus(srv *supervisor.Server) apitype.ServerStatus {
 		ProtocolVersion: st.ProtocolVersion,
 		ServerInfo:      st.ServerInfo,
 		PID:             st.PID,
+		RunsOn:          srv.RunsOn(),
 	}
 	if !st.LastErrorAt.IsZero() {
 		t := st.LastErrorAt

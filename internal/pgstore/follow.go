@@ -14,13 +14,24 @@ import (
 // compares. A lost connection is retried, every second at most, until ctx
 // is done.
 func (s *Store) Follow(ctx context.Context, changed func(name string)) error {
+	return s.follow(ctx, Channel, changed)
+}
+
+// FollowLeases is Follow of LeaseChannel: changed is called with the
+// server whose lease changed owner, and with "" at each (re)connection.
+func (s *Store) FollowLeases(ctx context.Context, changed func(server string)) error {
+	return s.follow(ctx, LeaseChannel, changed)
+}
+
+// follow runs listen on channel until ctx is done.
+func (s *Store) follow(ctx context.Context, channel string, changed func(string)) error {
 	backoff := 100 * time.Millisecond
 	for {
-		err := s.listen(ctx, changed, func() { backoff = 100 * time.Millisecond })
+		err := s.listen(ctx, channel, changed, func() { backoff = 100 * time.Millisecond })
 		if ctx.Err() != nil {
 			return nil
 		}
-		s.log.Warn("store: change notices lost, reconnecting", "err", err, "retry_ms", backoff.Milliseconds())
+		s.log.Warn("store: change notices lost, reconnecting", "channel", channel, "err", err, "retry_ms", backoff.Milliseconds())
 		select {
 		case <-ctx.Done():
 			return nil
@@ -31,7 +42,7 @@ func (s *Store) Follow(ctx context.Context, changed func(name string)) error {
 }
 
 // listen runs one connection until it fails.
-func (s *Store) listen(ctx context.Context, changed func(string), up func()) error {
+func (s *Store) listen(ctx context.Context, channel string, changed func(string), up func()) error {
 	cctx, cancel := context.WithTimeout(ctx, opTimeout)
 	conn, err := pgx.Connect(cctx, s.url)
 	cancel()
@@ -39,7 +50,7 @@ func (s *Store) listen(ctx context.Context, changed func(string), up func()) err
 		return err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	if _, err := conn.Exec(ctx, `LISTEN `+Channel); err != nil {
+	if _, err := conn.Exec(ctx, `LISTEN `+channel); err != nil {
 		return err
 	}
 	up()

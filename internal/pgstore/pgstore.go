@@ -5,7 +5,10 @@
 // NOTIFY, which Follow turns into calls of the daemon's reload.
 //
 // Tables (schema.go): plexus_docs (one row a document: name, generation,
-// sealed data), plexus_revisions (the versions saves replaced) and
+// sealed data), plexus_revisions (the versions saves replaced),
+// plexus_replicas (the replicas' internal addresses and heartbeats:
+// replicas.go), plexus_leases (which replica runs each stdio server:
+// leases.go, its changes of owner NOTIFYed on LeaseChannel) and
 // plexus_schema (the schema's version).
 package pgstore
 

@@ -24,6 +24,19 @@ var migrations = []string{
 		data     bytea NOT NULL
 	);
 	CREATE INDEX plexus_revisions_by_name ON plexus_revisions (name, saved_at DESC, id DESC);`,
+	// The replicas that serve the internal channel (replicas.go).
+	`CREATE TABLE plexus_replicas (
+		id   text PRIMARY KEY,
+		addr text NOT NULL,
+		beat timestamptz NOT NULL DEFAULT clock_timestamp()
+	);`,
+	// Which replica runs each stdio server (leases.go).
+	`CREATE TABLE plexus_leases (
+		server  text PRIMARY KEY,
+		owner   text NOT NULL,
+		token   bigint NOT NULL,
+		expires timestamptz NOT NULL
+	);`,
 }
 
 // SchemaVersion is the version this plexus creates and reads.

@@ -26,6 +26,15 @@ const (
 // All lists the words, in the order the README's table explains them.
 var All = []string{Ready, Starting, NeedsLogin, Unauthorized, Backoff, CrashLooping, Disabled, Failed, NeedsApproval, Stopped}
 
+// Where is what follows the word of a team's stdio server that another
+// replica runs: " on replica ID"; "" for any other server.
+func Where(s apitype.ServerStatus) string {
+	if s.RunsOn == "" {
+		return ""
+	}
+	return " on replica " + s.RunsOn
+}
+
 // Of is the word for a server's state.
 func Of(s apitype.ServerStatus) string {
 	switch {

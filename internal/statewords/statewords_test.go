@@ -29,3 +29,12 @@ func TestOf(t *testing.T) {
 		}
 	}
 }
+
+func TestWhere(t *testing.T) {
+	if got := Where(apitype.ServerStatus{State: apitype.StateReady}); got != "" {
+		t.Errorf("a server this replica runs: %q", got)
+	}
+	if got := Where(apitype.ServerStatus{State: apitype.StateReady, RunsOn: "0123456789abcdef"}); got != " on replica 0123456789abcdef" {
+		t.Errorf("a server another replica runs: %q", got)
+	}
+}

@@ -131,6 +131,10 @@ func (s *Server) Name() string { return s.p.Name }
 // Config returns the configuration the server was built from.
 func (s *Server) Config() config.Server { return s.p.Config }
 
+// RunsOn is the team replica that runs the server, "" for this process
+// (upstream.Spec.RunsOn).
+func (s *Server) RunsOn() string { return s.p.Spec.RunsOn }
+
 // Start connects to the server (start, handshake and discovery, bounded by
 // the spec's startup timeout) and, once it is up, supervises it: a lost
 // connection is restarted with backoff until Stop. If the first connection

@@ -61,6 +61,9 @@ var (
 type Spec struct {
 	Name string // server name, for logs and errors
 	Type string // "stdio", "http" or "sse"
+	// RunsOn is, for a team's stdio server that another replica runs,
+	// that replica's id: this connection reaches the server there.
+	RunsOn string
 
 	// stdio
 	Argv []string          // exact argv; argv[0] is resolved by Connect; never a shell

@@ -1,0 +1,140 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/plexus-mcp/plexus/internal/client"
+	"github.com/plexus-mcp/plexus/internal/peer"
+	"github.com/plexus-mcp/plexus/internal/testenv"
+	"github.com/plexus-mcp/plexus/internal/testenv/authserver"
+)
+
+// TestTeamIdentityAcrossReplicas: in team mode behind a balancer, a
+// member's session-era session is served by its replica wherever the
+// requests land, and the member's own token is checked there again: the
+// replica holding the session refuses another member on it, and a
+// request the channel brings without the member's token.
+func TestTeamIdentityAcrossReplicas(t *testing.T) {
+	pg := testenv.StartPostgres(t)
+	keyFile, key := writeKeyFile(t)
+	idp := authserver.Start(t, authserver.Options{})
+	ports := []int{testenv.FreePort(t), testenv.FreePort(t)}
+	var backends []string
+	for _, p := range ports {
+		backends = append(backends, "127.0.0.1:"+strconv.Itoa(p))
+	}
+	lb := "http://" + testenv.StartHAProxy(t, backends...)
+	resource := lb + "/mcp"
+
+	// The settings, with the team section, moved into the database.
+	seed := testenv.New(t)
+	if err := os.MkdirAll(seed.Home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cfg := fmt.Sprintf(`{"mcp": {"servers": {"example": {"type": "stdio", "command": %q, "args": ["example-server"]}},
+		"face": {"allowExternalCall": true},
+		"profiles": {"default": {"servers": ["example"], "users": ["ada@example.com", "carol@example.com"]}}},
+		"team": {"resource": %q, "issuers": [%q], "userClaim": "email"}}`, seed.Bin, resource, idp.URL)
+	if err := os.WriteFile(filepath.Join(seed.Home, "extensions.json"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	seed.MustRun("store", "migrate", "--from", seed.Home, "--to", pg.URL, "--store-key-file", keyFile)
+
+	var rs []replica
+	for _, p := range ports {
+		e := testenv.New(t)
+		addr := "127.0.0.1:" + strconv.Itoa(testenv.FreePort(t))
+		e.DaemonArgs = []string{"--store", pg.URL, "--store-key-file", keyFile, "--peer-listen", addr, "--listen", "127.0.0.1:" + strconv.Itoa(p)}
+		e.StartDaemon()
+		rs = append(rs, replica{Env: e, base: "http://127.0.0.1:" + strconv.Itoa(p), peer: addr})
+	}
+	exampleReady(t, rs)
+	echo := toolNamed(t, tools(t, rs[0].Env), "example", "echo").Name
+
+	mint := func(email string) string {
+		return "Bearer " + idp.AccessJWT("sub-"+email, resource, 5*time.Minute, map[string]any{"email": email})
+	}
+	ada, carol := mint("ada@example.com"), mint("carol@example.com")
+	for _, r := range rs {
+		st, err := client.New(r.Home).Status(t.Context())
+		if err != nil || "http://"+st.HTTPAddr != r.base {
+			t.Fatalf("replica's HTTP address %q (%v), want %s", st.HTTPAddr, err, r.base)
+		}
+	}
+	// The balancer checked the replicas out while they were starting:
+	// wait until it sends sessions to both.
+	opened := map[string]bool{}
+	within(t, 10*time.Second, "the balancer opening sessions on both replicas", func() bool {
+		if _, hdr, _ := teamPost(t, resource, carol, teamInit); hdr.Get("Mcp-Session-Id") != "" {
+			r, _ := peer.ReplicaOf(hdr.Get("Mcp-Session-Id"))
+			opened[r] = true
+		}
+		return len(opened) == 2
+	})
+	status, hdr, body := teamPost(t, resource, ada, teamInit)
+	id := hdr.Get("Mcp-Session-Id")
+	holder, ok := peer.ReplicaOf(id)
+	if status != http.StatusOK || !ok {
+		t.Fatalf("ada's initialize through the balancer: %d %q %s", status, id, body)
+	}
+	on := func(auth, body string) (int, string) {
+		status, _, out := teamPost(t, resource, auth, body, "Mcp-Session-Id", id, "Mcp-Protocol-Version", "2025-11-25")
+		return status, out
+	}
+	on(ada, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	for i := range 6 {
+		text := fmt.Sprintf("ada %d", i)
+		call := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":{"text":%q}}}`, 10+i, echo, text)
+		if status, out := on(ada, call); status != http.StatusOK || !strings.Contains(out, text) {
+			t.Fatalf("ada's call %d through the balancer: %d %s", i, status, out)
+		}
+	}
+	// Carol may use the profile, but not ada's session: refused by the
+	// replica that holds it, wherever her request lands.
+	for i := range 4 {
+		if status, out := on(carol, `{"jsonrpc":"2.0","id":50,"method":"ping"}`); status != http.StatusForbidden {
+			t.Fatalf("carol on ada's session (try %d): %d %s", i, status, out)
+		}
+	}
+	if status, _ := on("", `{"jsonrpc":"2.0","id":51,"method":"ping"}`); status != http.StatusUnauthorized {
+		t.Fatalf("no token on ada's session: %d", status)
+	}
+	// The channel's credential is not a member's token: the replica that
+	// holds the session still wants ada's; and the channel never passes a
+	// request on again.
+	conn, err := pgx.Connect(t.Context(), pg.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var holderAddr string
+	if err := conn.QueryRow(t.Context(), `SELECT addr FROM plexus_replicas WHERE id = $1`, holder).Scan(&holderAddr); err != nil {
+		t.Fatal(err)
+	}
+	cred := channelCredential(key)
+	ping := `{"jsonrpc":"2.0","id":60,"method":"ping"}`
+	for _, r := range rs {
+		url := "http://" + r.peer + "/mcp"
+		if status, _, _ := teamPost(t, url, "", ping, "Mcp-Session-Id", id, "Mcp-Protocol-Version", "2025-11-25", peer.Header, cred); status != http.StatusUnauthorized {
+			t.Errorf("the channel's credential without ada's token at %s: %d, want 401", r.peer, status)
+		}
+		want := http.StatusNotFound // not its session, and not passed on
+		if r.peer == holderAddr {
+			want = http.StatusOK
+		}
+		if status, _, out := teamPost(t, url, ada, ping, "Mcp-Session-Id", id, "Mcp-Protocol-Version", "2025-11-25", peer.Header, cred); status != want {
+			t.Errorf("ada's ping on the channel of %s: %d %s, want %d", r.peer, status, out, want)
+		}
+	}
+	t.Logf("ada's session held by replica %s, served through the balancer; carol and no token refused on it", holder)
+}

@@ -1,0 +1,381 @@
+package e2e
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/plexus-mcp/plexus/internal/apitype"
+	"github.com/plexus-mcp/plexus/internal/client"
+	"github.com/plexus-mcp/plexus/internal/peer"
+	"github.com/plexus-mcp/plexus/internal/testenv"
+)
+
+// replica is one daemon of a team with its internal channel: its face's
+// base URL and loopback token, and the channel's address.
+type replica struct {
+	*testenv.Env
+	base, token, peer string
+}
+
+// peerReplicas starts n daemons on one database, each with its internal
+// channel on a port of its own, and all with one loopback token, so that
+// a client of a balancer in front of them has one token for all.
+func peerReplicas(t *testing.T, n int, url, keyFile string) []replica {
+	t.Helper()
+	token := make([]byte, 32)
+	rand.Read(token)
+	var out []replica
+	for range n {
+		e := testenv.New(t)
+		if err := os.MkdirAll(e.Home, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(e.Home, "token"), []byte(hex.EncodeToString(token)+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		addr := "127.0.0.1:" + strconv.Itoa(testenv.FreePort(t))
+		e.DaemonArgs = []string{"--store", url, "--store-key-file", keyFile, "--peer-listen", addr}
+		e.StartDaemon()
+		_, base, token := faceURL(t, e)
+		out = append(out, replica{Env: e, base: base, token: token, peer: addr})
+	}
+	return out
+}
+
+// balancer starts HAProxy round robin in front of rs's faces and returns
+// its base URL.
+func balancer(t *testing.T, rs []replica) string {
+	t.Helper()
+	var backends []string
+	for _, r := range rs {
+		backends = append(backends, strings.TrimPrefix(r.base, "http://"))
+	}
+	return "http://" + testenv.StartHAProxy(t, backends...)
+}
+
+// call2026 makes one MCP 2026-07-28 tools/call (no session) of tool with
+// {"text": text} at base, and returns the status and the answer.
+func call2026(t *testing.T, base, token, tool, args string) (int, string) {
+	t.Helper()
+	body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"` + tool + `","arguments":` + args + `,` +
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}`
+	req, _ := http.NewRequest("POST", base+"/mcp", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", "tools/call")
+	req.Header.Set("Mcp-Name", tool)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err.Error()
+	}
+	out, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode, string(out)
+}
+
+// channelCredential is the internal channel's credential of the store's
+// key, computed as docs/team.md says.
+func channelCredential(key []byte) string {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(peer.CredentialLabel))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// faceCalls is how many tool calls of server a replica's face made, by
+// its /metrics.
+func faceCalls(t *testing.T, r replica, server string) int {
+	t.Helper()
+	sum := 0
+	re := regexp.MustCompile(`(?m)^plexus_calls_total\{[^}]*server="` + regexp.QuoteMeta(server) + `"[^}]*\} (\S+)$`)
+	for _, m := range re.FindAllStringSubmatch(scrape(t, r.base, r.token), -1) {
+		v, _ := strconv.ParseFloat(m[1], 64)
+		sum += int(v)
+	}
+	return sum
+}
+
+// TestTeamSessions: with the internal channel, a session-era client's
+// session lives on the replica that opened it, and its requests are
+// served wherever they land — so a load balancer needs no affinity; a
+// session whose replica is gone gets the 404 that tells the client to
+// start anew; MCP 2026-07-28 calls are served by the replica they reach;
+// and the channel takes no caller without the replicas' credential, which
+// appears in no log, status or answer.
+func TestTeamSessions(t *testing.T) {
+	pg := testenv.StartPostgres(t)
+	keyFile, key := writeKeyFile(t)
+	rs := peerReplicas(t, 3, pg.URL, keyFile)
+	a, b, c := rs[0], rs[1], rs[2]
+	a.MustRun("add", "example", "--", a.Bin, "example-server")
+	cur, err := client.New(a.Home).Settings(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur.Face = &apitype.FaceSettings{AllowExternalCall: true}
+	if _, err := client.New(a.Home).SetSettings(t.Context(), *cur, cur.Revision); err != nil {
+		t.Fatal(err)
+	}
+	exampleReady(t, rs)
+	for _, r := range rs {
+		within(t, 5*time.Second, "external calls on", func() bool {
+			set, err := client.New(r.Home).Settings(t.Context())
+			return err == nil && set.Face != nil && set.Face.AllowExternalCall
+		})
+	}
+	echo := toolNamed(t, tools(t, a.Env), "example", "echo").Name
+	hc := &http.Client{}
+	call := func(id int, text string) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":{"text":%q}}}`, id, echo, text)
+	}
+
+	t.Run("a session opened on one replica is served through every replica", func(t *testing.T) {
+		code, id, _ := initialize(t, hc, a.base, a.token)
+		if code != http.StatusOK || id == "" {
+			t.Fatalf("initialize on A: %d, session %q", code, id)
+		}
+		if r, ok := peer.ReplicaOf(id); !ok {
+			t.Fatalf("the session id %q names no replica", id)
+		} else {
+			t.Logf("session %s… of replica %s", id[:20], r)
+		}
+		if code, _ := sessionPOST(t, hc, b.base, b.token, id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); code != http.StatusAccepted {
+			t.Fatalf("initialized through B: %d", code)
+		}
+		before := faceCalls(t, a, "example")
+		var took []time.Duration
+		for i := range 9 {
+			via := rs[(i+1)%3] // B, C, A, B, …
+			text := fmt.Sprintf("hop %d", i)
+			start := time.Now()
+			code, body := sessionPOST(t, hc, via.base, via.token, id, call(10+i, text))
+			took = append(took, time.Since(start))
+			if code != http.StatusOK || !strings.Contains(body, text) {
+				t.Fatalf("call %d through replica %d: %d %s", i, (i+1)%3, code, body)
+			}
+		}
+		if got := faceCalls(t, a, "example") - before; got != 9 {
+			t.Fatalf("replica A, which holds the session, made %d calls, want 9 (every one, whichever replica they reached)", got)
+		}
+		t.Logf("calls on A's session through B, C, A, …: %v", took)
+
+		// The standalone GET stream, through C.
+		req, _ := http.NewRequest("GET", c.base+"/mcp", nil)
+		req.Header.Set("Authorization", "Bearer "+c.token)
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("Mcp-Session-Id", id)
+		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+			t.Fatalf("GET stream through C: %s %s", resp.Status, resp.Header.Get("Content-Type"))
+		}
+		resp.Body.Close()
+
+		// Ended through B: gone everywhere.
+		deleteSession(hc, b.base, b.token, id)
+		for _, r := range rs {
+			if code, _ := sessionPOST(t, hc, r.base, r.token, id, `{"jsonrpc":"2.0","id":99,"method":"ping"}`); code != http.StatusNotFound {
+				t.Fatalf("a ping on the ended session: %d, want 404", code)
+			}
+		}
+	})
+
+	t.Run("a session whose replica is unknown or gone is 404", func(t *testing.T) {
+		made := peer.NewSessionID(peer.NewReplicaID())
+		if code, _ := sessionPOST(t, hc, a.base, a.token, made, `{"jsonrpc":"2.0","id":1,"method":"ping"}`); code != http.StatusNotFound {
+			t.Fatalf("a session of no replica: %d, want 404", code)
+		}
+		e := testenv.New(t)
+		e.DaemonArgs = []string{"--store", pg.URL, "--store-key-file", keyFile, "--peer-listen", "127.0.0.1:" + strconv.Itoa(testenv.FreePort(t))}
+		e.StartDaemon()
+		d := replica{Env: e}
+		_, d.base, d.token = faceURL(t, e)
+		code, id, _ := initialize(t, hc, d.base, d.token)
+		if code != http.StatusOK {
+			t.Fatalf("initialize on D: %d", code)
+		}
+		if code, _ := sessionPOST(t, hc, a.base, a.token, id, `{"jsonrpc":"2.0","id":1,"method":"ping"}`); code != http.StatusOK {
+			t.Fatalf("a ping on D's session through A: %d", code)
+		}
+		e.KillDaemon()
+		// A request sent on a connection kept from before the kill may
+		// have reached the replica before it died: that one is 502 (its
+		// outcome is unknown), never 404, which a client would take for a
+		// request never made. Once the replica cannot be reached, 404.
+		start := time.Now()
+		for try := 0; ; try++ {
+			code, _ := sessionPOST(t, hc, a.base, a.token, id, `{"jsonrpc":"2.0","id":2,"method":"ping"}`)
+			if code == http.StatusNotFound {
+				break
+			}
+			if code != http.StatusBadGateway || try > 0 {
+				t.Fatalf("ping %d on the session of a killed replica: %d, want 404 (or 502 once)", try, code)
+			}
+		}
+		t.Logf("a killed replica's session: 404 through another replica after %s", time.Since(start))
+	})
+
+	t.Run("2026-07-28 calls are served by the replica they reach", func(t *testing.T) {
+		var before []int
+		for _, r := range rs {
+			before = append(before, faceCalls(t, r, "example"))
+		}
+		for i := range 6 {
+			if code, out := call2026(t, rs[i%3].base, a.token, echo, `{"text":"modern"}`); code != http.StatusOK || !strings.Contains(out, "modern") {
+				t.Fatalf("a 2026-07-28 call on replica %d: %d %s", i%3, code, out)
+			}
+		}
+		// Each replica made the calls it got (the one that runs the
+		// stdio server also made the others', forwarded to it).
+		var made []int
+		for i, r := range rs {
+			made = append(made, faceCalls(t, r, "example")-before[i])
+			if made[i] != 2 && made[i] != 6 {
+				t.Fatalf("replica %d made %d calls, want 2 (or 6 where the server runs)", i, made[i])
+			}
+		}
+		t.Logf("calls made by each replica: %v", made)
+	})
+
+	t.Run("the cost of reaching the server on another replica", func(t *testing.T) {
+		median := func(r replica) time.Duration {
+			var took []time.Duration
+			for range 50 {
+				start := time.Now()
+				if code, out := call2026(t, r.base, r.token, echo, `{"text":"cost"}`); code != http.StatusOK || !strings.Contains(out, "cost") {
+					t.Fatalf("a call: %d %s", code, out)
+				}
+				took = append(took, time.Since(start))
+			}
+			slices.Sort(took)
+			return took[len(took)/2]
+		}
+		var runs, other time.Duration
+		for _, r := range rs {
+			if s := servers(t, r.Env)["example"]; s.RunsOn == "" {
+				runs = median(r)
+			} else {
+				other = median(r)
+			}
+		}
+		t.Logf("a 2026-07-28 echo call, median of 50: %s on the replica that runs the server, %s on one that reaches it over the internal channel (+%s)",
+			runs, other, other-runs)
+	})
+
+	t.Run("through a balancer without affinity", func(t *testing.T) {
+		lb := balancer(t, rs)
+		var before []int
+		for _, r := range rs {
+			before = append(before, faceCalls(t, r, "example"))
+		}
+		// A session-era client: every request may land on another
+		// replica; the one that holds the session serves them all.
+		code, id, _ := initialize(t, hc, lb, a.token)
+		if code != http.StatusOK || id == "" {
+			t.Fatalf("initialize through the balancer: %d", code)
+		}
+		holder, _ := peer.ReplicaOf(id)
+		sessionPOST(t, hc, lb, a.token, id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		for i := range 12 {
+			text := fmt.Sprintf("balanced %d", i)
+			if code, body := sessionPOST(t, hc, lb, a.token, id, call(100+i, text)); code != http.StatusOK || !strings.Contains(body, text) {
+				t.Fatalf("session call %d through the balancer: %d %s", i, code, body)
+			}
+		}
+		deleteSession(hc, lb, a.token, id)
+		// A 2026-07-28 client: its calls spread over the replicas.
+		var took []time.Duration
+		for i := range 30 {
+			start := time.Now()
+			if code, out := call2026(t, lb, a.token, echo, `{"text":"spread"}`); code != http.StatusOK || !strings.Contains(out, "spread") {
+				t.Fatalf("2026-07-28 call %d through the balancer: %d %s", i, code, out)
+			}
+			took = append(took, time.Since(start))
+		}
+		var made []int
+		for i, r := range rs {
+			made = append(made, faceCalls(t, r, "example")-before[i])
+			if made[i] < 10 {
+				t.Errorf("replica %d made %d calls of the 42 through the balancer: they did not spread", i, made[i])
+			}
+		}
+		slices.Sort(took)
+		t.Logf("through the balancer: the session held by %s, calls made by each replica %v (the session's 12 by its holder, each 2026-07-28 call by the replica it reached and, forwarded, by the one that runs the server); 2026-07-28 call median %s", holder, made, took[len(took)/2])
+	})
+
+	t.Run("the internal channel takes only the replicas' credential", func(t *testing.T) {
+		good := channelCredential(key)
+		const canary = "canary-7f3e9a-not-the-credential"
+		init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"n","version":"1"}}}`
+		try := func(path string, hdr map[string]string) int {
+			req, _ := http.NewRequest("POST", "http://"+a.peer+path, strings.NewReader(init))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			for k, v := range hdr {
+				req.Header.Set(k, v)
+			}
+			resp, err := hc.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			return resp.StatusCode
+		}
+		for _, tc := range []struct {
+			name string
+			path string
+			hdr  map[string]string
+			want int
+		}{
+			{"nothing", "/mcp", nil, http.StatusUnauthorized},
+			{"the loopback token", "/mcp", map[string]string{"Authorization": "Bearer " + a.token}, http.StatusUnauthorized},
+			{"a canary credential", "/mcp", map[string]string{peer.Header: canary}, http.StatusUnauthorized},
+			{"the canary as a bearer", "/mcp", map[string]string{"Authorization": "Bearer " + canary}, http.StatusUnauthorized},
+			{"the store's key itself", "/mcp", map[string]string{peer.Header: base64.StdEncoding.EncodeToString(key)}, http.StatusUnauthorized},
+			{"the credential", "/mcp", map[string]string{peer.Header: good}, http.StatusOK},
+			{"the credential, elsewhere than the face", "/v1/status", map[string]string{peer.Header: good}, http.StatusNotFound},
+		} {
+			if got := try(tc.path, tc.hdr); got != tc.want {
+				t.Errorf("%s: %d, want %d", tc.name, got, tc.want)
+			}
+		}
+		for _, r := range rs {
+			st, err := client.New(r.Home).Status(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			logs, _ := os.ReadFile(filepath.Join(r.Home, "logs.jsonl"))
+			for what, text := range map[string]string{"log": string(logs), "output": r.DaemonOutput(), "status": fmt.Sprint(st),
+				"tools": fmt.Sprint(tools(t, r.Env))} {
+				for _, secret := range []string{good, canary} {
+					if strings.Contains(text, secret) {
+						t.Errorf("a credential in %s's %s", r.Home, what)
+					}
+				}
+			}
+		}
+		logs, _ := os.ReadFile(filepath.Join(a.Home, "logs.jsonl"))
+		if !strings.Contains(string(logs), "internal channel: a request without the replicas' credential refused") {
+			t.Error("the refusals are not in the log")
+		}
+	})
+}
