@@ -1,14 +1,12 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -47,16 +45,8 @@ func echoUpstream(t *testing.T) string {
 // takes the same, as the team's would take the same JWTs) and the
 // upstream, and returns it with its HTTP address.
 func scaleReplica(t *testing.T, token, upstream string) (*testenv.Env, string) {
-	e := testenv.New(t)
-	if err := os.MkdirAll(e.Home, 0o700); err != nil {
-		t.Fatal(err)
-	}
 	cfg := fmt.Sprintf(`{"mcp": {"servers": {"echo": {"type": "http", "url": %q}}, "face": {"allowExternalCall": true}}}`, upstream)
-	for name, data := range map[string]string{"token": token + "\n", "extensions.json": cfg} {
-		if err := os.WriteFile(filepath.Join(e.Home, name), []byte(data), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	e := envWithFiles(t, map[string]string{"token": token + "\n", "extensions.json": cfg})
 	e.StartDaemon()
 	within(t, 10*time.Second, "the echo server ready", func() bool { return servers(t, e)["echo"].State == "ready" })
 	st, err := client.New(e.Home).Status(context.Background())
@@ -64,28 +54,6 @@ func scaleReplica(t *testing.T, token, upstream string) (*testenv.Env, string) {
 		t.Fatalf("status: %v (no HTTP address)", err)
 	}
 	return e, st.HTTPAddr
-}
-
-// callsServed is the sum of a replica's plexus_calls_total.
-func callsServed(t *testing.T, addr, token string) int {
-	req, _ := http.NewRequest("GET", "http://"+addr+"/metrics", nil)
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	n := 0
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, "plexus_calls_total{") {
-			continue
-		}
-		v, _ := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
-		n += int(v)
-	}
-	return n
 }
 
 type scaleRow struct {
@@ -139,7 +107,7 @@ func TestTeamScaling(t *testing.T) {
 		lb := testenv.StartHAProxy(t, addrs[:n]...)
 		before := make([]int, n)
 		for i, a := range addrs[:n] {
-			before[i] = callsServed(t, a, token)
+			before[i] = callsMade(t, "http://"+a, token, "")
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		r, err := loadtest.Run(ctx, loadtest.Target{URL: "http://" + lb + "/mcp", Header: header, Protocol: loadtest.Protocol2026, Client: loadtest.ClientRaw},
@@ -154,7 +122,7 @@ func TestTeamScaling(t *testing.T) {
 		}
 		served := make([]int, n)
 		for i, a := range addrs[:n] {
-			if served[i] = callsServed(t, a, token) - before[i]; served[i] == 0 {
+			if served[i] = callsMade(t, "http://"+a, token, "") - before[i]; served[i] == 0 {
 				t.Errorf("%d replicas: replica %d served no call: the balancer did not spread them", n, i+1)
 			}
 		}
@@ -234,12 +202,12 @@ func TestReplicaDiesBehindTheBalancer(t *testing.T) {
 	if r := run("both replicas"); r.Errors > 0 {
 		t.Fatalf("both replicas: %d calls failed: %s", r.Errors, r.FirstError)
 	}
-	servedByA := callsServed(t, addrA, token)
+	servedByA := callsMade(t, "http://"+addrA, token, "")
 	b.KillDaemon()
 	if r := run("one replica killed"); r.Errors > 0 {
 		t.Errorf("after a replica died: %d of %d calls failed, the first: %s", r.Errors, r.Calls, r.FirstError)
 	}
-	if got := callsServed(t, addrA, token) - servedByA; got < 200 {
+	if got := callsMade(t, "http://"+addrA, token, "") - servedByA; got < 200 {
 		t.Errorf("the live replica served %d of the 200 calls after the other died", got)
 	}
 }

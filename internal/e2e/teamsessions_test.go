@@ -40,13 +40,7 @@ func peerReplicas(t *testing.T, n int, url, keyFile string) []replica {
 	rand.Read(token)
 	var out []replica
 	for range n {
-		e := testenv.New(t)
-		if err := os.MkdirAll(e.Home, 0o700); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(e.Home, "token"), []byte(hex.EncodeToString(token)+"\n"), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		e := envWithFiles(t, map[string]string{"token": hex.EncodeToString(token) + "\n"})
 		addr := "127.0.0.1:" + strconv.Itoa(testenv.FreePort(t))
 		e.DaemonArgs = []string{"--store", url, "--store-key-file", keyFile, "--peer-listen", addr}
 		e.StartDaemon()
@@ -54,6 +48,23 @@ func peerReplicas(t *testing.T, n int, url, keyFile string) []replica {
 		out = append(out, replica{Env: e, base: base, token: token, peer: addr})
 	}
 	return out
+}
+
+// envWithFiles is a harness whose home holds files (name → content, 0600)
+// before its daemon starts: replicas that share one loopback token, as a
+// team's take the same JWTs, or settings of the test's own.
+func envWithFiles(t *testing.T, files map[string]string) *testenv.Env {
+	t.Helper()
+	e := testenv.New(t)
+	if err := os.MkdirAll(e.Home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(e.Home, name), []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return e
 }
 
 // balancer starts HAProxy round robin in front of rs's faces and returns
@@ -97,13 +108,17 @@ func channelCredential(key []byte) string {
 	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 }
 
-// faceCalls is how many tool calls of server a replica's face made, by
-// its /metrics.
-func faceCalls(t *testing.T, r replica, server string) int {
+// callsMade is how many tool calls a replica's face made, by its
+// /metrics (plexus_calls_total): of server, or of every server for "".
+func callsMade(t *testing.T, base, token, server string) int {
 	t.Helper()
+	labels := `[^}]*`
+	if server != "" {
+		labels = `[^}]*server="` + regexp.QuoteMeta(server) + `"[^}]*`
+	}
 	sum := 0
-	re := regexp.MustCompile(`(?m)^plexus_calls_total\{[^}]*server="` + regexp.QuoteMeta(server) + `"[^}]*\} (\S+)$`)
-	for _, m := range re.FindAllStringSubmatch(scrape(t, r.base, r.token), -1) {
+	re := regexp.MustCompile(`(?m)^plexus_calls_total\{` + labels + `\} (\S+)$`)
+	for _, m := range re.FindAllStringSubmatch(scrape(t, base, token), -1) {
 		v, _ := strconv.ParseFloat(m[1], 64)
 		sum += int(v)
 	}
@@ -157,7 +172,7 @@ func TestTeamSessions(t *testing.T) {
 		if code, _ := sessionPOST(t, hc, b.base, b.token, id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); code != http.StatusAccepted {
 			t.Fatalf("initialized through B: %d", code)
 		}
-		before := faceCalls(t, a, "example")
+		before := callsMade(t, a.base, a.token, "example")
 		var took []time.Duration
 		for i := range 9 {
 			via := rs[(i+1)%3] // B, C, A, B, …
@@ -169,7 +184,7 @@ func TestTeamSessions(t *testing.T) {
 				t.Fatalf("call %d through replica %d: %d %s", i, (i+1)%3, code, body)
 			}
 		}
-		if got := faceCalls(t, a, "example") - before; got != 9 {
+		if got := callsMade(t, a.base, a.token, "example") - before; got != 9 {
 			t.Fatalf("replica A, which holds the session, made %d calls, want 9 (every one, whichever replica they reached)", got)
 		}
 		t.Logf("calls on A's session through B, C, A, …: %v", took)
@@ -236,7 +251,7 @@ func TestTeamSessions(t *testing.T) {
 	t.Run("2026-07-28 calls are served by the replica they reach", func(t *testing.T) {
 		var before []int
 		for _, r := range rs {
-			before = append(before, faceCalls(t, r, "example"))
+			before = append(before, callsMade(t, r.base, r.token, "example"))
 		}
 		for i := range 6 {
 			if code, out := call2026(t, rs[i%3].base, a.token, echo, `{"text":"modern"}`); code != http.StatusOK || !strings.Contains(out, "modern") {
@@ -247,7 +262,7 @@ func TestTeamSessions(t *testing.T) {
 		// stdio server also made the others', forwarded to it).
 		var made []int
 		for i, r := range rs {
-			made = append(made, faceCalls(t, r, "example")-before[i])
+			made = append(made, callsMade(t, r.base, r.token, "example")-before[i])
 			if made[i] != 2 && made[i] != 6 {
 				t.Fatalf("replica %d made %d calls, want 2 (or 6 where the server runs)", i, made[i])
 			}
@@ -284,7 +299,7 @@ func TestTeamSessions(t *testing.T) {
 		lb := balancer(t, rs)
 		var before []int
 		for _, r := range rs {
-			before = append(before, faceCalls(t, r, "example"))
+			before = append(before, callsMade(t, r.base, r.token, "example"))
 		}
 		// A session-era client: every request may land on another
 		// replica; the one that holds the session serves them all.
@@ -312,7 +327,7 @@ func TestTeamSessions(t *testing.T) {
 		}
 		var made []int
 		for i, r := range rs {
-			made = append(made, faceCalls(t, r, "example")-before[i])
+			made = append(made, callsMade(t, r.base, r.token, "example")-before[i])
 			if made[i] < 10 {
 				t.Errorf("replica %d made %d calls of the 42 through the balancer: they did not spread", i, made[i])
 			}
