@@ -29,7 +29,7 @@ func (p *profile) awaitTool(ctx context.Context, params []byte) {
 		}
 		return true
 	})
-	if name == "" || p.offers(name) || !p.starting() {
+	if name == "" || p.offers(name) || p.catchUp(name) || !p.starting() {
 		return
 	}
 	events, stop := p.f.h.Subscribe()
@@ -50,17 +50,24 @@ func (p *profile) awaitTool(ctx context.Context, params []byte) {
 			return
 		}
 	}
-	// Once the servers are up the face may still be adding their tools.
-	for range 10 {
-		if p.offers(name) {
-			return
-		}
-		select {
-		case <-tick.C:
-		case <-ctx.Done():
-			return
-		}
+	// The servers are up: their tools are in the catalog, and the face
+	// may not have added them yet.
+	if !p.offers(name) {
+		p.sync()
 	}
+}
+
+// catchUp syncs the profile now if a change of the catalog waits for its
+// sync — a server showed ready, with its tools in the catalog, but the
+// face has not added them yet (on a busy machine the event is handled a
+// while later) — and reports whether name is offered then. It costs
+// nothing while no change waits.
+func (p *profile) catchUp(name string) bool {
+	if !p.f.catalogPending.Load() {
+		return false
+	}
+	p.sync()
+	return p.offers(name)
 }
 
 // offers reports whether the profile offers a tool of that name.
