@@ -33,15 +33,7 @@ func TestMalformedStreamThroughFace(t *testing.T) {
 	const limit = 2 * time.Second // the break was 5–8 s of nothing
 
 	t.Run("2026-frame", func(t *testing.T) {
-		body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"bad","arguments":{},` +
-			`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}`
-		req, _ := http.NewRequest("POST", base+"/mcp/bad2026", strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+token)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
-		req.Header.Set("Mcp-Method", "tools/call")
-		req.Header.Set("Mcp-Name", "bad")
+		req := request2026(base+"/mcp/bad2026", token, "bad", `{}`)
 		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 		defer cancel()
 		start := time.Now()

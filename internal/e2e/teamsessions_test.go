@@ -78,19 +78,26 @@ func balancer(t *testing.T, rs []replica) string {
 	return "http://" + testenv.StartHAProxy(t, backends...)
 }
 
-// call2026 makes one MCP 2026-07-28 tools/call (no session) of tool with
-// {"text": text} at base, and returns the status and the answer.
-func call2026(t *testing.T, base, token, tool, args string) (int, string) {
-	t.Helper()
+// request2026 is one MCP 2026-07-28 tools/call (no session) of tool with
+// args (JSON) at url, with the headers that era requires.
+func request2026(url, token, tool, args string) *http.Request {
 	body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"` + tool + `","arguments":` + args + `,` +
 		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}`
-	req, _ := http.NewRequest("POST", base+"/mcp", strings.NewReader(body))
+	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
 	req.Header.Set("Mcp-Method", "tools/call")
 	req.Header.Set("Mcp-Name", tool)
+	return req
+}
+
+// call2026 makes one MCP 2026-07-28 tools/call of tool at base's /mcp,
+// and returns the status and the answer.
+func call2026(t *testing.T, base, token, tool, args string) (int, string) {
+	t.Helper()
+	req := request2026(base+"/mcp", token, tool, args)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return 0, err.Error()
