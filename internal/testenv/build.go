@@ -45,6 +45,26 @@ func buildFlags() []string {
 	return append(flags, coverFlags()...)
 }
 
+var raceExitOnce sync.Once
+
+// raceExitAtOnce lets the race-built binaries exit at once. The race
+// detector makes every race-built process sleep a second before it exits
+// (GORACE's atexit_sleep_ms, 1000 by default), a grace for other threads to
+// run into a race. The tests run the binaries they build hundreds of times
+// (each `plexus add` and `plexus call`, each daemon), so that second was
+// most of the race run's time: TestQuickstart took 15 s, nearly all of it
+// asleep. A report already under way is still printed in full (the
+// detector waits for it at exit). The variable is set for the processes
+// the tests start, here, where the first race-built binary is asked for,
+// and not at the test binary's start: some tests run the test binary
+// itself as a server and check its environment. GORACE set by the caller
+// wins.
+func raceExitAtOnce() {
+	if g := os.Getenv("GORACE"); !strings.Contains(g, "atexit_sleep_ms") {
+		os.Setenv("GORACE", strings.TrimSpace(g+" atexit_sleep_ms=0"))
+	}
+}
+
 // BuildCommand builds the main package pkg (an import path relative to the
 // repository, e.g. "./cmd/plexus") with the test run's build flags, once per
 // source state, and returns the binary's path.
@@ -54,6 +74,9 @@ func BuildCommand(t testing.TB, pkg string) string {
 	defer buildsMu.Unlock()
 	r, ok := builds[pkg]
 	if !ok {
+		if raceEnabled {
+			raceExitOnce.Do(raceExitAtOnce)
+		}
 		r.path, r.err = buildCached(pkg, buildFlags())
 		builds[pkg] = r
 	}
