@@ -57,13 +57,18 @@ func (p *profile) awaitTool(ctx context.Context, params []byte) {
 	}
 }
 
-// catchUp syncs the profile now if a change of the catalog waits for its
-// sync — a server showed ready, with its tools in the catalog, but the
-// face has not added them yet (on a busy machine the event is handled a
-// while later) — and reports whether name is offered then. It costs
-// nothing while no change waits.
+// catchUp syncs the profile now if the host's catalog is newer than the
+// one the profile last synced from — a server showed ready, with its tools
+// in the catalog, and the face has not added them yet: the event that says
+// so is still on its way, or waits out follow's folding of a burst — and
+// reports whether name is offered then. While the profile is up to date it
+// costs one comparison, so a client that calls names that do not exist
+// does not make the profile sync each time.
 func (p *profile) catchUp(name string) bool {
-	if !p.f.catalogPending.Load() {
+	p.syncMu.Lock()
+	current := p.synced == p.f.h.CatalogVersion()
+	p.syncMu.Unlock()
+	if current {
 		return false
 	}
 	p.sync()

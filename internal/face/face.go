@@ -27,7 +27,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -58,11 +57,6 @@ type Face struct {
 	replay *replayBuffer // the session-era streams' events (replay.go)
 
 	observe Observer // told each request's path; nil: none (forward.go)
-
-	// catalogPending is set while a change of the catalog waits for the
-	// profiles' next sync (follow), so that a call that meets a name not
-	// offered yet can sync at once instead (await.go).
-	catalogPending atomic.Bool
 
 	sessionID func() string // mints protocol session ids; nil: the SDK's
 }
@@ -219,14 +213,12 @@ func (f *Face) follow(events <-chan apitype.Event) {
 			}
 			switch ev.Type {
 			case apitype.EventCatalog, apitype.EventServer, apitype.EventServerRemoved, apitype.EventHeld:
-				f.catalogPending.Store(true)
 				if due == nil {
 					due = time.After(20 * time.Millisecond)
 				}
 			}
 		case <-due:
 			due = nil
-			f.catalogPending.Store(false) // a change from now on sets it again
 			f.mu.Lock()
 			ps := make([]*profile, 0, len(f.profiles))
 			for _, p := range f.profiles {

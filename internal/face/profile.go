@@ -30,6 +30,10 @@ type profile struct {
 	stateful, stateless *mcp.StreamableHTTPHandler
 
 	syncMu sync.Mutex // serialises sync
+	// synced is the host's catalog version the last sync began from: a
+	// call that meets a name not offered syncs at once if the host has a
+	// newer one (await.go), instead of waiting for the event.
+	synced uint64
 	// offered: what the SDK server currently has, by name (tools, prompts)
 	// or URI (resources, templates) → its definition, to add only changes.
 	tools, resources, templates, prompts map[string]string
@@ -166,6 +170,7 @@ func (p *profile) sync() {
 	}
 	p.syncMu.Lock()
 	defer p.syncMu.Unlock()
+	p.synced = p.f.h.CatalogVersion()
 	if !p.def.metaTools {
 		p.syncTools()
 	}

@@ -97,6 +97,9 @@ type Host struct {
 
 // snapshot is an immutable view of the servers and the catalog.
 type snapshot struct {
+	// version counts the rebuilds: each snapshot's is one more than the
+	// one before it (CatalogVersion).
+	version uint64
 	cfg     *config.File // never mutated
 	servers map[string]*supervisor.Server
 	names   []string // sorted server names

@@ -90,7 +90,7 @@ func (h *Host) pinFirstSight(servers []*supervisor.Server) map[string]error {
 // be pinned: then they are held back with that error. The caller holds
 // serversMu.
 func (h *Host) rebuildLocked(unrecorded map[string]error) (unpinned []*supervisor.Server) {
-	s := &snapshot{cfg: h.cfg, servers: make(map[string]*supervisor.Server, len(h.servers)),
+	s := &snapshot{version: h.snap.Load().version + 1, cfg: h.cfg, servers: make(map[string]*supervisor.Server, len(h.servers)),
 		auth: h.authStatus, states: make(map[string]string, len(h.servers)), fps: make(map[string][32]byte, len(h.servers))}
 	decided := make(map[string]decided, len(h.servers))
 	runs := make([][]catalog.Entry, 0, len(h.servers))
@@ -125,6 +125,13 @@ func (h *Host) rebuildLocked(unrecorded map[string]error) (unpinned []*superviso
 	h.emitChangesLocked(s)
 	return unpinned
 }
+
+// CatalogVersion is the version of the catalog the host serves now: it
+// grows with every rebuild (a server's tools in or out, a state changed,
+// a pin decided). A reader that noted the version before reading the
+// catalog knows, by comparing, whether a newer one is there — before the
+// event that announces it has reached it.
+func (h *Host) CatalogVersion() uint64 { return h.snap.Load().version }
 
 // decided is what pinning made of one server's entries, kept for the next
 // rebuild: with many servers, most publishes change one of them, and
