@@ -4,6 +4,9 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -88,9 +91,22 @@ func bridgeSurvivesRestart(t *testing.T, protocol string) {
 	for len(changed) > 0 {
 		<-changed
 	}
+	// The daemon the bridge starts runs in a session of its own: should a
+	// check fail before it is adopted below, it is still ended with the
+	// test, not left running.
+	pid := 0
+	defer func() {
+		if pid == 0 {
+			if b, err := os.ReadFile(filepath.Join(e.Home, "daemon.lock")); err == nil {
+				if p, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && p > 0 {
+					testenv.OwnGroup(t, p)
+				}
+			}
+		}
+	}()
 	call("after a stop")
 	told("after a stop")
-	pid := adoptStartedDaemon(t, e)
+	pid = adoptStartedDaemon(t, e)
 	cs.Close()
 	stopStartedDaemon(t, pid)
 }
