@@ -12,6 +12,7 @@
 package daemon
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -50,6 +51,11 @@ type Options struct {
 	// be another address, which serves the face only, and the default
 	// loopback address is served beside it (network.go).
 	Listen string
+	// LoopbackListen is the loopback address served beside a Listen
+	// beyond loopback (the web page, the metrics); "" means DefaultListen.
+	// Tests give 127.0.0.1:0, so as not to take the port of the daemon a
+	// person runs on the same machine.
+	LoopbackListen string
 	// Version is reported to MCP clients of the face.
 	Version string
 	// SteadyProcs, if not 0, is how many threads run the daemon's Go code
@@ -203,7 +209,7 @@ func (ts tcpServers) addr() string {
 // loopback listens on the TCP address of opts.Listen: the loopback
 // address of the token-guarded endpoints, or in team mode a pod's
 // address, which serves only the face (network.go) — then also on the
-// default loopback address, for the web page and the metrics, reached in
+// default loopback address (opts.LoopbackListen), for the web page and the metrics, reached in
 // the pod or through kubectl port-forward. It returns none when Listen is
 // off, and leaves out a default loopback address that is taken (another
 // daemon, another home): the daemon then runs on the socket alone rather
@@ -254,9 +260,10 @@ func (p *parts) loopback(opts Options) (tcpServers, error) {
 		"addr", tln.Addr().String())
 	pod := &teamSwitch{h: p.h, face: p.fc, route: p.mcp, log: p.log.With("component", "team")}
 	out := tcpServers{{srv: server(networkMux(pod, p.hl)), ln: tln, pod: true}}
-	local, err := net.Listen("tcp", DefaultListen)
+	beside := cmp.Or(opts.LoopbackListen, DefaultListen)
+	local, err := net.Listen("tcp", beside)
 	if err != nil {
-		p.log.Warn("loopback address in use: the web page and metrics are off", "addr", DefaultListen, "err", err)
+		p.log.Warn("loopback address in use: the web page and metrics are off", "addr", beside, "err", err)
 		return out, nil
 	}
 	return append(out, &tcpServer{srv: server(loopbackMux(lb, p.team, p.api, p.hl, local.Addr().String(), p.log)), ln: local}), nil
