@@ -243,13 +243,6 @@ func (b *replayBuffer) held(k streamKey, index int) (*frameAnswer, error) {
 	return s.frame, nil
 }
 
-// size is the bytes the buffer holds, and its streams (for tests).
-func (b *replayBuffer) size() (bytes, streams int) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.total, len(b.streams)
-}
-
 // eventID is the id of event index of stream.
 func eventID(stream string, index int) string {
 	return stream + "_" + strconv.Itoa(index)

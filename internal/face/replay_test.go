@@ -136,3 +136,10 @@ func TestFirstEventStream(t *testing.T) {
 		}
 	}
 }
+
+// size is the bytes the buffer holds, and its streams.
+func (b *replayBuffer) size() (bytes, streams int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.total, len(b.streams)
+}

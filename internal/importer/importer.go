@@ -3,7 +3,7 @@
 // Zed, goose, Moltis, Gemini CLI, Windsurf, Cline, opencode and Continue —
 // and turns them into Plexus servers (R-CFG-5).
 //
-// It is pure: Parse takes a file's content and returns the servers, the
+// It is pure: ParseIn takes a file's content and returns the servers, the
 // secrets moved out of them and a report; the daemon applies them through
 // host.Import. Plexus settings hold only references to secrets (R-CFG-3), so
 // every literal value of the file that looks like a secret — by its name
@@ -34,7 +34,7 @@ import (
 	"github.com/plexus-mcp/plexus/internal/config"
 )
 
-// Dialects: the clients whose files Parse reads.
+// Dialects: the clients whose files ParseIn reads.
 const (
 	Claude        = "claude"         // Claude Code: ~/.claude.json, .mcp.json
 	ClaudeDesktop = "claude-desktop" // claude_desktop_config.json
@@ -52,7 +52,7 @@ const (
 	Continue      = "continue"       // ~/.continue/config.yaml
 )
 
-// Dialects lists the dialects Parse knows, sorted.
+// Dialects lists the dialects ParseIn knows, sorted.
 func Dialects() []string { return slices.Sorted(maps.Keys(dialects)) }
 
 // Action is what became of an entry.
@@ -65,7 +65,7 @@ const (
 	Skipped  Action = "skipped"
 )
 
-// Result is what Parse found.
+// Result is what ParseIn found.
 type Result struct {
 	Dialect string
 	// Servers are the servers to add, by Plexus name. Every one is valid
@@ -79,7 +79,7 @@ type Result struct {
 	// Notes are about the file as a whole.
 	Notes []string
 	// Missing lists the variables the servers refer to that are neither
-	// among Secrets nor known to the env function given to Parse.
+	// among Secrets nor known to the env function given to ParseIn.
 	Missing []string
 }
 
@@ -104,7 +104,7 @@ type Entry struct {
 	Missing []string
 }
 
-// Error is a file Parse cannot read. It names the dialect, the key path
+// Error is a file ParseIn cannot read. It names the dialect, the key path
 // and the line where they are known, and never quotes a value.
 type Error struct {
 	Dialect string
@@ -179,15 +179,11 @@ var dialects = map[string]dialect{
 	Continue:      {format: "yaml", syntax: syntax{secrets: true}, servers: continueServers},
 }
 
-// Parse reads content in the given dialect. env tells whether a variable
-// is set where the daemon resolves references (its value is not used): it
-// serves only to report the variables still missing. Errors are *Error.
-func Parse(dialectName string, content []byte, env func(string) (string, bool)) (*Result, error) {
-	return ParseIn(dialectName, content, "", env)
-}
-
-// ParseIn is Parse for a file in the folder dir (absolute): a relative
-// cwd of a server resolves against it, as the other client resolved it.
+// ParseIn reads content in the given dialect, for a file in the folder dir
+// (absolute): a relative cwd of a server resolves against it, as the other
+// client resolved it. env tells whether a variable is set where the daemon
+// resolves references (its value is not used): it serves only to report
+// the variables still missing. Errors are *Error.
 func ParseIn(dialectName string, content []byte, dir string, env func(string) (string, bool)) (*Result, error) {
 	d, ok := dialects[dialectName]
 	if !ok {

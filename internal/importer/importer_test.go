@@ -223,3 +223,8 @@ func checkResult(t *testing.T, res *Result) {
 		t.Errorf("%d entries imported, %d servers", imported, len(res.Servers))
 	}
 }
+
+// Parse is ParseIn for content that is in no folder.
+func Parse(dialectName string, content []byte, env func(string) (string, bool)) (*Result, error) {
+	return ParseIn(dialectName, content, "", env)
+}

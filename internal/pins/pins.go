@@ -159,16 +159,12 @@ func (s *Store) Prepare(entries []catalog.Entry) {
 	}
 }
 
-// Open loads $home/pins.json. If there is none yet — the first start of a
-// Plexus that pins — every server configured now is trusted as it is and
-// the file is written: these servers were added by the person who wrote the
-// settings, and holding them all back would only teach people to approve
-// without looking. From then on only a person's approval trusts a server.
-func Open(home string, configured map[string]config.Server) (*Store, error) {
-	return OpenOn(docstore.Files{Home: home}, configured)
-}
-
-// OpenOn loads pins.json from docs, as Open does from a home.
+// OpenOn loads pins.json from docs (the home's files, or a team's
+// database). If there is none yet — the first start of a Plexus that pins
+// — every server configured now is trusted as it is and the file is
+// written: these servers were added by the person who wrote the settings,
+// and holding them all back would only teach people to approve without
+// looking. From then on only a person's approval trusts a server.
 func OpenOn(docs docstore.Backend, configured map[string]config.Server) (*Store, error) {
 	s := &Store{docs: docs, now: time.Now}
 	d, err := docs.Read(FileName)

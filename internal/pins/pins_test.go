@@ -12,6 +12,7 @@ import (
 
 	"github.com/plexus-mcp/plexus/internal/catalog"
 	"github.com/plexus-mcp/plexus/internal/config"
+	"github.com/plexus-mcp/plexus/internal/docstore"
 )
 
 func stdio(command string, args ...string) config.Server {
@@ -511,4 +512,9 @@ func TestDefinitionSharesCanonicalJSON(t *testing.T) {
 	if got, want := string(DefinitionOf(e).InputSchema), `{"properties":{"q":{"type":"string"}},"type":"object"}`; got != want {
 		t.Errorf("a schema not canonical: %s, want %s", got, want)
 	}
+}
+
+// Open is OpenOn for the files of a home: $home/pins.json.
+func Open(home string, configured map[string]config.Server) (*Store, error) {
+	return OpenOn(docstore.Files{Home: home}, configured)
 }
