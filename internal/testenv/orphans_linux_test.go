@@ -31,7 +31,16 @@ func TestDiesWithTestBinary(t *testing.T) {
 			t.Parallel()
 			report := filepath.Join(t.TempDir(), "pids")
 			cmd := exec.Command(os.Args[0], "-test.run=^TestOrphanChild$", "-test.v")
-			cmd.Env = append(os.Environ(), orphanReport+"="+report, "PLEXUS_TEST_ORPHAN_HOW="+how)
+			// The child dies without its cleanup, so its temporary
+			// folders (the daemon's home) go under one of this test's,
+			// removed with it. A short path: the home's socket must fit
+			// in a unix socket address.
+			tmp, err := os.MkdirTemp("", "orphan")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.RemoveAll(tmp) })
+			cmd.Env = append(os.Environ(), orphanReport+"="+report, "PLEXUS_TEST_ORPHAN_HOW="+how, "TMPDIR="+tmp)
 			var out SyncBuffer
 			cmd.Stdout, cmd.Stderr = &out, &out
 			// Its stdin's end tells the child to crash.
