@@ -76,7 +76,7 @@ func TestExportReadsBack(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: the snippet is not valid %s: %v\n%s", client, s.Format, err, s.Text)
 			}
-			res, err := importer.Parse(client, []byte(s.Text), nil)
+			res, err := importer.ParseIn(client, []byte(s.Text), "", nil)
 			if err != nil {
 				t.Fatalf("%s: %v", client, err)
 			}

@@ -31,7 +31,7 @@ func TestGeminiRoundTrip(t *testing.T) {
 	if _, ok := raw["mcpServers"]["legacy"]["httpUrl"]; ok {
 		t.Errorf("the SSE server has an httpUrl:\n%s", text)
 	}
-	res, err := importer.Parse(importer.Gemini, []byte(text), nil)
+	res, err := importer.ParseIn(importer.Gemini, []byte(text), "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
