@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -109,10 +110,22 @@ func (u *ui) waitScreen(what string, ok func(string) bool) string {
 			return s
 		}
 		if time.Now().After(deadline) {
-			u.t.Fatalf("waiting for %s: the screen is\n%s", what, s)
+			u.t.Fatalf("waiting for %s: the screen is\n%s\n%s", what, s, u.daemonSide())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// daemonSide is what the daemon itself says when the screen is not what a
+// test waits for — its status of the servers and its log — so that a
+// failure tells a screen that missed a change from a daemon that did not
+// make it.
+func (u *ui) daemonSide() string {
+	if u.env == nil {
+		return ""
+	}
+	r := u.env.Run("", "ls", "--json")
+	return fmt.Sprintf("the daemon's status:\n%s%s\nthe daemon's log:\n%s", r.Stdout, r.Stderr, u.env.DaemonOutput())
 }
 
 // waitFrame waits until some frame drawn so far satisfies ok: for a state
@@ -122,7 +135,7 @@ func (u *ui) waitFrame(what string, ok func(string) bool) {
 	deadline := time.Now().Add(waitFor)
 	for !slices.ContainsFunc(u.frames(), ok) {
 		if time.Now().After(deadline) {
-			u.t.Fatalf("waiting for %s: the screen is\n%s", what, u.screen())
+			u.t.Fatalf("waiting for %s: the screen is\n%s\n%s", what, u.screen(), u.daemonSide())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
