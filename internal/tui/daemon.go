@@ -22,6 +22,7 @@ import (
 type connectedMsg struct {
 	stream *client.EventStream
 	list   *apitype.ServerList
+	n      uint64 // the list's number (Model.listAsked)
 	err    error
 }
 
@@ -38,6 +39,7 @@ type reconnectMsg struct{}
 // serversMsg is a fresh list of the servers (after a catalog change).
 type serversMsg struct {
 	list *apitype.ServerList
+	n    uint64 // the list's number (Model.listAsked)
 	err  error
 }
 
@@ -77,6 +79,8 @@ const reconnectDelay = 2 * time.Second
 
 func (m *Model) connect() tea.Cmd {
 	c, ctx := m.c, m.ctx
+	m.listAsked++
+	n := m.listAsked
 	return func() tea.Msg {
 		stream, err := c.Events(ctx)
 		if err != nil {
@@ -87,7 +91,7 @@ func (m *Model) connect() tea.Cmd {
 			stream.Close()
 			return connectedMsg{err: err}
 		}
-		return connectedMsg{stream: stream, list: list}
+		return connectedMsg{stream: stream, list: list, n: n}
 	}
 }
 
@@ -104,9 +108,11 @@ func reconnectLater() tea.Cmd {
 
 func (m *Model) refresh() tea.Cmd {
 	c, ctx := m.c, m.ctx
+	m.listAsked++
+	n := m.listAsked
 	return func() tea.Msg {
 		list, err := c.Servers(ctx)
-		return serversMsg{list: list, err: err}
+		return serversMsg{list: list, n: n, err: err}
 	}
 }
 

@@ -69,6 +69,14 @@ type Model struct {
 	setSel   int
 	setEdit  *textinput.Model
 
+	// listAsked numbers the server lists asked of the daemon (connect,
+	// refresh), listShown is the number of the newest one shown. Lists
+	// are read on goroutines of their own and come back in any order: one
+	// asked before a server became ready, arriving after the list asked
+	// when it did, would put the server back to "starting" with no event
+	// left to correct it. An older list than the one shown is dropped.
+	listAsked, listShown uint64
+
 	msg    string // the outcome of the last action
 	errMsg string // the last error, until the next action
 	// lostMsg is the errMsg that losing the daemon put on screen (a lost
@@ -145,7 +153,7 @@ func (m *Model) daemonMsg(msg tea.Msg) tea.Cmd {
 		}
 		m.lostMsg = ""
 		m.connected, m.stream = true, msg.stream
-		m.setServers(msg.list.Servers)
+		m.showList(msg.n, msg.list)
 		return tea.Batch(nextEvent(msg.stream), m.toolsOfSelected())
 	case reconnectMsg:
 		return m.connect()
@@ -153,7 +161,7 @@ func (m *Model) daemonMsg(msg tea.Msg) tea.Cmd {
 		return m.event(msg)
 	case serversMsg:
 		if msg.err == nil {
-			m.setServers(msg.list.Servers)
+			m.showList(msg.n, msg.list)
 		}
 		return m.toolsOfSelected()
 	case toolsMsg:
@@ -243,6 +251,15 @@ func (m *Model) event(msg eventMsg) tea.Cmd {
 
 func (m *Model) index(name string) int {
 	return slices.IndexFunc(m.servers, func(s apitype.ServerStatus) bool { return s.Name == name })
+}
+
+// showList shows list number n, unless a newer one is shown already.
+func (m *Model) showList(n uint64, list *apitype.ServerList) {
+	if n <= m.listShown {
+		return
+	}
+	m.listShown = n
+	m.setServers(list.Servers)
 }
 
 // setServers replaces the list, keeping the selection on the same server.
