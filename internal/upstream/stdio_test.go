@@ -417,10 +417,8 @@ func TestStdioWriteHonoursContext(t *testing.T) {
 		_, err := c.CallTool(ctx, "echo", big)
 		errc <- err
 	}()
-	for start := time.Now(); unreadBytes(c.stdio.w) == 0; time.Sleep(5 * time.Millisecond) {
-		if time.Since(start) > 10*time.Second {
-			t.Fatal("the call's message never reached the server's stdin")
-		}
+	if !waitFor(10*time.Second, func() bool { return unreadBytes(c.stdio.w) > 0 }) {
+		t.Fatal("the call's message never reached the server's stdin")
 	}
 	cancel()
 	select {
