@@ -58,6 +58,8 @@ type doneMsg struct {
 	fromForm bool
 	// removed names a server deleted.
 	removed string
+	// read: the write was counted by startRead, its answer awaited.
+	read bool
 }
 
 // editMsg is a server's stored settings, read to open the form on them.
@@ -81,6 +83,7 @@ func (m *Model) connect() tea.Cmd {
 	c, ctx := m.c, m.ctx
 	m.listAsked++
 	n := m.listAsked
+	m.startRead()
 	return func() tea.Msg {
 		stream, err := c.Events(ctx)
 		if err != nil {
@@ -110,6 +113,7 @@ func (m *Model) refresh() tea.Cmd {
 	c, ctx := m.c, m.ctx
 	m.listAsked++
 	n := m.listAsked
+	m.startRead()
 	return func() tea.Msg {
 		list, err := c.Servers(ctx)
 		return serversMsg{list: list, n: n, err: err}
@@ -137,9 +141,10 @@ func (m *Model) fetchTools(server string) tea.Cmd {
 // write runs one write and reports it as a doneMsg.
 func (m *Model) write(what string, f func(context.Context) (*apitype.WriteResult, error)) tea.Cmd {
 	ctx := m.ctx
+	m.startRead()
 	return func() tea.Msg {
 		wr, err := f(ctx)
-		d := doneMsg{what: what, err: err}
+		d := doneMsg{what: what, err: err, read: true}
 		if wr != nil {
 			d.server = wr.Server
 		}
@@ -151,6 +156,7 @@ func (m *Model) write(what string, f func(context.Context) (*apitype.WriteResult
 // secrets whose references the save removed.
 func (m *Model) save(p plan, editing string, revision int64) tea.Cmd {
 	c, ctx := m.c, m.ctx
+	m.startRead()
 	return func() tea.Msg {
 		var (
 			wr  *apitype.WriteResult
@@ -167,15 +173,15 @@ func (m *Model) save(p plan, editing string, revision int64) tea.Cmd {
 			if isStale(err) {
 				err = errors.New("the settings changed while the form was open (another edit, the web page): press esc and open the form again")
 			}
-			return doneMsg{what: what, err: err, fromForm: true}
+			return doneMsg{what: what, err: err, fromForm: true, read: true}
 		}
 		for _, v := range p.forget {
 			var ae *client.APIError
 			if err := c.DeleteSecret(ctx, v); err != nil && !(errors.As(err, &ae) && ae.Body.Code == apitype.CodeNotFound) {
-				return doneMsg{what: what, server: wr.Server, err: errors.New(what + ", but its secret " + v + " was not removed: " + err.Error())}
+				return doneMsg{what: what, server: wr.Server, read: true, err: errors.New(what + ", but its secret " + v + " was not removed: " + err.Error())}
 			}
 		}
-		return doneMsg{what: what, server: wr.Server}
+		return doneMsg{what: what, server: wr.Server, read: true}
 	}
 }
 

@@ -77,6 +77,16 @@ type Model struct {
 	// left to correct it. An older list than the one shown is dropped.
 	listAsked, listShown uint64
 
+	// reading counts the exchanges under way whose answers tell server
+	// statuses (lists, writes); late keeps what events said of each server
+	// meanwhile (nil: removed). An answer is read at some moment while its
+	// exchange runs, and an event may be newer than it: what the event said
+	// is applied again over the answer (see overLate). Without this a save's
+	// answer ("starting"), arriving after the event that said the server
+	// failed, showed it starting until its next try.
+	reading int
+	late    map[string]*apitype.ServerStatus
+
 	msg    string // the outcome of the last action
 	errMsg string // the last error, until the next action
 	// lostMsg is the errMsg that losing the daemon put on screen (a lost
@@ -144,6 +154,7 @@ func (m *Model) daemonMsg(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case connectedMsg:
 		if msg.err != nil {
+			m.endRead()
 			m.errMsg = "cannot reach the daemon: " + msg.err.Error() + " (trying again)"
 			m.lostMsg = m.errMsg
 			return reconnectLater()
@@ -154,6 +165,7 @@ func (m *Model) daemonMsg(msg tea.Msg) tea.Cmd {
 		m.lostMsg = ""
 		m.connected, m.stream = true, msg.stream
 		m.showList(msg.n, msg.list)
+		m.endRead()
 		return tea.Batch(nextEvent(msg.stream), m.toolsOfSelected())
 	case reconnectMsg:
 		return m.connect()
@@ -163,6 +175,7 @@ func (m *Model) daemonMsg(msg tea.Msg) tea.Cmd {
 		if msg.err == nil {
 			m.showList(msg.n, msg.list)
 		}
+		m.endRead()
 		return m.toolsOfSelected()
 	case toolsMsg:
 		m.tools[msg.server] = msg.names
@@ -221,9 +234,11 @@ func (m *Model) event(msg eventMsg) tea.Cmd {
 	switch ev.Type {
 	case apitype.EventServer:
 		if ev.Status != nil {
+			m.noteLate(ev.Status.Name, ev.Status)
 			m.upsert(*ev.Status)
 		}
 	case apitype.EventServerRemoved:
+		m.noteLate(ev.Server, nil)
 		m.remove(ev.Server)
 	case apitype.EventStderr:
 		if f := m.form; f != nil && f.saving && ev.Server == strings.TrimSpace(f.inputs[fName].Value()) {
@@ -260,6 +275,47 @@ func (m *Model) showList(n uint64, list *apitype.ServerList) {
 	}
 	m.listShown = n
 	m.setServers(list.Servers)
+	for name, st := range m.late {
+		if st != nil {
+			m.upsert(*st)
+		} else {
+			m.remove(name)
+		}
+	}
+}
+
+// startRead counts an exchange whose answer tells server statuses.
+func (m *Model) startRead() { m.reading++ }
+
+// endRead ends one, after its answer is shown: once none is under way,
+// the events seen meanwhile are forgotten.
+func (m *Model) endRead() {
+	if m.reading > 0 {
+		m.reading--
+	}
+	if m.reading == 0 {
+		m.late = nil
+	}
+}
+
+// noteLate keeps what an event said of a server while answers are awaited.
+func (m *Model) noteLate(name string, st *apitype.ServerStatus) {
+	if m.reading == 0 {
+		return
+	}
+	if m.late == nil {
+		m.late = map[string]*apitype.ServerStatus{}
+	}
+	m.late[name] = st
+}
+
+// overLate is the status to show for st, read from an answer: what an
+// event said while the answer was awaited, if one did (nil: removed).
+func (m *Model) overLate(st *apitype.ServerStatus) *apitype.ServerStatus {
+	if late, ok := m.late[st.Name]; ok {
+		return late
+	}
+	return st
 }
 
 // setServers replaces the list, keeping the selection on the same server.
@@ -302,6 +358,9 @@ func (m *Model) remove(name string) {
 // done ends a write.
 func (m *Model) done(d doneMsg) tea.Cmd {
 	m.busy = ""
+	if d.read {
+		defer m.endRead()
+	}
 	if d.err != nil {
 		if d.fromForm && m.form != nil {
 			// The form says what to do next itself; the daemon's hint is
@@ -320,7 +379,11 @@ func (m *Model) done(d doneMsg) tea.Cmd {
 	}
 	m.msg = d.what
 	if d.server != nil {
-		m.upsert(*d.server)
+		// The message says what the write did; the list shows the newest
+		// status, which an event may have told meanwhile.
+		if st := m.overLate(d.server); st != nil {
+			m.upsert(*st)
+		}
 		m.msg = d.what + " (" + summary(*d.server) + ")"
 		if w := d.server.Warnings; len(w) > 0 {
 			m.msg += " · warning: " + firstLine(w[0])

@@ -40,8 +40,44 @@ func TestOlderListDoesNotOverwriteNewer(t *testing.T) {
 	if s, _ := m.selected(); s.State != apitype.StateReady || s.Tools != 6 {
 		t.Fatalf("after the older list came last: %+v", s)
 	}
+	m.refresh()                                   // list 3
 	m.daemonMsg(serversMsg{list: starting, n: 3}) // a newer one is shown
 	if s, _ := m.selected(); s.State != apitype.StateStarting {
 		t.Fatalf("a newer list was not shown: %+v", s)
+	}
+}
+
+// TestEventWhileAwaitedWinsOverAnswer: an answer tells a server's status as
+// it was at some moment while it was awaited; an event that came meanwhile
+// may be newer, and no later event would correct an answer shown over it.
+func TestEventWhileAwaitedWinsOverAnswer(t *testing.T) {
+	m := New(context.Background(), client.New(t.TempDir()))
+	failed := apitype.ServerStatus{Name: "down", State: apitype.StateFailed, LastError: "start: no such file"}
+	starting := apitype.ServerStatus{Name: "down", State: apitype.StateStarting}
+	stream := &client.EventStream{}
+	m.stream = stream
+	event := func(ev apitype.Event) { m.daemonMsg(eventMsg{stream: stream, ev: ev}) }
+
+	// A save's answer, arriving after the event that said the server failed.
+	m.write("added down", nil)
+	event(apitype.Event{Type: apitype.EventServer, Status: &failed})
+	m.daemonMsg(doneMsg{what: "added down", server: &starting, read: true})
+	if s, _ := m.server("down"); s.State != apitype.StateFailed {
+		t.Fatalf("after the save's older answer: %+v", s)
+	}
+
+	// A list asked before the server was removed, answered after.
+	m.refresh()
+	event(apitype.Event{Type: apitype.EventServerRemoved, Server: "down"})
+	m.daemonMsg(serversMsg{list: &apitype.ServerList{Servers: []apitype.ServerStatus{starting}}, n: m.listAsked})
+	if s, ok := m.server("down"); ok {
+		t.Fatalf("a removed server is back from an older list: %+v", s)
+	}
+
+	// With nothing awaited, the events are forgotten: a list is shown as it is.
+	m.refresh()
+	m.daemonMsg(serversMsg{list: &apitype.ServerList{Servers: []apitype.ServerStatus{starting}}, n: m.listAsked})
+	if s, _ := m.server("down"); s.State != apitype.StateStarting {
+		t.Fatalf("a list after the events ended was not shown as it is: %+v", s)
 	}
 }

@@ -305,33 +305,59 @@ function updateServer(st) {
   listChanged();
 }
 
-// While refresh fetches the list, live updates keep coming: the list may
-// have been read before them, so what they said is applied again over it.
-// Without this a failure announced during a refresh was undone by the older
-// list, and the card showed no last error until the server's next try.
-let refreshing = 0;
+// A request whose answer tells server statuses (the list, a save, an
+// action) reads them at some moment while it runs, and live updates keep
+// coming meanwhile: one may be newer than the answer, so what it said is
+// applied again over the answer. Without this a failure announced during a
+// refresh was undone by the older list, and a server saved without
+// starting it, whose failure was announced before the save's answer came,
+// was shown as starting until its next try.
+let reading = 0;
 const lateStatuses = new Map(); // server name → status, or null if removed
 
-async function refresh() {
-  refreshing++;
+// readStatuses runs request and hands its answer to apply before the live
+// updates seen while it ran are forgotten; apply passes each status of the
+// answer through latest.
+async function readStatuses(request, apply) {
+  reading++;
   try {
-    await loadTools().catch(() => toolNames.clear());
-    const list = await api('GET', '/servers');
+    const res = await request();
+    apply(res);
+    return res;
+  } finally {
+    if (--reading === 0) lateStatuses.clear();
+  }
+}
+
+// latest is the status to show for st, read by a request: what a live
+// update said while the request ran, if one did (null: removed).
+function latest(st) {
+  return lateStatuses.has(st.name) ? lateStatuses.get(st.name) : st;
+}
+
+// showAnswer shows the server status in an action's answer, if any.
+function showAnswer(res) {
+  if (!res || !res.server) return;
+  const st = latest(res.server);
+  if (st) updateServer(st);
+}
+
+async function refresh() {
+  await loadTools().catch(() => toolNames.clear());
+  await readStatuses(() => api('GET', '/servers'), (list) => {
     servers.clear();
     for (const s of list.servers) servers.set(s.name, s);
     for (const [name, st] of lateStatuses) {
       if (st) servers.set(name, st);
       else servers.delete(name);
     }
-  } finally {
-    if (--refreshing === 0) lateStatuses.clear();
-  }
+  });
   render();
 }
 
-// live records what an event said while a refresh is fetching the list.
+// live records what an event said while a request reads statuses.
 function live(name, st) {
-  if (refreshing) lateStatuses.set(name, st);
+  if (reading) lateStatuses.set(name, st);
 }
 
 // cardErrors keeps each card's last action error, so that a card drawn
@@ -355,8 +381,7 @@ function cardError(name, msg) {
 async function act_(name, action) {
   cardError(name, '');
   try {
-    const res = await api('POST', '/servers/' + enc(name) + '/' + action);
-    if (res && res.server) updateServer(res.server);
+    await readStatuses(() => api('POST', '/servers/' + enc(name) + '/' + action), showAnswer);
   } catch (e) { cardError(name, action + ': ' + describe(e)); }
 }
 
@@ -380,8 +405,7 @@ async function approve(name, key) {
 async function accept(name, h) {
   try {
     const hashes = {}; hashes[h.tool] = h.newHash;
-    const res = await api('POST', '/servers/' + enc(name) + '/accept', { tools: [h.tool], hashes });
-    if (res && res.server) updateServer(res.server);
+    await readStatuses(() => api('POST', '/servers/' + enc(name) + '/accept', { tools: [h.tool], hashes }), showAnswer);
   } catch (e) { cardError(name, 'accept: ' + describe(e)); }
 }
 
@@ -700,10 +724,9 @@ async function save(ev) {
       (starting.line ? ' · ' + starting.line.slice(0, 120) : '');
   }, 1000);
   try {
-    const res = editing
-      ? await api('PUT', '/servers/' + enc(editing.name), req, editing.revision)
-      : await api('POST', '/servers', req);
-    if (res && res.server) updateServer(res.server);
+    await readStatuses(() => editing
+      ? api('PUT', '/servers/' + enc(editing.name), req, editing.revision)
+      : api('POST', '/servers', req), showAnswer);
     closeEditor();
     loadSecrets();
   } catch (e) {

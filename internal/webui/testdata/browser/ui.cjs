@@ -167,11 +167,22 @@ async function run(page) {
   // Saved without starting it, a server that cannot start: its restart
   // fails, and the failure is said once on its card, not again as its
   // last error.
+  // The save's answer (the server as it was saved, starting) is held back
+  // until the page has shown the failure the live updates announced, as a
+  // slow answer would be: the older answer must not undo the failure.
+  const lastErr = '#servers > li[data-name="down"] [data-testid=lasterr]';
+  await page.route('**/api/v1/servers', async (route) => {
+    if (route.request().method() !== 'POST') return route.continue();
+    const answer = await route.fetch();
+    await page.waitForSelector(lastErr);
+    await route.fulfill({ response: answer });
+  });
   await page.fill('#f-name', 'down');
   await page.check('#f-noverify');
   await page.click('#save');
   await page.waitForSelector('#editor', { state: 'hidden' });
-  await page.waitForSelector('#servers > li[data-name="down"] [data-testid=lasterr]');
+  await page.unroute('**/api/v1/servers');
+  await page.waitForSelector(lastErr, { timeout: 5000 });
   await button(page, 'down', 'Restart').click();
   await page.waitForFunction(() => {
     const e = document.querySelector('#servers > li[data-name="down"] .card-error');
