@@ -33,7 +33,7 @@ func TestTeamIdentityAcrossReplicas(t *testing.T) {
 	for _, p := range ports {
 		backends = append(backends, "127.0.0.1:"+strconv.Itoa(p))
 	}
-	lb := "http://" + testenv.StartHAProxy(t, backends...)
+	lb := "http://" + testenv.StartHAProxy(t, backends...).Addr
 	resource := lb + "/mcp"
 
 	// The settings, with the team section, moved into the database.

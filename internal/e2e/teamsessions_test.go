@@ -75,7 +75,7 @@ func balancer(t *testing.T, rs []replica) string {
 	for _, r := range rs {
 		backends = append(backends, strings.TrimPrefix(r.base, "http://"))
 	}
-	return "http://" + testenv.StartHAProxy(t, backends...)
+	return "http://" + testenv.StartHAProxy(t, backends...).Addr
 }
 
 // request2026 is one MCP 2026-07-28 tools/call (no session) of tool with

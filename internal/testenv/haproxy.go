@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -53,12 +54,11 @@ func haproxyBin() string {
 }
 
 // StartHAProxy runs haproxy in front of backends (host:port, on loopback)
-// on a free 127.0.0.1 port and returns that address (host:port) once it
-// accepts connections. haproxy is a process the test owns (procs.go): it
+// on a free 127.0.0.1 port and returns it once it accepts connections. haproxy is a process the test owns (procs.go): it
 // is killed when the test ends, or when the test binary dies. The test is
 // skipped when haproxy is not installed (apt-get install haproxy; .ci/run
 // installs it).
-func StartHAProxy(t testing.TB, backends ...string) string {
+func StartHAProxy(t testing.TB, backends ...string) *HAProxy {
 	t.Helper()
 	if len(backends) == 0 {
 		t.Fatal("StartHAProxy: no backends")
@@ -102,7 +102,7 @@ func StartHAProxy(t testing.TB, backends ...string) string {
 	for {
 		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
 			c.Close()
-			return addr
+			return &HAProxy{Addr: addr, backends: backends, out: out}
 		}
 		select {
 		case <-done:
@@ -111,6 +111,35 @@ func StartHAProxy(t testing.TB, backends ...string) string {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("haproxy not listening on %s after 10s:\n%s", addr, out)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// HAProxy is a balancer a test runs (StartHAProxy).
+type HAProxy struct {
+	Addr     string // the host:port it listens on
+	backends []string
+	out      *SyncBuffer // what haproxy writes: its warnings
+}
+
+// WaitDown waits until the balancer's check has taken backend out, as a
+// Service drops a dead pod's endpoint: haproxy's warning "Server
+// replicas/rN is DOWN". Until then a request may still go to it, also on a
+// connection the balancer opened before it died (a request already sent
+// there is not sent again, so its client gets an error). It fails the test
+// after 10 s.
+func (h *HAProxy) WaitDown(t testing.TB, backend string) {
+	t.Helper()
+	i := slices.Index(h.backends, backend)
+	if i < 0 {
+		t.Fatalf("WaitDown: %s is not a backend of this balancer (%v)", backend, h.backends)
+	}
+	down := fmt.Sprintf("Server replicas/r%d is DOWN", i)
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(h.out.String(), down) {
+		if time.Now().After(deadline) {
+			t.Fatalf("haproxy did not take %s out within 10 s; it said:\n%s", backend, h.out)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

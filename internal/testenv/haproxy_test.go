@@ -58,7 +58,7 @@ func TestHAProxyRoundRobinStreamsAndFailover(t *testing.T) {
 	release := make(chan struct{})
 	a := namedBackend(t, "a", release)
 	b := namedBackend(t, "b", release)
-	addr := StartHAProxy(t, a.Listener.Addr().String(), b.Listener.Addr().String())
+	addr := StartHAProxy(t, a.Listener.Addr().String(), b.Listener.Addr().String()).Addr
 	base := "http://" + addr
 	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxConnsPerHost: 1}}
 	defer c.CloseIdleConnections()
