@@ -81,9 +81,10 @@ type Model struct {
 	// statuses (lists, writes); late keeps what events said of each server
 	// meanwhile (nil: removed). An answer is read at some moment while its
 	// exchange runs, and an event may be newer than it: what the event said
-	// is applied again over the answer (see overLate). Without this a save's
-	// answer ("starting"), arriving after the event that said the server
-	// failed, showed it starting until its next try.
+	// is applied again over the answer when its state is the newer one (see
+	// overLate). Without this a save's answer ("starting"), arriving after
+	// the event that said the server failed, showed it starting until its
+	// next try.
 	reading int
 	late    map[string]*apitype.ServerStatus
 
@@ -276,10 +277,12 @@ func (m *Model) showList(n uint64, list *apitype.ServerList) {
 	m.listShown = n
 	m.setServers(list.Servers)
 	for name, st := range m.late {
-		if st != nil {
-			m.upsert(*st)
-		} else {
-			m.remove(name)
+		if listed, ok := m.server(name); !ok || st == nil || newer(*st, listed) {
+			if st != nil {
+				m.upsert(*st)
+			} else {
+				m.remove(name)
+			}
 		}
 	}
 }
@@ -310,12 +313,23 @@ func (m *Model) noteLate(name string, st *apitype.ServerStatus) {
 }
 
 // overLate is the status to show for st, read from an answer: what an
-// event said while the answer was awaited, if one did (nil: removed).
+// event said while the answer was awaited, if one did (nil: removed),
+// unless the answer's state is the newer one.
 func (m *Model) overLate(st *apitype.ServerStatus) *apitype.ServerStatus {
-	if late, ok := m.late[st.Name]; ok {
+	if late, ok := m.late[st.Name]; ok && (late == nil || newer(*late, *st)) {
 		return late
 	}
 	return st
+}
+
+// newer says whether an event's status ev is to be shown over a status
+// read from an answer: its state began no earlier (a state's Since is set
+// when the daemon enters it). Of one state the event is shown, as the
+// later word; a state the answer saw begin later than the event's wins,
+// so that a write's answer ("ready") is not put back to the "starting"
+// its event announced before it.
+func newer(ev, answer apitype.ServerStatus) bool {
+	return !ev.Since.Before(answer.Since)
 }
 
 // setServers replaces the list, keeping the selection on the same server.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
 	"github.com/plexus-mcp/plexus/internal/client"
@@ -49,11 +50,13 @@ func TestOlderListDoesNotOverwriteNewer(t *testing.T) {
 
 // TestEventWhileAwaitedWinsOverAnswer: an answer tells a server's status as
 // it was at some moment while it was awaited; an event that came meanwhile
-// may be newer, and no later event would correct an answer shown over it.
+// may be newer, and no later event would correct an older answer shown over
+// it. Of the two, the state that began later is shown.
 func TestEventWhileAwaitedWinsOverAnswer(t *testing.T) {
 	m := New(context.Background(), client.New(t.TempDir()))
-	failed := apitype.ServerStatus{Name: "down", State: apitype.StateFailed, LastError: "start: no such file"}
-	starting := apitype.ServerStatus{Name: "down", State: apitype.StateStarting}
+	t0 := time.Date(2026, 12, 3, 18, 0, 0, 0, time.UTC)
+	starting := apitype.ServerStatus{Name: "down", State: apitype.StateStarting, Since: t0}
+	failed := apitype.ServerStatus{Name: "down", State: apitype.StateFailed, LastError: "start: no such file", Since: t0.Add(time.Microsecond)}
 	stream := &client.EventStream{}
 	m.stream = stream
 	event := func(ev apitype.Event) { m.daemonMsg(eventMsg{stream: stream, ev: ev}) }
@@ -64,6 +67,16 @@ func TestEventWhileAwaitedWinsOverAnswer(t *testing.T) {
 	m.daemonMsg(doneMsg{what: "added down", server: &starting, read: true})
 	if s, _ := m.server("down"); s.State != apitype.StateFailed {
 		t.Fatalf("after the save's older answer: %+v", s)
+	}
+
+	// A write's answer whose state began after the event's: the answer is
+	// shown ("ready"), not the "starting" its event announced before it.
+	ready := apitype.ServerStatus{Name: "down", State: apitype.StateReady, Tools: 1, Since: t0.Add(2 * time.Microsecond)}
+	m.write("restarted down", nil)
+	event(apitype.Event{Type: apitype.EventServer, Status: &starting})
+	m.daemonMsg(doneMsg{what: "restarted down", server: &ready, read: true})
+	if s, _ := m.server("down"); s.State != apitype.StateReady {
+		t.Fatalf("a newer answer was put back to the older event's state: %+v", s)
 	}
 
 	// A list asked before the server was removed, answered after.

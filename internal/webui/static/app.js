@@ -330,9 +330,25 @@ async function readStatuses(request, apply) {
 }
 
 // latest is the status to show for st, read by a request: what a live
-// update said while the request ran, if one did (null: removed).
+// update said while the request ran (null: removed), unless the answer's
+// state began later (a state's since is set when the daemon enters it), so
+// that a save's answer ("ready") is not put back to the "starting" its
+// live update announced before it.
 function latest(st) {
-  return lateStatuses.has(st.name) ? lateStatuses.get(st.name) : st;
+  if (!lateStatuses.has(st.name)) return st;
+  const ev = lateStatuses.get(st.name);
+  return ev === null || sinceOrder(ev.since, st.since) >= 0 ? ev : st;
+}
+
+// sinceOrder compares two RFC 3339 times to the nanosecond (a Date keeps
+// only milliseconds, and two states can begin within one): <0, 0 or >0.
+function sinceOrder(a, b) {
+  const parts = (s) => {
+    const m = /^(.*?)(?:\.(\d+))?(Z|[+-]\d\d:\d\d)$/.exec(s || '');
+    return m ? [Date.parse(m[1] + m[3]) || 0, Number((m[2] || '').padEnd(9, '0'))] : [0, 0];
+  };
+  const [as, an] = parts(a), [bs, bn] = parts(b);
+  return as !== bs ? as - bs : an - bn;
 }
 
 // showAnswer shows the server status in an action's answer, if any.
@@ -348,7 +364,9 @@ async function refresh() {
     servers.clear();
     for (const s of list.servers) servers.set(s.name, s);
     for (const [name, st] of lateStatuses) {
-      if (st) servers.set(name, st);
+      const listed = servers.get(name);
+      const shown = listed ? latest(listed) : st;
+      if (shown) servers.set(name, shown);
       else servers.delete(name);
     }
   });
