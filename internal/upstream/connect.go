@@ -219,8 +219,15 @@ func (c *Conn) watchSession(cs *mcp.ClientSession) {
 		// Stdout usually closes a moment before the exit is seen; then the
 		// exit status is the reason. But when the stream broke for a reason
 		// of its own (a message over the size limit), that is the cause, and
-		// the exit that follows (SIGPIPE, say) only its consequence.
-		if c.proc.waitExited(500 * time.Millisecond) {
+		// the exit that follows (SIGPIPE, say) only its consequence. A
+		// closed stdout most often means an exit whose reaping, on a loaded
+		// machine, can take longer than half a second (the group is told to
+		// go first, which is what closes a stdout a grandchild held).
+		wait := 500 * time.Millisecond
+		if c.stdio.stdoutClosed() {
+			wait = exitAfterStdout
+		}
+		if c.proc.waitExited(wait) {
 			c.end(c.exitCause(c.proc.exitErr))
 			return
 		}
@@ -245,8 +252,8 @@ func (c *Conn) exitCause(e *ExitError) error {
 	return e
 }
 
-// exitAfterStdout is how long a failed start waits for the exit of a
-// server that closed its stdout.
+// exitAfterStdout is how long a failed start or a lost connection waits
+// for the exit of a server that closed its stdout.
 const exitAfterStdout = 3 * time.Second
 
 // connectError wraps err as a ConnectError for phase, naming a timeout as
