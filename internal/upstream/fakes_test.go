@@ -105,6 +105,14 @@ func runSDKFake() int {
 		os.Exit(3)
 		return nil, nil
 	})
+	s.AddTool(&mcp.Tool{Name: "hang_up", InputSchema: obj}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		// Closes the stream at once but exits only later, as a server
+		// does whose exit is slow to be reaped.
+		os.Stdout.Close()
+		time.Sleep(hangUpExitDelay)
+		os.Exit(3)
+		return nil, nil
+	})
 	s.AddTool(&mcp.Tool{Name: "slow", InputSchema: obj}, func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		fmt.Fprintln(os.Stderr, "slow started")
 		<-ctx.Done()

@@ -31,17 +31,41 @@ var frameSeq atomic.Uint64
 type frameCalls struct {
 	mu      sync.Mutex
 	pending map[string]chan *jsonrpc.Response
+	lost    error // why the stream ended; once set, no answer will come
 }
 
-func (f *frameCalls) expect(id string) chan *jsonrpc.Response {
+// expect registers a frame call about to be written; an error if the
+// stream has already ended, so that nothing is written.
+func (f *frameCalls) expect(id string) (chan *jsonrpc.Response, error) {
 	ch := make(chan *jsonrpc.Response, 1)
 	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.lost != nil {
+		return nil, f.lost
+	}
 	if f.pending == nil {
 		f.pending = map[string]chan *jsonrpc.Response{}
 	}
 	f.pending[id] = ch
+	return ch, nil
+}
+
+// streamEnded answers every frame call awaiting an answer with err, the
+// reason the connection's stream ended, as the SDK does for its own calls
+// when its read fails. A call is not held until the Conn ends: that waits
+// for the exit of a stdio server, which takes a while to be reaped.
+func (f *frameCalls) streamEnded(err error) {
+	f.mu.Lock()
+	if f.lost == nil {
+		f.lost = err
+	}
+	pending := f.pending
+	f.pending = nil
 	f.mu.Unlock()
-	return ch
+	for id, ch := range pending {
+		rid, _ := jsonrpc.MakeID(id)
+		ch <- &jsonrpc.Response{ID: rid, Error: err}
+	}
 }
 
 func (f *frameCalls) forget(id string) {
@@ -120,8 +144,11 @@ func (c *Conn) CallRaw(ctx context.Context, params map[string]json.RawMessage) (
 	_, end := c.calls.begin(ctx)
 	defer end()
 	id := framePrefix + strconv.FormatUint(frameSeq.Add(1), 10)
-	ch := rc.frames.expect(id)
-	var err error
+	ch, err := rc.frames.expect(id)
+	if err != nil {
+		// The stream has ended and the Conn is about to: nothing was sent.
+		return nil, fmt.Errorf("server %q: %w: %w", c.name, ErrNotConnected, c.redact.Error(err))
+	}
 	if c.stdio != nil {
 		// The frame is written as bytes: nothing is encoded twice.
 		c.stdio.frames.Store(&rc.frames)

@@ -67,7 +67,10 @@ func (c *Conn) request(ctx context.Context, method string, params any) (json.Raw
 	}
 	id := framePrefix + strconv.FormatUint(frameSeq.Add(1), 10)
 	rid, _ := jsonrpc.MakeID(id)
-	ch := rc.frames.expect(id)
+	ch, err := rc.frames.expect(id)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrNotConnected, err)
+	}
 	if err := rc.Connection.Write(ctx, &jsonrpc.Request{ID: rid, Method: method, Params: body}); err != nil {
 		rc.frames.forget(id)
 		if ctx.Err() != nil {

@@ -43,6 +43,8 @@ func (r *routeConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	for {
 		msg, err := r.Connection.Read(ctx)
 		if err != nil {
+			// The SDK's reader ends on any error: no answer will come.
+			r.frames.streamEnded(err)
 			return msg, err
 		}
 		req, ok := msg.(*jsonrpc.Request)

@@ -36,7 +36,7 @@ func TestStdioSDKServer(t *testing.T) {
 		tools = append(tools, tool.Name)
 	}
 	slices.Sort(tools)
-	want := []string{"add_tool", "crash", "echo", "env", "filler0", "filler1", "filler2", "info", "slow"}
+	want := []string{"add_tool", "crash", "echo", "env", "filler0", "filler1", "filler2", "hang_up", "info", "slow"}
 	if !slices.Equal(tools, want) {
 		t.Errorf("tools = %v, want %v", tools, want)
 	}
@@ -149,17 +149,9 @@ func TestStdioCrashMidCall(t *testing.T) {
 	if !errors.Is(err, ErrTransportLost) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want ErrTransportLost", err)
 	}
-	select {
-	case <-c.Done():
-	case <-time.After(5 * time.Second):
-		t.Fatal("not Done after the server exited")
-	}
-	var exit *ExitError
-	if !errors.As(c.Err(), &exit) || exit.Code != 3 {
-		t.Fatalf("Err = %v, want exit code 3", c.Err())
-	}
+	wantEndedByExit(t, c, 3)
 	_, err = c.CallTool(ctx, "echo", nil)
-	if !errors.Is(err, ErrNotConnected) || !errors.As(err, &exit) {
+	if exit := (*ExitError)(nil); !errors.Is(err, ErrNotConnected) || !errors.As(err, &exit) {
 		t.Fatalf("call on a Done Conn: %v", err)
 	}
 }
@@ -436,6 +428,58 @@ func TestStdioWriteHonoursContext(t *testing.T) {
 	}
 	if _, err := c.CallTool(context.Background(), "echo", nil); !errors.Is(err, ErrNotConnected) {
 		t.Fatalf("err = %v, want ErrNotConnected", err)
+	}
+}
+
+// hangUpExitDelay is how long the fake's hang_up tool lives on after
+// closing its stdout: less than exitAfterStdout, so its exit is the cause.
+const hangUpExitDelay = 2 * time.Second
+
+// TestStdioCallEndsWithTheStream: a call whose server closes its stdout
+// fails as lost as soon as the stream ends, on both call paths; it is not
+// held until the exit is reaped, which the Conn's end (and its cause, the
+// exit code) waits for.
+func TestStdioCallEndsWithTheStream(t *testing.T) {
+	for _, path := range []string{"decoded", "frame"} {
+		t.Run(path, func(t *testing.T) {
+			t.Parallel()
+			c := mustConnect(t, fakeSpec(t, "sdk"))
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			var err error
+			if path == "frame" {
+				_, err = c.CallRaw(ctx, map[string]json.RawMessage{"name": json.RawMessage(`"hang_up"`)})
+			} else {
+				_, err = c.CallTool(ctx, "hang_up", nil)
+			}
+			if !errors.Is(err, ErrTransportLost) || ctx.Err() != nil {
+				t.Fatalf("err = %v, want ErrTransportLost", err)
+			}
+			select {
+			case <-c.Done():
+				t.Fatalf("the call was held until the connection ended (%v)", c.Err())
+			default:
+			}
+			if _, err := c.CallRaw(ctx, map[string]json.RawMessage{"name": json.RawMessage(`"echo"`)}); !errors.Is(err, ErrNotConnected) {
+				t.Errorf("a call after the stream ended: err = %v, want ErrNotConnected", err)
+			}
+			wantEndedByExit(t, c, 3)
+		})
+	}
+}
+
+// wantEndedByExit waits for c to end and wants the server's exit code as
+// the cause.
+func wantEndedByExit(t *testing.T, c *Conn, code int) {
+	t.Helper()
+	select {
+	case <-c.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("not Done after the server exited")
+	}
+	var exit *ExitError
+	if !errors.As(c.Err(), &exit) || exit.Code != code {
+		t.Fatalf("Err = %v, want exit code %d", c.Err(), code)
 	}
 }
 
