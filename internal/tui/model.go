@@ -277,12 +277,10 @@ func (m *Model) showList(n uint64, list *apitype.ServerList) {
 	m.listShown = n
 	m.setServers(list.Servers)
 	for name, st := range m.late {
-		if listed, ok := m.server(name); !ok || st == nil || newer(*st, listed) {
-			if st != nil {
-				m.upsert(*st)
-			} else {
-				m.remove(name)
-			}
+		if st != nil {
+			m.upsert(*st)
+		} else {
+			m.remove(name)
 		}
 	}
 }
@@ -322,14 +320,15 @@ func (m *Model) overLate(st *apitype.ServerStatus) *apitype.ServerStatus {
 	return st
 }
 
-// newer says whether an event's status ev is to be shown over a status
-// read from an answer: its state began no earlier (a state's Since is set
-// when the daemon enters it). Of one state the event is shown, as the
-// later word; a state the answer saw begin later than the event's wins,
-// so that a write's answer ("ready") is not put back to the "starting"
-// its event announced before it.
-func newer(ev, answer apitype.ServerStatus) bool {
-	return !ev.Since.Before(answer.Since)
+// newer says whether status s is to be shown over status shown: its state
+// began no earlier (a state's Since is set when the daemon enters it). Of
+// one state, s is shown, as the later word: an event seen while an answer
+// was awaited over the answer (overLate), a status received over the one
+// shown. A state that began later is never put back to an earlier one: a
+// write's answer ("ready") not to the "starting" its event announced before
+// it, whichever of the two arrives first.
+func newer(s, shown apitype.ServerStatus) bool {
+	return !s.Since.Before(shown.Since)
 }
 
 // setServers replaces the list, keeping the selection on the same server.
@@ -348,8 +347,15 @@ func (m *Model) selectName(name string) {
 }
 
 // upsert adds or replaces one server's status.
+// upsert shows s, unless the status shown of that server began later:
+// events and answers come on two channels, and an event sent before an
+// answer was read can arrive after it ("starting" after the save's
+// "ready").
 func (m *Model) upsert(s apitype.ServerStatus) {
 	if i := m.index(s.Name); i >= 0 {
+		if !newer(s, m.servers[i]) {
+			return
+		}
 		if s.Stderr == nil {
 			s.Stderr = m.servers[i].Stderr
 		}

@@ -79,6 +79,13 @@ func TestEventWhileAwaitedWinsOverAnswer(t *testing.T) {
 		t.Fatalf("a newer answer was put back to the older event's state: %+v", s)
 	}
 
+	// The "starting" event sent before the answer was read, arriving after
+	// it: the answer's newer state stays.
+	event(apitype.Event{Type: apitype.EventServer, Status: &starting})
+	if s, _ := m.server("down"); s.State != apitype.StateReady {
+		t.Fatalf("an older event arriving after the answer was shown over it: %+v", s)
+	}
+
 	// A list asked before the server was removed, answered after.
 	m.refresh()
 	event(apitype.Event{Type: apitype.EventServerRemoved, Server: "down"})

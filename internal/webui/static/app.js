@@ -292,7 +292,13 @@ function applyFilter() {
   }
 }
 
+// updateServer shows st, unless the status shown of that server began
+// later (a state's since is set when the daemon enters it): live updates
+// and answers come on two channels, and an update sent before an answer
+// was read can arrive after it ("starting" after the save's "ready").
 function updateServer(st) {
+  const shown = servers.get(st.name);
+  if (shown && sinceOrder(st.since, shown.since) < 0) return;
   servers.set(st.name, st);
   const old = document.querySelector('#servers > li[data-name="' + CSS.escape(st.name) + '"]');
   if (!old) { render(); return; }

@@ -21,6 +21,15 @@ function step(name) { console.log('ok ' + name); }
 async function main() {
   const browser = await launch();
   const context = await browser.newContext({ viewport: { width: 1100, height: 1000 } });
+  // The page's event streams, so that a test can hand it an update as a
+  // late one would arrive (the page's code is unchanged).
+  await context.addInitScript(() => {
+    const Native = window.EventSource;
+    window.plexusTestStreams = [];
+    window.EventSource = class extends Native {
+      constructor(...args) { super(...args); window.plexusTestStreams.push(this); }
+    };
+  });
   const page = await context.newPage();
   page.setDefaultTimeout(T);
   page.on('dialog', (d) => d.accept());
@@ -122,6 +131,16 @@ async function run(page) {
   await page.waitForSelector('#editor', { state: 'hidden' });
   await waitState(page, 'example', 'ready');
   step('added a stdio server');
+
+  // A live update sent before an answer was read can arrive after it: one
+  // whose state began before the shown one's does not replace it.
+  const afterLate = await page.evaluate(() => {
+    const late = { type: 'server', status: { name: 'example', state: 'starting', since: '2001-01-01T00:00:00.000000001Z' } };
+    window.plexusTestStreams.at(-1).dispatchEvent(new MessageEvent('server', { data: JSON.stringify(late) }));
+    return document.querySelector('#servers > li[data-name="example"]').dataset.state;
+  });
+  assert.equal(afterLate, 'ready', 'an older live update replaced a newer state');
+  step('an older live update arriving late does not replace a newer state');
 
   // A sandboxed one: the box and a network line; editing shows them again.
   await page.click('#add');
