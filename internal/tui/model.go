@@ -346,11 +346,10 @@ func (m *Model) selectName(name string) {
 	m.sel = max(0, min(m.sel, len(m.servers)-1))
 }
 
-// upsert adds or replaces one server's status.
-// upsert shows s, unless the status shown of that server began later:
-// events and answers come on two channels, and an event sent before an
-// answer was read can arrive after it ("starting" after the save's
-// "ready").
+// upsert adds or replaces one server's status: it shows s, unless the
+// status shown of that server began later. Events and answers come on two
+// channels, and an event sent before an answer was read can arrive after
+// it ("starting" after the save's "ready").
 func (m *Model) upsert(s apitype.ServerStatus) {
 	if i := m.index(s.Name); i >= 0 {
 		if !newer(s, m.servers[i]) {
