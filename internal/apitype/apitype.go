@@ -91,7 +91,11 @@ type Status struct {
 
 // ServerList is GET /v1/servers.
 type ServerList struct {
-	Revision int64          `json:"revision"`
+	Revision int64 `json:"revision"`
+	// EventSeq is the Seq of the newest event the list is as new as (see
+	// ServerStatus.EventSeq): a server missing from it that an event with
+	// a higher Seq announced was added after it was read.
+	EventSeq int64          `json:"eventSeq"`
 	Servers  []ServerStatus `json:"servers"`
 }
 
@@ -150,6 +154,13 @@ type ServerStatus struct {
 	// Auth is set for a remote server that uses OAuth (R-AUTH-1): it asked
 	// for authorization, or has oauth settings.
 	Auth *AuthStatus `json:"auth,omitempty"`
+	// EventSeq orders this status with the events of GET /v1/events: in
+	// an event, it is the event's own Seq; in an answer (a list, a
+	// write's result), it is the Seq of the newest event the status is as
+	// new as. An event whose Seq is higher is newer than the answer; an
+	// event whose Seq is not, older or the same, even when it arrives
+	// after the answer (the two come on different connections).
+	EventSeq int64 `json:"eventSeq"`
 }
 
 // AuthStatus is a remote server's OAuth state as shown to people: never a
@@ -404,6 +415,10 @@ type Revisions struct {
 type WriteResult struct {
 	Revision int64         `json:"revision"`
 	Server   *ServerStatus `json:"server,omitempty"`
+	// EventSeq is the Seq of the newest event the answer is as new as (see
+	// ServerStatus.EventSeq): for a removal, an event about the server
+	// numbered no higher is older than the removal.
+	EventSeq int64 `json:"eventSeq"`
 }
 
 // Tool is one catalog entry.

@@ -46,11 +46,16 @@ func (h *Host) Subscribe() (<-chan apitype.Event, func()) {
 	}
 }
 
+// emit numbers ev and sends it to every subscriber. A status in it is as
+// new as the event itself (apitype.ServerStatus.EventSeq).
 func (b *bus) emit(ev apitype.Event) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.seq++
 	ev.Seq = b.seq
+	if ev.Status != nil {
+		ev.Status.EventSeq = ev.Seq
+	}
 	if ev.Time.IsZero() {
 		ev.Time = time.Now()
 	}
@@ -62,6 +67,13 @@ func (b *bus) emit(ev apitype.Event) {
 			close(ch)
 		}
 	}
+}
+
+// last returns the Seq of the newest event emitted.
+func (b *bus) last() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.seq
 }
 
 // emitChanges compares the new snapshot with what was last announced and

@@ -116,6 +116,11 @@ type snapshot struct {
 	fps map[string][32]byte
 	// auth renders a server's OAuth state (Host.authStatus).
 	auth func(name string, sc config.Server) *apitype.AuthStatus
+	// eventSeq is the Seq of the newest event a status read from this
+	// snapshot is as new as (apitype.ServerStatus.EventSeq): the last one
+	// emitted before the snapshot was built, then, once its own changes
+	// are announced, the last of those (publish.go).
+	eventSeq atomic.Int64
 }
 
 // indexed is a catalog entry with the server that answers it.

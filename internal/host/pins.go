@@ -283,6 +283,7 @@ func (s *snapshot) status(name string) apitype.ServerStatus {
 	srv := s.servers[name]
 	st := serverStatus(srv)
 	st.State = s.publishedState(name, st.State)
+	st.EventSeq = s.eventSeq.Load()
 	if s.auth != nil {
 		st.Auth = s.auth(name, srv.Config())
 	}

@@ -121,8 +121,10 @@ func (h *Host) rebuildLocked(unrecorded map[string]error) (unpinned []*superviso
 	h.pins.decided = decided
 	sort.Strings(s.names)
 	s.tools = mergeByName(runs, total)
+	s.eventSeq.Store(h.events.last())
 	h.snap.Store(s)
 	h.emitChangesLocked(s)
+	s.eventSeq.Store(h.events.last())
 	return unpinned
 }
 

@@ -14,12 +14,23 @@ import (
 // Servers returns every server's sanitized status, sorted by name, and the
 // configuration revision they were built from.
 func (h *Host) Servers() (int64, []apitype.ServerStatus) {
+	l := h.ServerList()
+	return l.Revision, l.Servers
+}
+
+// EventSeq is the Seq of the newest event a status read now is as new as
+// (apitype.ServerStatus.EventSeq).
+func (h *Host) EventSeq() int64 { return h.snap.Load().eventSeq.Load() }
+
+// ServerList is Servers with the Seq of the newest event the list is as
+// new as (apitype.ServerList.EventSeq), all read from one snapshot.
+func (h *Host) ServerList() apitype.ServerList {
 	snap := h.snap.Load()
 	out := make([]apitype.ServerStatus, 0, len(snap.names))
 	for _, name := range snap.names {
 		out = append(out, snap.status(name))
 	}
-	return snap.cfg.Revision, out
+	return apitype.ServerList{Revision: snap.cfg.Revision, EventSeq: snap.eventSeq.Load(), Servers: out}
 }
 
 // Server returns one server's stored configuration and status.

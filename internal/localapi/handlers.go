@@ -31,9 +31,9 @@ func (a *Handler) status(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *Handler) listServers(w http.ResponseWriter, r *http.Request) {
-	rev, servers := a.host.Servers()
-	setRevision(w, rev)
-	writeJSON(w, http.StatusOK, apitype.ServerList{Revision: rev, Servers: servers})
+	list := a.host.ServerList()
+	setRevision(w, list.Revision)
+	writeJSON(w, http.StatusOK, list)
 }
 
 func (a *Handler) getServer(w http.ResponseWriter, r *http.Request) {
@@ -82,9 +82,9 @@ func (a *Handler) put(w http.ResponseWriter, r *http.Request, name string, creat
 }
 
 func (a *Handler) writeResult(w http.ResponseWriter, name string, rev int64, status int) {
-	res := apitype.WriteResult{Revision: rev}
+	res := apitype.WriteResult{Revision: rev, EventSeq: a.host.EventSeq()}
 	if sc, err := a.host.Server(name); err == nil {
-		res.Server = &sc.Status
+		res.Server, res.EventSeq = &sc.Status, sc.Status.EventSeq
 	}
 	setRevision(w, rev)
 	writeJSON(w, status, res)
@@ -102,7 +102,7 @@ func (a *Handler) deleteServer(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	setRevision(w, rev)
-	writeJSON(w, http.StatusOK, apitype.WriteResult{Revision: rev})
+	writeJSON(w, http.StatusOK, apitype.WriteResult{Revision: rev, EventSeq: a.host.EventSeq()})
 }
 
 func (a *Handler) setEnabled(on bool) http.HandlerFunc {

@@ -27,7 +27,7 @@ func TestAddHTTP(t *testing.T) {
 	u.press("ctrl+s")
 	s := u.waitText("added local (ready, 1 tool)")
 	if !strings.Contains(s, "● ready") || strings.Contains(s, "new server") {
-		t.Fatalf("after saving:\n%s", s)
+		t.Fatalf("after saving:\n%s\n%s", s, u.daemonSide())
 	}
 	u.waitText("tools     ping")
 

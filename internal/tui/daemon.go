@@ -22,7 +22,7 @@ import (
 type connectedMsg struct {
 	stream *client.EventStream
 	list   *apitype.ServerList
-	n      uint64 // the list's number (Model.listAsked)
+	conn   uint64 // the connection's number (order.conn)
 	err    error
 }
 
@@ -39,7 +39,7 @@ type reconnectMsg struct{}
 // serversMsg is a fresh list of the servers (after a catalog change).
 type serversMsg struct {
 	list *apitype.ServerList
-	n    uint64 // the list's number (Model.listAsked)
+	conn uint64 // the connection it was read on (order.conn)
 	err  error
 }
 
@@ -56,10 +56,12 @@ type doneMsg struct {
 	err    error
 	// fromForm: the error belongs in the form, which stays open.
 	fromForm bool
-	// removed names a server deleted.
-	removed string
-	// read: the write was counted by startRead, its answer awaited.
-	read bool
+	// removed names a server deleted, removedAsOf the number of the
+	// newest event the deletion's answer is as new as (order.go).
+	removed     string
+	removedAsOf int64
+	// conn is the connection the write was made on (order.conn).
+	conn uint64
 }
 
 // editMsg is a server's stored settings, read to open the form on them.
@@ -81,9 +83,8 @@ const reconnectDelay = 2 * time.Second
 
 func (m *Model) connect() tea.Cmd {
 	c, ctx := m.c, m.ctx
-	m.listAsked++
-	n := m.listAsked
-	m.startRead()
+	m.order.conn++
+	conn := m.order.conn
 	return func() tea.Msg {
 		stream, err := c.Events(ctx)
 		if err != nil {
@@ -94,7 +95,7 @@ func (m *Model) connect() tea.Cmd {
 			stream.Close()
 			return connectedMsg{err: err}
 		}
-		return connectedMsg{stream: stream, list: list, n: n}
+		return connectedMsg{stream: stream, list: list, conn: conn}
 	}
 }
 
@@ -110,13 +111,10 @@ func reconnectLater() tea.Cmd {
 }
 
 func (m *Model) refresh() tea.Cmd {
-	c, ctx := m.c, m.ctx
-	m.listAsked++
-	n := m.listAsked
-	m.startRead()
+	c, ctx, conn := m.c, m.ctx, m.order.conn
 	return func() tea.Msg {
 		list, err := c.Servers(ctx)
-		return serversMsg{list: list, n: n, err: err}
+		return serversMsg{list: list, conn: conn, err: err}
 	}
 }
 
@@ -140,11 +138,10 @@ func (m *Model) fetchTools(server string) tea.Cmd {
 
 // write runs one write and reports it as a doneMsg.
 func (m *Model) write(what string, f func(context.Context) (*apitype.WriteResult, error)) tea.Cmd {
-	ctx := m.ctx
-	m.startRead()
+	ctx, conn := m.ctx, m.order.conn
 	return func() tea.Msg {
 		wr, err := f(ctx)
-		d := doneMsg{what: what, err: err, read: true}
+		d := doneMsg{what: what, err: err, conn: conn}
 		if wr != nil {
 			d.server = wr.Server
 		}
@@ -155,8 +152,7 @@ func (m *Model) write(what string, f func(context.Context) (*apitype.WriteResult
 // save sends the form's plan: add or replace, then forget the form's own
 // secrets whose references the save removed.
 func (m *Model) save(p plan, editing string, revision int64) tea.Cmd {
-	c, ctx := m.c, m.ctx
-	m.startRead()
+	c, ctx, conn := m.c, m.ctx, m.order.conn
 	return func() tea.Msg {
 		var (
 			wr  *apitype.WriteResult
@@ -173,15 +169,15 @@ func (m *Model) save(p plan, editing string, revision int64) tea.Cmd {
 			if isStale(err) {
 				err = errors.New("the settings changed while the form was open (another edit, the web page): press esc and open the form again")
 			}
-			return doneMsg{what: what, err: err, fromForm: true, read: true}
+			return doneMsg{what: what, err: err, fromForm: true}
 		}
 		for _, v := range p.forget {
 			var ae *client.APIError
 			if err := c.DeleteSecret(ctx, v); err != nil && !(errors.As(err, &ae) && ae.Body.Code == apitype.CodeNotFound) {
-				return doneMsg{what: what, server: wr.Server, read: true, err: errors.New(what + ", but its secret " + v + " was not removed: " + err.Error())}
+				return doneMsg{what: what, server: wr.Server, conn: conn, err: errors.New(what + ", but its secret " + v + " was not removed: " + err.Error())}
 			}
 		}
-		return doneMsg{what: what, server: wr.Server, read: true}
+		return doneMsg{what: what, server: wr.Server, conn: conn}
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -61,6 +62,17 @@ func golden(t *testing.T, name, screen string, w, h int) {
 
 // fixtureModel is the model as the daemon's answers leave it, for screens
 // that must not depend on times, paths or process ids.
+// eventSeq numbers the events the tests send as the daemon would.
+var eventSeq atomic.Int64
+
+// serverEvent is a server event as the daemon sends it: numbered after
+// every event before it, with a status as new as itself.
+func serverEvent(s apitype.ServerStatus) eventMsg {
+	seq := eventSeq.Add(1)
+	s.EventSeq = seq
+	return eventMsg{ev: apitype.Event{Seq: seq, Type: apitype.EventServer, Server: s.Name, Status: &s}}
+}
+
 func fixtureModel(t *testing.T) *Model {
 	m := New(context.Background(), client.New(t.TempDir()))
 	t.Cleanup(m.Close)
@@ -148,7 +160,7 @@ func TestLoginScreen(t *testing.T) {
 		if state == apitype.StateReady {
 			s.Tools, s.LastError = 23, ""
 		}
-		return eventMsg{ev: apitype.Event{Type: apitype.EventServer, Server: "linear", Status: &s}}
+		return serverEvent(s)
 	}
 	m.Update(status(apitype.AuthStatus{NeedsLogin: true, Login: "waiting"}, apitype.StateFailed))
 	golden(t, "login", m.View(), 80, 24)
@@ -217,7 +229,7 @@ func TestConnectingShowsProgress(t *testing.T) {
 	}
 	s, _ := m.server("docs")
 	s.Enabled, s.State = true, apitype.StateStarting
-	m.Update(eventMsg{ev: apitype.Event{Type: apitype.EventServer, Server: "docs", Status: &s}})
+	m.Update(serverEvent(s))
 	if !strings.Contains(m.View(), "connecting 1 · 6 servers · 1 ready") || !m.needsSpinner() || !m.spinning {
 		t.Fatalf("no progress while a server starts:\n%s", m.View())
 	}

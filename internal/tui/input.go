@@ -27,9 +27,14 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	case screenConfirmDelete:
 		cmd = m.confirmKey(msg, func(name string) tea.Cmd {
 			m.busy = "deleting " + name + " and its credentials…"
+			conn := m.order.conn
 			return func() tea.Msg {
-				_, err := m.c.DeleteServer(m.ctx, name, 0)
-				return doneMsg{what: "deleted " + name + " and its credentials", err: err, removed: name}
+				wr, err := m.c.DeleteServer(m.ctx, name, 0)
+				d := doneMsg{what: "deleted " + name + " and its credentials", err: err, removed: name, conn: conn}
+				if wr != nil {
+					d.removedAsOf = wr.EventSeq
+				}
+				return d
 			}
 		})
 	case screenReview:

@@ -69,24 +69,8 @@ type Model struct {
 	setSel   int
 	setEdit  *textinput.Model
 
-	// listAsked numbers the server lists asked of the daemon (connect,
-	// refresh), listShown is the number of the newest one shown. Lists
-	// are read on goroutines of their own and come back in any order: one
-	// asked before a server became ready, arriving after the list asked
-	// when it did, would put the server back to "starting" with no event
-	// left to correct it. An older list than the one shown is dropped.
-	listAsked, listShown uint64
-
-	// reading counts the exchanges under way whose answers tell server
-	// statuses (lists, writes); late keeps what events said of each server
-	// meanwhile (nil: removed). An answer is read at some moment while its
-	// exchange runs, and an event may be newer than it: what the event said
-	// is applied again over the answer when its state is the newer one (see
-	// overLate). Without this a save's answer ("starting"), arriving after
-	// the event that said the server failed, showed it starting until its
-	// next try.
-	reading int
-	late    map[string]*apitype.ServerStatus
+	// order tells answers and events apart by age (order.go).
+	order order
 
 	msg    string // the outcome of the last action
 	errMsg string // the last error, until the next action
@@ -155,7 +139,6 @@ func (m *Model) daemonMsg(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case connectedMsg:
 		if msg.err != nil {
-			m.endRead()
 			m.errMsg = "cannot reach the daemon: " + msg.err.Error() + " (trying again)"
 			m.lostMsg = m.errMsg
 			return reconnectLater()
@@ -165,8 +148,7 @@ func (m *Model) daemonMsg(msg tea.Msg) tea.Cmd {
 		}
 		m.lostMsg = ""
 		m.connected, m.stream = true, msg.stream
-		m.showList(msg.n, msg.list)
-		m.endRead()
+		m.connectedList(msg.conn, msg.list)
 		return tea.Batch(nextEvent(msg.stream), m.toolsOfSelected())
 	case reconnectMsg:
 		return m.connect()
@@ -174,9 +156,8 @@ func (m *Model) daemonMsg(msg tea.Msg) tea.Cmd {
 		return m.event(msg)
 	case serversMsg:
 		if msg.err == nil {
-			m.showList(msg.n, msg.list)
+			m.showList(msg.conn, msg.list)
 		}
-		m.endRead()
 		return m.toolsOfSelected()
 	case toolsMsg:
 		m.tools[msg.server] = msg.names
@@ -235,12 +216,10 @@ func (m *Model) event(msg eventMsg) tea.Cmd {
 	switch ev.Type {
 	case apitype.EventServer:
 		if ev.Status != nil {
-			m.noteLate(ev.Status.Name, ev.Status)
-			m.upsert(*ev.Status)
+			m.showStatus(*ev.Status, true)
 		}
 	case apitype.EventServerRemoved:
-		m.noteLate(ev.Server, nil)
-		m.remove(ev.Server)
+		m.removed(ev.Server, ev.Seq, true)
 	case apitype.EventStderr:
 		if f := m.form; f != nil && f.saving && ev.Server == strings.TrimSpace(f.inputs[fName].Value()) {
 			f.startLine = ev.Line
@@ -269,68 +248,6 @@ func (m *Model) index(name string) int {
 	return slices.IndexFunc(m.servers, func(s apitype.ServerStatus) bool { return s.Name == name })
 }
 
-// showList shows list number n, unless a newer one is shown already.
-func (m *Model) showList(n uint64, list *apitype.ServerList) {
-	if n <= m.listShown {
-		return
-	}
-	m.listShown = n
-	m.setServers(list.Servers)
-	for name, st := range m.late {
-		if st != nil {
-			m.upsert(*st)
-		} else {
-			m.remove(name)
-		}
-	}
-}
-
-// startRead counts an exchange whose answer tells server statuses.
-func (m *Model) startRead() { m.reading++ }
-
-// endRead ends one, after its answer is shown: once none is under way,
-// the events seen meanwhile are forgotten.
-func (m *Model) endRead() {
-	if m.reading > 0 {
-		m.reading--
-	}
-	if m.reading == 0 {
-		m.late = nil
-	}
-}
-
-// noteLate keeps what an event said of a server while answers are awaited.
-func (m *Model) noteLate(name string, st *apitype.ServerStatus) {
-	if m.reading == 0 {
-		return
-	}
-	if m.late == nil {
-		m.late = map[string]*apitype.ServerStatus{}
-	}
-	m.late[name] = st
-}
-
-// overLate is the status to show for st, read from an answer: what an
-// event said while the answer was awaited, if one did (nil: removed),
-// unless the answer's state is the newer one.
-func (m *Model) overLate(st *apitype.ServerStatus) *apitype.ServerStatus {
-	if late, ok := m.late[st.Name]; ok && (late == nil || newer(*late, *st)) {
-		return late
-	}
-	return st
-}
-
-// newer says whether status s is to be shown over status shown: its state
-// began no earlier (a state's Since is set when the daemon enters it). Of
-// one state, s is shown, as the later word: an event seen while an answer
-// was awaited over the answer (overLate), a status received over the one
-// shown. A state that began later is never put back to an earlier one: a
-// write's answer ("ready") not to the "starting" its event announced before
-// it, whichever of the two arrives first.
-func newer(s, shown apitype.ServerStatus) bool {
-	return !s.Since.Before(shown.Since)
-}
-
 // setServers replaces the list, keeping the selection on the same server.
 func (m *Model) setServers(list []apitype.ServerStatus) {
 	cur, _ := m.selected()
@@ -346,25 +263,6 @@ func (m *Model) selectName(name string) {
 	m.sel = max(0, min(m.sel, len(m.servers)-1))
 }
 
-// upsert adds or replaces one server's status: it shows s, unless the
-// status shown of that server began later. Events and answers come on two
-// channels, and an event sent before an answer was read can arrive after
-// it ("starting" after the save's "ready").
-func (m *Model) upsert(s apitype.ServerStatus) {
-	if i := m.index(s.Name); i >= 0 {
-		if !newer(s, m.servers[i]) {
-			return
-		}
-		if s.Stderr == nil {
-			s.Stderr = m.servers[i].Stderr
-		}
-		m.servers[i] = s
-		return
-	}
-	list := append(slices.Clone(m.servers), s)
-	m.setServers(list)
-}
-
 func (m *Model) remove(name string) {
 	if i := m.index(name); i >= 0 {
 		cur, _ := m.selected()
@@ -377,9 +275,6 @@ func (m *Model) remove(name string) {
 // done ends a write.
 func (m *Model) done(d doneMsg) tea.Cmd {
 	m.busy = ""
-	if d.read {
-		defer m.endRead()
-	}
 	if d.err != nil {
 		if d.fromForm && m.form != nil {
 			// The form says what to do next itself; the daemon's hint is
@@ -392,16 +287,20 @@ func (m *Model) done(d doneMsg) tea.Cmd {
 	}
 	m.errMsg = ""
 	if d.removed != "" {
-		m.remove(d.removed)
+		if d.conn == m.order.conn {
+			m.removed(d.removed, d.removedAsOf, false)
+		} else {
+			m.remove(d.removed)
+		}
 		m.msg = d.what
 		return nil
 	}
 	m.msg = d.what
 	if d.server != nil {
 		// The message says what the write did; the list shows the newest
-		// status, which an event may have told meanwhile.
-		if st := m.overLate(d.server); st != nil {
-			m.upsert(*st)
+		// status, which an event may have told since the answer was read.
+		if d.conn == m.order.conn {
+			m.showStatus(*d.server, false)
 		}
 		m.msg = d.what + " (" + summary(*d.server) + ")"
 		if w := d.server.Warnings; len(w) > 0 {

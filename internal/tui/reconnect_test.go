@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"testing"
-	"time"
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
 	"github.com/plexus-mcp/plexus/internal/client"
@@ -26,78 +25,90 @@ func TestReconnectClearsTheConnectionError(t *testing.T) {
 	}
 }
 
-// TestOlderListDoesNotOverwriteNewer: the lists asked of the daemon come
-// back in any order; one asked while a server was starting, arriving
-// after the one asked once it was ready, must not put it back to
-// "starting" (no event would come to correct it).
-func TestOlderListDoesNotOverwriteNewer(t *testing.T) {
+// TestAnswersAndEventsInEventOrder: answers (lists, writes' results) and
+// events come on two connections in any order; of two statuses of a
+// server, the one as of the later event is shown, whichever arrives last
+// (order.go).
+func TestAnswersAndEventsInEventOrder(t *testing.T) {
 	m := New(context.Background(), client.New(t.TempDir()))
-	m.refresh() // list 1
-	m.refresh() // list 2 (their answers are given by hand below)
-	starting := &apitype.ServerList{Servers: []apitype.ServerStatus{{Name: "example", State: apitype.StateStarting}}}
-	ready := &apitype.ServerList{Servers: []apitype.ServerStatus{{Name: "example", State: apitype.StateReady, Tools: 6}}}
-	m.daemonMsg(serversMsg{list: ready, n: 2})
-	m.daemonMsg(serversMsg{list: starting, n: 1}) // the older answer, late
-	if s, _ := m.selected(); s.State != apitype.StateReady || s.Tools != 6 {
-		t.Fatalf("after the older list came last: %+v", s)
-	}
-	m.refresh()                                   // list 3
-	m.daemonMsg(serversMsg{list: starting, n: 3}) // a newer one is shown
-	if s, _ := m.selected(); s.State != apitype.StateStarting {
-		t.Fatalf("a newer list was not shown: %+v", s)
-	}
-}
-
-// TestEventWhileAwaitedWinsOverAnswer: an answer tells a server's status as
-// it was at some moment while it was awaited; an event that came meanwhile
-// may be newer, and no later event would correct an older answer shown over
-// it. Of the two, the state that began later is shown.
-func TestEventWhileAwaitedWinsOverAnswer(t *testing.T) {
-	m := New(context.Background(), client.New(t.TempDir()))
-	t0 := time.Date(2026, 12, 3, 18, 0, 0, 0, time.UTC)
-	starting := apitype.ServerStatus{Name: "down", State: apitype.StateStarting, Since: t0}
-	failed := apitype.ServerStatus{Name: "down", State: apitype.StateFailed, LastError: "start: no such file", Since: t0.Add(time.Microsecond)}
 	stream := &client.EventStream{}
-	m.stream = stream
-	event := func(ev apitype.Event) { m.daemonMsg(eventMsg{stream: stream, ev: ev}) }
-
-	// A save's answer, arriving after the event that said the server failed.
-	m.write("added down", nil)
-	event(apitype.Event{Type: apitype.EventServer, Status: &failed})
-	m.daemonMsg(doneMsg{what: "added down", server: &starting, read: true})
-	if s, _ := m.server("down"); s.State != apitype.StateFailed {
-		t.Fatalf("after the save's older answer: %+v", s)
+	m.connect()
+	conn := m.order.conn
+	m.daemonMsg(connectedMsg{stream: stream, list: &apitype.ServerList{EventSeq: 3}, conn: conn})
+	event := func(ev apitype.Event) {
+		if ev.Status != nil {
+			ev.Status.EventSeq = ev.Seq // as the daemon sends it
+		}
+		m.daemonMsg(eventMsg{stream: stream, ev: ev})
+	}
+	status := func(state string, asOf int64) *apitype.ServerStatus {
+		return &apitype.ServerStatus{Name: "down", State: state, EventSeq: asOf}
+	}
+	want := func(when, state string) {
+		t.Helper()
+		s, ok := m.server("down")
+		switch {
+		case state == "" && ok:
+			t.Fatalf("%s: the server is shown (%s)", when, s.State)
+		case state != "" && s.State != state:
+			t.Fatalf("%s: %q is shown, want %q", when, s.State, state)
+		}
 	}
 
-	// A write's answer whose state began after the event's: the answer is
-	// shown ("ready"), not the "starting" its event announced before it.
-	ready := apitype.ServerStatus{Name: "down", State: apitype.StateReady, Tools: 1, Since: t0.Add(2 * time.Microsecond)}
-	m.write("restarted down", nil)
-	event(apitype.Event{Type: apitype.EventServer, Status: &starting})
-	m.daemonMsg(doneMsg{what: "restarted down", server: &ready, read: true})
-	if s, _ := m.server("down"); s.State != apitype.StateReady {
-		t.Fatalf("a newer answer was put back to the older event's state: %+v", s)
-	}
+	// A save's answer read before the event that said the server failed,
+	// arriving after it.
+	event(apitype.Event{Seq: 5, Type: apitype.EventServer, Status: status(apitype.StateFailed, 0)})
+	m.daemonMsg(doneMsg{what: "added down", server: status(apitype.StateStarting, 4), conn: conn})
+	want("after the save's older answer", apitype.StateFailed)
 
-	// The "starting" event sent before the answer was read, arriving after
-	// it: the answer's newer state stays.
-	event(apitype.Event{Type: apitype.EventServer, Status: &starting})
-	if s, _ := m.server("down"); s.State != apitype.StateReady {
-		t.Fatalf("an older event arriving after the answer was shown over it: %+v", s)
-	}
+	// A write's answer read after the "starting" event its write caused,
+	// arriving before it: the event is older, although it comes last.
+	m.daemonMsg(doneMsg{what: "restarted down", server: status(apitype.StateReady, 7), conn: conn})
+	want("after the restart's answer", apitype.StateReady)
+	event(apitype.Event{Seq: 6, Type: apitype.EventServer, Status: status(apitype.StateStarting, 0)})
+	want("after an older event that came after the answer", apitype.StateReady)
+	event(apitype.Event{Seq: 7, Type: apitype.EventServer, Status: status(apitype.StateReady, 0)})
+	event(apitype.Event{Seq: 8, Type: apitype.EventServer, Status: status(apitype.StateBackoff, 0)})
+	want("after a newer event", apitype.StateBackoff)
+	m.daemonMsg(doneMsg{what: "restarted down", server: status(apitype.StateReady, 8), conn: conn})
+	want("after an answer as of the event shown", apitype.StateReady)
 
-	// A list asked before the server was removed, answered after.
-	m.refresh()
-	event(apitype.Event{Type: apitype.EventServerRemoved, Server: "down"})
-	m.daemonMsg(serversMsg{list: &apitype.ServerList{Servers: []apitype.ServerStatus{starting}}, n: m.listAsked})
-	if s, ok := m.server("down"); ok {
-		t.Fatalf("a removed server is back from an older list: %+v", s)
-	}
+	// Lists come back in any order: an older one after a newer one.
+	m.daemonMsg(serversMsg{list: &apitype.ServerList{EventSeq: 9, Servers: []apitype.ServerStatus{*status(apitype.StateReady, 9)}}, conn: conn})
+	m.daemonMsg(serversMsg{list: &apitype.ServerList{EventSeq: 8, Servers: []apitype.ServerStatus{*status(apitype.StateBackoff, 8)}}, conn: conn})
+	want("after an older list came last", apitype.StateReady)
 
-	// With nothing awaited, the events are forgotten: a list is shown as it is.
-	m.refresh()
-	m.daemonMsg(serversMsg{list: &apitype.ServerList{Servers: []apitype.ServerStatus{starting}}, n: m.listAsked})
-	if s, _ := m.server("down"); s.State != apitype.StateStarting {
-		t.Fatalf("a list after the events ended was not shown as it is: %+v", s)
-	}
+	// A list read before the server was removed, arriving after the
+	// removal; then an event about it sent before the removal.
+	event(apitype.Event{Seq: 10, Type: apitype.EventServerRemoved, Server: "down"})
+	m.daemonMsg(serversMsg{list: &apitype.ServerList{EventSeq: 9, Servers: []apitype.ServerStatus{*status(apitype.StateReady, 9)}}, conn: conn})
+	want("after a list older than the removal", "")
+
+	// Added again, then removed by a delete whose answer comes before the
+	// events that came before it.
+	event(apitype.Event{Seq: 11, Type: apitype.EventServer, Status: status(apitype.StateStarting, 0)})
+	want("added again", apitype.StateStarting)
+	m.daemonMsg(doneMsg{what: "deleted down", removed: "down", removedAsOf: 13, conn: conn})
+	event(apitype.Event{Seq: 12, Type: apitype.EventServer, Status: status(apitype.StateReady, 0)})
+	want("after an event older than the delete's answer", "")
+
+	// A list without the server, read after an event about it that
+	// arrives late.
+	event(apitype.Event{Seq: 14, Type: apitype.EventServer, Status: status(apitype.StateStarting, 0)})
+	m.daemonMsg(serversMsg{list: &apitype.ServerList{EventSeq: 16}, conn: conn})
+	want("after a list without it", "")
+	event(apitype.Event{Seq: 15, Type: apitype.EventServer, Status: status(apitype.StateReady, 0)})
+	want("after an event older than the list without it", "")
+	event(apitype.Event{Seq: 17, Type: apitype.EventServer, Status: status(apitype.StateReady, 0)})
+	want("after a newer event", apitype.StateReady)
+
+	// A restarted daemon numbers its events from 1 again: its list is
+	// shown as it is, and an answer from before the reconnect is not.
+	m.connect()
+	m.daemonMsg(connectedMsg{stream: stream, list: &apitype.ServerList{EventSeq: 1, Servers: []apitype.ServerStatus{*status(apitype.StateStarting, 1)}}, conn: m.order.conn})
+	want("after reconnecting", apitype.StateStarting)
+	m.daemonMsg(doneMsg{what: "restarted down", server: status(apitype.StateReady, 30), conn: conn})
+	want("after an answer of the daemon before", apitype.StateStarting)
+	event(apitype.Event{Seq: 2, Type: apitype.EventServer, Status: status(apitype.StateReady, 0)})
+	want("after the new daemon's event", apitype.StateReady)
 }

@@ -292,13 +292,59 @@ function applyFilter() {
   }
 }
 
-// updateServer shows st, unless the status shown of that server began
-// later (a state's since is set when the daemon enters it): live updates
-// and answers come on two channels, and an update sent before an answer
-// was read can arrive after it ("starting" after the save's "ready").
-function updateServer(st) {
-  const shown = servers.get(st.name);
-  if (shown && sinceOrder(st.since, shown.since) < 0) return;
+// Answers (the list, a save's or an action's result) and live updates come
+// on two connections, and either may arrive first: the "starting" update
+// sent before a save's answer was read can arrive after its "ready". The
+// daemon numbers its events (seq) and says of every status which events it
+// is as new as (eventSeq), so the page shows the newer of two by their
+// numbers, never by the order they arrive in:
+//  - an event is newer than what is known of its server unless that was
+//    read as of it or later (its number is not above the known one);
+//  - an answer as of event N includes every event up to N: it is newer
+//    unless what is known came from a later event or answer.
+// What is known of a server is its shown status, or else the number as of
+// which it was seen gone: its removal's event, or a list without it.
+// conn numbers the connections of the live updates: a restarted daemon
+// numbers its events from 1 again, so an answer asked before a reconnect
+// is not compared with them.
+const order = { conn: 0, listed: 0, gone: new Map() };
+
+function older(seq, fromEvent, known) {
+  return fromEvent ? seq <= known : seq < known;
+}
+
+// knownSeq is the number as of which the page knows server name.
+function knownSeq(name) {
+  const shown = servers.get(name);
+  return shown ? shown.eventSeq || 0 : Math.max(order.listed, order.gone.get(name) || 0);
+}
+
+// showStatus shows st, from an event or an answer, unless what is known of
+// its server is newer.
+function showStatus(st, fromEvent) {
+  if (!older(st.eventSeq || 0, fromEvent, knownSeq(st.name))) drawServer(st);
+}
+
+// seenGone notes server name gone as of seq, unless its shown status is
+// newer; it reports whether the server was taken off.
+function seenGone(name, seq, fromEvent) {
+  const shown = servers.get(name);
+  if (shown && older(seq, fromEvent, shown.eventSeq || 0)) return false;
+  order.gone.set(name, Math.max(order.gone.get(name) || 0, seq));
+  return servers.delete(name);
+}
+
+// reconnected starts the numbering again: what is shown is kept until the
+// list read next replaces it, and is known as of nothing.
+function reconnected() {
+  order.conn++;
+  order.listed = 0;
+  order.gone.clear();
+  for (const st of servers.values()) st.eventSeq = 0;
+}
+
+// drawServer shows st as it is, keeping the card's open sections and logs.
+function drawServer(st) {
   servers.set(st.name, st);
   const old = document.querySelector('#servers > li[data-name="' + CSS.escape(st.name) + '"]');
   if (!old) { render(); return; }
@@ -311,77 +357,38 @@ function updateServer(st) {
   listChanged();
 }
 
-// A request whose answer tells server statuses (the list, a save, an
-// action) reads them at some moment while it runs, and live updates keep
-// coming meanwhile: one may be newer than the answer, so what it said is
-// applied again over the answer. Without this a failure announced during a
-// refresh was undone by the older list, and a server saved without
-// starting it, whose failure was announced before the save's answer came,
-// was shown as starting until its next try.
-let reading = 0;
-const lateStatuses = new Map(); // server name → status, or null if removed
-
-// readStatuses runs request and hands its answer to apply before the live
-// updates seen while it ran are forgotten; apply passes each status of the
-// answer through latest.
+// readStatuses runs a request whose answer tells server statuses and hands
+// the answer to apply, unless the live updates reconnected meanwhile.
 async function readStatuses(request, apply) {
-  reading++;
-  try {
-    const res = await request();
-    apply(res);
-    return res;
-  } finally {
-    if (--reading === 0) lateStatuses.clear();
-  }
-}
-
-// latest is the status to show for st, read by a request: what a live
-// update said while the request ran (null: removed), unless the answer's
-// state began later (a state's since is set when the daemon enters it), so
-// that a save's answer ("ready") is not put back to the "starting" its
-// live update announced before it.
-function latest(st) {
-  if (!lateStatuses.has(st.name)) return st;
-  const ev = lateStatuses.get(st.name);
-  return ev === null || sinceOrder(ev.since, st.since) >= 0 ? ev : st;
-}
-
-// sinceOrder compares two RFC 3339 times to the nanosecond (a Date keeps
-// only milliseconds, and two states can begin within one): <0, 0 or >0.
-function sinceOrder(a, b) {
-  const parts = (s) => {
-    const m = /^(.*?)(?:\.(\d+))?(Z|[+-]\d\d:\d\d)$/.exec(s || '');
-    return m ? [Date.parse(m[1] + m[3]) || 0, Number((m[2] || '').padEnd(9, '0'))] : [0, 0];
-  };
-  const [as, an] = parts(a), [bs, bn] = parts(b);
-  return as !== bs ? as - bs : an - bn;
+  const conn = order.conn;
+  const res = await request();
+  if (conn === order.conn) apply(res);
+  return res;
 }
 
 // showAnswer shows the server status in an action's answer, if any.
 function showAnswer(res) {
-  if (!res || !res.server) return;
-  const st = latest(res.server);
-  if (st) updateServer(st);
+  if (res && res.server) showStatus(res.server, false);
+}
+
+// showList takes in a list of the servers: each status newer than what is
+// known, and without the servers it does not have that were known as of
+// it or earlier. The caller renders.
+function showList(list) {
+  const listed = new Set(list.servers.map((s) => s.name));
+  for (const s of list.servers) {
+    if (!older(s.eventSeq || 0, false, knownSeq(s.name))) servers.set(s.name, s);
+  }
+  for (const name of [...servers.keys()]) {
+    if (!listed.has(name)) seenGone(name, list.eventSeq || 0, false);
+  }
+  order.listed = Math.max(order.listed, list.eventSeq || 0);
 }
 
 async function refresh() {
   await loadTools().catch(() => toolNames.clear());
-  await readStatuses(() => api('GET', '/servers'), (list) => {
-    servers.clear();
-    for (const s of list.servers) servers.set(s.name, s);
-    for (const [name, st] of lateStatuses) {
-      const listed = servers.get(name);
-      const shown = listed ? latest(listed) : st;
-      if (shown) servers.set(name, shown);
-      else servers.delete(name);
-    }
-  });
+  await readStatuses(() => api('GET', '/servers'), showList);
   render();
-}
-
-// live records what an event said while a request reads statuses.
-function live(name, st) {
-  if (reading) lateStatuses.set(name, st);
 }
 
 // cardErrors keeps each card's last action error, so that a card drawn
@@ -398,7 +405,7 @@ function cardError(name, msg) {
   else cardErrors.delete(name);
   const li = document.querySelector('#servers > li[data-name="' + CSS.escape(name) + '"]');
   // Drawn anew, so that the card says a failure once (see renderServer).
-  if (li && servers.has(name)) updateServer(servers.get(name));
+  if (li && servers.has(name)) drawServer(servers.get(name));
   else notice(msg);
 }
 
@@ -412,9 +419,7 @@ async function act_(name, action) {
 async function remove(name) {
   if (!confirm('Delete the server ' + name + ' and its stored credentials?')) return;
   try {
-    await api('DELETE', '/servers/' + enc(name));
-    servers.delete(name);
-    render();
+    await readStatuses(() => api('DELETE', '/servers/' + enc(name)), (res) => { if (seenGone(name, res.eventSeq || 0, false)) render(); });
     loadSecrets();
   } catch (e) { cardError(name, 'delete: ' + describe(e)); }
 }
@@ -889,6 +894,7 @@ function follow() {
   const es = new EventSource('/api/v1/events?page_token=' + enc(pageToken));
   es.addEventListener('open', () => {
     $('live').textContent = 'Live: changes appear as they happen';
+    reconnected();
     refresh().catch((e) => notice(describe(e)));
   });
   es.addEventListener('error', () => {
@@ -898,8 +904,8 @@ function follow() {
     }
   });
   const on = (type, f) => es.addEventListener(type, (m) => { try { f(JSON.parse(m.data)); } catch (e) { /* a malformed event is skipped */ } });
-  on('server', (ev) => { if (ev.status) { live(ev.status.name, ev.status); updateServer(ev.status); } });
-  on('server_removed', (ev) => { live(ev.server, null); servers.delete(ev.server); render(); });
+  on('server', (ev) => { if (ev.status) showStatus(ev.status, true); });
+  on('server_removed', (ev) => { if (seenGone(ev.server, ev.seq || 0, true)) render(); });
   on('held', () => refresh());
   on('catalog', () => refresh());
   on('stderr', (ev) => {
@@ -908,7 +914,7 @@ function follow() {
     const st = servers.get(ev.server);
     if (!st) return;
     st.stderr = (st.stderr || []).concat([ev.line]).slice(-20);
-    updateServer(st);
+    drawServer(st);
   });
 }
 

@@ -133,9 +133,10 @@ async function run(page) {
   step('added a stdio server');
 
   // A live update sent before an answer was read can arrive after it: one
-  // whose state began before the shown one's does not replace it.
+  // numbered no higher than the events the shown status is as new as does
+  // not replace it.
   const afterLate = await page.evaluate(() => {
-    const late = { type: 'server', status: { name: 'example', state: 'starting', since: '2001-01-01T00:00:00.000000001Z' } };
+    const late = { seq: 1, type: 'server', status: { name: 'example', state: 'starting', eventSeq: 1 } };
     window.plexusTestStreams.at(-1).dispatchEvent(new MessageEvent('server', { data: JSON.stringify(late) }));
     return document.querySelector('#servers > li[data-name="example"]').dataset.state;
   });
