@@ -171,13 +171,27 @@ type built struct {
 	disc     upstream.Discovery
 	entries  []catalog.Entry
 	warnings []string
+	early    *earlyChanges // of the connection listed
 }
 
 // connectOnce connects and builds the catalog entries; on failure nothing
 // is left running.
+//
+// A list change the server announces while it is being connected may
+// have come after it was listed (a team's replica that runs the server
+// offers its tools a moment after its name: the others may list nothing,
+// then hear of the tools before they are done connecting). There is no
+// live connection yet for onListChanged to list again, so the change is
+// held: the server is listed again before its entries are built, and
+// install lists it once more for a change held after that.
 func (s *Server) connectOnce(ctx context.Context) (*upstream.Conn, built, error) {
 	spec := s.p.Spec
-	spec.OnListChanged = s.onListChanged
+	early := &earlyChanges{}
+	spec.OnListChanged = func(kind string) {
+		if !early.hold(kind) {
+			s.onListChanged(kind)
+		}
+	}
 	spec.OnStderr = s.onStderr
 	if spec.Logger == nil {
 		spec.Logger = s.p.Logger // upstream adds the server's name itself
@@ -186,7 +200,16 @@ func (s *Server) connectOnce(ctx context.Context) (*upstream.Conn, built, error)
 	if err != nil {
 		return nil, built{}, err
 	}
-	b := built{disc: conn.Discovery()}
+	b := built{disc: conn.Discovery(), early: early}
+	if early.take() != "" {
+		rctx, cancel := context.WithTimeout(ctx, s.startupTimeout())
+		b.disc, err = conn.Refresh(rctx)
+		cancel()
+		if err != nil {
+			conn.Close()
+			return nil, built{}, err
+		}
+	}
 	if b.entries, b.warnings, err = s.build(b.disc); err != nil {
 		conn.Close()
 		return nil, built{}, err
@@ -215,7 +238,52 @@ func (s *Server) install(conn *upstream.Conn, b built) bool {
 	s.mu.Unlock()
 	s.setState(StateReady, nil)
 	s.log.Info("server ready", "protocol", conn.ProtocolVersion(), "tools", len(b.disc.Tools))
+	if kind := b.early.release(); kind != "" {
+		s.onListChanged(kind)
+	}
 	return true
+}
+
+// earlyChanges holds the list changes a connection announces before it is
+// installed (connectOnce).
+type earlyChanges struct {
+	mu      sync.Mutex
+	live    bool   // installed: its changes go to onListChanged
+	pending string // the kind of a change held; "" for none
+}
+
+// hold keeps a change of kind while the connection is not installed, and
+// reports whether it did.
+func (e *earlyChanges) hold(kind string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.live {
+		return false
+	}
+	if e.pending == "" {
+		e.pending = kind
+	}
+	return true
+}
+
+// take returns the kind of the change held, if any, and forgets it.
+func (e *earlyChanges) take() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	kind := e.pending
+	e.pending = ""
+	return kind
+}
+
+// release marks the connection installed and returns the kind of a
+// change held since the last take, if any.
+func (e *earlyChanges) release() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.live = true
+	kind := e.pending
+	e.pending = ""
+	return kind
 }
 
 func (s *Server) build(d upstream.Discovery) ([]catalog.Entry, []string, error) {
