@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -76,7 +77,9 @@ func inProcess(tb testing.TB, home string, ready func(*apitype.Status) bool) (ba
 			tb.Errorf("daemon: %v", err)
 		}
 	})
-	deadline := time.Now().Add(60 * time.Second)
+	start := time.Now()
+	deadline := start.Add(60 * time.Second)
+	slow := "" // where the daemon was starting servers after 20s
 	for {
 		st, err := client.New(home).Status(ctx)
 		if err == nil && ready(st) {
@@ -91,11 +94,53 @@ func inProcess(tb testing.TB, home string, ready func(*apitype.Status) bool) (ba
 			tb.Fatalf("daemon exited: %v", err)
 		default:
 		}
+		if slow == "" && time.Since(start) > 20*time.Second {
+			slow = "at 20s the daemon was starting servers in:\n" + starting()
+		}
 		if time.Now().After(deadline) {
-			tb.Fatalf("daemon not ready after 60s: %v %+v", err, st)
+			tb.Fatalf("daemon not ready after 60s: %v\n%s%s", err, notReady(home, st), slow)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// notReady says which servers of st are not ready, with what the daemon's
+// log says of them.
+func notReady(home string, st *apitype.Status) string {
+	if st == nil {
+		return "no status"
+	}
+	var b strings.Builder
+	logs, _ := os.ReadFile(filepath.Join(home, "logs.jsonl"))
+	for _, s := range st.Servers {
+		if s.State == apitype.StateReady {
+			continue
+		}
+		fmt.Fprintf(&b, "%s: %s, %d tools, %s\n", s.Name, s.State, s.Tools, s.LastError)
+		tag := fmt.Sprintf(`"server":%q`, s.Name)
+		for line := range strings.Lines(string(logs)) {
+			if strings.Contains(line, tag) {
+				b.WriteString("  " + line)
+			}
+		}
+	}
+	return b.String()
+}
+
+// starting is where the daemon in this process is starting servers: the
+// goroutines in a connect or a listing. Taken while a start is slow, it
+// shows what the start waits for (a server's start fails only after its
+// startup timeout, and its goroutines are gone by then).
+func starting() string {
+	buf := make([]byte, 8<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	var b strings.Builder
+	for g := range strings.SplitSeq(string(buf), "\n\n") {
+		if strings.Contains(g, "supervisor.(*Server).connectOnce") || strings.Contains(g, "upstream.(*Conn).refresh") {
+			b.WriteString(g + "\n\n")
+		}
+	}
+	return b.String()
 }
 
 // rawLister is a client of the face's tools/list with the standard
