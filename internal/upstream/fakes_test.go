@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -142,7 +143,19 @@ func runSDKFake() int {
 	s.AddPrompt(&mcp.Prompt{Name: "greet", Arguments: []*mcp.PromptArgument{{Name: "who"}}}, func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "hello " + req.Params.Arguments["who"]}}}}, nil
 	})
-	err := s.Run(context.Background(), &mcp.StdioTransport{})
+	var t mcp.Transport = &mcp.StdioTransport{}
+	if log := os.Getenv("FAKE_STDIN_LOG"); log != "" {
+		// What the server reads is logged as it reads it: the server's own
+		// read is what empties its stdin pipe, as it would be without the log.
+		f, err := os.Create(log)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer f.Close()
+		t = &mcp.IOTransport{Reader: stdinLogged{io.TeeReader(os.Stdin, f)}, Writer: stdoutNoClose{os.Stdout}}
+	}
+	err := s.Run(context.Background(), t)
 	fmt.Fprintf(os.Stderr, "server stopped: %v\n", err)
 	if stubborn {
 		select {}
@@ -249,3 +262,15 @@ func runDaemon() int {
 	time.Sleep(time.Hour)
 	return 0
 }
+
+// stdinLogged is the fake's stdin with a copy of what it reads logged; it
+// closes stdin.
+type stdinLogged struct{ io.Reader }
+
+func (stdinLogged) Close() error { return os.Stdin.Close() }
+
+// stdoutNoClose is the fake's stdout, left open when the session ends, as
+// mcp.StdioTransport leaves it.
+type stdoutNoClose struct{ io.Writer }
+
+func (stdoutNoClose) Close() error { return nil }

@@ -19,11 +19,14 @@ import (
 func TestLateReadingServerIsInitializedOnce(t *testing.T) {
 	s := fakeSpec(t, "sdk")
 	log := filepath.Join(t.TempDir(), "stdin")
-	// The fake only starts reading 4 probe bounds after its launch; what
-	// it reads is logged.
-	s.Argv = []string{"/bin/sh", "-c", `sleep 1.2; tee "$STDIN_LOG" | exec "$0"`, s.Argv[0]}
-	s.Env["STDIN_LOG"] = log
-	s.DiscoverTimeout = 300 * time.Millisecond
+	// The fake only starts reading 2.5 probe bounds after its launch, and
+	// logs what it reads (itself: a reader in front of it, such as tee,
+	// would empty the pipe before the server has read anything, and the
+	// probe's time would then include the server's own start, which for a
+	// race-built test binary on a loaded machine can exceed the bound).
+	s.Argv = []string{"/bin/sh", "-c", `sleep 2.5; exec "$0"`, s.Argv[0]}
+	s.Env["FAKE_STDIN_LOG"] = log
+	s.DiscoverTimeout = time.Second
 	s.StartupTimeout = 20 * time.Second
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
