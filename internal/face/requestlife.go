@@ -67,15 +67,24 @@ func (l *requestLives) mark(r *http.Request) (*requestLife, func()) {
 	life := &requestLife{ctx: r.Context(), session: r.Header.Get("Mcp-Session-Id")}
 	l.m.Store(key, life)
 	return life, func() {
-		l.m.Delete(key)
 		s := life.stream.Load()
 		switch {
 		case s == nil:
+			l.m.Delete(key)
 		case life.ctx.Err() == nil: // delivered
+			l.m.Delete(key)
 			l.byStream.Delete(streamKey{life.session, *s})
-		default: // dropped: resumable for as long as its call waits
+		default:
+			// Dropped, resumable for as long as its call waits. The life
+			// stays findable by its key too: the SDK names the stream (its
+			// priming event) before it hands the request to a handler, so a
+			// POST cut right after that ends before its handler calls tie,
+			// which must still find the call resumable, not gone.
 			k := streamKey{life.session, *s}
-			time.AfterFunc(resumeWindow, func() { l.byStream.CompareAndDelete(k, life) })
+			time.AfterFunc(resumeWindow, func() {
+				l.m.Delete(key)
+				l.byStream.CompareAndDelete(k, life)
+			})
 		}
 	}
 }
@@ -97,7 +106,8 @@ func (l *requestLives) resume(k streamKey) {
 type lifeKey struct{}
 
 // tie returns ctx ended also when the POST that carried the request ends
-// and its client does not resume it; at once if that POST is gone already.
+// and its client does not resume it; at once if that POST is gone already
+// and named no stream to resume.
 func (l *requestLives) tie(ctx context.Context, h http.Header) (context.Context, context.CancelFunc) {
 	key := h.Get(requestHeader)
 	if key == "" {
