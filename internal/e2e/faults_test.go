@@ -192,7 +192,18 @@ func testCrashWhileIdle(t *testing.T) {
 		t.Fatal(err)
 	}
 	ev := f.events.wait(t, 10*time.Second, "faulty in backoff", serverState(f.name, "backoff"))
-	if d := ev.Status.Since.Sub(killed); d > time.Second {
+	// At once is within a second, as the plain run holds it. In the race
+	// run the chain from the kill to the status (the race-built shim ends
+	// what is left of the tree and exits, the race-built daemon reaps it
+	// and tells) once took 1.45 s beside the other fault daemons, a stderr
+	// flood and a 40 MiB line among them, on two cores; there the bound is
+	// crash_call's 2 s. Both are far short of the 30 s keepalive, which
+	// would notice an idle server's loss if the exit were missed.
+	bound := time.Second
+	if testenv.Race() {
+		bound = 2 * time.Second
+	}
+	if d := ev.Status.Since.Sub(killed); d > bound {
 		t.Errorf("the death was noticed after %s", d)
 	}
 	if le := ev.Status.LastError; !strings.Contains(le, "SIGKILL") && !strings.Contains(le, "code 137") {
