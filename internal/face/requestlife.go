@@ -68,13 +68,7 @@ func (l *requestLives) mark(r *http.Request) (*requestLife, func()) {
 	l.m.Store(key, life)
 	return life, func() {
 		s := life.stream.Load()
-		switch {
-		case s == nil:
-			l.m.Delete(key)
-		case life.ctx.Err() == nil: // delivered
-			l.m.Delete(key)
-			l.byStream.Delete(streamKey{life.session, *s})
-		default:
+		if s != nil && life.ctx.Err() != nil {
 			// Dropped, resumable for as long as its call waits. The life
 			// stays findable by its key too: the SDK names the stream (its
 			// priming event) before it hands the request to a handler, so a
@@ -85,6 +79,11 @@ func (l *requestLives) mark(r *http.Request) (*requestLife, func()) {
 				l.m.Delete(key)
 				l.byStream.CompareAndDelete(k, life)
 			})
+			return
+		}
+		l.m.Delete(key)
+		if s != nil { // delivered
+			l.byStream.Delete(streamKey{life.session, *s})
 		}
 	}
 }

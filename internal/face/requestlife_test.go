@@ -2,6 +2,7 @@ package face
 
 import (
 	"context"
+	"net/http"
 	"net/http/httptest"
 	"testing"
 	"testing/synctest"
@@ -20,7 +21,7 @@ func TestCallOfADroppedPOSTTiedAfterItEnded(t *testing.T) {
 	// post marks a POST of session "s", lets its events name stream (if
 	// not ""), drops its connection and ends its handler, and returns the
 	// header its request carries to the handler.
-	post := func(l *requestLives, stream string) (hdr map[string][]string) {
+	post := func(l *requestLives, stream string) http.Header {
 		ctx, drop := context.WithCancel(context.Background())
 		r := httptest.NewRequestWithContext(ctx, "POST", "/mcp", nil)
 		r.Header.Set("Mcp-Session-Id", "s")
