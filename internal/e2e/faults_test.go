@@ -149,7 +149,7 @@ func testCrashInHandshake(t *testing.T) {
 // F-S3: the server never answers the handshake; startupTimeoutMs bounds it
 // and the hung process is killed.
 func testHangInHandshake(t *testing.T) {
-	f := newFaultEnv(t, faultSetup{args: []string{"--hang-at", "handshake"}, addFlags: []string{"--startup-timeout", "1500"}, atStart: true})
+	f := newFaultEnv(t, faultSetup{args: []string{"--hang-at", "handshake"}, addFlags: []string{"--startup-timeout", hangStartupTimeout}, atStart: true})
 	st := waitState(t, f.e, f.name, "failed", 20*time.Second)
 	mustContain(t, "lastError", st.LastError, "startup timeout")
 	if st.ExitCode != nil {
@@ -170,6 +170,15 @@ func testHangInHandshake(t *testing.T) {
 	})
 	f.endFault(t)
 }
+
+// hangStartupTimeout is the startup timeout of the server that hangs in the
+// handshake, in ms. It bounds the spawn as well as the handshake, so it must
+// leave the server time to start and read the first message: beside the
+// other fault daemons on two cores, a race-built fault server took 1.2 to
+// 2 s from the add to its main, and a clean-clone race run once killed one
+// at 1.5 s after it had written "faultserver ready" but before it had read
+// the handshake, so the hang under test never happened.
+const hangStartupTimeout = "5000"
 
 // F-S6: the server dies while idle (killed from outside): the loss is
 // noticed at once from the process exit, its tools stay listed, and it is
