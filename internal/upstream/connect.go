@@ -256,8 +256,10 @@ func (c *Conn) exitCause(e *ExitError) error {
 // for the exit of a server that closed its stdout.
 const exitAfterStdout = 3 * time.Second
 
-// connectError wraps err as a ConnectError for phase, naming a timeout as
-// such and a process exit as the cause.
+// connectError wraps err as a ConnectError for phase, naming the cause: a
+// process exit before the startup timeout, or the timeout — followed by the
+// exit, if the server died only after it (a late answer written to the
+// stdout Plexus had closed by then ends the server with SIGPIPE).
 func (c *Conn) connectError(ctx context.Context, phase string, err error, timeout time.Duration) error {
 	if ce := (*ConnectError)(nil); errors.As(err, &ce) {
 		return err
@@ -270,9 +272,15 @@ func (c *Conn) connectError(ctx context.Context, phase string, err error, timeou
 		// can take a while to be reaped after the stream's end.
 		wait = exitAfterStdout
 	}
-	if c.proc != nil && c.proc.waitExited(wait) {
+	exited := c.proc != nil && c.proc.waitExited(wait)
+	deadline, _ := ctx.Deadline()
+	timedOut := errors.Is(ctx.Err(), context.DeadlineExceeded)
+	switch {
+	case exited && (!timedOut || c.proc.exitedAt.Before(deadline)):
 		err = fmt.Errorf("%w: %w", c.proc.exitErr, err)
-	} else if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+	case exited:
+		err = fmt.Errorf("startup timeout (%s) exceeded: %w; then %w", timeout, err, c.proc.exitErr)
+	case timedOut:
 		err = fmt.Errorf("startup timeout (%s) exceeded: %w", timeout, err)
 	}
 	return &ConnectError{Server: c.name, Phase: phase, Err: err}

@@ -46,6 +46,8 @@ func TestMain(m *testing.M) {
 	case "hang":
 		signal.Ignore(syscall.SIGTERM)
 		select {}
+	case "late":
+		os.Exit(runLateFake())
 	default:
 		fmt.Fprintf(os.Stderr, "unknown fake mode %q\n", mode)
 		os.Exit(1)
@@ -159,6 +161,26 @@ func runSDKFake() int {
 	fmt.Fprintf(os.Stderr, "server stopped: %v\n", err)
 	if stubborn {
 		select {}
+	}
+	return 0
+}
+
+// runLateFake answers every line of its stdin with a result, each after
+// FAKE_LATE_MS: a server slower than its startup timeout. It writes as a
+// plain program does, so a write to a pipe its reader has closed ends it
+// with SIGPIPE.
+func runLateFake() int {
+	delay, _ := time.ParseDuration(os.Getenv("FAKE_LATE_MS") + "ms")
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		var msg struct {
+			ID json.RawMessage `json:"id"`
+		}
+		if json.Unmarshal(in.Bytes(), &msg) != nil || msg.ID == nil {
+			continue
+		}
+		time.Sleep(delay)
+		fmt.Fprintf(os.Stdout, `{"jsonrpc":"2.0","id":%s,"result":{}}`+"\n", msg.ID)
 	}
 	return 0
 }

@@ -34,9 +34,10 @@ type process struct {
 	mu       sync.Mutex
 	isReaped bool
 
-	exited  chan struct{} // closed once the leader is reaped; exitErr is set before
-	exitErr *ExitError
-	reaped  chan struct{} // closed once the leader is reaped and the rest of its group is gone
+	exited   chan struct{} // closed once the leader is reaped; exitErr and exitedAt are set before
+	exitErr  *ExitError
+	exitedAt time.Time     // when the leader's exit was seen, before the reap
+	reaped   chan struct{} // closed once the leader is reaped and the rest of its group is gone
 
 	sandbox *sandbox.Policy // nil unless sandboxed
 	egress  *sandbox.Egress // the proxy of a host:port list, or nil
@@ -194,6 +195,7 @@ func (p *process) watchExit() {
 	defer close(p.reaped)
 	defer releaseSandbox(p.sandbox, p.egress)
 	zombie := lifeline.WaitExitedNoReap(p.pid)
+	p.exitedAt = time.Now()
 	if zombie {
 		// The leader is a zombie, so the group id is still ours: tell what is
 		// left of the group to go before reaping.

@@ -305,6 +305,20 @@ func TestStdioStartupTimeout(t *testing.T) {
 	}
 }
 
+// A server that answers after its startup timeout has passed, to a pipe
+// Plexus has closed by then, dies of SIGPIPE: that exit is a consequence,
+// and the error still names the timeout as the cause, so that the remedy
+// offered (raise the startup timeout) is the right one.
+func TestStdioStartupTimeoutThenExit(t *testing.T) {
+	s := fakeSpec(t, "late", "FAKE_LATE_MS", "400")
+	s.StartupTimeout = 300 * time.Millisecond
+	s.StopGrace = 2 * time.Second
+	_, err := Connect(context.Background(), s)
+	if err == nil || !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "startup timeout (300ms) exceeded") {
+		t.Fatalf("err = %v, want the startup timeout as the cause", err)
+	}
+}
+
 func TestStdioListChanged(t *testing.T) {
 	changed := make(chan string, 10)
 	s := fakeSpec(t, "sdk")
