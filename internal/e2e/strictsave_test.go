@@ -46,7 +46,9 @@ func TestStrictSaves(t *testing.T) {
 	}{
 		{"no such command", []string{"add", "nocmd", "--", "/nonexistent/mcp-server"}, []string{"/nonexistent/mcp-server"}},
 		{"HTTP 500", []string{"add", "web", "http://" + ln.Addr().String() + "/mcp"}, []string{"500"}},
-		{"handshake timeout", []string{"add", "slow", "--startup-timeout", "500", "--", "sh", "-c", "echo waiting >&2; sleep 60"}, []string{"500ms", "waiting"}},
+		// The timeout bounds the spawn too: 3 s leaves the shell time to
+		// write its line on a loaded machine before it is killed.
+		{"handshake timeout", []string{"add", "slow", "--startup-timeout", "3000", "--", "sh", "-c", "echo waiting >&2; sleep 60"}, []string{"startup timeout (3s)", "waiting"}},
 		{"exits at once", []string{"add", "dies", "--", "sh", "-c", "echo missing API key >&2; exit 1"}, []string{"missing API key", "exit"}},
 		{"edit to a broken command", []string{"edit", "example", "--command", "/nonexistent/other"}, []string{"/nonexistent/other"}},
 	} {
