@@ -439,7 +439,15 @@ func testExitWithGrandchild(t *testing.T) {
 	if !res.IsError || res.meta(apitype.MetaError) != "transport_lost" || res.meta(apitype.MetaOutcome) != "unknown" {
 		t.Fatalf("call during the crash: %+v", res)
 	}
-	if res.Elapsed > 2*time.Second {
+	// Elapsed is the whole CLI call, a race-built process in the race run,
+	// where it once took 2.29 s beside the other fault daemons; there the
+	// bound is 4 s. Both are far short of the 30 s keepalive, which would
+	// notice the loss if the grandchild holding stdout hid the exit.
+	crashBound := 2 * time.Second
+	if testenv.Race() {
+		crashBound = 4 * time.Second
+	}
+	if res.Elapsed > crashBound {
 		t.Errorf("the crash was noticed after %s", res.Elapsed)
 	}
 	ev := f.events.wait(t, 10*time.Second, "faulty in backoff", serverState(f.name, "backoff"))
