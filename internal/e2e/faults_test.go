@@ -208,10 +208,7 @@ func testCrashWhileIdle(t *testing.T) {
 	// flood and a 40 MiB line among them, on two cores; there the bound is
 	// crash_call's 2 s. Both are far short of the 30 s keepalive, which
 	// would notice an idle server's loss if the exit were missed.
-	bound := time.Second
-	if testenv.Race() {
-		bound = 2 * time.Second
-	}
+	bound := testenv.RaceOr(time.Second, 2*time.Second)
 	if d := ev.Status.Since.Sub(killed); d > bound {
 		t.Errorf("the death was noticed after %s", d)
 	}
@@ -259,10 +256,7 @@ func testCrashInCall(t *testing.T) {
 	// for the restart would not fail at all. The race run, where the other
 	// server's calls took up to 570 ms beside the other fault daemons, gets
 	// 2 s, the bound of the crash's report above.
-	failBound := 500 * time.Millisecond
-	if testenv.Race() {
-		failBound = 2 * time.Second
-	}
+	failBound := testenv.RaceOr(500*time.Millisecond, 2*time.Second)
 	if d := time.Since(callStart); d > failBound {
 		t.Errorf("a call while restarting took %s to fail", d)
 	}
@@ -363,10 +357,7 @@ func testHugeLine(t *testing.T) {
 	ev := f.events.wait(t, 15*time.Second, "faulty in backoff", serverState(f.name, "backoff"))
 	lastErr := ev.Status.LastError
 	waitState(t, f.e, f.name, "ready", 15*time.Second)
-	bound := int64(160 << 20)
-	if testenv.Race() {
-		bound *= 4 // the race detector's shadow memory
-	}
+	bound := testenv.RaceOr[int64](160<<20, 4*160<<20) // ×4: the race detector's shadow memory
 	if rss := peakRSS(t, f.e.DaemonPID()); rss > bound {
 		t.Errorf("daemon peak RSS %d MiB after a 40 MiB line", rss>>20)
 	} else {
@@ -409,10 +400,7 @@ func testStderrFlood(t *testing.T) {
 	if st.State != "ready" || st.LastError != "" || len(st.Stderr) > 200 {
 		t.Errorf("status during the flood: state %s, lastError %q, %d stderr lines", st.State, st.LastError, len(st.Stderr))
 	}
-	bound := int64(160 << 20)
-	if testenv.Race() {
-		bound *= 4 // the race detector's shadow memory
-	}
+	bound := testenv.RaceOr[int64](160<<20, 4*160<<20) // ×4: the race detector's shadow memory
 	if rss := peakRSS(t, f.e.DaemonPID()); rss > bound {
 		t.Errorf("daemon peak RSS %d MiB during a stderr flood", rss>>20)
 	}
@@ -443,10 +431,7 @@ func testExitWithGrandchild(t *testing.T) {
 	// where it once took 2.29 s beside the other fault daemons; there the
 	// bound is 4 s. Both are far short of the 30 s keepalive, which would
 	// notice the loss if the grandchild holding stdout hid the exit.
-	crashBound := 2 * time.Second
-	if testenv.Race() {
-		crashBound = 4 * time.Second
-	}
+	crashBound := testenv.RaceOr(2*time.Second, 4*time.Second)
 	if res.Elapsed > crashBound {
 		t.Errorf("the crash was noticed after %s", res.Elapsed)
 	}

@@ -183,3 +183,13 @@ func sourceKey(root, pkg string, flags []string) (string, error) {
 // the detector multiplies memory and slows every step, which bounds that
 // hold a daemon to its budget allow for.
 func Race() bool { return raceEnabled }
+
+// RaceOr returns plain in a plain run and race in a race run: a bound that
+// holds a plain run and allows for the detector in the other. The reason
+// for each pair is written beside its use.
+func RaceOr[T any](plain, race T) T {
+	if raceEnabled {
+		return race
+	}
+	return plain
+}
