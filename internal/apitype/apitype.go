@@ -450,6 +450,12 @@ type ToolList struct {
 	Tools []Tool `json:"tools"`
 	// Warnings names servers left out and why.
 	Warnings []string `json:"warnings,omitempty"`
+	// EventSeq is the Seq of an event the list is at least as new as (see
+	// ServerStatus.EventSeq): of two lists, the one with the higher number
+	// was read later, whichever arrived last. Every change of the catalog
+	// is announced by an EventCatalog, so a list read after that event's
+	// Seq has the change.
+	EventSeq int64 `json:"eventSeq"`
 }
 
 // CallRequest is POST /v1/call.

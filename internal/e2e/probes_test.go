@@ -107,7 +107,16 @@ func TestProbesOnActivity(t *testing.T) {
 	if n := files.serverStarts(t); n != 4 {
 		t.Errorf("%d starts, want 4", n)
 	}
-	events.wait(t, 5*time.Second, "catalog", func(ev apitype.Event) bool { return ev.Type == apitype.EventCatalog })
+	joined := events.wait(t, 5*time.Second, "catalog", func(ev apitype.Event) bool { return ev.Type == apitype.EventCatalog })
+	// A listing read after the catalog event is as new as it, by its
+	// number, and has the server's tools (apitype.ToolList.EventSeq).
+	list, err := client.New(e.Home).Tools(t.Context(), "late")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if list.EventSeq < joined.Seq || len(list.Tools) == 0 {
+		t.Errorf("a listing read after the catalog event %d is as of event %d, with %d tools", joined.Seq, list.EventSeq, len(list.Tools))
+	}
 	work := toolOf(t, e, "late", "work") // more activity: must not probe or announce again
 	mustWork(t, e, work, "joined")
 	time.Sleep(2 * retry)

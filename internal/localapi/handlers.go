@@ -124,17 +124,20 @@ func (a *Handler) setEnabled(on bool) http.HandlerFunc {
 
 func (a *Handler) tools(w http.ResponseWriter, r *http.Request) {
 	a.host.Activity()
+	// Read before the catalog, the number is one the list is at least as
+	// new as (apitype.ToolList.EventSeq).
+	seq := a.host.EventSeq()
 	entries, warnings, err := a.host.Tools(r.URL.Query().Get("server"))
 	if err != nil {
 		a.renderError(w, r, err)
 		return
 	}
-	writeTools(w, r, entries, warnings)
+	writeTools(w, r, entries, warnings, seq)
 }
 
-// writeTools writes a catalog as a ToolList, or rendered in the format the
-// query asks for (mcp, openai, anthropic).
-func writeTools(w http.ResponseWriter, r *http.Request, entries []catalog.Entry, warnings []string) {
+// writeTools writes a catalog as a ToolList, as new as event seq, or
+// rendered in the format the query asks for (mcp, openai, anthropic).
+func writeTools(w http.ResponseWriter, r *http.Request, entries []catalog.Entry, warnings []string, seq int64) {
 	if format := r.URL.Query().Get("format"); format != "" {
 		raw, err := catalog.Render(entries, format)
 		if err != nil {
@@ -144,7 +147,7 @@ func writeTools(w http.ResponseWriter, r *http.Request, entries []catalog.Entry,
 		writeJSON(w, http.StatusOK, raw)
 		return
 	}
-	out := apitype.ToolList{Tools: make([]apitype.Tool, 0, len(entries)), Warnings: warnings}
+	out := apitype.ToolList{Tools: make([]apitype.Tool, 0, len(entries)), Warnings: warnings, EventSeq: seq}
 	for _, e := range entries {
 		out.Tools = append(out.Tools, host.APITool(e))
 	}

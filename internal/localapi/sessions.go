@@ -53,7 +53,8 @@ func (a *Handler) sessionTools(w http.ResponseWriter, r *http.Request) {
 	if s == nil {
 		return
 	}
-	writeTools(w, r, s.Tools(), nil)
+	seq := a.host.EventSeq() // read first: the list is at least as new
+	writeTools(w, r, s.Tools(), nil, seq)
 }
 
 func (a *Handler) sessionCall(w http.ResponseWriter, r *http.Request) {

@@ -43,10 +43,13 @@ type serversMsg struct {
 	err  error
 }
 
-// toolsMsg is one server's tool names, for the detail pane.
+// toolsMsg is one server's tool names, for the detail pane, read on
+// connection conn as of event asOf (order.go).
 type toolsMsg struct {
 	server string
 	names  []string
+	conn   uint64
+	asOf   int64
 }
 
 // doneMsg ends a write: what was done, and the server's state after it.
@@ -119,7 +122,7 @@ func (m *Model) refresh() tea.Cmd {
 }
 
 func (m *Model) fetchTools(server string) tea.Cmd {
-	c, ctx := m.c, m.ctx
+	c, ctx, conn := m.c, m.ctx, m.order.conn
 	return func() tea.Msg {
 		tl, err := c.Tools(ctx, server)
 		if err != nil {
@@ -132,7 +135,7 @@ func (m *Model) fetchTools(server string) tea.Cmd {
 			}
 		}
 		slices.Sort(names)
-		return toolsMsg{server: server, names: names}
+		return toolsMsg{server: server, names: names, conn: conn, asOf: tl.EventSeq}
 	}
 }
 

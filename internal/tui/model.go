@@ -160,7 +160,7 @@ func (m *Model) daemonMsg(msg tea.Msg) tea.Cmd {
 		}
 		return m.toolsOfSelected()
 	case toolsMsg:
-		m.tools[msg.server] = msg.names
+		m.showTools(msg)
 	case editMsg:
 		if msg.err != nil {
 			m.errMsg = "reading " + msg.name + ": " + msg.err.Error()

@@ -20,6 +20,10 @@ import (
 //
 // What is known of a server is its shown status, or else the number as of
 // which it was seen gone: its removal's event, or a list without it.
+//
+// A server's tool names for the detail pane are read when an event says
+// the catalog changed, and two reads may answer out of order too: the one
+// read as of the higher number is shown (showTools).
 type order struct {
 	// conn numbers the connections to the daemon (connect): a restarted
 	// daemon numbers its events from 1 again, so an answer read on an
@@ -31,6 +35,9 @@ type order struct {
 	// gone keeps, for each server removed since, the number as of which
 	// it was seen gone.
 	gone map[string]int64
+	// tools keeps, for each server, the number as of which its tool names
+	// shown were read.
+	tools map[string]int64
 }
 
 // older says whether s, from an event or an answer, is older than what is
@@ -102,4 +109,17 @@ func (m *Model) showList(conn uint64, list *apitype.ServerList) {
 func (m *Model) connectedList(conn uint64, list *apitype.ServerList) {
 	m.order = order{conn: conn, listed: list.EventSeq}
 	m.setServers(list.Servers)
+}
+
+// showTools shows a server's tool names read on connection msg.conn,
+// unless names read as of a later event are shown already.
+func (m *Model) showTools(msg toolsMsg) {
+	if msg.conn != m.order.conn || msg.asOf < m.order.tools[msg.server] {
+		return
+	}
+	if m.order.tools == nil {
+		m.order.tools = map[string]int64{}
+	}
+	m.order.tools[msg.server] = msg.asOf
+	m.tools[msg.server] = msg.names
 }

@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
@@ -111,4 +112,42 @@ func TestAnswersAndEventsInEventOrder(t *testing.T) {
 	want("after an answer of the daemon before", apitype.StateStarting)
 	event(apitype.Event{Seq: 2, Type: apitype.EventServer, Status: status(apitype.StateReady, 0)})
 	want("after the new daemon's event", apitype.StateReady)
+}
+
+// TestToolNamesInEventOrder: each catalog event makes the model read the
+// selected server's tool names again, and two reads may answer out of
+// order; the names read as of the later event stay shown, whichever
+// answer arrives last (order.go).
+func TestToolNamesInEventOrder(t *testing.T) {
+	m := New(context.Background(), client.New(t.TempDir()))
+	m.connect()
+	conn := m.order.conn
+	ready := apitype.ServerStatus{Name: "local", State: apitype.StateReady, Tools: 1, EventSeq: 4}
+	m.daemonMsg(connectedMsg{stream: &client.EventStream{}, list: &apitype.ServerList{EventSeq: 4, Servers: []apitype.ServerStatus{ready}}, conn: conn})
+	want := func(when, line string) {
+		t.Helper()
+		if v := m.View(); !strings.Contains(v, line) {
+			t.Fatalf("%s: the detail pane lacks %q:\n%s", when, line, v)
+		}
+	}
+
+	// Read while the server was starting (no tools yet), answering after
+	// the read made once its tools were in.
+	m.daemonMsg(toolsMsg{server: "local", names: []string{"ping"}, conn: conn, asOf: 4})
+	m.daemonMsg(toolsMsg{server: "local", names: nil, conn: conn, asOf: 2})
+	want("after an older answer came last", "tools     ping")
+
+	// Two reads as of the same event read the same catalog; a later one
+	// replaces the names.
+	m.daemonMsg(toolsMsg{server: "local", names: []string{"ping"}, conn: conn, asOf: 4})
+	m.daemonMsg(toolsMsg{server: "local", names: []string{"echo", "ping"}, conn: conn, asOf: 6})
+	want("after a newer answer", "tools     echo, ping")
+
+	// A restarted daemon numbers its events from 1 again: an answer read
+	// before the reconnect is not shown, the new daemon's is.
+	m.connect()
+	m.daemonMsg(connectedMsg{stream: &client.EventStream{}, list: &apitype.ServerList{EventSeq: 1, Servers: []apitype.ServerStatus{{Name: "local", State: apitype.StateReady, Tools: 1, EventSeq: 1}}}, conn: m.order.conn})
+	m.daemonMsg(toolsMsg{server: "local", names: []string{"ping"}, conn: m.order.conn, asOf: 1})
+	m.daemonMsg(toolsMsg{server: "local", names: []string{"old"}, conn: conn, asOf: 30})
+	want("after an answer of the daemon before", "tools     ping")
 }

@@ -241,8 +241,14 @@ function render() {
 
 const toolNames = new Map(); // server → its tools' own names, sorted
 
+// loadTools reads every server's tool names. Each catalog update makes the
+// page read them again, and two reads may answer out of order: the names
+// read as of the later event stay (order.tools).
 async function loadTools() {
+  const conn = order.conn;
   const list = await api('GET', '/tools');
+  if (conn !== order.conn || (list.eventSeq || 0) < order.tools) return;
+  order.tools = list.eventSeq || 0;
   toolNames.clear();
   for (const t of list.tools || []) {
     if (t.kind && t.kind !== 'tool') continue;
@@ -306,8 +312,9 @@ function applyFilter() {
 // which it was seen gone: its removal's event, or a list without it.
 // conn numbers the connections of the live updates: a restarted daemon
 // numbers its events from 1 again, so an answer asked before a reconnect
-// is not compared with them.
-const order = { conn: 0, listed: 0, gone: new Map() };
+// is not compared with them. tools is the number as of which the tool
+// names shown were read (loadTools).
+const order = { conn: 0, listed: 0, gone: new Map(), tools: 0 };
 
 function older(seq, fromEvent, known) {
   return fromEvent ? seq <= known : seq < known;
@@ -339,6 +346,7 @@ function seenGone(name, seq, fromEvent) {
 function reconnected() {
   order.conn++;
   order.listed = 0;
+  order.tools = 0;
   order.gone.clear();
   for (const st of servers.values()) st.eventSeq = 0;
 }

@@ -415,6 +415,34 @@ async function shownOnce(page, text) {
   assert.equal(n, 1, 'the error "' + text.slice(0, 80) + '" is shown ' + n + ' times');
 }
 
+// toolNamesInEventOrder: two reads of the tool names answer out of order,
+// the first one as read before the example server's tools were in; the
+// names read as of the later event stay shown.
+async function toolNamesInEventOrder(page) {
+  let first = true;
+  let release;
+  const secondAnswered = new Promise((r) => { release = r; });
+  await page.route('**/api/v1/tools', async (route) => {
+    const res = await route.fetch();
+    const list = await res.json();
+    if (!first) {
+      await route.fulfill({ response: res, json: list });
+      release();
+      return;
+    }
+    first = false;
+    list.tools = list.tools.filter((t) => t.server !== 'example');
+    list.eventSeq = Math.max(0, list.eventSeq - 1);
+    await secondAnswered;
+    await route.fulfill({ response: res, json: list });
+  });
+  await page.evaluate(() => Promise.all([loadTools(), new Promise((r) => setTimeout(r, 50)).then(loadTools)]).then(render));
+  await page.unroute('**/api/v1/tools');
+  const names = await card(page, 'example').locator('[data-testid=tools] li').allTextContents();
+  assert.ok(names.includes('echo'), 'after an older read of the tool names answered last: ' + names.join(', '));
+  step('an older read of the tool names answering last leaves the newer names shown');
+}
+
 // gatesSummaryAndFilter: the page says that external calls are off and
 // switches them on; the summary counts the servers; each server's tool
 // names fold out; the filter finds a server by its name or a tool's.
@@ -438,6 +466,7 @@ async function gatesSummaryAndFilter(page) {
   const names = await tools.locator('li').allInnerTexts();
   for (const n of ['echo', 'sha256', 'now']) assert.ok(names.includes(n), 'tool names: ' + names.join(', '));
   step('the example server\'s tool names fold out: ' + names.length);
+  await toolNamesInEventOrder(page);
 
   await page.fill('#filter', 'sha2');
   await page.waitForFunction(() => document.querySelector('#servers > li[data-name="remote"]').hidden &&
