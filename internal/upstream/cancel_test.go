@@ -31,6 +31,7 @@ func TestCancelReachesServer(t *testing.T) {
 			return &mcp.CallToolResult{}, nil
 		}
 	})
+	sessionsEnded(t, s)
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
 	ts := httptest.NewServer(h)
 	defer ts.Close()
@@ -133,6 +134,7 @@ func TestCancelKeepsA2026Server(t *testing.T) {
 	s.AddTool(&mcp.Tool{Name: "quick", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "still here"}}}, nil
 	})
+	sessionsEnded(t, s)
 	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
 		&mcp.StreamableHTTPOptions{Stateless: true, PropagateRequestCancellation: true}))
 	defer ts.Close()

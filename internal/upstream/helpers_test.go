@@ -141,3 +141,29 @@ func (b *logBuffer) String() string {
 func (b *logBuffer) logger() *slog.Logger {
 	return slog.New(slog.NewJSONHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
+
+// sessionsEnded fails the test if the SDK server s still holds a session
+// a while after the test's connections were closed: a Conn ends the
+// sessions it opened (over streamable HTTP, with a DELETE), so that no
+// server is left holding one. Call it before connecting, so that the
+// check runs after the connections' own cleanups.
+func sessionsEnded(t *testing.T, s *mcp.Server) {
+	t.Helper()
+	t.Cleanup(func() {
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			n := 0
+			for range s.Sessions() {
+				n++
+			}
+			if n == 0 {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Errorf("the server still holds %d session(s) 10s after the test's connections were closed", n)
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
+}

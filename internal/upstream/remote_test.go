@@ -48,6 +48,7 @@ func newRemoteFake(t *testing.T, sse bool) *remoteFake {
 		}
 		return nil, errors.New("slow ended")
 	})
+	sessionsEnded(t, s)
 	var h http.Handler
 	if sse {
 		h = mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return s }, nil)
@@ -220,6 +221,7 @@ func TestRefusedHealthCheckIsAnAnswer(t *testing.T) {
 	s.AddTool(&mcp.Tool{Name: "echo", InputSchema: map[string]any{"type": "object"}}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
 	})
+	sessionsEnded(t, s)
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
