@@ -454,7 +454,8 @@ type ToolList struct {
 	// ServerStatus.EventSeq): of two lists, the one with the higher number
 	// was read later, whichever arrived last. Every change of the catalog
 	// is announced by an EventCatalog, so a list read after that event's
-	// Seq has the change.
+	// Seq has the change. 0 in a session's list (GET
+	// /v1/sessions/{id}/tools), which holds changes back during a turn.
 	EventSeq int64 `json:"eventSeq"`
 }
 

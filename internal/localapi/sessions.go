@@ -53,8 +53,9 @@ func (a *Handler) sessionTools(w http.ResponseWriter, r *http.Request) {
 	if s == nil {
 		return
 	}
-	seq := a.host.EventSeq() // read first: the list is at least as new
-	writeTools(w, r, s.Tools(), nil, seq)
+	// No event number: a session holds catalog changes back during a turn,
+	// so its list may be older than any number read beside it.
+	writeTools(w, r, s.Tools(), nil, 0)
 }
 
 func (a *Handler) sessionCall(w http.ResponseWriter, r *http.Request) {
