@@ -17,9 +17,13 @@ import (
 // resumingServer is a session-era streamable HTTP server written by hand
 // whose standalone stream ends at once after a priming event; only the
 // resumed stream (Last-Event-ID) carries the elicitation that its one tool
-// waits for, and the tool's answer is the client's.
+// waits for, and the tool's answer is the client's. The elicitation goes
+// out once the call has arrived, as a real server's would: sent before it,
+// the client rightly refuses it, having no call to send it to.
 type resumingServer struct {
-	answered chan string // the elicitation's answer, as the client sent it
+	answered chan string   // the elicitation's answer, as the client sent it
+	called   chan struct{} // closed when tools/call arrives
+	callOnce sync.Once
 
 	mu    sync.Mutex
 	heads []string // Last-Event-ID of each standalone GET
@@ -37,6 +41,12 @@ func (p *resumingServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		if last != "g1" {
 			io.WriteString(w, "id: g1\nretry: 20\ndata: \n\n") // then the stream ends
+			return
+		}
+		w.(http.Flusher).Flush()
+		select {
+		case <-p.called:
+		case <-r.Context().Done():
 			return
 		}
 		io.WriteString(w, "id: g2\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"e1\",\"method\":\"elicitation/create\",\"params\":{\"message\":\"resumed\",\"requestedSchema\":{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"}}}}}\n\n")
@@ -68,6 +78,7 @@ func (p *resumingServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "tools/list":
 		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"ask","inputSchema":{"type":"object"}}]}}`, msg.ID)
 	case "tools/call":
+		p.callOnce.Do(func() { close(p.called) })
 		var got string
 		select {
 		case got = <-p.answered:
@@ -85,7 +96,7 @@ func (p *resumingServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // opened again with Last-Event-ID after the server's retry delay, and what
 // comes on the resumed stream reaches the caller.
 func TestStandaloneStreamIsResumed(t *testing.T) {
-	p := &resumingServer{answered: make(chan string, 1)}
+	p := &resumingServer{answered: make(chan string, 1), called: make(chan struct{})}
 	ts := httptest.NewServer(p)
 	defer ts.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
