@@ -60,8 +60,10 @@ func openStream(t *testing.T, d *dropper, base, id string) {
 }
 
 // freed waits until the profile takes a new session again (it holds one
-// at most) and returns how long that took; it fails the test after limit.
-func freed(t *testing.T, hc *http.Client, base, token string, limit time.Duration) time.Duration {
+// at most) and returns how long that took. After limit it fails the test
+// with the daemon's face log lines and what seen adds (the client's own
+// output), so that the failure shows which side lost track of the client.
+func freed(t *testing.T, e *testenv.Env, hc *http.Client, base, token string, limit time.Duration, seen func() string) time.Duration {
 	t.Helper()
 	start := time.Now()
 	for {
@@ -71,7 +73,15 @@ func freed(t *testing.T, hc *http.Client, base, token string, limit time.Duratio
 			return time.Since(start)
 		}
 		if time.Since(start) > limit {
-			t.Fatalf("the profile still holds the session of a client gone %s ago (a new initialize: %d)", limit, code)
+			var face []string
+			for _, l := range strings.Split(e.DaemonOutput(), "\n") {
+				// Leaving out the refusals of freed's own initialize.
+				if strings.Contains(l, "face") && !strings.Contains(l, "a new session refused") {
+					face = append(face, l)
+				}
+			}
+			t.Fatalf("the profile still holds the session of a client gone %s ago (a new initialize: %d)\nthe daemon's face log:\n%s\n%s",
+				limit, code, strings.Join(face, "\n"), seen())
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -130,7 +140,7 @@ func TestDroppedStreamEndsSession(t *testing.T) {
 		id, d := streamingSession(t, hc, base, token)
 		time.Sleep(200 * time.Millisecond)
 		d.drop() // the client is gone
-		took := freed(t, hc, base, token, dropGraceSeen+5*time.Second)
+		took := freed(t, e, hc, base, token, dropGraceSeen+5*time.Second, func() string { return "" })
 		t.Logf("the session was freed %s after its client dropped its stream", took.Round(10*time.Millisecond))
 		if code, _ := sessionPOST(t, hc, base, token, id, ping); code != http.StatusNotFound {
 			t.Errorf("a ping on the ended session: %d, want 404", code)
@@ -142,6 +152,8 @@ func TestDroppedStreamEndsSession(t *testing.T) {
 		cmd.Env = append(os.Environ(), "PLEXUS_HOME="+e.Home)
 		stdin, _ := cmd.StdinPipe()
 		stdout, _ := cmd.StdoutPipe()
+		var stderr testenv.SyncBuffer
+		cmd.Stderr = &stderr
 		if err := testenv.Start(t, cmd); err != nil {
 			t.Fatal(err)
 		}
@@ -157,7 +169,9 @@ func TestDroppedStreamEndsSession(t *testing.T) {
 			t.Fatalf("beside the bridge's session a new one got %d, want 503", code)
 		}
 		cmd.Process.Kill() // no DELETE: the editor's bridge is gone
-		took := freed(t, hc, base, token, dropGraceSeen+5*time.Second)
+		took := freed(t, e, hc, base, token, dropGraceSeen+5*time.Second, func() string {
+			return "the bridge's stderr:\n" + stderr.String()
+		})
 		t.Logf("the session was freed %s after its bridge was killed", took.Round(10*time.Millisecond))
 	})
 }

@@ -78,6 +78,7 @@ func (p *profile) serveStream(w http.ResponseWriter, r *http.Request) {
 		return // ended by the server, not by a client gone
 	}
 	seen := s.seen.Load()
+	p.f.log.Info("face: a session's client dropped its stream; the session ends unless the client is back within "+dropGrace.String(), "profile", p.name)
 	time.AfterFunc(dropGrace, func() {
 		if s.open.Load() > 0 || s.busy.Load() > 0 || s.seen.Load() != seen {
 			return // the client is back
