@@ -384,7 +384,15 @@ func (b *Bridge) deliver(msg []byte, initialize bool) {
 			b.mu.Lock()
 			b.version = r.Result.ProtocolVersion
 			b.mu.Unlock()
-			b.startListening()
+			// The client gets its session only once the face holds the
+			// session's stream (or streamWait passed): a client killed
+			// at any moment after is seen to go when the stream drops,
+			// where one killed before its GET was sent would leave its
+			// session held until the face's idle expiry.
+			select {
+			case <-b.startListening():
+			case <-time.After(streamWait):
+			}
 		}
 	}
 	b.outMu.Lock()
@@ -394,34 +402,49 @@ func (b *Bridge) deliver(msg []byte, initialize bool) {
 	b.out.Flush()
 }
 
-// startListening opens the session's GET stream unless it is open.
-func (b *Bridge) startListening() {
+// streamWait bounds how long the answer to initialize waits for the face
+// to answer the session's GET stream.
+const streamWait = 2 * time.Second
+
+// startListening opens the session's GET stream unless it is open, and
+// returns a channel closed once the face has answered the stream's first
+// GET (or none is to be opened).
+func (b *Bridge) startListening() <-chan struct{} {
 	b.mu.Lock()
 	start := !b.listening && b.sessionID != "" && b.listenCtx.Err() == nil
 	b.listening = b.listening || start
 	b.mu.Unlock()
-	if start {
-		b.listeners.Go(func() {
-			lost := b.listen()
-			b.mu.Lock()
-			b.listening = false
-			b.mu.Unlock()
-			if lost != "" {
-				// The face no longer knows the session: open it again now,
-				// so that its notifications reach the client before its
-				// next request.
-				if err := b.reopen(b.listenCtx, lost); err != nil && b.listenCtx.Err() == nil && b.Warn != nil {
-					b.Warn("the daemon's face lost this client's session, and it could not be opened again yet: %v", err)
-				}
-			}
-		})
+	answered := make(chan struct{})
+	if !start {
+		close(answered)
+		return answered
 	}
+	b.listeners.Go(func() {
+		lost := b.listen(answered)
+		b.mu.Lock()
+		b.listening = false
+		b.mu.Unlock()
+		if lost != "" {
+			// The face no longer knows the session: open it again now,
+			// so that its notifications reach the client before its
+			// next request.
+			if err := b.reopen(b.listenCtx, lost); err != nil && b.listenCtx.Err() == nil && b.Warn != nil {
+				b.Warn("the daemon's face lost this client's session, and it could not be opened again yet: %v", err)
+			}
+		}
+	})
+	return answered
 }
 
 // listen holds the session's GET stream open for messages the face sends
-// outside any request (list_changed), reconnecting after a break. It
-// returns the session's id if the face answered that it does not know it.
-func (b *Bridge) listen() (lost string) {
+// outside any request (list_changed), reconnecting after a break; it
+// closes answered when the face has answered its first GET, or it ends
+// first. It returns the session's id if the face answered that it does
+// not know it.
+func (b *Bridge) listen(answered chan struct{}) (lost string) {
+	var once sync.Once
+	first := func() { once.Do(func() { close(answered) }) }
+	defer first()
 	for attempt := 0; ; attempt++ {
 		b.mu.Lock()
 		sid, version, on := b.sessionID, b.version, b.listening
@@ -434,6 +457,7 @@ func (b *Bridge) listen() (lost string) {
 		req.Header.Set("Mcp-Session-Id", sid)
 		req.Header.Set("Mcp-Protocol-Version", version)
 		resp, err := b.HTTP.Do(req)
+		first()
 		if err == nil {
 			if resp.StatusCode == http.StatusOK {
 				attempt = 0

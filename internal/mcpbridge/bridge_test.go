@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -237,5 +238,53 @@ func TestBridgeKeepsOrder(t *testing.T) {
 				t.Errorf("tools/list was not answered:\n%s", out.buf.String())
 			}
 		})
+	}
+}
+
+// slowStreamFace is a fakeFace whose GET stream is answered only after a
+// pause, and that counts the GETs answered.
+type slowStreamFace struct {
+	fakeFace
+	answered atomic.Int32
+}
+
+func (f *slowStreamFace) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet {
+		time.Sleep(300 * time.Millisecond)
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		f.answered.Add(1)
+		<-r.Context().Done()
+		return
+	}
+	f.fakeFace.ServeHTTP(w, r)
+}
+
+// TestInitializeAnsweredWithStreamOpen: the client gets the answer to
+// initialize only once the face has answered the session's GET stream, so
+// that a client killed right after it has a stream whose drop the face
+// sees (and ends the session for).
+func TestInitializeAnsweredWithStreamOpen(t *testing.T) {
+	f := &slowStreamFace{}
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	in, feed := io.Pipe()
+	out := &lines{}
+	b := &Bridge{HTTP: srv.Client(), URL: srv.URL + "/mcp"}
+	done := make(chan error, 1)
+	go func() { done <- b.Run(context.Background(), in, out) }()
+	fmt.Fprintln(feed, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}`)
+	for end := time.Now().Add(10 * time.Second); !out.has(`"protocolVersion":"2025-11-25"`); time.Sleep(time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatal("no answer to initialize")
+		}
+	}
+	if n := f.answered.Load(); n != 1 {
+		t.Errorf("the client got the answer to initialize with %d GET streams answered, want 1", n)
+	}
+	feed.Close()
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }
