@@ -384,15 +384,7 @@ func (b *Bridge) deliver(msg []byte, initialize bool) {
 			b.mu.Lock()
 			b.version = r.Result.ProtocolVersion
 			b.mu.Unlock()
-			// The client gets its session only once the face holds the
-			// session's stream (or streamWait passed): a client killed
-			// at any moment after is seen to go when the stream drops,
-			// where one killed before its GET was sent would leave its
-			// session held until the face's idle expiry.
-			select {
-			case <-b.startListening():
-			case <-time.After(streamWait):
-			}
+			b.startListening()
 		}
 	}
 	b.outMu.Lock()
@@ -402,23 +394,25 @@ func (b *Bridge) deliver(msg []byte, initialize bool) {
 	b.out.Flush()
 }
 
-// streamWait bounds how long the answer to initialize waits for the face
-// to answer the session's GET stream.
+// streamWait bounds how long startListening waits for the face to answer
+// the session's GET stream.
 const streamWait = 2 * time.Second
 
 // startListening opens the session's GET stream unless it is open, and
-// returns a channel closed once the face has answered the stream's first
-// GET (or none is to be opened).
-func (b *Bridge) startListening() <-chan struct{} {
+// returns once the face has answered its first GET (or streamWait passed).
+// Its callers then hand the client its session (the answer to initialize,
+// or a session opened again): so a client killed at any moment after has
+// a stream whose drop the face sees, where one killed before its GET was
+// sent would leave its session held until the face's idle expiry.
+func (b *Bridge) startListening() {
 	b.mu.Lock()
 	start := !b.listening && b.sessionID != "" && b.listenCtx.Err() == nil
 	b.listening = b.listening || start
 	b.mu.Unlock()
-	answered := make(chan struct{})
 	if !start {
-		close(answered)
-		return answered
+		return
 	}
+	answered := make(chan struct{})
 	b.listeners.Go(func() {
 		lost := b.listen(answered)
 		b.mu.Lock()
@@ -433,7 +427,10 @@ func (b *Bridge) startListening() <-chan struct{} {
 			}
 		}
 	})
-	return answered
+	select {
+	case <-answered:
+	case <-time.After(streamWait):
+	}
 }
 
 // listen holds the session's GET stream open for messages the face sends

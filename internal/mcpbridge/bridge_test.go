@@ -242,7 +242,7 @@ func TestBridgeKeepsOrder(t *testing.T) {
 }
 
 // slowStreamFace is a fakeFace whose GET stream is answered only after a
-// pause, and that counts the GETs answered.
+// pause, and that counts the GETs answered (before their answer leaves).
 type slowStreamFace struct {
 	fakeFace
 	answered atomic.Int32
@@ -251,10 +251,10 @@ type slowStreamFace struct {
 func (f *slowStreamFace) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodGet {
 		time.Sleep(300 * time.Millisecond)
+		f.answered.Add(1)
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.WriteHeader(http.StatusOK)
 		w.(http.Flusher).Flush()
-		f.answered.Add(1)
 		<-r.Context().Done()
 		return
 	}

@@ -11,7 +11,6 @@ import (
 	"net"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/plexus-mcp/plexus/internal/jsonscan"
 	"github.com/plexus-mcp/plexus/internal/rawhttp"
@@ -148,10 +147,7 @@ func (b *Bridge) reopen(ctx context.Context, lost string) error {
 	if b.Warn != nil {
 		b.Warn("the daemon's face had lost this client's session (the daemon restarted?): opened it again")
 	}
-	select { // as after the client's own initialize (deliver)
-	case <-b.startListening():
-	case <-time.After(streamWait):
-	}
+	b.startListening()
 	c := init.Result.Capabilities
 	for _, n := range []struct {
 		on     bool
