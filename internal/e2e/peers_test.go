@@ -81,7 +81,7 @@ func longSession(t *testing.T, env []string, args ...string) []string {
 func runLongSession(t *testing.T, script string, env []string, args ...string) []string {
 	t.Helper()
 	cmd := testenv.TSPeerCommand(t, script, args...)
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = append(cmd.Env, env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)

@@ -53,12 +53,16 @@ func TSPeerDir(t testing.TB) string {
 }
 
 // TSPeerCommand is a command that runs one of the peer's scripts (e.g.
-// "longsession.ts") with node and tsx, in the peer's directory.
+// "longsession.ts") with node and tsx, in the peer's directory. Its
+// environment is this process's with TMPDIR set to a folder of the test's
+// own: tsx keeps its compile cache in the temporary folder (tsx-UID), and
+// that would outlive the test; a caller adds to cmd.Env, not replaces it.
 func TSPeerCommand(t testing.TB, script string, args ...string) *exec.Cmd {
 	t.Helper()
 	dir := TSPeerDir(t)
 	cmd := exec.Command("node", append([]string{"--import", "tsx", script}, args...)...)
 	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
 	return cmd
 }
 
