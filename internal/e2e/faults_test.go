@@ -348,7 +348,13 @@ func testGarbageOnStdout(t *testing.T) {
 // F-S13: one line over the 32 MiB frame limit fails its call and drops the
 // connection, which is restarted; the daemon's memory stays bounded.
 func testHugeLine(t *testing.T) {
-	f := newFaultEnv(t, faultSetup{args: []string{"--huge-line", "41943040"}})
+	// The call's timeout: the default 60 s in a plain run; 5 minutes under
+	// the race detector, where the race-built fault server alone takes about
+	// 20 s on an idle 2-core machine to encode its 40 MiB answer (each byte
+	// of it checked by the detector) and over a minute beside the rest of
+	// the race run. What is tested is the frame limit, not the timeout.
+	timeout := testenv.RaceOr("60000", "300000")
+	f := newFaultEnv(t, faultSetup{args: []string{"--huge-line", "41943040"}, addFlags: []string{"--call-timeout", timeout}})
 	res := call(t, f.e, f.work, `{"text":"big"}`)
 	if !res.IsError || res.meta(apitype.MetaError) != "transport_lost" {
 		t.Fatalf("call answered with a 40 MiB line: %+v", res)
