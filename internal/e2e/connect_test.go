@@ -177,7 +177,7 @@ func TestConnectRealClients(t *testing.T) {
 		argv := append(commands[client], "mcp", "list")
 		cmd := exec.Command(argv[0], argv[1:]...)
 		cmd.Dir = project
-		// TMPDIR: Claude Code keeps a folder a project in the temporary
+		// TMPDIR: Claude Code keeps a folder per project in the temporary
 		// folder (claude-UID), which would outlive the test.
 		cmd.Env = append(os.Environ(), append(h.env, "PLEXUS_HOME="+e.Home, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
 			"NO_COLOR=1", "CI=1", "TMPDIR="+t.TempDir())...)
