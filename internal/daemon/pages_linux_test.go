@@ -36,6 +36,9 @@ func mappingAt(t *testing.T, addr uintptr) (rssKiB, anonKiB int, flags string) {
 			continue
 		}
 		fields := strings.Fields(line)
+		if len(fields) < 2 {
+			continue
+		}
 		switch {
 		case fields[0] == "Rss:":
 			rssKiB, _ = strconv.Atoi(fields[1])
@@ -135,9 +138,9 @@ func TestShedFilePages(t *testing.T) {
 	}
 }
 
-// TestShedStartupPages: the daemon's own code mapping is found and
-// advised (fault-around off, "rr"; no huge pages, "nh"), and the process
-// runs on — its code is mapped again as it runs. How much of the code's
+// TestShedStartupPages: the daemon's own code and read-only data are
+// found and advised (fault-around off, "rr"; no huge pages, "nh"), and the
+// process runs on — its code is mapped again as it runs. How much of the code's
 // RSS stays unmapped is not checked here: where the page cache holds the
 // executable in large folios, running any code of a folio maps the whole
 // folio back, so what the next read of smaps sees depends on how the test
@@ -148,34 +151,24 @@ func TestShedStartupPages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var code uintptr
-	f, err := os.Open("/proc/self/maps")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		rng, perms, name, ok := smapsHeader(sc.Bytes())
-		if ok && name == exe && string(perms) == "r-xp" {
-			lo, _, _ := strings.Cut(string(rng), "-")
-			v, _ := strconv.ParseUint(lo, 16, 64)
-			code = uintptr(v)
-			break
-		}
-	}
-	f.Close()
-	if code == 0 {
-		t.Fatalf("no r-xp mapping of %s in /proc/self/maps", exe)
-	}
 	shedStartupPages()
-	rss, _, flags := mappingAt(t, code)
-	if !strings.Contains(flags, " rr") {
-		t.Errorf("fault-around still on for the code: %s", flags)
+	maps := fileMappings(exe)
+	if len(maps) == 0 {
+		t.Fatalf("no read-only mapping of %s in /proc/self/smaps", exe)
 	}
-	if !strings.Contains(flags, " nh") {
-		t.Errorf("the code may still be mapped back in huge pages: %s", flags)
+	for _, m := range maps {
+		if m.written {
+			continue
+		}
+		rss, _, flags := mappingAt(t, m.start)
+		if !strings.Contains(flags, " rr") {
+			t.Errorf("%#x: fault-around still on: %s", m.start, flags)
+		}
+		if !strings.Contains(flags, " nh") {
+			t.Errorf("%#x: may still be mapped back in huge pages: %s", m.start, flags)
+		}
+		t.Logf("%#x-%#x: %d KiB resident after the shed", m.start, m.end, rss)
 	}
-	t.Logf("code RSS after the shed: %d KiB", rss)
 	// Still running: formatting and parsing reach code not run since.
 	if n, err := strconv.Atoi(strconv.Itoa(12345)); err != nil || n != 12345 {
 		t.Fatal("the process broke")
