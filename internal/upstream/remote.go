@@ -166,6 +166,9 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return resp, err
 	}
+	if resp, err = readAnswer(req, resp); err != nil {
+		return nil, err
+	}
 	if req.Method == http.MethodPost && isKeepAlive(req.Context()) {
 		return refusedCheck(req, resp), nil // not recorded: a refusal is not a failure
 	}
