@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-
 	"github.com/plexus-mcp/plexus/internal/upstream"
 )
 
@@ -54,9 +52,12 @@ func (s *Server) watch(conn *upstream.Conn) (hung error, quit bool) {
 			ctx, cancel := context.WithTimeout(context.Background(), s.p.Policy.KeepAlive/2)
 			err := conn.Ping(ctx)
 			cancel()
-			var answered *jsonrpc.Error
-			if err == nil || errors.As(err, &answered) {
-				misses = 0 // an error answer is an answer: the server is alive
+			// An error answer is an answer: the server is alive. A failed
+			// HTTP request is not, though the SDK reports it as a JSON-RPC
+			// error of its own ("rejected by transport"): AnswerError tells
+			// the server's from the SDK's.
+			if err == nil || upstream.AnswerError(err) != nil {
+				misses = 0
 				continue
 			}
 			misses++
