@@ -301,13 +301,17 @@ func TestClientGoneMidElicitation(t *testing.T) {
 func TestIdle2026Upstream(t *testing.T) {
 	t.Parallel()
 	needConformance(t)
-	const interval = 200 * time.Millisecond
+	// Each health check may take half the interval before it counts as
+	// missed (three missed in a row lose the server): long enough for a
+	// loaded, race-built run, short enough to see eleven.
+	const interval = 500 * time.Millisecond
 	upstreams := []struct{ name, url, tool string }{
 		{"go26", startHTTPFixture(t, everythingServer(t), true), "test_simple_text"},
 		{"ts26", testenv.StartTSPeer2026(t), "test_simple_text"},
 	}
 	for _, up := range upstreams {
 		t.Run(up.name, func(t *testing.T) {
+			t.Parallel()
 			// The keep-alives are counted on their way to the server, and the
 			// status read once the twelfth has arrived (the eleventh answered
 			// and taken), not after a pause that a loaded machine may not fill.

@@ -69,9 +69,20 @@ func TestProbesOnActivity(t *testing.T) {
 		return at
 	}
 
+	// The state is set where the start failed; the host then schedules the
+	// first probe, and the status names it a moment later: retryMs after
+	// the failure.
 	t.Run("nextTryAt", func(t *testing.T) {
-		if st.NextTryAt == nil {
-			t.Fatal("a failed server's status has no nextTryAt")
+		var s apitype.ServerStatus
+		waitFor(t, 5*time.Second, "nextTryAt in the failed server's status", func() bool {
+			s = statusOf(t, e, "late")
+			return s.NextTryAt != nil
+		})
+		if s.State != "failed" || s.LastErrorAt == nil {
+			t.Fatalf("state %s, last error at %v", s.State, s.LastErrorAt)
+		}
+		if after := s.NextTryAt.Sub(*s.LastErrorAt); after < retry || after > retry+2*time.Second {
+			t.Errorf("the next try is due %s after the failure, want retryMs (%s)", after, retry)
 		}
 	})
 

@@ -41,10 +41,11 @@ func TestIdle2026UpstreamStaysReady(t *testing.T) {
 	}))
 	defer ts.Close()
 
-	sc := config.Server{Type: config.TypeHTTP, URL: ts.URL, KeepAliveMs: 100}
+	// Each check may take half the interval before it counts as missed.
+	sc := config.Server{Type: config.TypeHTTP, URL: ts.URL, KeepAliveMs: 250}
 	p := PolicyFor(sc)
-	if p.KeepAlive != 100*time.Millisecond {
-		t.Fatalf("keepAliveMs 100 gave a keep-alive of %v", p.KeepAlive)
+	if p.KeepAlive != 250*time.Millisecond {
+		t.Fatalf("keepAliveMs 250 gave a keep-alive of %v", p.KeepAlive)
 	}
 	p.Initial = 20 * time.Millisecond
 	s := New(Params{Name: "idle", Config: sc, Spec: upstream.Spec{Name: "idle", Type: "http", URL: ts.URL}, Policy: p})
