@@ -46,10 +46,15 @@ func TestStandaloneStreamRequestReachesCaller(t *testing.T) {
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet {
-			select {
-			case gets <- r.Header.Get("Mcp-Protocol-Version"):
-			default:
-			}
+			// Told once the server answers the stream: the SDK's server takes
+			// the stream for its requests as it writes the answer's headers
+			// (before that, a request it sends there is undelivered).
+			w = &headerSignal{ResponseWriter: w, signal: func() {
+				select {
+				case gets <- r.Header.Get("Mcp-Protocol-Version"):
+				default:
+				}
+			}}
 		}
 		h.ServeHTTP(w, r)
 	}))
@@ -84,3 +89,22 @@ func TestStandaloneStreamRequestReachesCaller(t *testing.T) {
 		})
 	}
 }
+
+// headerSignal calls signal once the handler has written its answer's
+// status.
+type headerSignal struct {
+	http.ResponseWriter
+	signal func()
+}
+
+func (w *headerSignal) WriteHeader(code int) {
+	w.ResponseWriter.WriteHeader(code)
+	if w.signal != nil {
+		w.signal()
+		w.signal = nil
+	}
+}
+
+func (w *headerSignal) Flush() { w.ResponseWriter.(http.Flusher).Flush() }
+
+func (w *headerSignal) Unwrap() http.ResponseWriter { return w.ResponseWriter }
