@@ -206,8 +206,8 @@ func testCrashWhileIdle(t *testing.T) {
 	// what is left of the tree and exits, the race-built daemon reaps it
 	// and tells) once took 1.45 s beside the other fault daemons, a stderr
 	// flood and a 40 MiB line among them, on two cores; there the bound is
-	// crash_call's 2 s. Both are far short of the 30 s keepalive, which
-	// would notice an idle server's loss if the exit were missed.
+	// 2 s. Both are far short of the 30 s keepalive, which would notice an
+	// idle server's loss if the exit were missed.
 	bound := testenv.RaceOr(time.Second, 2*time.Second)
 	if d := ev.Status.Since.Sub(killed); d > bound {
 		t.Errorf("the death was noticed after %s", d)
@@ -238,7 +238,14 @@ func testCrashInCall(t *testing.T) {
 		t.Fatalf("call during a crash: %+v", res)
 	}
 	mustContain(t, "error result", res.text(), "outcome is unknown")
-	if res.Elapsed > 2*time.Second {
+	// Elapsed is the whole CLI call, a race-built process talking to a
+	// race-built daemon in the race run, where it once took 2.57 s beside
+	// the other fault daemons; there the bound is 4 s, as
+	// exit_with_grandchild's. Both are far short of the 30 s keepalive,
+	// which would notice the loss only if the closed stdout and the exit
+	// were both missed.
+	crashBound := testenv.RaceOr(2*time.Second, 4*time.Second)
+	if res.Elapsed > crashBound {
 		t.Errorf("the crash was reported after %s", res.Elapsed)
 	}
 	if n := f.files.count(t); n != 1 {
@@ -255,7 +262,7 @@ func testCrashInCall(t *testing.T) {
 	// At once is well inside the backoff (about 1 s); a call that waited
 	// for the restart would not fail at all. The race run, where the other
 	// server's calls took up to 570 ms beside the other fault daemons, gets
-	// 2 s, the bound of the crash's report above.
+	// 2 s (this call is made in the test's process, not through the CLI).
 	failBound := testenv.RaceOr(500*time.Millisecond, 2*time.Second)
 	if d := time.Since(callStart); d > failBound {
 		t.Errorf("a call while restarting took %s to fail", d)
