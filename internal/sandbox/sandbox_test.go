@@ -3,6 +3,7 @@ package sandbox
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -144,6 +145,62 @@ func TestMainRefusesBadPolicy(t *testing.T) {
 	for _, args := range [][]string{nil, {"{}", "--", "/bin/true"}, {"not json", "--", "/bin/true"}, {`{"private":"/x","network":{"mode":"some"}}`, "--", "/bin/true"}, {`{"private":"/x","network":{"mode":"list","allow":[{"host":"h","port":1}]}}`, "--", "/bin/true"}} {
 		if code := Main(args); code != 2 && code != 126 {
 			t.Errorf("Main(%q) = %d, want 2 or 126", args, code)
+		}
+	}
+}
+
+// A program a version manager installed under the home runs with the
+// manager's folder readable (its shims run its scripts, which read its
+// versions) and the home's version files, and nothing else of the home.
+func TestProgramTreeVersionManagers(t *testing.T) {
+	home := t.TempDir()
+	mk := func(rel, content string, mode os.FileMode) string {
+		p := filepath.Join(home, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), mode); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	shim := mk(".pyenv/shims/python3", "#!/bin/sh\nexec \"$PYENV_ROOT/libexec/pyenv\" exec python3 \"$@\"\n", 0o755)
+	mk(".pyenv/versions/3.12.1/bin/python3.12", "binary", 0o755)
+	nvmNode := mk(".nvm/versions/node/v22.1.0/bin/node", "binary", 0o755)
+	mk(".ssh/id_rsa", "secret", 0o600)
+	cargo := mk(".cargo/bin/tool", "binary", 0o755)
+	mk(".cargo/credentials.toml", "token", 0o600)
+	custom := t.TempDir()
+	asdfTool := filepath.Join(custom, "installs", "x", "1.0", "bin", "x")
+	if err := os.MkdirAll(filepath.Dir(asdfTool), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(asdfTool, []byte("binary"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"ASDF_DATA_DIR": custom}
+	getenv := func(k string) string { return env[k] }
+
+	for _, tc := range []struct {
+		path      string
+		want, not []string
+	}{
+		{shim, []string{filepath.Join(home, ".pyenv"), filepath.Join(home, ".python-version")}, []string{home, filepath.Join(home, ".ssh")}},
+		{nvmNode, []string{filepath.Join(home, ".nvm"), filepath.Join(home, ".nvmrc")}, []string{home}},
+		{cargo, []string{filepath.Join(home, ".cargo", "bin")}, []string{filepath.Join(home, ".cargo"), home}},
+		{asdfTool, []string{custom, filepath.Join(home, ".tool-versions")}, []string{home}},
+		{"/bin/sh", nil, []string{home, filepath.Join(home, ".pyenv")}},
+	} {
+		got := programTree(tc.path, home, getenv)
+		for _, w := range tc.want {
+			if !slices.Contains(got, w) {
+				t.Errorf("%s: %s is not readable; got %q", tc.path, w, got)
+			}
+		}
+		for _, n := range tc.not {
+			if slices.Contains(got, n) {
+				t.Errorf("%s: %s is readable; got %q", tc.path, n, got)
+			}
 		}
 	}
 }
