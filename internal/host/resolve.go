@@ -81,7 +81,7 @@ func (h *Host) resolve(name string, sc config.Server, cfg *config.File, lookup f
 			spec.Env[k] = v
 		}
 		if sc.Sandbox != nil {
-			pol, err := sandboxPolicy(name, *sc.Sandbox, h.opts.Store.Home())
+			pol, err := sandboxPolicy(name, *sc.Sandbox, h.opts.Store.Home(), sc.Cwd)
 			if err != nil {
 				return spec, wrap("sandbox", err)
 			}
