@@ -3,8 +3,10 @@ package host
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
+	"github.com/plexus-mcp/plexus/internal/sandbox"
 	"github.com/plexus-mcp/plexus/internal/upstream"
 )
 
@@ -54,3 +56,15 @@ func (e *StartError) Error() string {
 }
 
 func (e *StartError) Unwrap() error { return e.Err }
+
+// SandboxHint is the flag that would have allowed what a sandboxed
+// server's sandbox refused last, as advice; "" when its stderr holds no
+// such line of Plexus's.
+func (e *StartError) SandboxHint() string {
+	lines := e.Stderr
+	var ce *upstream.ConnectError
+	if errors.As(e.Err, &ce) {
+		lines = append(slices.Clone(lines), ce.Stderr...)
+	}
+	return sandbox.Remedy(e.Server, lines)
+}

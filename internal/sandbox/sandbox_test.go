@@ -42,11 +42,17 @@ func TestMissing(t *testing.T) {
 func TestExplain(t *testing.T) {
 	p := &Policy{Network: Network{Mode: NetworkNone}}
 	for _, tc := range []struct{ line, want string }{
-		{"Error: EACCES: permission denied, open '/root/.ssh/id_rsa'", "sandbox: denied access to /root/.ssh/id_rsa (not in the sandbox's folders)"},
-		{"PermissionError: [Errno 13] Permission denied: '/home/u/.aws/credentials'", "sandbox: denied access to /home/u/.aws/credentials (not in the sandbox's folders)"},
-		{"cat: /etc/shadow: Permission denied", "sandbox: denied access to /etc/shadow (not in the sandbox's folders)"},
-		{"Error: connect EACCES 1.2.3.4:443 - Local (0.0.0.0:0)", "sandbox: denied connection to 1.2.3.4:443 (network: none)"},
-		{"getaddrinfo EAI_AGAIN api.github.com", "sandbox: denied resolving api.github.com (network: none)"},
+		{"Error: EACCES: permission denied, open '/root/.ssh/id_rsa'", "sandbox: denied access to /root/.ssh/id_rsa (not in the sandbox's folders; --allow-read /root/.ssh/id_rsa allows it)"},
+		{"PermissionError: [Errno 13] Permission denied: '/home/u/.aws/credentials'", "sandbox: denied access to /home/u/.aws/credentials (not in the sandbox's folders; --allow-read /home/u/.aws/credentials allows it)"},
+		{"cat: /etc/shadow: Permission denied", "sandbox: denied access to /etc/shadow (not in the sandbox's folders; --allow-read /etc/shadow allows it)"},
+		{"Error: connect EACCES 1.2.3.4:443 - Local (0.0.0.0:0)", "sandbox: denied connection to 1.2.3.4:443 (network: none; --allow-net 1.2.3.4:443 allows it, through Plexus's proxy)"},
+		{"getaddrinfo EAI_AGAIN api.github.com", "sandbox: denied resolving api.github.com (network: none; --allow-net api.github.com:PORT allows it, through Plexus's proxy)"},
+		{"Error: connect EPERM /var/run/docker.sock", "sandbox: denied the unix socket /var/run/docker.sock (a sandboxed server reaches no unix socket; only without --sandbox would it)"},
+		{"dial unix /run/user/0/bus: socket: operation not permitted", "sandbox: denied the unix socket /run/user/0/bus (a sandboxed server reaches no unix socket; only without --sandbox would it)"},
+		{"npm error request to https://registry.npmjs.org/@modelcontextprotocol%2fserver-everything failed: cache mode is 'only-if-cached' but no cached response is available.",
+			"sandbox: the package manager cannot fetch from registry.npmjs.org:443 (network: none, so it runs from the user's cache, which does not hold the package; --allow-net registry.npmjs.org:443 allows it, through Plexus's proxy)"},
+		{"error: Network connectivity is disabled, but the requested data wasn't found in the cache for: `https://pypi.org/simple/mcp-server-time/`",
+			"sandbox: the package manager cannot fetch from pypi.org:443 (network: none, so it runs from the user's cache, which does not hold the package; --allow-net pypi.org:443 allows it, through Plexus's proxy)"},
 		{"listening on stdio", ""},
 		{"sandbox: denied access to /x (not in the sandbox's folders)", ""},
 	} {
@@ -59,9 +65,36 @@ func TestExplain(t *testing.T) {
 func TestExplainHostList(t *testing.T) {
 	p := &Policy{Network: Network{Mode: NetworkList, Allow: []HostPort{{"api.github.com", 443}}}}
 	got := p.Explain("Error: connect EACCES 140.82.112.6:443")
-	want := "sandbox: denied connection to 140.82.112.6:443 (allowed: api.github.com:443, only through the sandbox's proxy, $HTTPS_PROXY)"
+	want := "sandbox: denied connection to 140.82.112.6:443 (allowed: api.github.com:443, only through the sandbox's proxy, $HTTPS_PROXY; --allow-net 140.82.112.6:443 allows it, through Plexus's proxy)"
 	if got != want {
 		t.Errorf("Explain = %q, want %q", got, want)
+	}
+	// npm's offline cache miss is network none's: with a list npm asks the
+	// proxy, whose own line says what it refused.
+	if got := p.Explain("npm error request to https://registry.npmjs.org/x failed: cache mode is 'only-if-cached' but no cached response is available."); got != "" {
+		t.Errorf("a host list explained npm's offline miss: %q", got)
+	}
+}
+
+// A server that could not start is told the flag that would have allowed
+// what the sandbox refused last.
+func TestRemedy(t *testing.T) {
+	for _, tc := range []struct {
+		lines []string
+		want  string
+	}{
+		{[]string{"npm error code E403", deniedConnect("sandbox: denied connect to registry.npmjs.org:443"), "npm error 403 Forbidden"},
+			"the sandbox refused it (`plexus logs fs` shows the line): give it `--allow-net registry.npmjs.org:443`, on `plexus add` or with `plexus edit fs --allow-net registry.npmjs.org:443` once saved"},
+		{[]string{"sandbox: denied access to /a (not in the sandbox's folders; --allow-read /a allows it)", "sandbox: denied access to /b (not in the sandbox's folders; --allow-read /b allows it)"},
+			"the sandbox refused it (`plexus logs fs` shows the line): give it `--allow-read /b`, on `plexus add` or with `plexus edit fs --allow-read /b` once saved"},
+		{[]string{"sandbox: denied the unix socket /s (a sandboxed server reaches no unix socket; only without --sandbox would it)"},
+			"the sandbox refused a unix socket, which no sandboxed server reaches: add the server without --sandbox if you trust it"},
+		{[]string{"Error: cannot find module", "the server wrote --allow-net x:1 allows it"}, ""},
+		{nil, ""},
+	} {
+		if got := Remedy("fs", tc.lines); got != tc.want {
+			t.Errorf("Remedy(%q) = %q, want %q", tc.lines, got, tc.want)
+		}
 	}
 }
 
@@ -72,7 +105,7 @@ func FuzzExplain(f *testing.F) {
 	p := &Policy{Network: Network{Mode: NetworkNone}}
 	f.Fuzz(func(t *testing.T, line string) {
 		msg := p.Explain(line)
-		if msg != "" && !strings.HasPrefix(msg, "sandbox: denied ") {
+		if msg != "" && !strings.HasPrefix(msg, "sandbox: ") {
 			t.Fatalf("Explain(%q) = %q", line, msg)
 		}
 		if p.Explain(msg) != "" {
