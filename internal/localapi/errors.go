@@ -94,8 +94,11 @@ func classify(err error) (int, apitype.ErrorBody) {
 		return http.StatusConflict, apitype.ErrorBody{Code: apitype.CodeConflict, Message: err.Error(),
 			Hint: "`plexus logs " + startErr.Server + "` shows what it wrote; fix that, then restart it again"}
 	case errors.As(err, &startErr):
-		return http.StatusConflict, apitype.ErrorBody{Code: apitype.CodeConflict, Message: err.Error(),
-			Hint: "fix the command, URL or credentials; or save it anyway with --no-verify"}
+		hint := startErr.SandboxHint()
+		if hint == "" {
+			hint = "fix the command, URL or credentials; or save it anyway with --no-verify"
+		}
+		return http.StatusConflict, apitype.ErrorBody{Code: apitype.CodeConflict, Message: err.Error(), Hint: hint}
 	case errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT):
 		return http.StatusInsufficientStorage, noSpace(err)
 	case errors.Is(err, context.DeadlineExceeded):
