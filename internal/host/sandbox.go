@@ -98,6 +98,21 @@ func privateFolder(plexusHome, name string) string {
 	return filepath.Join(filepath.Dir(plexusHome), filepath.Base(plexusHome)+"-sandbox", name)
 }
 
+// sandboxRefusal refuses, on a system whose kernel Plexus cannot confine a
+// server with (all but Linux: see docs/platforms.md), to add a server with
+// a sandbox: the error says so when the user asks for it, not at each start.
+// A sandboxed server in a settings file copied from Linux still loads; its
+// start fails, saying why.
+func sandboxRefusal(goos, name string, sc config.Server) error {
+	if goos == "linux" || sc.Sandbox == nil {
+		return nil
+	}
+	return &config.Error{Problems: []config.Problem{{
+		Path:    config.KeyPath(config.KeyPath("mcp.servers", name), "sandbox"),
+		Message: "Plexus sandboxes a server only on Linux (Landlock, namespaces and seccomp); on " + goos + " it cannot confine one: add it without --sandbox if you trust it (docs/platforms.md)",
+	}}}
+}
+
 // inside reports whether path is dir or under it.
 func inside(path, dir string) bool {
 	rel, err := filepath.Rel(dir, path)

@@ -40,3 +40,24 @@ func TestSandboxPolicyOutsidePlexusHome(t *testing.T) {
 		t.Errorf("cwd %s: dir %q, %v", other, p.Dir, err)
 	}
 }
+
+// Off Linux, adding a sandboxed server is refused at once, with the reason
+// and what to do; a server without a sandbox, and any server on Linux, is
+// not.
+func TestSandboxRefusalOffLinux(t *testing.T) {
+	sandboxed := config.Server{Type: config.TypeStdio, Command: "npx", Sandbox: config.StrictSandbox()}
+	plain := config.Server{Type: config.TypeStdio, Command: "npx"}
+	for _, goos := range []string{"darwin", "windows", "freebsd"} {
+		err := sandboxRefusal(goos, "fs", sandboxed)
+		if err == nil || !strings.Contains(err.Error(), "mcp.servers.fs.sandbox") || !strings.Contains(err.Error(), "only on Linux") ||
+			!strings.Contains(err.Error(), "on "+goos) || !strings.Contains(err.Error(), "without --sandbox") {
+			t.Errorf("%s: %v", goos, err)
+		}
+		if err := sandboxRefusal(goos, "fs", plain); err != nil {
+			t.Errorf("%s, no sandbox: %v", goos, err)
+		}
+	}
+	if err := sandboxRefusal("linux", "fs", sandboxed); err != nil {
+		t.Errorf("linux: %v", err)
+	}
+}
