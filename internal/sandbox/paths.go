@@ -24,8 +24,10 @@ var systemRead = []string{
 }
 
 // systemWrite are the device files every program may write, and the
-// sandbox's own /dev/shm (arrangeMounts).
-var systemWrite = []string{"/dev/null", "/dev/tty", "/dev/shm"}
+// sandbox's own /dev/shm (arrangeMounts). Not /dev/tty: a server talks
+// through its pipes, and the daemon's terminal, if it has one, is the
+// user's.
+var systemWrite = []string{"/dev/null", "/dev/shm"}
 
 // homeRead are what the package managers read under the home besides
 // their caches (which are overlays in the private folder, arrangeMounts):

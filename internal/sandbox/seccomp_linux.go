@@ -93,6 +93,8 @@ type insn struct {
 //   - with network "none" or a host:port list, an IPv4 or IPv6 socket that
 //     is not TCP (UDP, raw, SCTP, …): the namespace has no way out for them
 //     either, this is a second wall;
+//   - the ioctls that type into a terminal (TIOCSTI, TIOCLINUX), should
+//     one be open (CVE-2017-5226's way out of bubblewrap);
 //   - clone and unshare with a namespace flag, so that no user namespace
 //     (with every capability in it) is made, as Docker's default profile
 //     and sandbox-runtime refuse them; clone3, whose flags sit in memory
@@ -124,6 +126,7 @@ func filterProgram(arch uint32, network string) ([]unix.SockFilter, error) {
 		is(unix.SYS_CLONE, "clone"),
 		is(unix.SYS_UNSHARE, "clone"),
 		is(unix.SYS_CLONE3, "enosys"),
+		is(unix.SYS_IOCTL, "ioctl"),
 	}
 	for _, nr := range deniedSyscalls {
 		prog = append(prog, is(uint32(nr), "eperm"))
@@ -156,6 +159,11 @@ func filterProgram(arch uint32, network string) ([]unix.SockFilter, error) {
 		is(unix.SOCK_STREAM, "allow"),
 		is(unix.SOCK_SEQPACKET, "allow"),
 		jump("eperm"),
+
+		load(dataArg1, "ioctl"),
+		is(unix.TIOCSTI, "eperm"),
+		is(unix.TIOCLINUX, "eperm"),
+		jump("allow"),
 
 		load(dataArg0, "clone"),
 		insn{f: unix.SockFilter{Code: jset, K: namespaceFlags}, jt: "eperm", jf: "allow"},

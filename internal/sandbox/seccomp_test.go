@@ -107,6 +107,10 @@ func TestSeccompProgram(t *testing.T) {
 		{"unshare CLONE_NEWNET", unix.SYS_UNSHARE, []uint64{unix.CLONE_NEWNET}, eperm, eperm},
 		{"unshare CLONE_FILES", unix.SYS_UNSHARE, []uint64{unix.CLONE_FILES}, allow, allow},
 		{"clone3", unix.SYS_CLONE3, nil, enosys, enosys},
+		{"ioctl TIOCSTI", unix.SYS_IOCTL, []uint64{0, unix.TIOCSTI}, eperm, eperm},
+		{"ioctl TIOCLINUX", unix.SYS_IOCTL, []uint64{0, unix.TIOCLINUX}, eperm, eperm},
+		{"ioctl TCGETS", unix.SYS_IOCTL, []uint64{0, unix.TCGETS}, allow, allow},
+		{"ioctl TIOCGWINSZ", unix.SYS_IOCTL, []uint64{1, unix.TIOCGWINSZ}, allow, allow},
 		// The high half of an argument is not the family.
 		{"UDP socket, high bits set", unix.SYS_SOCKET, []uint64{1<<32 | unix.AF_INET, unix.SOCK_DGRAM}, eperm, allow},
 		{"unix socket, high bits set", unix.SYS_SOCKET, []uint64{1<<32 | unix.AF_UNIX, unix.SOCK_STREAM}, eperm, eperm},
