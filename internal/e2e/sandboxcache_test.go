@@ -43,7 +43,7 @@ func treeSum(t *testing.T, dir string) string {
 }
 
 // npx under the sandbox works as a user expects, and writes nothing a
-// program outside runs from (issue 44, break 2). With network none it runs
+// program outside runs from (R-SBX-4). With network none it runs
 // from the user's npm cache (an overlay: the user's cache read-only below,
 // the server's own writes above it, in its private folder); with the
 // registry on its list it fetches what the cache lacks through Plexus's

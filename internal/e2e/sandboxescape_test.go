@@ -64,7 +64,7 @@ func alive(pid int) bool {
 	return i > 0 && !strings.HasPrefix(strings.TrimSpace(string(b[i+1:])), "Z")
 }
 
-// TestSandboxEscapesAsRoot is issue 44's hostile server: under every preset
+// TestSandboxEscapesAsRoot is R-SBX-5's hostile server: under every preset
 // it tries each way out — the daemon's socket and every other unix socket,
 // the processes outside, user namespaces, the caches other programs run
 // from, Plexus's home and the user's, loopback and DNS, links, shared

@@ -20,7 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The escapes of issue 44, one function each; every one answers what it
+// The escapes of R-SBX-4, one function each; every one answers what it
 // got, or the error that stopped it.
 
 // dialUnix connects to a pathname socket, or to an abstract one written

@@ -17,7 +17,7 @@
 // PTRACE_ATTACH to it), forkbomb TOKEN (start a shell fork bomb marked with
 // TOKEN in the background and answer at once).
 //
-// The escapes of issue 44 (Linux): unix PATH or unix @NAME (connect to a
+// The escapes of R-SBX-4 (Linux): unix PATH or unix @NAME (connect to a
 // pathname or abstract unix socket), daemon SOCKET|MARKER (ask the daemon's
 // API to add an unsandboxed server whose command writes MARKER), userns and
 // unshare (make a user namespace by clone, and by util-linux's unshare),
