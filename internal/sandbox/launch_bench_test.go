@@ -3,11 +3,14 @@
 package sandbox
 
 import (
+	"bytes"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // TestMain lets this test binary be the launcher, as the plexus binary is:
@@ -20,7 +23,7 @@ func TestMain(m *testing.M) {
 }
 
 // BenchmarkLaunch is what the sandbox adds to a server's start, without the
-// daemon around it: /bin/true started plainly, and started the way a
+// daemon around it: /bin/echo started plainly, and started the way a
 // sandboxed server is (new namespaces, this binary as the launcher, its
 // mounts, Landlock and seccomp, then the exec), with network none (a
 // network namespace of its own) and all (none). The ratio of
@@ -45,29 +48,54 @@ func BenchmarkLaunch(b *testing.B) {
 		}
 	}
 	b.Run("plain", func(b *testing.B) {
-		for b.Loop() {
-			if err := exec.Command("/bin/true").Run(); err != nil {
-				b.Fatal(err)
-			}
-		}
+		launch(b, func() *exec.Cmd { return exec.Command("/bin/echo", "up") })
 	})
 	for _, network := range []string{NetworkNone, NetworkAll} {
 		b.Run("sandboxed-"+network, func(b *testing.B) {
 			p := *p
 			p.Network.Mode = network
-			args, err := LauncherArgs(&p, self, "/bin/true", nil)
+			args, err := LauncherArgs(&p, self, "/bin/echo", []string{"up"})
 			if err != nil {
 				b.Fatal(err)
 			}
-			for b.Loop() {
+			launch(b, func() *exec.Cmd {
 				cmd := exec.Command(args[0], args[1:]...)
 				cmd.Dir = p.Private
 				cmd.SysProcAttr = &syscall.SysProcAttr{}
 				Isolate(cmd.SysProcAttr, &p)
-				if out, err := cmd.CombinedOutput(); err != nil {
-					b.Fatalf("%v: %s", err, out)
-				}
-			}
+				return cmd
+			})
 		})
 	}
+}
+
+// launch starts the command cmd makes, once per iteration, and reports besides
+// the whole run (ns/op, the namespaces' teardown included) the time until
+// the program printed its first byte (ms/up: what a server's start waits
+// for).
+func launch(b *testing.B, cmd func() *exec.Cmd) {
+	var up time.Duration
+	for b.Loop() {
+		c := cmd()
+		out, err := c.StdoutPipe()
+		if err != nil {
+			b.Fatal(err)
+		}
+		var stderr bytes.Buffer
+		c.Stderr = &stderr
+		start := time.Now()
+		if err := c.Start(); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := out.Read(make([]byte, 1)); err != nil {
+			c.Wait()
+			b.Fatalf("no output: %v: %s", err, stderr.String())
+		}
+		up += time.Since(start)
+		io.Copy(io.Discard, out)
+		if err := c.Wait(); err != nil {
+			b.Fatalf("%v: %s", err, stderr.String())
+		}
+	}
+	b.ReportMetric(float64(up.Microseconds())/1000/float64(b.N), "ms/up")
 }
