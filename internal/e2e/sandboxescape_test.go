@@ -133,7 +133,11 @@ func TestSandboxEscapesAsRoot(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	const procLimit, memLimitMb = 64, 256
+	// The race detector's runtime alone maps more than 256 MiB of private
+	// memory: race-built, the server gets the default 4 GiB, and the bomb
+	// asks for twice that.
+	const procLimit = 64
+	memLimitMb := testenv.RaceOr(256, 4096)
 	srv := map[string]any{}
 	for _, p := range escapePresets {
 		var network any = "none"
@@ -232,7 +236,7 @@ func TestSandboxEscapesAsRoot(t *testing.T) {
 		{name: "sysv-shm", what: "read another program's System V shared memory", attack: "sysvshm", target: fixed(strconv.Itoa(shmKey))},
 		{name: "setuid", what: "gain privileges from a setuid-root program", attack: "setuid", target: fixed(suid)},
 		{name: "fork-bomb", what: fmt.Sprintf("start 100 processes (limit %d)", procLimit), attack: "forks", target: fixed("100")},
-		{name: "memory-bomb", what: fmt.Sprintf("allocate 1 GiB (limit %d MiB)", memLimitMb), attack: "alloc", target: fixed("1024")},
+		{name: "memory-bomb", what: fmt.Sprintf("allocate %d MiB (limit %d MiB)", 4*memLimitMb, memLimitMb), attack: "alloc", target: fixed(strconv.Itoa(4 * memLimitMb))},
 	}
 	if tcp6 == "" {
 		rows = slicesDelete(rows, "loopback-ipv6")
