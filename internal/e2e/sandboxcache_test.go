@@ -188,3 +188,9 @@ for line in sys.stdin:
         continue
     print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": res}), flush=True)
 `
+
+// inFolder reports whether path is dir or lies under it.
+func inFolder(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+}
