@@ -63,28 +63,30 @@ func postToDaemon(target string) (string, error) {
 	return "the daemon's API answered " + resp.Status, nil
 }
 
-// newUserNamespace starts /bin/true in a new user namespace (clone with
-// CLONE_NEWUSER).
+// newUserNamespace starts this program as `whoami` in a new user namespace
+// (clone with CLONE_NEWUSER, no id mapping written: the namespace alone is
+// the escape, with every capability in it).
 func newUserNamespace() (string, error) {
-	cmd := exec.Command("/bin/true")
-	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Cloneflags:  syscall.CLONE_NEWUSER,
-		UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
-		GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
+	self, err := os.Executable()
+	if err != nil {
+		return "", err
 	}
-	if err := cmd.Run(); err != nil {
+	cmd := exec.Command(self, "whoami")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER}
+	out, err := cmd.Output()
+	if err != nil {
 		return "", fmt.Errorf("clone(CLONE_NEWUSER): %w", err)
 	}
-	return "started a process in a new user namespace, root there", nil
+	return "made a user namespace: " + strings.TrimSpace(string(out)), nil
 }
 
 // unshareUser runs util-linux's unshare, which calls unshare(2) itself.
 func unshareUser() (string, error) {
-	out, err := exec.Command("unshare", "--user", "--map-root-user", "id", "-u").CombinedOutput()
+	out, err := exec.Command("unshare", "--user", "grep", "CapEff", "/proc/self/status").CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("unshare --user: %v: %s", err, strings.TrimSpace(string(out)))
 	}
-	return "unshare --user: uid " + strings.TrimSpace(string(out)), nil
+	return "unshare --user: " + strings.Join(strings.Fields(string(out)), " "), nil
 }
 
 // listProcesses walks /proc: how many processes it shows, and one whose
