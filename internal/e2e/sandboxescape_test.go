@@ -96,7 +96,9 @@ func TestSandboxEscapesAsRoot(t *testing.T) {
 	tcp6 := listenTCP6(t)
 	allowed := serveHTTP(t, "hello from the allowed host")
 
-	victim := exec.Command("/bin/sleep", "300")
+	// Long enough to outlive the test however loaded the machine: it is
+	// killed when the test ends.
+	victim := exec.Command("/bin/sleep", "100000")
 	if err := testenv.Start(t, victim); err != nil {
 		t.Fatal(err)
 	}
