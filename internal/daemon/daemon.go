@@ -3,12 +3,14 @@
 // socket; and it owns the shutdown order.
 //
 // Shutdown order: stop following a shared store's changes (and, with the
-// internal channel, the heartbeat, which removes this replica's row, and
-// the lease claims), stop accepting API requests (in-flight ones get a
-// grace period), then stop every server (each process group ended and
-// reaped), then give up the stdio servers' leases (only now may another
-// replica start them), then close the store, remove the socket and
-// release the lock.
+// internal channel, the heartbeat and the lease claims); with the
+// channel, hand the stdio servers over to the other replicas, serving
+// them until those run them (a few seconds at most); stop accepting API
+// requests (in-flight ones get a grace period), then stop every server
+// (each process group ended and reaped), then give up the leases still
+// held (only now may another replica start them) and remove this
+// replica's row, then close the store, remove the socket and release the
+// lock.
 package daemon
 
 import (
@@ -174,9 +176,6 @@ func newParts(opts Options, log *slog.Logger, st *store.Store, pn *pins.Store) *
 	p.fc.Observe(p.mtr.ObserveFace)
 	p.api = localapi.New(p.h, log.With("component", "localapi"))
 	p.hl = &health{log: log.With("component", "health")}
-	if db, ok := st.Docs().(pinger); ok {
-		p.hl.ping = db.Ping
-	}
 	p.mcp = p.fc
 	p.team = &teamSwitch{h: p.h, face: p.fc, route: p.fc, log: p.log.With("component", "team")}
 	return p
@@ -337,6 +336,11 @@ func served(what string, err error) error {
 // period), then stops every server.
 func (p *parts) shutdown(srv *http.Server, tcp tcpServers, pc *peerServer) {
 	p.log.Info("daemon stopping")
+	if pc != nil {
+		// While everything still serves: the others take its stdio
+		// servers over.
+		pc.drain(context.Background())
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	p.h.EndSubscriptions() // event streams would otherwise hold Shutdown
@@ -351,8 +355,9 @@ func (p *parts) shutdown(srv *http.Server, tcp tcpServers, pc *peerServer) {
 	p.h.Close()
 	if pc != nil {
 		// Only now that its servers are stopped may another replica
-		// start them.
+		// start those it still held (the hand-over timed out).
 		pc.owners.Release(ctx)
+		pc.reg.Leave(ctx)
 	}
 	p.log.Info("daemon stopped")
 }

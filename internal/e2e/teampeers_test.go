@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"os"
@@ -10,8 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/plexus-mcp/plexus/internal/client"
 	"github.com/plexus-mcp/plexus/internal/peer"
@@ -109,30 +106,23 @@ func TestTeamIdentityAcrossReplicas(t *testing.T) {
 	if status, _ := on("", `{"jsonrpc":"2.0","id":51,"method":"ping"}`); status != http.StatusUnauthorized {
 		t.Fatalf("no token on ada's session: %d", status)
 	}
-	// The channel's credential is not a member's token: the replica that
+	// A replica's signature is not a member's token: the replica that
 	// holds the session still wants ada's; and the channel never passes a
 	// request on again.
-	conn, err := pgx.Connect(t.Context(), pg.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
-	var holderAddr string
-	if err := conn.QueryRow(t.Context(), `SELECT addr FROM plexus_replicas WHERE id = $1`, holder).Scan(&holderAddr); err != nil {
-		t.Fatal(err)
-	}
-	cred := channelCredential(key)
+	ch := channelOf(key)
 	ping := `{"jsonrpc":"2.0","id":60,"method":"ping"}`
 	for _, r := range rs {
-		url := "http://" + r.peer + "/mcp"
-		if status, _, _ := teamPost(t, url, "", ping, "Mcp-Session-Id", id, "Mcp-Protocol-Version", "2025-11-25", peer.Header, cred); status != http.StatusUnauthorized {
-			t.Errorf("the channel's credential without ada's token at %s: %d, want 401", r.peer, status)
+		to := replicaAt(t, pg.URL, r.peer)
+		req := ch.request(t, "POST", r.peer, "/mcp", to, ping, nil, "Mcp-Session-Id", id, "Mcp-Protocol-Version", "2025-11-25")
+		if status, _ := send(t, req); status != http.StatusUnauthorized {
+			t.Errorf("a replica's signed request without ada's token at %s: %d, want 401", r.peer, status)
 		}
 		want := http.StatusNotFound // not its session, and not passed on
-		if r.peer == holderAddr {
+		if to == holder {
 			want = http.StatusOK
 		}
-		if status, _, out := teamPost(t, url, ada, ping, "Mcp-Session-Id", id, "Mcp-Protocol-Version", "2025-11-25", peer.Header, cred); status != want {
+		req = ch.request(t, "POST", r.peer, "/mcp", to, ping, nil, "Authorization", ada, "Mcp-Session-Id", id, "Mcp-Protocol-Version", "2025-11-25")
+		if status, out := send(t, req); status != want {
 			t.Errorf("ada's ping on the channel of %s: %d %s, want %d", r.peer, status, out, want)
 		}
 	}

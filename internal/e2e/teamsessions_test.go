@@ -107,14 +107,6 @@ func call2026(t *testing.T, base, token, tool, args string) (int, string) {
 	return resp.StatusCode, string(out)
 }
 
-// channelCredential is the internal channel's credential of the store's
-// key, computed as docs/team.md says.
-func channelCredential(key []byte) string {
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte(peer.CredentialLabel))
-	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
-}
-
 // callsMade is how many tool calls a replica's face made, by its
 // /metrics (plexus_calls_total): of server, or of every server for "".
 func callsMade(t *testing.T, base, token, server string) int {
@@ -343,40 +335,34 @@ func TestTeamSessions(t *testing.T) {
 		t.Logf("through the balancer: the session held by %s, calls made by each replica %v (the session's 12 by its holder, each 2026-07-28 call by the replica it reached and, forwarded, by the one that runs the server); 2026-07-28 call median %s", holder, made, took[len(took)/2])
 	})
 
-	t.Run("the internal channel takes only the replicas' credential", func(t *testing.T) {
-		good := channelCredential(key)
+	t.Run("the internal channel takes only requests a replica signed for it, once", func(t *testing.T) {
+		ch := channelOf(key)
+		to := replicaAt(t, pg.URL, a.peer)
 		const canary = "canary-7f3e9a-not-the-credential"
 		init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"n","version":"1"}}}`
-		try := func(path string, hdr map[string]string) int {
-			req, _ := http.NewRequest("POST", "http://"+a.peer+path, strings.NewReader(init))
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Accept", "application/json, text/event-stream")
-			for k, v := range hdr {
-				req.Header.Set(k, v)
-			}
-			resp, err := hc.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			return resp.StatusCode
+		fixed := hmac.New(sha256.New, key)
+		fixed.Write([]byte("plexus internal channel v1"))
+		unsigned := func(hdr ...string) *http.Request {
+			return channel{}.request(t, "POST", a.peer, "/mcp", to, init, nil, hdr...)
 		}
+		signed := ch.request(t, "POST", a.peer, "/mcp", to, init, nil)
 		for _, tc := range []struct {
 			name string
-			path string
-			hdr  map[string]string
+			req  *http.Request
 			want int
 		}{
-			{"nothing", "/mcp", nil, http.StatusUnauthorized},
-			{"the loopback token", "/mcp", map[string]string{"Authorization": "Bearer " + a.token}, http.StatusUnauthorized},
-			{"a canary credential", "/mcp", map[string]string{peer.Header: canary}, http.StatusUnauthorized},
-			{"the canary as a bearer", "/mcp", map[string]string{"Authorization": "Bearer " + canary}, http.StatusUnauthorized},
-			{"the store's key itself", "/mcp", map[string]string{peer.Header: base64.StdEncoding.EncodeToString(key)}, http.StatusUnauthorized},
-			{"the credential", "/mcp", map[string]string{peer.Header: good}, http.StatusOK},
-			{"the credential, elsewhere than the face", "/v1/status", map[string]string{peer.Header: good}, http.StatusNotFound},
+			{"nothing", unsigned(), http.StatusUnauthorized},
+			{"the loopback token", unsigned("Authorization", "Bearer "+a.token), http.StatusUnauthorized},
+			{"a canary credential", unsigned(peer.Header, canary), http.StatusUnauthorized},
+			{"the canary as a bearer", unsigned("Authorization", "Bearer "+canary), http.StatusUnauthorized},
+			{"the store's key itself", unsigned(peer.Header, base64.StdEncoding.EncodeToString(key)), http.StatusUnauthorized},
+			{"the fixed credential of before", unsigned("Plexus-Peer-Credential", base64.RawURLEncoding.EncodeToString(fixed.Sum(nil))), http.StatusUnauthorized},
+			{"a request signed for this replica", signed, http.StatusOK},
+			{"the same request again", signed, http.StatusUnauthorized},
+			{"a request signed for another replica", ch.request(t, "POST", a.peer, "/mcp", peer.NewReplicaID(), init, nil), http.StatusMisdirectedRequest},
+			{"a signed request elsewhere than the face", ch.request(t, "POST", a.peer, "/v1/status", to, init, nil), http.StatusNotFound},
 		} {
-			if got := try(tc.path, tc.hdr); got != tc.want {
+			if got, _ := send(t, tc.req); got != tc.want {
 				t.Errorf("%s: %d, want %d", tc.name, got, tc.want)
 			}
 		}
@@ -388,7 +374,7 @@ func TestTeamSessions(t *testing.T) {
 			logs, _ := os.ReadFile(filepath.Join(r.Home, "logs.jsonl"))
 			for what, text := range map[string]string{"log": string(logs), "output": r.DaemonOutput(), "status": fmt.Sprint(st),
 				"tools": fmt.Sprint(tools(t, r.Env))} {
-				for _, secret := range []string{good, canary} {
+				for _, secret := range []string{signed.Header.Get(peer.Header), canary} {
 					if strings.Contains(text, secret) {
 						t.Errorf("a credential in %s's %s", r.Home, what)
 					}
@@ -396,7 +382,7 @@ func TestTeamSessions(t *testing.T) {
 			}
 		}
 		logs, _ := os.ReadFile(filepath.Join(a.Home, "logs.jsonl"))
-		if !strings.Contains(string(logs), "internal channel: a request without the replicas' credential refused") {
+		if !strings.Contains(string(logs), "internal channel: a request refused") || !strings.Contains(string(logs), "replayed") {
 			t.Error("the refusals are not in the log")
 		}
 	})

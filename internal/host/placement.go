@@ -3,8 +3,12 @@ package host
 import (
 	"context"
 	"net/http"
+	"slices"
+	"time"
 
+	"github.com/plexus-mcp/plexus/internal/caller"
 	"github.com/plexus-mcp/plexus/internal/config"
+	"github.com/plexus-mcp/plexus/internal/supervisor"
 	"github.com/plexus-mcp/plexus/internal/upstream"
 )
 
@@ -56,10 +60,16 @@ func (r *Remote) apply(spec *upstream.Spec) {
 }
 
 // Replace builds each of names anew from its unchanged configuration,
-// because where it runs changed: it is swapped in at once (starting, or
-// failed with why) and started in the background, and the server it
-// replaces is stopped — a replica that no longer holds a server's lease
-// stops running it.
+// because where it runs changed. The server it replaces serves on until
+// the new one is ready (make before break), so that its tools never leave
+// the catalog while it moves: the new one is started in the background,
+// tried again every replaceRetry while it cannot start (the replica it
+// moved to is still starting it), and swapped in once it is up, or
+// failed after replaceWait. The old one is stopped at once only when
+// there is nothing to keep: it is not ready, or it is this replica's own
+// process and this replica may no longer run it. A server whose new place
+// is not known yet, while its old one is a ready connection to another
+// replica, is left as it is until it is.
 func (h *Host) Replace(ctx context.Context, names []string) {
 	h.applyMu.Lock()
 	defer h.applyMu.Unlock()
@@ -67,18 +77,109 @@ func (h *Host) Replace(ctx context.Context, names []string) {
 		return
 	}
 	for _, name := range names {
-		snap := h.snap.Load()
-		old, ok := snap.servers[name]
+		old, ok := h.snap.Load().servers[name]
 		if !ok || old.Config().Type != config.TypeStdio {
 			continue
 		}
 		sc := old.Config()
 		cfg := h.cfgLocked()
+		if h.replacing == nil {
+			h.replacing = map[string]uint64{}
+		}
+		h.replacing[name]++ // a replacement under way is superseded
+		gen := h.replacing[name]
 		fresh, err := h.newServer(name, sc, cfg)
-		h.swap(name, fresh, cfg)
-		old.Stop()
-		if err == nil && sc.IsEnabled() && mcpEnabled(cfg) {
-			h.startInBackground(ctx, fresh, cfg)
+		ready := old.State() == supervisor.StateReady
+		enabled := sc.IsEnabled() && mcpEnabled(cfg)
+		switch {
+		case err != nil && ready && old.RunsOn() != "":
+			fresh.Stop() // nowhere known yet: the connection serves on
+		case err != nil || !enabled || !ready:
+			h.swap(name, fresh, cfg)
+			old.Stop()
+			if err == nil && enabled {
+				h.startInBackground(ctx, fresh, cfg)
+			}
+		default:
+			h.bg.Add(1)
+			go h.replaceWhenReady(ctx, name, gen, old, fresh)
 		}
 	}
+}
+
+// Make before break: how long a replacement is tried, and how often.
+const (
+	replaceWait  = 20 * time.Second
+	replaceRetry = 200 * time.Millisecond
+)
+
+// replaceWhenReady starts fresh, trying again while it cannot start, and
+// swaps it in for old once it is up (or given up on), unless a later
+// replacement or a change of the settings came first.
+func (h *Host) replaceWhenReady(ctx context.Context, name string, gen uint64, old, fresh *supervisor.Server) {
+	defer h.bg.Done()
+	deadline := time.Now().Add(replaceWait)
+	current := func() bool {
+		return !h.closing && h.replacing[name] == gen && h.snap.Load().servers[name] == old
+	}
+	var err error
+	for {
+		if err = fresh.Start(ctx); err == nil || ctx.Err() != nil || time.Now().After(deadline) {
+			break
+		}
+		fresh.Stop()
+		select {
+		case <-ctx.Done():
+		case <-time.After(replaceRetry):
+		}
+		h.applyMu.Lock()
+		if !current() {
+			h.applyMu.Unlock()
+			return
+		}
+		var nerr error
+		fresh, nerr = h.newServer(name, old.Config(), h.cfgLocked())
+		h.applyMu.Unlock()
+		if nerr != nil {
+			err = nerr
+			break
+		}
+	}
+	h.applyMu.Lock()
+	defer h.applyMu.Unlock()
+	if !current() {
+		fresh.Stop()
+		return
+	}
+	cfg := h.cfgLocked()
+	h.swap(name, fresh, cfg)
+	old.Stop()
+	if err != nil {
+		h.log.Warn("server failed to start where it moved", "server", name, "err", err)
+		h.leftOut(fresh, cfg)
+	}
+}
+
+// RunsHere reports whether this replica runs server's process itself and
+// it is ready: the only way it serves that server to the others.
+func (h *Host) RunsHere(server string) bool {
+	srv, ok := h.snap.Load().servers[server]
+	return ok && srv.RunsOn() == "" && srv.State() == supervisor.StateReady
+}
+
+// Admitted reports whether a member may use server: in team mode, some
+// profile that lists it admits the member (by user or group). The replica
+// that runs a server checks a member another replica forwards a call of,
+// as that replica did.
+func (h *Host) Admitted(id caller.Identity, server string) bool {
+	cfg := h.LiveConfig()
+	if cfg.Team == nil {
+		return true
+	}
+	for _, p := range cfg.MCP.Profiles {
+		if slices.Contains(p.Servers, server) && p.Admits(id.User, id.Groups) {
+			return true
+		}
+	}
+	return false
 }
