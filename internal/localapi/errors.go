@@ -49,7 +49,11 @@ func classify(err error) (int, apitype.ErrorBody) {
 		return http.StatusServiceUnavailable, apitype.ErrorBody{Code: apitype.CodeUnavailable, Message: err.Error(),
 			Hint: "read the settings again (`plexus settings`, `plexus ls`) once the database answers, to see whether the change was made"}
 	case errors.As(err, &away), errors.Is(err, docstore.ErrUnreachable):
-		return http.StatusServiceUnavailable, apitype.ErrorBody{Code: apitype.CodeUnavailable, Message: err.Error(),
+		msg := err.Error()
+		if away == nil {
+			msg = "the store is unreachable, nothing was changed (" + msg + ")"
+		}
+		return http.StatusServiceUnavailable, apitype.ErrorBody{Code: apitype.CodeUnavailable, Message: msg,
 			Hint: "the database the replicas share does not answer: try again once it does; running servers and sessions are served meanwhile"}
 	case errors.As(err, &handEdit):
 		return http.StatusConflict, apitype.ErrorBody{Code: apitype.CodeConflict, Message: err.Error(),

@@ -23,7 +23,7 @@ func TestClassifyUnreachableStore(t *testing.T) {
 	}{
 		{fmt.Errorf("saving: %w", &docstore.UnreachableError{Name: "extensions.json", Err: cause}), "the store is unreachable, nothing was changed"},
 		{&docstore.UnreachableError{Name: "creds.json", Unknown: true, Err: cause}, "may or may not have been made"},
-		{fmt.Errorf("reading: %w: %w", docstore.ErrUnreachable, cause), "the store is unreachable"},
+		{fmt.Errorf("reading: %w: %w", docstore.ErrUnreachable, cause), "the store is unreachable, nothing was changed"},
 	} {
 		status, body := classify(tc.err)
 		if status != http.StatusServiceUnavailable || body.Code != apitype.CodeUnavailable || !strings.Contains(body.Message, tc.want) || body.Hint == "" {
