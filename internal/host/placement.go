@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"slices"
 	"time"
@@ -182,4 +183,13 @@ func (h *Host) Admitted(id caller.Identity, server string) bool {
 		}
 	}
 	return false
+}
+
+// neverSent reports whether a failed call is one the connection to
+// another replica says it never delivered (peer.NotSent: the dial or the
+// handshake failed, or that replica refused it before serving it, not
+// running the server any more): a call not made, whose outcome is known.
+func neverSent(err error) bool {
+	var ns interface{ NotSent() bool }
+	return errors.As(err, &ns) && ns.NotSent()
 }
