@@ -336,9 +336,10 @@ func served(what string, err error) error {
 // period), then stops every server.
 func (p *parts) shutdown(srv *http.Server, tcp tcpServers, pc *peerServer) {
 	p.log.Info("daemon stopping")
+	// Out of the balancer's rotation first (readiness), then, while
+	// everything still serves, the others take its stdio servers over.
+	p.hl.stopping.Store(true)
 	if pc != nil {
-		// While everything still serves: the others take its stdio
-		// servers over.
 		pc.drain(context.Background())
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

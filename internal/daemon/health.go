@@ -20,15 +20,16 @@ import (
 //     sessions it holds, the settings it read), and a database outage
 //     taking every replica out of the balancer would stop all of that.
 //     Writes fail meanwhile, each with its own clear error. A replica
-//     that is not ready is taken out of the balancer's rotation, not
-//     restarted.
+//     that began to stop is not ready either. A replica that is not ready
+//     is taken out of the balancer's rotation, not restarted.
 //
 // Both answer only "ok" or "not ready": which check failed, and why, goes
 // to the log (at most once per state change), never to the caller.
 type health struct {
-	settled atomic.Bool
-	log     *slog.Logger
-	failing atomic.Bool // the last readiness check failed; for the log
+	settled  atomic.Bool
+	stopping atomic.Bool // the daemon is stopping: out of rotation
+	log      *slog.Logger
+	failing  atomic.Bool // the last readiness check failed; for the log
 }
 
 func (h *health) healthz(w http.ResponseWriter, r *http.Request) {
@@ -56,11 +57,18 @@ func (h *health) readyz(w http.ResponseWriter, r *http.Request) {
 var errNotSettled = errors.New("the servers are still starting")
 
 func (h *health) ready(context.Context) error {
-	if !h.settled.Load() {
+	switch {
+	case h.stopping.Load():
+		return errStopping
+	case !h.settled.Load():
 		return errNotSettled
 	}
 	return nil
 }
+
+// errStopping is readiness once the daemon began to stop: a balancer
+// sends it nothing more while it hands its servers over.
+var errStopping = errors.New("the daemon is stopping")
 
 // handle adds the probes to mux.
 func (h *health) handle(mux *http.ServeMux) {

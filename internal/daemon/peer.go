@@ -36,6 +36,7 @@ type peerServer struct {
 	ln     net.Listener
 	reg    *peer.Registry
 	owners *peer.Owners
+	tr     *peer.Transport
 	db     *pgstore.Store
 }
 
@@ -112,7 +113,7 @@ func (p *parts) peerChannel(po PeerOptions, db *pgstore.Store) (*peerServer, err
 	mux.HandleFunc("GET "+alivePath, func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })
 	srv := &http.Server{Handler: peer.NewGuard(keys, self, log, mux), ReadHeaderTimeout: 10 * time.Second,
 		TLSConfig: peer.ServerTLS(cert), ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
-	return &peerServer{srv: srv, ln: tls.NewListener(ln, srv.TLSConfig), reg: reg, owners: owners, db: db}, nil
+	return &peerServer{srv: srv, ln: tls.NewListener(ln, srv.TLSConfig), reg: reg, owners: owners, tr: tr, db: db}, nil
 }
 
 // serveServer serves a stdio server this replica runs to another replica,
@@ -163,12 +164,33 @@ func (pc *peerServer) drain(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, drainWait)
 	defer cancel()
 	pc.reg.Drain(ctx)
-	pc.owners.Drain(ctx)
+	pc.owners.Drain(ctx, pc.serving)
 }
 
 // drainWait bounds how long a clean stop waits for the others to take its
-// servers.
-const drainWait = 5 * time.Second
+// servers and run them.
+const drainWait = 10 * time.Second
+
+// serving reports whether l's owner serves its server now: a request
+// there is not refused (it runs the process itself).
+func (pc *peerServer) serving(ctx context.Context, l peer.Lease) bool {
+	if l.Addr == "" {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, "GET", "https://"+l.Addr+peer.ServerPath+l.Server, nil)
+	if err != nil {
+		return false
+	}
+	req.Header.Set(peer.TokenHeader, strconv.FormatInt(l.Token, 10))
+	resp, err := pc.tr.ForReplica(l.Owner).RoundTrip(req)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return true
+}
 
 // stdioServers are the servers that run on one replica at a time: the
 // enabled stdio servers.

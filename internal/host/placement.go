@@ -66,7 +66,8 @@ func (r *Remote) apply(spec *upstream.Spec) {
 // the catalog while it moves: the new one is started in the background,
 // tried again every replaceRetry while it cannot start (the replica it
 // moved to is still starting it), and swapped in once it is up, or
-// failed after replaceWait. The old one is stopped at once only when
+// failed after replaceWait; the old one runs on for retireAfter, so that
+// calls in flight on it end. The old one is stopped at once only when
 // there is nothing to keep: it is not ready, or it is this replica's own
 // process and this replica may no longer run it. A server whose new place
 // is not known yet, while its old one is a ready connection to another
@@ -125,8 +126,12 @@ func (h *Host) replaceWhenReady(ctx context.Context, name string, gen uint64, ol
 	}
 	var err error
 	for {
-		if err = fresh.Start(ctx); err == nil || ctx.Err() != nil || time.Now().After(deadline) {
+		if err = fresh.Start(ctx); err == nil || time.Now().After(deadline) {
 			break
+		}
+		if ctx.Err() != nil { // the daemon is stopping: the old one serves to the end
+			fresh.Stop()
+			return
 		}
 		fresh.Stop()
 		select {
@@ -154,11 +159,30 @@ func (h *Host) replaceWhenReady(ctx context.Context, name string, gen uint64, ol
 	}
 	cfg := h.cfgLocked()
 	h.swap(name, fresh, cfg)
-	old.Stop()
+	h.retire(ctx, old)
 	if err != nil {
 		h.log.Warn("server failed to start where it moved", "server", name, "err", err)
 		h.leftOut(fresh, cfg)
 	}
+}
+
+// retireAfter is how long a server replaced by Replace runs on once
+// swapped out, so that the calls in flight on it end rather than lose
+// their connection (a call sent there finishes there).
+const retireAfter = 5 * time.Second
+
+// retire stops old retireAfter from now, or at once when ctx ends (the
+// daemon stops).
+func (h *Host) retire(ctx context.Context, old *supervisor.Server) {
+	h.bg.Add(1)
+	go func() {
+		defer h.bg.Done()
+		select {
+		case <-ctx.Done():
+		case <-time.After(retireAfter):
+		}
+		old.Stop()
+	}()
 }
 
 // RunsHere reports whether this replica runs server's process itself and

@@ -542,9 +542,11 @@ func (o *Owners) Held() []string {
 }
 
 // Drain hands every server this replica runs over to the others, at its
-// clean stop, and waits (until ctx is done) until they have taken them:
-// meanwhile it serves them on.
-func (o *Owners) Drain(ctx context.Context) {
+// clean stop, and waits (until ctx is done) until they have taken them
+// and each new owner runs its server (serving reports so of an owner),
+// then a little longer for the other replicas to move their connections
+// there: meanwhile it serves them on.
+func (o *Owners) Drain(ctx context.Context, serving func(context.Context, Lease) bool) {
 	o.mu.Lock()
 	o.draining = true
 	o.mu.Unlock()
@@ -553,18 +555,28 @@ func (o *Owners) Drain(ctx context.Context) {
 		return
 	}
 	o.handOver(ctx, held)
+	running := map[string]bool{}
 	for {
 		o.Claim(ctx) // takes nothing now; sees who took what
 		o.mu.Lock()
-		waiting := 0
+		var taken []Lease
 		for _, name := range held {
-			if l := o.leases[name]; l.Owner == "" || l.Owner == o.self {
-				waiting++
+			if l := o.leases[name]; l.Owner != "" && l.Owner != o.self && !running[name] {
+				taken = append(taken, l)
 			}
 		}
 		o.mu.Unlock()
-		if waiting == 0 {
-			return
+		for _, l := range taken {
+			running[l.Server] = serving(ctx, l)
+		}
+		n := 0
+		for _, ok := range running {
+			if ok {
+				n++
+			}
+		}
+		if n == len(held) {
+			break
 		}
 		select {
 		case <-ctx.Done():
@@ -572,7 +584,15 @@ func (o *Owners) Drain(ctx context.Context) {
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+	select { // the others' connections follow within a replaceRetry or two
+	case <-ctx.Done():
+	case <-time.After(drainLinger):
+	}
 }
+
+// drainLinger is how long a replica that handed its servers over serves
+// on once their new owners run them.
+const drainLinger = time.Second
 
 // Release gives up this replica's leases at its clean stop, once it has
 // stopped its servers, so that others take them at once.

@@ -82,7 +82,7 @@ func DirectTransport(find func(ctx context.Context, id string) (Replica, error))
 		}
 		raw, err := d.DialContext(ctx, network, addr)
 		if err != nil {
-			return nil, err
+			return nil, &notSentError{err}
 		}
 		conn := tls.Client(raw, &tls.Config{
 			MinVersion:         tls.VersionTLS13,
