@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -8,6 +9,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -15,8 +17,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
 	"github.com/plexus-mcp/plexus/internal/client"
@@ -384,6 +389,71 @@ func TestTeamSessions(t *testing.T) {
 		logs, _ := os.ReadFile(filepath.Join(a.Home, "logs.jsonl"))
 		if !strings.Contains(string(logs), "internal channel: a request refused") || !strings.Contains(string(logs), "replayed") {
 			t.Error("the refusals are not in the log")
+		}
+	})
+
+	t.Run("rows the store's key did not seal are not trusted", func(t *testing.T) {
+		// The forger writes the database, and listens where it points the
+		// replicas: nothing may reach it, neither a call nor a session.
+		forger, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer forger.Close()
+		var reached atomic.Int64
+		go func() {
+			for {
+				c, err := forger.Accept()
+				if err != nil {
+					return
+				}
+				reached.Add(1)
+				c.Close()
+			}
+		}()
+		conn, err := pgx.Connect(t.Context(), pg.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(context.Background())
+		evil := peer.NewReplicaID()
+		_, ownerID, _ := owner(t, pg.URL, "example", rs)
+		for _, sql := range []string{
+			`INSERT INTO plexus_replicas (id, addr, fp, sig) VALUES ('` + evil + `', '` + forger.Addr().String() + `', 'ee', '\x00')`,
+			`UPDATE plexus_replicas SET addr = '` + forger.Addr().String() + `' WHERE id = '` + ownerID + `'`,
+			`UPDATE plexus_leases SET owner = '` + evil + `' WHERE server = 'example'`,
+		} {
+			if _, err := conn.Exec(t.Context(), sql); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// A session of the forger's replica, through every replica: 404,
+		// never passed to it with the client's token.
+		for _, r := range rs {
+			if code, _ := sessionPOST(t, hc, r.base, r.token, peer.NewSessionID(evil), `{"jsonrpc":"2.0","id":1,"method":"ping"}`); code != http.StatusNotFound {
+				t.Errorf("a session of the forged replica through %s: %d, want 404", r.base, code)
+			}
+		}
+		// Calls through every replica go on reaching the server (the
+		// lease taken back, the owner's row sealed again at its next beat).
+		deadline := time.Now().Add(6 * time.Second)
+		for time.Now().Before(deadline) {
+			for _, r := range rs {
+				call2026(t, r.base, r.token, echo, `{"text":"forged"}`)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		for _, r := range rs {
+			within(t, 5*time.Second, "calls through every replica", func() bool {
+				code, out := call2026(t, r.base, r.token, echo, `{"text":"forged"}`)
+				return code == http.StatusOK && strings.Contains(out, "forged") && !strings.Contains(out, `"isError":true`)
+			})
+		}
+		if n := reached.Load(); n > 0 {
+			t.Fatalf("the forger's address was dialled %d times", n)
+		}
+		if o, id, _ := owner(t, pg.URL, "example", rs); o < 0 || id == evil {
+			t.Fatalf("the lease after the forgery: replica %d (%s)", o, id)
 		}
 	})
 }

@@ -211,6 +211,7 @@ func (h *Host) startInBackground(ctx context.Context, srv *supervisor.Server, cf
 		if err := srv.Start(ctx); err != nil {
 			h.log.Warn("server failed to start", "server", srv.Name(), "err", err)
 			h.leftOut(srv, cfg)
+			h.retryPlaced(ctx, srv)
 		}
 	}()
 }

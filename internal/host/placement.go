@@ -185,6 +185,33 @@ func (h *Host) retire(ctx context.Context, old *supervisor.Server) {
 	}()
 }
 
+// retryPlaced tries again, as Replace does, a connection to a server
+// another replica runs that failed at its start: that replica is
+// starting the process (it refuses until it runs it), or the lease is
+// moving. Not tried again, it would wait for a client's activity.
+func (h *Host) retryPlaced(ctx context.Context, failed *supervisor.Server) {
+	if failed.RunsOn() == "" || ctx.Err() != nil {
+		return
+	}
+	h.applyMu.Lock()
+	defer h.applyMu.Unlock()
+	name := failed.Name()
+	if h.closing || h.snap.Load().servers[name] != failed {
+		return
+	}
+	if h.replacing == nil {
+		h.replacing = map[string]uint64{}
+	}
+	h.replacing[name]++
+	fresh, err := h.newServer(name, failed.Config(), h.cfgLocked())
+	if err != nil {
+		fresh.Stop()
+		return
+	}
+	h.bg.Add(1)
+	go h.replaceWhenReady(ctx, name, h.replacing[name], failed, fresh)
+}
+
 // RunsHere reports whether this replica runs server's process itself and
 // it is ready: the only way it serves that server to the others.
 func (h *Host) RunsHere(server string) bool {
