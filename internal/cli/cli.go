@@ -51,6 +51,7 @@ type StoreOptions struct {
 	URL         string
 	KeyFile     string
 	OldKeyFiles []string
+	URLFile     string
 }
 
 // MigrateOptions are the flags of `plexus store migrate`.
