@@ -69,6 +69,11 @@ type Options struct {
 	// Peer is the internal channel to the other replicas (with Store
 	// only); none without Peer.Listen.
 	Peer PeerOptions
+	// StopDelay is how long the daemon, asked to stop, stays out of a
+	// balancer's rotation (not ready) while it still serves everything,
+	// before its shutdown begins: a Kubernetes pod's endpoint leaves the
+	// Services in that time (a preStop delay, with no shell in the image).
+	StopDelay time.Duration
 }
 
 // Run runs the daemon until ctx is done, or until one of its servers fails.
@@ -165,10 +170,12 @@ type parts struct {
 	// there (peer.go).
 	mcp  http.Handler
 	team *teamSwitch
+	// stopDelay is Options.StopDelay.
+	stopDelay time.Duration
 }
 
 func newParts(opts Options, log *slog.Logger, st *store.Store, pn *pins.Store) *parts {
-	p := &parts{log: log}
+	p := &parts{log: log, stopDelay: opts.StopDelay}
 	p.mtr = metrics.New(hostSource{&p.h})
 	p.h = host.New(host.Options{Store: st, Logger: log, Shim: opts.Shim, Observer: p.mtr, Pins: pn})
 	// The MCP face, on the socket (for plexus mcp) and the loopback address.
@@ -339,6 +346,10 @@ func (p *parts) shutdown(srv *http.Server, tcp tcpServers, pc *peerServer) {
 	// Out of the balancer's rotation first (readiness), then, while
 	// everything still serves, the others take its stdio servers over.
 	p.hl.stopping.Store(true)
+	if p.stopDelay > 0 {
+		p.log.Info("daemon stopping: out of rotation, serving on", "stop_delay_ms", p.stopDelay.Milliseconds())
+		time.Sleep(p.stopDelay)
+	}
 	if pc != nil {
 		pc.drain(context.Background())
 	}

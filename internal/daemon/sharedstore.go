@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/plexus-mcp/plexus/internal/config"
 	"github.com/plexus-mcp/plexus/internal/docstore"
 	"github.com/plexus-mcp/plexus/internal/oauth"
 	"github.com/plexus-mcp/plexus/internal/pgstore"
@@ -32,6 +33,11 @@ type StoreOptions struct {
 	OldKeyFiles []string
 	// URLFile holds the URL (a file of a Kubernetes Secret).
 	URLFile string
+	// Bootstrap holds settings (extensions.json) written to a database
+	// that has none yet, at the first start of the first replica: a
+	// team's settings from the chart's values. A database that has
+	// settings keeps them.
+	Bootstrap string
 }
 
 // The environment variables a database store's URL and key may come in:
@@ -131,6 +137,10 @@ func openState(ctx context.Context, home string, so StoreOptions, log *slog.Logg
 		if db, err = openDatabase(ctx, so, keys, log.With("component", "store")); err != nil {
 			return nil, nil, nil, err
 		}
+		if err = bootstrap(db, so.Bootstrap, log); err != nil {
+			db.Close()
+			return nil, nil, nil, err
+		}
 		if st, err = store.OpenOn(home, db); err != nil {
 			db.Close()
 		}
@@ -152,6 +162,40 @@ func openState(ctx context.Context, home string, so StoreOptions, log *slog.Logg
 		return nil, nil, nil, err
 	}
 	return st, pn, db, nil
+}
+
+// bootstrap writes the settings of file into db if it has none: checked
+// as any save is, and created on the condition that no replica starting
+// beside this one created them first.
+func bootstrap(db *pgstore.Store, file string, log *slog.Logger) error {
+	if file == "" {
+		return nil
+	}
+	cur, err := db.Read(store.ConfigFile)
+	if err != nil || cur.Exists {
+		return err
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return fmt.Errorf("--store-bootstrap: %w", err)
+	}
+	f, err := config.Decode(data)
+	if err == nil {
+		err = config.Validate(f)
+	}
+	if err != nil {
+		return fmt.Errorf("--store-bootstrap %s: %w", file, err)
+	}
+	_, err = db.Write(store.ConfigFile, cur, data, false)
+	var stale *docstore.StaleError
+	switch {
+	case errors.As(err, &stale):
+		return nil // another replica wrote them first
+	case err != nil:
+		return fmt.Errorf("--store-bootstrap: %w", err)
+	}
+	log.Info("the database had no settings: wrote those of --store-bootstrap", "file", file)
+	return nil
 }
 
 // MigrateStore copies every document of a home or a database (from) to
