@@ -3,6 +3,7 @@ package e2e
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -14,9 +15,11 @@ import (
 // --store-bootstrap (the chart's settings from its values) start on those
 // settings, written once; a replica started later with other settings
 // keeps the database's; and settings that do not validate stop the
-// replica with the problem named. Before, the settings had to be in the
+// replica with the problem named. (And --metrics-listen serves /metrics
+// alone, without a token.) Before, the settings had to be in the
 // database before the first replica started.
 func TestTeamBootstrap(t *testing.T) {
+	t.Parallel()
 	pg := testenv.StartPostgres(t)
 	keyFile, _ := writeKeyFile(t)
 	dir := t.TempDir()
@@ -45,10 +48,20 @@ func TestTeamBootstrap(t *testing.T) {
 		}
 	}
 	later := testenv.New(t)
-	later.DaemonArgs = []string{"--store", pg.URL, "--store-key-file", keyFile, "--store-bootstrap", other}
+	metricsAddr := "127.0.0.1:" + strconv.Itoa(testenv.FreePort(t))
+	later.DaemonArgs = []string{"--store", pg.URL, "--store-key-file", keyFile, "--store-bootstrap", other, "--metrics-listen", metricsAddr}
 	later.StartDaemon()
 	if v, _ := retryMs(t, later); v != 4242 {
 		t.Fatalf("a replica started later with other settings: retryMs %d, want the database's 4242", v)
+	}
+	// --metrics-listen: /metrics alone, without a token, for a scraper.
+	if code, body := probe(metricsAddr, "/metrics"); code != 200 || !strings.Contains(body, "plexus_") {
+		t.Fatalf("GET /metrics on --metrics-listen: %d %.200s", code, body)
+	}
+	for _, path := range []string{"/v1/status", "/mcp", "/"} {
+		if code, _ := probe(metricsAddr, path); code != 404 && code != 405 {
+			t.Errorf("GET %s on --metrics-listen: %d, want 404", path, code)
+		}
 	}
 	empty := pg.Database("empty")
 	r := testenv.New(t).Run("", "daemon", "--listen", "off", "--store", empty, "--store-key-file", keyFile, "--store-bootstrap", bad)

@@ -158,6 +158,7 @@ func (l *teamLoad) snapshot() (ok, failed, lost int64, first string, last time.T
 // lost session-era sessions, made every replica unready, and saves said
 // "this is a bug in the daemon".
 func TestTeamDatabaseFaults(t *testing.T) {
+	t.Parallel()
 	pg := testenv.StartPostgres(t)
 	keyFile, _ := writeKeyFile(t)
 	rs := peerReplicas(t, 3, pg.URL, keyFile)

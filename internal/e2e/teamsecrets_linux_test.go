@@ -73,6 +73,7 @@ func rpc2026(t *testing.T, base, token, method, params string) string {
 // command line (--store postgres://user:password@…) and the key in a
 // file that user reads.
 func TestTeamSecretsOutOfReach(t *testing.T) {
+	t.Parallel()
 	pg := testenv.StartPostgres(t)
 	keyFile, key := writeKeyFile(t)
 	seed := testenv.New(t)
