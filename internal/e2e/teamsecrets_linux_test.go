@@ -34,6 +34,29 @@ func copyExecutable(t *testing.T, src, dir string) string {
 	return dst
 }
 
+// ownUser is the credential to run a daemon as a user of its own, as a
+// pod does (the chart's 65532), and gives it dirs: as root every process
+// reads every other's memory, so a root test runs the daemon as nobody;
+// any other user runs it as itself (nil), as a pod's user is.
+func ownUser(t *testing.T, dirs ...string) *syscall.Credential {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		return nil
+	}
+	u, err := user.Lookup("nobody")
+	if err != nil {
+		t.Skip("running as root, with no nobody user to run the daemon as")
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	for _, d := range dirs {
+		if err := os.Chown(d, uid, gid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
+}
+
 // rpc2026 posts one MCP 2026-07-28 request of method with params (JSON)
 // to base's /mcp and returns the answer (or why there was none).
 func rpc2026(t *testing.T, base, token, method, params string) string {
@@ -92,24 +115,7 @@ func TestTeamSecretsOutOfReach(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var cred *syscall.Credential
-	if os.Geteuid() == 0 {
-		// As root every process reads every other's memory: run the
-		// daemon, and so its servers, as a user of their own, as a pod
-		// does (the chart's 65532).
-		u, err := user.Lookup("nobody")
-		if err != nil {
-			t.Skip("running as root, with no nobody user to run the daemon as")
-		}
-		uid, _ := strconv.Atoi(u.Uid)
-		gid, _ := strconv.Atoi(u.Gid)
-		cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
-		for _, d := range []string{home, tmp} {
-			if err := os.Chown(d, uid, gid); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	cred := ownUser(t, home, tmp)
 
 	// The settings, with the server that tries, in the database.
 	if err := os.MkdirAll(seed.Home, 0o700); err != nil {
