@@ -47,6 +47,8 @@ type DaemonOptions struct {
 	// StopDelay is how long a stopping daemon stays out of rotation,
 	// serving, before it hands its servers over and stops.
 	StopDelay time.Duration
+	// MetricsListen serves GET /metrics alone, without a token.
+	MetricsListen string
 }
 
 // StoreOptions name a database store: its URL and the files of its keys.

@@ -15,6 +15,7 @@ import (
 func (a *app) daemonCommand() *cobra.Command {
 	var listen, peerListen, peerAdvertise string
 	var stopDelay time.Duration
+	var metricsListen string
 	var so StoreOptions
 	cmd := &cobra.Command{
 		Use:   "daemon",
@@ -38,7 +39,7 @@ session is served wherever its requests land.`,
 				return fmt.Errorf("the daemon: %w", errNoRunner)
 			}
 			return stoppedIsSuccess(cmd, a.env.RunDaemon(cmd.Context(), DaemonOptions{Listen: listen, Store: so,
-				PeerListen: peerListen, PeerAdvertise: peerAdvertise, StopDelay: stopDelay}))
+				PeerListen: peerListen, PeerAdvertise: peerAdvertise, StopDelay: stopDelay, MetricsListen: metricsListen}))
 		},
 	}
 	cmd.Flags().StringVar(&listen, "listen", "", "loopback `ADDRESS` for the web page and the token-guarded HTTP endpoints (default 127.0.0.1:7780; off for none); in team mode also a pod's address, which serves only the face, its metadata and /healthz, /readyz")
@@ -47,6 +48,7 @@ session is served wherever its requests land.`,
 	cmd.Flags().StringVar(&so.Bootstrap, "store-bootstrap", "", "settings `FILE` (extensions.json) written to a database store that has none yet")
 	storeKeyFlags(cmd, &so)
 	cmd.Flags().StringVar(&peerListen, "peer-listen", "", "with --store: listen on `ADDRESS` for the other replicas (the internal channel, authenticated by the store's key)")
+	cmd.Flags().StringVar(&metricsListen, "metrics-listen", "", "also serve GET /metrics alone, without a token, on `ADDRESS` (for a scraper; beyond loopback in team mode only)")
 	cmd.Flags().DurationVar(&stopDelay, "stop-delay", 0, "on SIGTERM, stay out of a balancer's rotation but serving for `DURATION` before stopping (a replica's preStop delay: its endpoint leaves the Service meanwhile)")
 	cmd.Flags().StringVar(&peerAdvertise, "peer-advertise", "", "with --peer-listen: the `HOST:PORT` the other replicas dial (default the --peer-listen address)")
 	return cmd

@@ -74,6 +74,10 @@ type Options struct {
 	// before its shutdown begins: a Kubernetes pod's endpoint leaves the
 	// Services in that time (a preStop delay, with no shell in the image).
 	StopDelay time.Duration
+	// MetricsListen, if set, is an address that serves GET /metrics alone,
+	// without a token, for a scraper (metrics.go); beyond loopback only in
+	// team mode.
+	MetricsListen string
 }
 
 // Run runs the daemon until ctx is done, or until one of its servers fails.
@@ -114,9 +118,15 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	tcp, err := p.loopback(opts)
+	if err == nil {
+		tcp, err = p.metricsListener(opts, tcp)
+	}
 	if err != nil {
 		ln.Close()
 		pc.close()
+		for _, t := range tcp {
+			t.ln.Close()
+		}
 		return err
 	}
 	return p.serve(ctx, opts, ln, tcp, pc, func() {
