@@ -135,13 +135,14 @@ type Guard struct {
 	log  *slog.Logger
 	next http.Handler
 
-	mu   sync.Mutex
-	seen map[string]time.Time // nonces taken, until they are past Skew; guarded by mu
+	mu     sync.Mutex
+	seen   map[string]time.Time // nonces taken, until they are past Skew; guarded by mu
+	purged time.Time            // when seen was last rid of the nonces past; guarded by mu
 }
 
-// maxNonces bounds the nonces kept: past it, requests are refused until
-// old ones age out (a flood of valid requests, which only a replica can
-// make).
+// maxNonces bounds the nonces kept (they are dropped a minute after
+// their request's time): past it, requests are refused until old ones age
+// out (a flood of valid requests, which only a replica can make).
 const maxNonces = 1 << 20
 
 // NewGuard returns the guard of replica self in front of next.
@@ -222,12 +223,13 @@ func (g *Guard) once(nonce string, at time.Time) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	now := time.Now()
-	if len(g.seen) >= maxNonces/2 {
+	if now.Sub(g.purged) > Skew || len(g.seen) >= maxNonces {
 		for n, until := range g.seen {
 			if now.After(until) {
 				delete(g.seen, n)
 			}
 		}
+		g.purged = now
 	}
 	if _, dup := g.seen[nonce]; dup || len(g.seen) >= maxNonces {
 		return false
