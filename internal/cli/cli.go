@@ -44,6 +44,11 @@ type DaemonOptions struct {
 	// replicas of a team: its listening address, and the HOST:PORT the
 	// others dial ("" for PeerListen's).
 	PeerListen, PeerAdvertise string
+	// StopDelay is how long a stopping daemon stays out of rotation,
+	// serving, before it hands its servers over and stops.
+	StopDelay time.Duration
+	// MetricsListen serves GET /metrics alone, without a token.
+	MetricsListen string
 }
 
 // StoreOptions name a database store: its URL and the files of its keys.
@@ -51,6 +56,8 @@ type StoreOptions struct {
 	URL         string
 	KeyFile     string
 	OldKeyFiles []string
+	URLFile     string
+	Bootstrap   string
 }
 
 // MigrateOptions are the flags of `plexus store migrate`.

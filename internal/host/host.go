@@ -91,8 +91,11 @@ type Host struct {
 	pins     hostPins
 	oauth    *oauth.Manager // nil only if oauth.json could not be read
 
-	bg      sync.WaitGroup // background starts
-	started time.Time
+	bg sync.WaitGroup // background starts
+	// replacing counts, by server, the replacements Replace started
+	// (placement.go); guarded by applyMu.
+	replacing map[string]uint64
+	started   time.Time
 }
 
 // snapshot is an immutable view of the servers and the catalog.
@@ -208,6 +211,7 @@ func (h *Host) startInBackground(ctx context.Context, srv *supervisor.Server, cf
 		if err := srv.Start(ctx); err != nil {
 			h.log.Warn("server failed to start", "server", srv.Name(), "err", err)
 			h.leftOut(srv, cfg)
+			h.retryPlaced(ctx, srv)
 		}
 	}()
 }
