@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
+	"github.com/plexus-mcp/plexus/internal/client"
 	"github.com/plexus-mcp/plexus/internal/clientconf"
 )
 
@@ -30,9 +31,9 @@ type connectResult struct {
 
 func (a *app) connectCommand(connect bool) *cobra.Command {
 	var o struct {
-		scope, command string
-		dryRun, yes    bool
-		asJSON         bool
+		scope, command, listen string
+		dryRun, yes            bool
+		asJSON                 bool
 	}
 	use, short := "disconnect CLIENT", "Take Plexus out of another client's settings"
 	long := `Remove the entry that ` + "`plexus connect`" + ` wrote from CLIENT's own settings file;
@@ -76,6 +77,11 @@ plexus_snapshot) it asks to switch them on; --yes does without asking.`
 			if err != nil {
 				return err
 			}
+			if connect {
+				if opts.Launch, err = a.launch(cmd, o.listen); err != nil {
+					return err
+				}
+			}
 			plan, err := clientconf.Prepare(args[0], opts, connect)
 			if err != nil {
 				return err
@@ -108,9 +114,43 @@ plexus_snapshot) it asks to switch them on; --yes does without asking.`
 	if connect {
 		cmd.Flags().StringVar(&o.command, "command", "", "how the client starts Plexus (default: this program's full path)")
 		cmd.Flags().BoolVarP(&o.yes, "yes", "y", false, "switch on external calls without asking")
+		cmd.Flags().StringVar(&o.listen, "listen", "", "the loopback `ADDRESS` the client's plexus mcp starts the daemon on (default: the running daemon's)")
 	}
 	return cmd
 }
+
+// launch is what the client's entry needs beyond `plexus mcp` to reach
+// this Plexus: PLEXUS_HOME when it is not ~/.plexus, and the daemon's
+// loopback address (listen, or the running daemon's) when it is not the
+// default, so that a client starting Plexus itself starts it there.
+func (a *app) launch(cmd *cobra.Command, listen string) (clientconf.Launch, error) {
+	var l clientconf.Launch
+	home, err := client.Home()
+	if err != nil {
+		return l, err
+	}
+	if userHome, err := os.UserHomeDir(); err != nil || filepath.Clean(home) != filepath.Join(userHome, ".plexus") {
+		l.Home = home
+	}
+	if listen == "" {
+		if c, err := a.client(); err == nil {
+			if st, err := c.Status(cmd.Context()); err == nil {
+				listen = st.HTTPAddr
+				if listen == "" {
+					listen = "off"
+				}
+			}
+		}
+	}
+	if listen != "" && listen != defaultListen {
+		l.Listen = listen
+	}
+	return l, nil
+}
+
+// defaultListen is the daemon's loopback address when none is given
+// (daemon.DefaultListen, which a front end does not import).
+const defaultListen = "127.0.0.1:7780"
 
 // connectOptions finds the user's folders and the command a client runs.
 func connectOptions(scope, command string) (clientconf.Options, error) {

@@ -55,7 +55,7 @@ func Prepare(name string, o Options, connect bool) (*Plan, error) {
 		if len(src) == 0 && !connect {
 			return src, nil
 		}
-		return Edit(name, src, o.Command, connect)
+		return EditLaunch(name, src, o.Command, o.Launch, connect)
 	})
 }
 
