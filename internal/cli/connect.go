@@ -24,6 +24,10 @@ type connectResult struct {
 	// Diff is the change with the values of the user's other entries
 	// masked.
 	Diff string `json:"diff,omitempty"`
+	// Moved are the client's own entries that Plexus serves, taken out of
+	// its file by connect; Restored those disconnect put back.
+	Moved    []string `json:"moved,omitempty"`
+	Restored []string `json:"restored,omitempty"`
 	// AllowExternalCall is the face's gate after the command; nil if the
 	// daemon could not be asked.
 	AllowExternalCall *bool `json:"allowExternalCall,omitempty"`
@@ -86,13 +90,36 @@ plexus_snapshot) it asks to switch them on; --yes does without asking.`
 			if err != nil {
 				return err
 			}
+			moved, err := clientconf.ReadMoved(plan.Path)
+			if err != nil {
+				return err
+			}
+			var moving []string
+			if connect {
+				moving = a.offerMove(cmd, plan, o.scope, o.yes, o.dryRun)
+			} else if moved != nil {
+				if err := plan.Then(func(src, edited []byte) ([]byte, error) {
+					if string(src) == moved.After {
+						return []byte(moved.Before), nil
+					}
+					return clientconf.Restore(args[0], edited, *moved)
+				}); err != nil {
+					return err
+				}
+			}
 			res := connectResult{Client: args[0], Path: plan.Path, Changed: plan.Changed, DryRun: o.dryRun,
-				Diff: maskDiff(plan.Diff(), opts.Command)}
+				Diff: maskDiff(plan.Diff(), opts.Command), Moved: moving}
+			if !connect && moved != nil {
+				res.Restored = moved.Names
+			}
 			if !o.asJSON {
 				a.writeConnectPlan(plan, res.Diff, connect)
 			}
 			if plan.Changed && !o.dryRun {
 				if res.Backup, err = plan.Write(a.now()); err != nil {
+					return err
+				}
+				if err := a.recordMove(plan, args[0], moved, moving, connect); err != nil {
 					return err
 				}
 				if !o.asJSON {
@@ -113,7 +140,7 @@ plexus_snapshot) it asks to switch them on; --yes does without asking.`
 	cmd.Flags().BoolVar(&o.asJSON, "json", false, "print the result as JSON")
 	if connect {
 		cmd.Flags().StringVar(&o.command, "command", "", "how the client starts Plexus (default: this program's full path)")
-		cmd.Flags().BoolVarP(&o.yes, "yes", "y", false, "switch on external calls without asking")
+		cmd.Flags().BoolVarP(&o.yes, "yes", "y", false, "switch on external calls, and take out of the file the entries Plexus now serves, without asking")
 		cmd.Flags().StringVar(&o.listen, "listen", "", "the loopback `ADDRESS` the client's plexus mcp starts the daemon on (default: the running daemon's)")
 	}
 	return cmd

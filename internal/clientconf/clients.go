@@ -404,14 +404,18 @@ func (c client) serverKeys() []string {
 	return c.keys
 }
 
+// decodeBoth decodes a file before and after an edit.
+func decodeBoth(format string, before, after []byte) (b, a map[string]any, err error) {
+	if b, err = decode(format, before); err == nil {
+		a, err = decode(format, after)
+	}
+	return b, a, err
+}
+
 // check decodes before and after: after holds the entry (or not), and
 // the rest is what it was.
 func check(c client, before, after []byte, command string, connect bool) error {
-	b, err := decode(c.format, before)
-	if err != nil {
-		return err
-	}
-	a, err := decode(c.format, after)
+	b, a, err := decodeBoth(c.format, before, after)
 	if err != nil {
 		return err
 	}

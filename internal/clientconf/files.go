@@ -49,6 +49,20 @@ type Plan struct {
 	edit func(src []byte) ([]byte, error)
 }
 
+// Then adds a step to the plan's edit — taking out moved entries, or
+// putting them back — and works the plan out again over the same text.
+func (p *Plan) Then(step func(src, edited []byte) ([]byte, error)) error {
+	edit := p.edit
+	p.edit = func(src []byte) ([]byte, error) {
+		out, err := edit(src)
+		if err != nil {
+			return nil, err
+		}
+		return step(src, out)
+	}
+	return p.plan(current{data: p.Before, exists: p.Exists, mode: p.mode})
+}
+
 // Prepare reads the client's file and works out the edit.
 func Prepare(name string, o Options, connect bool) (*Plan, error) {
 	return prepare(name, o, func(src []byte) ([]byte, error) {
