@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -67,6 +68,12 @@ plexus_snapshot) it asks to switch them on; --yes does without asking.`
   plexus connect codex --dry-run
   plexus connect gemini --yes
   plexus disconnect cursor`,
+		ValidArgsFunction: func(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+			if len(args) > 0 {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			return clientconf.Clients(), cobra.ShellCompDirectiveNoFileComp
+		},
 		Args: func(cmd *cobra.Command, args []string) error {
 			if err := exactArgs("CLIENT")(cmd, args); err != nil {
 				return err
@@ -77,7 +84,7 @@ plexus_snapshot) it asks to switch them on; --yes does without asking.`
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts, err := connectOptions(o.scope, o.command)
+			opts, err := connectOptions(o.scope, o.command, connect)
 			if err != nil {
 				return err
 			}
@@ -125,6 +132,9 @@ plexus_snapshot) it asks to switch them on; --yes does without asking.`
 				if !o.asJSON {
 					a.reportConnectWrite(plan, res.Backup, connect)
 				}
+			}
+			if connect && args[0] == "gemini" {
+				a.warnGeminiTrust(opts)
 			}
 			if connect {
 				res.AllowExternalCall = a.offerExternalCall(cmd, plan.Title, o.yes, o.dryRun)
@@ -179,8 +189,9 @@ func (a *app) launch(cmd *cobra.Command, listen string) (clientconf.Launch, erro
 // (daemon.DefaultListen, which a front end does not import).
 const defaultListen = "127.0.0.1:7780"
 
-// connectOptions finds the user's folders and the command a client runs.
-func connectOptions(scope, command string) (clientconf.Options, error) {
+// connectOptions finds the user's folders and, to connect, the command a
+// client runs.
+func connectOptions(scope, command string, connect bool) (clientconf.Options, error) {
 	home, err := os.UserHomeDir()
 	if err != nil {
 		return clientconf.Options{}, fmt.Errorf("cannot find your home folder: %w", err)
@@ -189,7 +200,7 @@ func connectOptions(scope, command string) (clientconf.Options, error) {
 	if err != nil {
 		return clientconf.Options{}, err
 	}
-	if command == "" {
+	if command == "" && connect {
 		// A full path: desktop apps start servers without the shell's PATH.
 		exe, err := os.Executable()
 		if err != nil {
@@ -229,6 +240,25 @@ func (a *app) reportConnectWrite(plan *clientconf.Plan, backup string, connect b
 	if connect {
 		fmt.Fprintf(a.stderr(), "restart %s, or reload its MCP servers, to see Plexus\n", plan.Title)
 	}
+}
+
+// warnGeminiTrust says what Gemini CLI does not: it starts no MCP server
+// in a folder the user has not trusted, and shows Plexus as "Disabled"
+// there. Quiet when this folder (or one above it) is trusted.
+func (a *app) warnGeminiTrust(o clientconf.Options) {
+	b, err := os.ReadFile(filepath.Join(o.Home, ".gemini", "trustedFolders.json"))
+	var trusted map[string]string
+	if err == nil && json.Unmarshal(b, &trusted) == nil {
+		for dir, how := range trusted {
+			if how == "TRUST_FOLDER" && (dir == o.Dir || strings.HasPrefix(o.Dir, strings.TrimSuffix(dir, string(filepath.Separator))+string(filepath.Separator))) {
+				return
+			}
+			if how == "TRUST_PARENT" && strings.HasPrefix(o.Dir, filepath.Dir(dir)) {
+				return
+			}
+		}
+	}
+	a.warnf("Gemini CLI starts MCP servers only in folders you trust: in %s it will show Plexus as Disabled until you trust the folder (Gemini asks at its start, or /permissions)", sanitize(o.Dir))
 }
 
 // offerExternalCall asks to switch the face's external calls on, which is
