@@ -177,6 +177,11 @@ func TestLoginScreen(t *testing.T) {
 	if !strings.Contains(plain(m.frame()), "waiting for the browser") {
 		t.Fatal("no progress while the daemon waits for the browser")
 	}
+	// ctrl+y puts the whole URL on the clipboard (OSC 52), without the
+	// line breaks its wrapping on screen would carry into a copy.
+	if cmd := m.loginKey(tea.KeyPressMsg{Code: 'y', Mod: tea.ModCtrl}); cmd == nil || fmt.Sprint(cmd()) != linkURL {
+		t.Fatalf("ctrl+y did not copy the URL whole")
+	}
 	// A pasted redirect carries the authorization code: never drawn.
 	m.Update(runes("http://127.0.0.1:7781/callback?code=canary-auth-code-77&state=af0ifjsldkj"))
 	if v := plain(m.frame()); strings.Contains(v, "canary-auth-code-77") || !strings.Contains(v, "> •••") {

@@ -201,6 +201,14 @@ func (m *Model) loginKey(msg tea.KeyPressMsg) tea.Cmd {
 	case "esc":
 		m.screen, m.login = screenList, nil
 		return nil
+	case "ctrl+y":
+		// The URL whole on the clipboard (OSC 52): copying it off the
+		// screen would take the line breaks of its wrapping along.
+		if m.login == nil {
+			return nil
+		}
+		m.msg = "copied the login URL to the clipboard"
+		return tea.SetClipboard(m.login.AuthURL)
 	case "enter":
 		u := strings.TrimSpace(m.paste.Value())
 		if u == "" {

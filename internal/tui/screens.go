@@ -172,7 +172,7 @@ func definition(d apitype.ServerDefinition) string {
 // loginView shows the URL to open and follows the login through the
 // server's status (R-UI-4: OAuth waiting for the browser).
 func (m *Model) loginView(w int) []string {
-	lines := []string{"", styleTitle.Render("Log in to " + m.subject), "", "Open this URL in a browser:", ""}
+	lines := []string{"", styleTitle.Render("Log in to " + m.subject), "", "Open this URL in a browser (ctrl+y copies it whole):", ""}
 	if m.login != nil {
 		// Hard-wrapped, not cut: every character is needed. Each line is
 		// also a hyperlink (OSC 8) to the whole URL, so that a terminal

@@ -134,7 +134,7 @@ func (m *Model) footerLine() string {
 	case screenConfirmDelete, screenReview:
 		return footerKeys("y", "yes", "n", "no")
 	case screenLogin:
-		return footerKeys("enter", "send the pasted URL", "esc", "back to the list")
+		return footerKeys("ctrl+y", "copy the URL", "enter", "send the pasted URL", "esc", "back to the list")
 	case screenHelp:
 		return footerKeys("any key", "close")
 	case screenSettings:
