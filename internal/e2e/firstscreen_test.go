@@ -23,14 +23,18 @@ import (
 // server's tool through it.
 func TestREADMEFirstScreen(t *testing.T) {
 	t.Parallel()
-	if _, err := exec.LookPath("npx"); err != nil && os.Getenv("CI") == "" {
-		t.Skip("npx is missing (CI installs it)")
+	if _, err := exec.LookPath("npm"); err != nil && os.Getenv("CI") == "" {
+		t.Skip("npm is missing (CI installs it)")
 	}
 	lines := readmeBlock(t, "## Install, run, connect")
 	e := testenv.New(t)
 	h := newClientHome(t, e)
 	e.Home = filepath.Join(h.dir, ".plexus")
 	e.ExtraEnv = append(e.ExtraEnv, "PLEXUS_HOME=") // the defaults
+	// The npm server at the version the tests pin (npm ci), run as the
+	// line runs it: npx would fetch whatever is newest.
+	memory := testenv.NPMBin(t, "mcp-server-memory")
+	stand := strings.NewReplacer("npx -y @modelcontextprotocol/server-memory", memory)
 	for _, line := range lines {
 		switch {
 		case strings.HasPrefix(line, "go install "):
@@ -40,7 +44,7 @@ func TestREADMEFirstScreen(t *testing.T) {
 			e.StartDaemon()
 			continue
 		}
-		r := e.Shell("", line)
+		r := e.Shell("", stand.Replace(line))
 		if r.Code != 0 {
 			t.Fatalf("%s: exit %d\nstdout: %s\nstderr: %s", line, r.Code, r.Stdout, r.Stderr)
 		}
