@@ -102,7 +102,7 @@ its last lines on stderr.`,
 				if st.Servers == nil {
 					st.Servers = []apitype.ServerStatus{}
 				}
-				return printJSON(a.stdout(), st)
+				return printJSON(a.stdout(), withAddresses(st, c.Home()))
 			}
 			now := a.now()
 			uptime := "unknown"
@@ -131,6 +131,28 @@ its last lines on stderr.`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the status as JSON")
 	return cmd
+}
+
+// statusJSON is `plexus status --json`: the daemon's status, with where a
+// script reaches the daemon — its MCP face, its metrics and the token they
+// take — so that no script or document hard-codes the port or the home.
+type statusJSON struct {
+	*apitype.Status
+	// MCPURL is the face over HTTP on the loopback address; MetricsURL
+	// its Prometheus metrics. Both "" when the daemon listens on none.
+	MCPURL     string `json:"mcpURL,omitempty"`
+	MetricsURL string `json:"metricsURL,omitempty"`
+	// TokenFile holds the bearer token those URLs take.
+	TokenFile string `json:"tokenFile"`
+}
+
+func withAddresses(st *apitype.Status, home string) statusJSON {
+	out := statusJSON{Status: st, TokenFile: filepath.Join(home, "token")}
+	if st.HTTPAddr != "" {
+		out.MCPURL = "http://" + st.HTTPAddr + "/mcp"
+		out.MetricsURL = "http://" + st.HTTPAddr + "/metrics"
+	}
+	return out
 }
 
 func (a *app) lsCommand() *cobra.Command {

@@ -167,7 +167,14 @@ func (h *Host) Restart(ctx context.Context, name string) error {
 	}
 	if err := fresh.Start(ctx); err != nil {
 		fresh.Stop()
-		return &StartError{Server: name, Err: err, Restart: true}
+		se := &StartError{Server: name, Err: err, Restart: true}
+		if st := srv.State(); st != supervisor.StateReady && st != supervisor.StateStarting {
+			// Nothing runs on: the status says the new error at once,
+			// rather than the old one until the next retry.
+			se.NotRunning = true
+			srv.MarkFailed(err)
+		}
+		return se
 	}
 	h.swap(name, fresh, h.cfgLocked())
 	srv.Stop()
