@@ -220,7 +220,7 @@ func oauthFileSecrets(t *testing.T, home string) (secrets []string, refresh map[
 		t.Fatal(err)
 	}
 	var f struct {
-		Entries map[string]struct {
+		Logins map[string]struct {
 			Server string
 			Client struct{ ID, Secret string }
 			Token  *struct{ Access, Refresh string }
@@ -230,7 +230,7 @@ func oauthFileSecrets(t *testing.T, home string) (secrets []string, refresh map[
 		t.Fatal(err)
 	}
 	refresh, clients = map[string]string{}, map[string][2]string{}
-	for _, e := range f.Entries {
+	for _, e := range f.Logins {
 		clients[e.Server] = [2]string{e.Client.ID, e.Client.Secret}
 		for _, s := range []string{e.Client.Secret} {
 			if s != "" {

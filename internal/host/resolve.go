@@ -144,13 +144,14 @@ func (h *Host) newServerWith(name string, sc config.Server, cfg *config.File, lo
 	}
 	var srv *supervisor.Server
 	srv = supervisor.New(supervisor.Params{
-		Name:     name,
-		Config:   sc,
-		Spec:     spec,
-		Limits:   limits,
-		Logger:   h.log,
-		OnChange: func() { h.serverChanged(srv) },
-		OnStderr: func(line string, seq int64) { h.emitStderr(name, line, seq) },
+		Name:       name,
+		Config:     sc,
+		Spec:       spec,
+		Limits:     limits,
+		Logger:     h.log,
+		OnChange:   func() { h.serverChanged(srv) },
+		OnStderr:   func(line string, seq int64) { h.emitStderr(name, line, seq) },
+		NeedsLogin: func(err error) error { return h.loginNeeded(name, sc, err) },
 	})
 	if err != nil && sc.IsEnabled() {
 		srv.MarkFailed(err)

@@ -6,7 +6,9 @@
 // States: "disabled" (switched off), "starting", "ready", "failed" (could not
 // be started or prepared; the host probes it again on activity), "backoff"
 // (lost after running; restarting at NextTry — after too many failures in a
-// row it is parked for a cooldown and flagged crash-looping), "stopped".
+// row it is parked for a cooldown and flagged crash-looping), "needs-login"
+// (a remote server whose OAuth login is over: neither restarted nor counted
+// as a failure until Restart, which a login does), "stopped".
 //
 // A server that drops after connecting keeps its catalog entries (R-SES-5):
 // its tools stay advertised and calls fail at once with a clear error. No
@@ -36,6 +38,8 @@ const (
 	StateFailed   = apitype.StateFailed
 	StateBackoff  = apitype.StateBackoff
 	StateStopped  = apitype.StateStopped
+	// StateNeedsLogin is apitype.StateNeedsLogin.
+	StateNeedsLogin = apitype.StateNeedsLogin
 )
 
 // Params configure a Server.
@@ -54,6 +58,12 @@ type Params struct {
 	// OnStderr receives each stderr line with its sequence number in the
 	// server's ring; it must not block.
 	OnStderr func(line string, seq int64)
+	// NeedsLogin says whether a failure means the server waits for a
+	// person's OAuth login (nil: never): it returns the error to show then
+	// (with the advice to log in), or nil. Such a server is not restarted
+	// with backoff, nor counted as crashing: it waits in state
+	// "needs-login" for Restart.
+	NeedsLogin func(error) error
 
 	// connect replaces upstream.Connect in tests of the schedule.
 	connect func(context.Context, upstream.Spec) (*upstream.Conn, error)
@@ -117,6 +127,9 @@ func New(p Params) *Server {
 	if p.connect == nil {
 		p.connect = upstream.Connect
 	}
+	if p.NeedsLogin == nil {
+		p.NeedsLogin = func(error) error { return nil }
+	}
 	s := &Server{p: p, log: p.Logger.With("server", p.Name), quit: make(chan struct{}), kick: make(chan struct{}, 1)}
 	s.status = Status{State: StateStopped, Since: time.Now()}
 	if !p.Config.IsEnabled() {
@@ -155,6 +168,10 @@ func (s *Server) Start(ctx context.Context) error {
 		s.mu.Lock()
 		s.running = false
 		s.mu.Unlock()
+		if le := s.p.NeedsLogin(err); le != nil {
+			s.fail(StateNeedsLogin, le)
+			return err
+		}
 		s.fail(StateFailed, err)
 		return err
 	}
@@ -315,8 +332,22 @@ func (s *Server) Stop() {
 	s.mu.Unlock()
 }
 
-// Restart asks a server in backoff to try again now, with its failure count
-// reset. It does nothing to a server that is not restarting.
+// LoginNeeded closes the live connection of a server whose OAuth login is
+// over (its token refused, and no refresh mended it): the server then waits
+// in state "needs-login" for a login, rather than stay "ready" with every
+// request refused.
+func (s *Server) LoginNeeded() {
+	s.mu.Lock()
+	conn := s.conn
+	s.mu.Unlock()
+	if conn != nil {
+		conn.Close() // the supervise loop sees it end, and parks
+	}
+}
+
+// Restart asks a server in backoff (or waiting for a login) to try again
+// now, with its failure count reset. It does nothing to a server that is
+// not restarting.
 func (s *Server) Restart() {
 	select {
 	case s.kick <- struct{}{}:
