@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plexus-mcp/plexus/internal/apitype"
 	"github.com/plexus-mcp/plexus/internal/testenv"
 	"github.com/plexus-mcp/plexus/internal/testenv/authserver"
 )
@@ -198,4 +199,53 @@ func slicesHasEmpty(ss []string) bool {
 		}
 	}
 	return false
+}
+
+// TestOAuthRevokedLoginIsNeedsLogin (issue 46): a login revoked at the
+// authorization server (the token and the refresh token refused) makes the
+// server "needs-login" — not ready, not restarted, not crash-looping — and
+// a call fails saying to run `plexus login NAME`, not that the connection
+// was lost and the outcome is unknown. A refused access token whose
+// refresh token still works is refreshed, and the call goes through.
+func TestOAuthRevokedLoginIsNeedsLogin(t *testing.T) {
+	t.Parallel()
+	as := authserver.Start(t, authserver.Options{})
+	e := testenv.New(t)
+	script, record := browser(t)
+	e.ExtraEnv = []string{"BROWSER=" + script}
+	e.StartDaemon()
+	e.MustRun("add", "srv", as.MCPURL)
+	done := approveInBrowser(t, record)
+	if r := e.Run("", "login", "srv"); r.Code != 0 {
+		t.Fatalf("login: %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	waitState(t, e, "srv", "ready", 20*time.Second)
+	echo := toolNamed(t, tools(t, e, "--server", "srv"), "srv", "echo").Name
+
+	as.RevokeAccess()
+	out := e.MustRun("call", echo, `{"text":"after the access token was revoked"}`)
+	mustContain(t, "call", out, "after the access token was revoked")
+
+	as.Revoke()
+	r := e.Run("", "call", echo, `{"text":"after the grant was revoked"}`)
+	text := r.Stdout + r.Stderr
+	if r.Code == 0 || !strings.Contains(text, "plexus login srv") || strings.Contains(text, "outcome") || strings.Contains(text, "lost") {
+		t.Fatalf("a call after the grant was revoked: exit %d: %s", r.Code, text)
+	}
+	st := waitState(t, e, "srv", apitype.StateNeedsLogin, 10*time.Second)
+	restarts := st.Restarts
+	r = e.Run("", "call", echo, `{"text":"while it needs a login"}`)
+	if text := r.Stdout + r.Stderr; r.Code == 0 || !strings.Contains(text, "plexus login srv") {
+		t.Fatalf("a call while it needs a login: exit %d: %s", r.Code, text)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	if st := servers(t, e)["srv"]; st.State != apitype.StateNeedsLogin || st.CrashLooping || st.Restarts != restarts || st.NextTryAt != nil {
+		t.Fatalf("waiting for a login: %s crash-looping %v, restarts %d→%d, next try %v", st.State, st.CrashLooping, restarts, st.Restarts, st.NextTryAt)
+	}
+	if ls := e.MustRun("ls"); !strings.Contains(ls, "needs login") {
+		t.Errorf("ls:\n%s", ls)
+	}
 }

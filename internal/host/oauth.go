@@ -224,7 +224,7 @@ func (h *Host) loginChanged(account string) {
 	st := h.oauth.Status(account)
 	switch state := srv.State(); {
 	case st.NeedsLogin && state == supervisor.StateReady:
-		srv.LoginNeeded()
+		srv.LoginNeeded(h.loginNeeded(account, srv.Config(), oauth.ErrNeedsLogin))
 	case !st.NeedsLogin && st.LoggedIn && st.Login == "" && state == supervisor.StateNeedsLogin:
 		h.afterLogin(account)
 	}

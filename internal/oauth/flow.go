@@ -166,6 +166,14 @@ func (m *Manager) identify(ctx context.Context, md *metadata, p LoginParams, pre
 	}
 	meta.Scope = regScope
 	reg, err := oauthex.RegisterClient(ctx, asm.RegistrationEndpoint, meta, m.hc)
+	var re *oauthex.ClientRegistrationError
+	if errors.As(err, &re) && re.ErrorCode == "invalid_client_metadata" && meta.Scope != "" {
+		// RFC 7591 §2: scope is optional, and a server may take only the
+		// scopes it defines itself (oidc-provider refuses a resource's own
+		// scope there): registered without, the client is not limited.
+		meta.Scope = ""
+		reg, err = oauthex.RegisterClient(ctx, asm.RegistrationEndpoint, meta, m.hc)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("registering Plexus at %s: %s", md.issuer, scrubError(err))
 	}

@@ -91,8 +91,9 @@ type client struct {
 	// How it was obtained: "preregistered", "metadata-document" or "dynamic".
 	Kind         string   `json:"kind"`
 	RedirectURIs []string `json:"redirectUris,omitempty"`
-	// Scope is the scope a dynamic registration named: a registration is
-	// reused only for a login that would name the same.
+	// Scope is the scope a dynamic registration was asked for (the
+	// server may have taken it without): a registration is reused only
+	// for a login that would ask for the same.
 	Scope string `json:"scope,omitempty"`
 }
 

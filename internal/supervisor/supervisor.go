@@ -101,14 +101,17 @@ type Server struct {
 	quitOnce sync.Once
 	kick     chan struct{} // Restart: try now
 
-	mu       sync.Mutex // guards the fields below
-	conn     *upstream.Conn
-	status   Status
-	entries  []catalog.Entry
-	disc     upstream.Discovery
-	running  bool // a Start or the supervise loop owns the server
-	stopped  bool
-	failures int // consecutive failures, for the backoff
+	mu      sync.Mutex // guards the fields below
+	conn    *upstream.Conn
+	status  Status
+	entries []catalog.Entry
+	disc    upstream.Discovery
+	running bool // a Start or the supervise loop owns the server
+	stopped bool
+	// loginOver: the live connection's login is over (LoginNeeded); it
+	// takes no new call, and is closed once the ones in flight drained.
+	loginOver bool
+	failures  int // consecutive failures, for the backoff
 
 	wg sync.WaitGroup // supervise and refresh goroutines
 }
@@ -244,6 +247,7 @@ func (s *Server) install(conn *upstream.Conn, b built) bool {
 		return false
 	}
 	s.conn, s.disc, s.entries = conn, b.disc, b.entries
+	s.loginOver = false
 	s.status.Warnings = b.warnings
 	s.status.ProtocolVersion = conn.ProtocolVersion()
 	if info := conn.ServerInfo(); info != nil {
@@ -332,17 +336,40 @@ func (s *Server) Stop() {
 	s.mu.Unlock()
 }
 
-// LoginNeeded closes the live connection of a server whose OAuth login is
-// over (its token refused, and no refresh mended it): the server then waits
-// in state "needs-login" for a login, rather than stay "ready" with every
-// request refused.
-func (s *Server) LoginNeeded() {
+// loginDrain is how long the connection of a server whose login ended
+// stays open for the requests in flight on it: each fails by itself (the
+// request was refused, or not sent), and closing the connection under
+// them would make their outcome unknown.
+const loginDrain = 3 * time.Second
+
+// LoginNeeded takes a ready server whose OAuth login is over (its token
+// refused, and no refresh mended it; why says so) out of service: it is
+// "needs-login" at once and takes no new call, and its connection is
+// closed a moment later, after which it waits for a login rather than
+// stay "ready" with every request refused.
+func (s *Server) LoginNeeded(why error) {
 	s.mu.Lock()
 	conn := s.conn
-	s.mu.Unlock()
-	if conn != nil {
-		conn.Close() // the supervise loop sees it end, and parks
+	if conn == nil || s.loginOver || s.stopped {
+		s.mu.Unlock()
+		return
 	}
+	s.loginOver = true
+	s.wg.Add(1)
+	s.mu.Unlock()
+	s.fail(StateNeedsLogin, why)
+	s.log.Warn("server needs an OAuth login: taken out of service", "err", why)
+	go func() {
+		defer s.wg.Done()
+		t := time.NewTimer(loginDrain)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-s.quit:
+		case <-conn.Done():
+		}
+		conn.Close() // the supervise loop sees it end, and waits for a login
+	}()
 }
 
 // Restart asks a server in backoff (or waiting for a login) to try again
@@ -360,7 +387,7 @@ func (s *Server) Restart() {
 func (s *Server) Conn() (*upstream.Conn, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.conn != nil {
+	if s.conn != nil && !s.loginOver {
 		return s.conn, nil
 	}
 	return nil, s.unavailableLocked()
