@@ -4,8 +4,11 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -47,6 +50,56 @@ func TestOAuthAgainstOIDCProvider(t *testing.T) {
 			t.Parallel()
 			oidcMatrix(t, chrome, startOIDCPeers(t, config, 10*time.Second, ""))
 		})
+	}
+	t.Run("client ID metadata document", func(t *testing.T) {
+		t.Parallel()
+		clientMetadataDocument(t, chrome)
+	})
+}
+
+// clientMetadataDocument: with mcp.oauthClientMetadataUrl set, a login at
+// an authorization server that supports client ID metadata documents
+// (oidc-provider's clientIdMetadataDocument) uses that URL as Plexus's
+// client_id: the server fetches the document the user hosts (here an
+// https server on loopback), and nothing is registered.
+func clientMetadataDocument(t *testing.T, chrome *chromium) {
+	var docURL string
+	var fetched sync.WaitGroup
+	fetched.Add(1)
+	var once sync.Once
+	doc := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		once.Do(fetched.Done)
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{
+			"client_id": docURL, "client_name": "Plexus", "application_type": "native",
+			"redirect_uris": []string{"http://127.0.0.1/callback"}, "grant_types": []string{"authorization_code", "refresh_token"},
+			"response_types": []string{"code"}, "token_endpoint_auth_method": "none",
+		})
+	}))
+	t.Cleanup(doc.Close)
+	docURL = doc.URL + "/oauth/plexus-client.json"
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: doc.Certificate().Raw}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := startOIDCPeers(t, "defaults", 10*time.Second, ca)
+
+	e := testenv.New(t)
+	script, record := browser(t)
+	e.ExtraEnv = []string{"BROWSER=" + script}
+	e.StartDaemon()
+	e.MustRun("settings", "set", "oauthClientMetadataUrl", docURL)
+	mustContain(t, "settings get", e.MustRun("settings", "get", "oauthClientMetadataUrl"), docURL)
+	e.MustRun("add", "doc", p.url("bearer"))
+	browserLoginOf(t, e, chrome, record, oidcCheck{name: "doc", kind: "bearer", user: "carol"})
+	fetched.Wait()
+	mustContain(t, "whoami", whoami(t, e, "doc"), "account carol")
+	var f struct {
+		Logins map[string]struct{ Client struct{ ID, Kind, Secret string } }
+	}
+	readJSONFile(t, filepath.Join(e.Home, "oauth.json"), &f)
+	if c := f.Logins["doc"].Client; c.ID != docURL || c.Kind != "metadata-document" || c.Secret != "" {
+		t.Fatalf("the login's client: %+v, want the document's URL and no registration", c)
 	}
 }
 

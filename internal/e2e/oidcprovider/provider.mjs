@@ -77,7 +77,7 @@ const configuration = {
 if (cimd === 'cimd') {
   configuration.features.clientIdMetadataDocument = {
     enabled: true,
-    ack: 'experimental-01',
+    ack: 'draft-02',
     // The document is on 127.0.0.1: the test's own https server.
     allowFetch: async () => true,
   };
