@@ -1,6 +1,7 @@
 package oauth
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -71,6 +72,10 @@ type transport struct {
 	resource     string // the MCP endpoint's URL
 	configured   bool   // the server has OAuth settings of its own
 	base         http.RoundTripper
+	// passRefusals passes on the 401 that no refresh mended, rather than
+	// fail the request: a client with an OAuth handler of its own
+	// (Handler) answers it with a new login.
+	passRefusals bool
 }
 
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -184,7 +189,7 @@ func (t *transport) refused(ctx context.Context, again *http.Request, resp *http
 		t.m.refuseDPoP(account)
 	}
 	challenge := resp.Header.Values("WWW-Authenticate")
-	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()
 	if again == nil {
 		ctx = context.WithoutCancel(ctx)
@@ -192,6 +197,10 @@ func (t *transport) refused(ctx context.Context, again *http.Request, resp *http
 	next, err := t.m.renew(ctx, account, cred.access)
 	if err == nil && next.access == "" {
 		err = &NeedsLoginError{Server: t.server, Reason: "the server refused the access token and there is none to replace it"}
+	}
+	if err != nil && t.passRefusals {
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+		return resp, nil
 	}
 	if err != nil {
 		if !errors.Is(err, ErrNeedsLogin) {
@@ -203,7 +212,7 @@ func (t *transport) refused(ctx context.Context, again *http.Request, resp *http
 		return nil, errors.New("the server refused the access token; it was renewed, but the request could not be sent again")
 	}
 	resp, err = t.sendNonce(again, account, next)
-	if err != nil || resp.StatusCode != http.StatusUnauthorized {
+	if err != nil || resp.StatusCode != http.StatusUnauthorized || t.passRefusals {
 		if err == nil && resp.StatusCode < 300 {
 			t.m.clearNeedsLogin(account)
 		}
