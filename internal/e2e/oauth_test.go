@@ -201,7 +201,7 @@ func slicesHasEmpty(ss []string) bool {
 	return false
 }
 
-// TestOAuthRevokedLoginIsNeedsLogin (issue 46): a login revoked at the
+// TestOAuthRevokedLoginIsNeedsLogin: a login revoked at the
 // authorization server (the token and the refresh token refused) makes the
 // server "needs-login" — not ready, not restarted, not crash-looping — and
 // a call fails saying to run `plexus login NAME`, not that the connection

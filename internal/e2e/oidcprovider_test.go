@@ -36,8 +36,9 @@ import (
 // a daemon restart, and a revocation then a new login. Canary checks: no
 // token or secret shows in the status, the logs or the CLI's output.
 //
-// Under issue 46's code this fails at the first login: oidc-provider's
-// DPoP went to the bearer-only server, which refused it, and `plexus
+// Before logins were kept per account and DPoP went only where a server
+// takes it, this failed at the first login: oidc-provider's DPoP-bound
+// token went to the bearer-only server, which refused it, and `plexus
 // login` said "logged in to prot (needs login …)".
 func TestOAuthAgainstOIDCProvider(t *testing.T) {
 	t.Parallel()

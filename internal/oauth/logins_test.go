@@ -199,7 +199,7 @@ func TestLoginWithoutRefreshTokenSaysSo(t *testing.T) {
 	}
 }
 
-// TestForgedRedirectChangesNothing (issue 44): a redirect to a login's
+// TestForgedRedirectChangesNothing: a redirect to a login's
 // loopback listener that does not carry the login's state — an error with
 // an attacker's text, or a code — gets a page that says nothing of it, and
 // the login goes on; the login's own redirect then completes it.

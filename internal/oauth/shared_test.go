@@ -15,7 +15,7 @@ import (
 	"github.com/plexus-mcp/plexus/internal/testenv/authserver"
 )
 
-// TestConcurrentRefreshesNeverLoseALogin (issue 45): refreshes of one login
+// TestConcurrentRefreshesNeverLoseALogin: refreshes of one login
 // that start at once — goroutines of one daemon, or two daemons sharing a
 // PostgreSQL store — spend its refresh token once. The authorization
 // server rotates refresh tokens and takes a second use of one for a
