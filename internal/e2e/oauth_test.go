@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"encoding/json"
+	"github.com/plexus-mcp/plexus/internal/client"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -247,5 +249,52 @@ func TestOAuthRevokedLoginIsNeedsLogin(t *testing.T) {
 	}
 	if ls := e.MustRun("ls"); !strings.Contains(ls, "needs login") {
 		t.Errorf("ls:\n%s", ls)
+	}
+	// The metrics have the state too.
+	if m := scrapeMetrics(t, e); !strings.Contains(m, `plexus_server_state{server="srv",state="needs-login"} 1`) {
+		t.Errorf("metrics:\n%s", m)
+	}
+}
+
+// scrapeMetrics reads /metrics on the daemon's loopback address.
+func scrapeMetrics(t *testing.T, e *testenv.Env) string {
+	t.Helper()
+	st, err := client.New(e.Home).Status(t.Context())
+	if err != nil || st.HTTPAddr == "" {
+		t.Fatalf("status has no HTTP address: %v", err)
+	}
+	tok, err := os.ReadFile(filepath.Join(e.Home, "token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest("GET", "http://"+st.HTTPAddr+"/metrics", nil)
+	req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(tok)))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
+// TestOAuthLoginWithoutRefreshToken: a login whose authorization server
+// issued no refresh token says so, and when it ends.
+func TestOAuthLoginWithoutRefreshToken(t *testing.T) {
+	t.Parallel()
+	as := authserver.Start(t, authserver.Options{NoRefreshToken: true})
+	e := testenv.New(t)
+	script, record := browser(t)
+	e.ExtraEnv = []string{"BROWSER=" + script}
+	e.StartDaemon()
+	e.MustRun("add", "srv", as.MCPURL)
+	done := approveInBrowser(t, record)
+	r := e.Run("", "login", "srv")
+	if err := <-done; err != nil || r.Code != 0 {
+		t.Fatalf("login: %v %d\n%s\n%s", err, r.Code, r.Stdout, r.Stderr)
+	}
+	mustContain(t, "login", r.Stderr, "issued no refresh token: this login ends at")
+	if st := servers(t, e)["srv"]; st.Auth == nil || !st.Auth.LoggedIn || st.Auth.RefreshToken || st.Auth.ExpiresAt == nil {
+		t.Fatalf("status: %+v", st.Auth)
 	}
 }
