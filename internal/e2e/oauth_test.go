@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"encoding/json"
-	"github.com/plexus-mcp/plexus/internal/client"
 	"io"
 	"net/http"
 	"os"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
+	"github.com/plexus-mcp/plexus/internal/client"
 	"github.com/plexus-mcp/plexus/internal/testenv"
 	"github.com/plexus-mcp/plexus/internal/testenv/authserver"
 )
