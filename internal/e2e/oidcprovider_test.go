@@ -96,7 +96,9 @@ func clientMetadataDocument(t *testing.T, chrome *chromium) {
 	fetched.Wait()
 	mustContain(t, "whoami", whoami(t, e, "doc"), "account carol")
 	var f struct {
-		Logins map[string]struct{ Client struct{ ID, Kind, Secret string } }
+		Logins map[string]struct {
+			Client struct{ ID, Kind, Secret string }
+		}
 	}
 	readJSONFile(t, filepath.Join(e.Home, "oauth.json"), &f)
 	if c := f.Logins["doc"].Client; c.ID != docURL || c.Kind != "metadata-document" || c.Secret != "" {
