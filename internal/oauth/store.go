@@ -324,12 +324,20 @@ func (m *Manager) change(account string, fn func(cur *entry) (*entry, bool)) (*e
 }
 
 // adoptLocked makes f (read as d) the store in memory and returns the
-// accounts whose record differs from the one held before. m.mu is held.
+// accounts whose record differs from the one held before. A login that
+// needed a person here and got a new token elsewhere (another daemon of
+// the team logged in, or refreshed) needs one no more. m.mu is held.
 func (m *Manager) adoptLocked(f *file, d docstore.Doc) []string {
 	var diff []string
 	for k, e := range f.Logins {
-		if old := m.f.Logins[k]; old == nil || old.Rev != e.Rev {
-			diff = append(diff, k)
+		old := m.f.Logins[k]
+		if old != nil && old.Rev == e.Rev {
+			continue
+		}
+		diff = append(diff, k)
+		if st := m.servers[k]; st != nil && st.needsLogin && e.Token != nil &&
+			(old == nil || old.Token == nil || old.Token.Access != e.Token.Access) {
+			st.needsLogin, st.reason, st.want, st.challenge = false, "", nil, nil
 		}
 	}
 	for k := range m.f.Logins {
