@@ -38,7 +38,10 @@ func TestConcurrentRefreshesNeverLoseALogin(t *testing.T) {
 	})
 	t.Run("two daemons on one PostgreSQL store", func(t *testing.T) {
 		t.Parallel()
+		started := time.Now()
 		pg := testenv.StartPostgres(t)
+		t.Logf("PostgreSQL started in %s", time.Since(started).Round(time.Millisecond))
+		defer func(raced time.Time) { t.Logf("the refresh races took %s", time.Since(raced).Round(time.Millisecond)) }(time.Now())
 		keys := pgstore.Keys{Current: make([]byte, pgstore.KeySize)}
 		rand.Read(keys.Current)
 		as := authserver.Start(t, authserver.Options{RevokeOnReuse: true})

@@ -39,9 +39,9 @@ func userOf(account string) string {
 // token and sending the request once more with the new one; only when
 // that cannot be done (no refresh token, a refused one) does the server
 // need a login, and the request fails with a *NeedsLoginError: the server
-// did not act on it. A DPoP-bound token refused by a server that does not
-// challenge with DPoP (one that takes only bearer tokens) makes the login
-// use bearer tokens from then on. A 401 to a request without a token
+// did not act on it. A DPoP-bound token refused with a Bearer challenge and no
+// DPoP one (a server that takes only bearer tokens) makes the login use
+// bearer tokens from then on. A 401 to a request without a token
 // marks the server as needing a login (if it offers one, see
 // ConfiguredTransport) and is passed on; a 403 insufficient_scope
 // remembers the scope asked for.
@@ -181,11 +181,11 @@ func (t *transport) unauthorized(req *http.Request, resp *http.Response, account
 // refused handles a 401 to a request that carried cred: the token is
 // renewed (refreshed, or taken from a refresh made meanwhile) and the
 // request sent again with it, once. A server that refuses a DPoP-bound
-// token without offering the DPoP scheme takes bearer tokens only: the
-// login's tokens are bearer tokens from then on.
+// token with a Bearer challenge and no DPoP one takes bearer tokens only:
+// the login's tokens are bearer tokens from then on.
 func (t *transport) refused(ctx context.Context, again *http.Request, resp *http.Response, account string, cred credential) (*http.Response, error) {
 	ch := parseChallenge(resp.Header.Values("WWW-Authenticate"))
-	if cred.dpopKey != "" && !ch.dpop {
+	if cred.dpopKey != "" && ch.bearer && !ch.dpop {
 		t.m.refuseDPoP(account)
 	}
 	challenge := resp.Header.Values("WWW-Authenticate")
