@@ -217,6 +217,10 @@ func TestOAuthRevokedLoginIsNeedsLogin(t *testing.T) {
 	e.ExtraEnv = []string{"BROWSER=" + script}
 	e.StartDaemon()
 	e.MustRun("add", "srv", as.MCPURL)
+	// Its advice is to log in, not to configure a header.
+	if st := e.MustRun("status"); !strings.Contains(st, "plexus login srv") || strings.Contains(st, "plexus edit") {
+		t.Errorf("status before the login:\n%s", st)
+	}
 	done := approveInBrowser(t, record)
 	if r := e.Run("", "login", "srv"); r.Code != 0 {
 		t.Fatalf("login: %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
@@ -296,5 +300,29 @@ func TestOAuthLoginWithoutRefreshToken(t *testing.T) {
 	mustContain(t, "login", r.Stderr, "issued no refresh token: this login ends at")
 	if st := servers(t, e)["srv"]; st.Auth == nil || !st.Auth.LoggedIn || st.Auth.RefreshToken || st.Auth.ExpiresAt == nil {
 		t.Fatalf("status: %+v", st.Auth)
+	}
+}
+
+// TestOAuthLoginRefusedByTheServer: a login whose tokens the server then
+// refuses is not reported as done: `plexus login` exits non-zero with why,
+// and the server needs a login still.
+func TestOAuthLoginRefusedByTheServer(t *testing.T) {
+	t.Parallel()
+	as := authserver.Start(t, authserver.Options{RefuseTokens: true})
+	e := testenv.New(t)
+	script, record := browser(t)
+	e.ExtraEnv = []string{"BROWSER=" + script}
+	e.StartDaemon()
+	e.MustRun("add", "srv", as.MCPURL)
+	done := approveInBrowser(t, record)
+	r := e.Run("", "login", "srv")
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if r.Code == 0 || !strings.Contains(r.Stderr, "refused the token the login got") || strings.Contains(r.Stdout, "logged in to srv") {
+		t.Fatalf("a login the server refused: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if st := servers(t, e)["srv"]; st.State != apitype.StateNeedsLogin || st.Auth == nil || st.Auth.Login != "failed" {
+		t.Fatalf("after the refused login: %s %+v", st.State, st.Auth)
 	}
 }

@@ -80,6 +80,10 @@ type Options struct {
 	RequiresDPoP bool
 	// NoRefreshToken issues no refresh tokens.
 	NoRefreshToken bool
+	// RefuseTokens makes the MCP endpoint refuse every token (401
+	// invalid_token), as a server behind another authorization server
+	// than it names would.
+	RefuseTokens bool
 	// RevokeOnReuse takes a second use of a refresh token for a replay,
 	// as oidc-provider does with rotation: every token of that client is
 	// revoked.
@@ -509,7 +513,7 @@ func (s *Server) protect(next http.Handler) http.Handler {
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
 		}
-		if !ok || !live || time.Now().After(g.expires) || g.resource != s.MCPURL {
+		if !ok || !live || time.Now().After(g.expires) || g.resource != s.MCPURL || s.opts.RefuseTokens {
 			w.Header().Set("WWW-Authenticate", challenge)
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
