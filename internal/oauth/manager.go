@@ -131,7 +131,17 @@ func Open(opts Options) (*Manager, error) {
 		m.log = slog.New(slog.DiscardHandler)
 	}
 	if m.hc == nil {
-		m.hc = &http.Client{Timeout: 30 * time.Second}
+		// A connection a request to the authorization server leaves idle
+		// is not reused: token requests come seconds or hours apart, and
+		// a server that closed an idle connection just as the next token
+		// request was written on it resets it — a POST, which Go's
+		// transport does not retry, and a code exchange cannot be tried
+		// again (oidc-provider on Node closes idle connections after 5 s:
+		// a login whose browser took longer failed "connection reset by
+		// peer").
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.DisableKeepAlives = true
+		m.hc = &http.Client{Timeout: 30 * time.Second, Transport: tr}
 	}
 	if m.onChange == nil {
 		m.onChange = func(string) {}
