@@ -428,8 +428,15 @@ func (s *Server) Discovery() upstream.Discovery {
 }
 
 // MarkFailed records that the server could not even be prepared (a missing
-// variable, say), so that its status says why.
-func (s *Server) MarkFailed(err error) { s.fail(StateFailed, err) }
+// variable, say) or started, so that its status says why; a failure that
+// is a login's (Params.NeedsLogin) leaves it waiting for one.
+func (s *Server) MarkFailed(err error) {
+	if le := s.p.NeedsLogin(err); le != nil {
+		s.fail(StateNeedsLogin, le)
+		return
+	}
+	s.fail(StateFailed, err)
+}
 
 // onListChanged refreshes the server's part of the catalog after an
 // upstream list_changed notification (R-SUP-3).
