@@ -16,7 +16,8 @@ import (
 // rawServerArg re-executes the test binary as a stdio MCP server that
 // writes its answers as literal bytes: its tools/list is the file named by
 // the next argument, its other lists those below. It does not implement
-// resources/templates/list.
+// resources/templates/list. If a second argument names a file that
+// exists, it never answers anything.
 const rawServerArg = "-plexus-host-raw-server"
 
 const (
@@ -32,6 +33,11 @@ const (
 )
 
 func runRawServer(args []string) {
+	if len(args) > 1 {
+		if _, err := os.Stat(args[1]); err == nil {
+			select {} // told to hang: it never answers
+		}
+	}
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(make([]byte, 1<<20), 1<<20)
 	for in.Scan() {
