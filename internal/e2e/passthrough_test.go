@@ -322,9 +322,7 @@ func passthroughDaemon(t *testing.T, servers []npmServer, extra string) (base, t
 // the server's own — every tool, in the server's order, each definition
 // equal to what the server wrote (key order aside), _meta, annotations,
 // execution and white space included — for six popular servers from npm,
-// in both client eras (issue 43, break 11: on main 0 tools of four such
-// servers were equal: Plexus added idempotentHint, dropped _meta and the
-// annotations it does not know, trimmed descriptions and sorted the list).
+// in both client eras.
 func TestBareToolsListIsTheServers(t *testing.T) {
 	t.Parallel()
 	servers := passthroughServers(t)

@@ -119,7 +119,7 @@ type toolPage struct {
 // bare profile's in its server's order) in pages of size as the SDK's
 // tools/list renders them. A tool with a raw definition (raws, beside
 // tools; nil for none) is listed as those bytes: what the server wrote,
-// with every member the SDK's struct does not model (issue 43).
+// with every member the SDK's struct does not model.
 func renderToolPages(tools []*mcp.Tool, raws []json.RawMessage, size int, impl *mcp.Implementation) (*toolPages, error) {
 	tp := &toolPages{byCursor: map[string]int{"": 0}}
 	for start := 0; start == 0 || start < len(tools); start += size {

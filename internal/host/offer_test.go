@@ -80,7 +80,7 @@ func runRawServer(args []string) {
 // order; its resources and prompts; its capabilities with an extension's
 // — in the server's order, with only the tools pinning lets through. A
 // server that does not implement resources/templates/list is added all
-// the same, saying so (issue 43, breaks 10 and 11).
+// the same, saying so.
 func TestOfferPassesDefinitionsOn(t *testing.T) {
 	th := newTestHost(t)
 	tools := filepath.Join(t.TempDir(), "tools.json")

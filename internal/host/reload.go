@@ -23,7 +23,7 @@ import (
 // The servers start without applyMu held, as a verification start does
 // (commitServer): each may take its startup timeout, and other writes —
 // the face's settings, a secret, an accepted tool — must not wait for
-// them (issue 43, break 1). If the settings changed meanwhile, nothing is
+// them. If the settings changed meanwhile, nothing is
 // applied and the error says so.
 func (h *Host) Reload(ctx context.Context) (int64, error) {
 	h.applyMu.Lock()

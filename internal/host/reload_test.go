@@ -11,8 +11,7 @@ import (
 // TestReloadWithAHungServer: a reload that restarts a server which never
 // answers is bounded by the server's startup timeout — it then applies
 // the settings, the hung server left out saying why — and while it waits
-// for that start, other writes go on (issue 43, break 1: "the stuck
-// reload never applies the new settings").
+// for that start, other writes go on.
 func TestReloadWithAHungServer(t *testing.T) {
 	th := newTestHost(t)
 	dir := t.TempDir()

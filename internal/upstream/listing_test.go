@@ -14,8 +14,7 @@ import (
 // of a newer spec, white space and key order included — and so are the
 // capabilities of its initialize answer (an extension's among them). A
 // list the server does not implement ("method not found") is an empty
-// list and a warning, not a server that cannot be added (issue 43, break
-// 10).
+// list and a warning, not a server that cannot be added.
 func TestListingKeepsServerBytes(t *testing.T) {
 	var logs logBuffer
 	s := fakeSpec(t, "raw", "FAKE_RICH", "1")

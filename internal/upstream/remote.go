@@ -304,7 +304,7 @@ func isRenewal(ctx context.Context) bool { v, _ := ctx.Value(renewalKey{}).(bool
 // 202 it would have got had the server taken it: the server answered, and
 // nothing waits for an answer to a notification. Without it the SDK's
 // client takes the refusal for a broken connection and fails every call
-// on it (issue 43, break 3). done is false when req carries a call.
+// on it. done is false when req carries a call.
 func refusedNotice(req *http.Request, resp *http.Response) (*http.Response, bool) {
 	if req.GetBody == nil {
 		return resp, false
@@ -334,7 +334,7 @@ func refusedNotice(req *http.Request, resp *http.Response) (*http.Response, bool
 // it has come whole, and a refusal or a failure ends the stream, with a
 // warning (the server's list changes will not be heard). A server whose
 // answer never begins, or never ends, holds nothing: not the handshake,
-// so not add, reload or the daemon's start (issue 43, break 1), and not
+// so not add, reload or the daemon's start, and not
 // the requests after it.
 func (t *headerTransport) listen(req *http.Request) (*http.Response, error) {
 	ctx, cancel := context.WithCancel(req.Context())
