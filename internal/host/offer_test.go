@@ -17,7 +17,8 @@ import (
 // writes its answers as literal bytes: its tools/list is the file named by
 // the next argument, its other lists those below. It does not implement
 // resources/templates/list. If a second argument names a file that
-// exists, it never answers anything.
+// exists, it never answers anything (and says it started, in that
+// name with ".started").
 const rawServerArg = "-plexus-host-raw-server"
 
 const (
@@ -35,6 +36,7 @@ const (
 func runRawServer(args []string) {
 	if len(args) > 1 {
 		if _, err := os.Stat(args[1]); err == nil {
+			os.WriteFile(args[1]+".started", nil, 0o600)
 			select {} // told to hang: it never answers
 		}
 	}
