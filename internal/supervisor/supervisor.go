@@ -17,6 +17,7 @@ package supervisor
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"math/rand/v2"
@@ -101,11 +102,14 @@ type Server struct {
 	quitOnce sync.Once
 	kick     chan struct{} // Restart: try now
 
-	mu      sync.Mutex // guards the fields below
-	conn    *upstream.Conn
-	status  Status
-	entries []catalog.Entry
-	disc    upstream.Discovery
+	mu     sync.Mutex // guards the fields below
+	conn   *upstream.Conn
+	status Status
+	cat    catalog.Built
+	disc   upstream.Discovery
+	// init is the server's answer to its handshake as it wrote it
+	// (upstream.Conn.InitializeResult), kept after a crash as cat is.
+	init    json.RawMessage
 	running bool // a Start or the supervise loop owns the server
 	stopped bool
 	// loginOver: the live connection's login is over (LoginNeeded); it
@@ -189,7 +193,7 @@ func (s *Server) Start(ctx context.Context) error {
 // built is a server's catalog as built from one discovery.
 type built struct {
 	disc     upstream.Discovery
-	entries  []catalog.Entry
+	cat      catalog.Built
 	warnings []string
 	early    *earlyChanges // of the connection listed
 }
@@ -230,7 +234,7 @@ func (s *Server) connectOnce(ctx context.Context) (*upstream.Conn, built, error)
 			return nil, built{}, err
 		}
 	}
-	if b.entries, b.warnings, err = s.build(b.disc); err != nil {
+	if b.cat, b.warnings, err = s.build(b.disc); err != nil {
 		conn.Close()
 		return nil, built{}, err
 	}
@@ -246,7 +250,7 @@ func (s *Server) install(conn *upstream.Conn, b built) bool {
 		conn.Close()
 		return false
 	}
-	s.conn, s.disc, s.entries = conn, b.disc, b.entries
+	s.conn, s.disc, s.cat, s.init = conn, b.disc, b.cat, conn.InitializeResult()
 	s.loginOver = false
 	s.status.Warnings = b.warnings
 	s.status.ProtocolVersion = conn.ProtocolVersion()
@@ -307,9 +311,18 @@ func (e *earlyChanges) release() string {
 	return kind
 }
 
-func (s *Server) build(d upstream.Discovery) ([]catalog.Entry, []string, error) {
+// build prepares the server's catalog from what it listed. Every warning —
+// a list the server refused, a tool left out, text cleaned or bounded —
+// goes to the log as well as the status.
+func (s *Server) build(d upstream.Discovery) (catalog.Built, []string, error) {
 	f := catalog.Filter{Enabled: s.p.Config.EnabledTools, Disabled: s.p.Config.DisabledTools}
-	return catalog.Build(s.p.Name, d.Tools, d.Resources, d.ResourceTemplates, d.Prompts, f, s.p.Limits)
+	lists := catalog.Lists{Tools: d.Tools, Resources: d.Resources, Templates: d.ResourceTemplates, Prompts: d.Prompts}
+	b, warnings, err := catalog.Build(s.p.Name, lists, f, s.p.Limits)
+	warnings = append(append([]string(nil), d.Warnings...), warnings...)
+	for _, w := range warnings[len(d.Warnings):] {
+		s.log.Warn("catalog", "warning", w)
+	}
+	return b, warnings, err
 }
 
 // Stop closes the connection, ends the supervision and waits until the
@@ -417,7 +430,24 @@ func (s *Server) Logs() ([]string, int64) { return s.stderr.snapshot() }
 func (s *Server) Entries() []catalog.Entry {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.entries
+	return s.cat.Entries
+}
+
+// InitializeResult is the server's answer to its handshake as it wrote it
+// (its capabilities, server info and instructions), from its last
+// connection; nil before it first connected.
+func (s *Server) InitializeResult() json.RawMessage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.init
+}
+
+// Catalog returns the server's prepared catalog: its entries, and its
+// resources, templates and prompts as it wrote them (kept after a crash).
+func (s *Server) Catalog() catalog.Built {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cat
 }
 
 // Discovery returns what the server offered when last listed.
@@ -458,7 +488,7 @@ func (s *Server) onListChanged(kind string) {
 			s.log.Warn("refreshing catalog failed", "kind", kind, "err", err)
 			return
 		}
-		entries, warnings, err := s.build(disc)
+		cat, warnings, err := s.build(disc)
 		if err != nil {
 			// Keep serving the catalog we had; say why it was not updated.
 			s.log.Warn("refreshed catalog refused", "err", err)
@@ -470,7 +500,7 @@ func (s *Server) onListChanged(kind string) {
 		}
 		s.mu.Lock()
 		if s.conn == conn {
-			s.disc, s.entries, s.status.Warnings = disc, entries, warnings
+			s.disc, s.cat, s.status.Warnings = disc, cat, warnings
 		}
 		s.mu.Unlock()
 		s.log.Info("catalog refreshed", "kind", kind, "tools", len(disc.Tools))
