@@ -16,10 +16,12 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync"
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
 	"github.com/plexus-mcp/plexus/internal/buildinfo"
 	"github.com/plexus-mcp/plexus/internal/host"
+	"github.com/plexus-mcp/plexus/internal/registry"
 
 	"github.com/plexus-mcp/plexus/internal/jsonerr"
 )
@@ -42,10 +44,14 @@ type Handler struct {
 	// POST /v1/ui/login; nil when the daemon serves no page. Set before
 	// serving.
 	UILogin func() (apitype.UILogin, error)
+	// Registry reads MCP registries; nil makes one with its cache under
+	// the home on first use.
+	Registry *registry.Client
 
-	host *host.Host
-	log  *slog.Logger
-	mux  *http.ServeMux
+	regOnce sync.Once
+	host    *host.Host
+	log     *slog.Logger
+	mux     *http.ServeMux
 }
 
 // New returns the API handler over h.
@@ -103,6 +109,9 @@ func (a *Handler) routes() {
 	m.HandleFunc("POST /v1/suggest/name", a.suggestName)
 	m.HandleFunc("GET /v1/settings", a.getSettings)
 	m.HandleFunc("PUT /v1/settings", a.putSettings)
+	m.HandleFunc("GET /v1/registry/servers", a.listRegistry)
+	m.HandleFunc("GET /v1/registry/servers/{name}", a.showRegistry)
+	m.HandleFunc("POST /v1/registry/plan", a.planRegistry)
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, apitype.ErrorBody{Code: apitype.CodeNotFound,
 			Message: "no such API route: " + r.Method + " " + r.URL.Path,
