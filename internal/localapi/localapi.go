@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"sync"
 
@@ -49,14 +50,17 @@ type Handler struct {
 	Registry *registry.Client
 
 	regOnce sync.Once
-	host    *host.Host
-	log     *slog.Logger
-	mux     *http.ServeMux
+	// executable is the daemon's own program, which a client's entry
+	// runs (os.Executable; a test's stands in).
+	executable func() (string, error)
+	host       *host.Host
+	log        *slog.Logger
+	mux        *http.ServeMux
 }
 
 // New returns the API handler over h.
 func New(h *host.Host, log *slog.Logger) *Handler {
-	a := &Handler{host: h, log: log, mux: http.NewServeMux()}
+	a := &Handler{host: h, log: log, mux: http.NewServeMux(), executable: os.Executable}
 	a.routes()
 	return a
 }
@@ -112,6 +116,9 @@ func (a *Handler) routes() {
 	m.HandleFunc("GET /v1/registry/servers", a.listRegistry)
 	m.HandleFunc("GET /v1/registry/servers/{name}", a.showRegistry)
 	m.HandleFunc("POST /v1/registry/plan", a.planRegistry)
+	m.HandleFunc("GET /v1/clients", a.listClients)
+	m.HandleFunc("POST /v1/clients/{client}/import", a.importClient)
+	m.HandleFunc("POST /v1/clients/{client}/connect", a.connectClient)
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, apitype.ErrorBody{Code: apitype.CodeNotFound,
 			Message: "no such API route: " + r.Method + " " + r.URL.Path,
