@@ -13,28 +13,6 @@ import (
 	"github.com/plexus-mcp/plexus/internal/testenv"
 )
 
-// npxFromProject makes `npx -y @modelcontextprotocol/server-memory@VER`,
-// run by the daemon in its home, find the package testenv installed
-// (.cache/npm) without the network: npm takes a package the project
-// around the working folder has at that version, and the home's parent
-// becomes that project.
-func npxFromProject(t *testing.T, e *testenv.Env) {
-	t.Helper()
-	testenv.NPMBin(t, "mcp-server-memory") // installed
-	cache := filepath.Join(testenv.RepoRoot(), ".cache", "npm")
-	root := filepath.Dir(e.Home)
-	if err := os.Symlink(filepath.Join(cache, "node_modules"), filepath.Join(root, "node_modules")); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(filepath.Join(cache, "package.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(root, "package.json"), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestRegistrySearchShowAdd drives search, show and add --from-registry
 // against a registry run by the test (real entries of the official one):
 // an npm server that really starts, a PyPI one (uvx is not here: the
@@ -51,7 +29,7 @@ func TestRegistrySearchShowAdd(t *testing.T) {
 	keyed := testenv.KeyedServer(t, func(r *http.Request) bool { return r.Header.Get("Authorization") == "Bearer "+remoteCanary })
 	reg.SetRemoteURL("io.github.github/github-mcp-server", keyed)
 	e := testenv.New(t)
-	npxFromProject(t, e)
+	testenv.NPMProject(t, filepath.Dir(e.Home))
 	e.StartDaemon()
 	var outputs []string
 	run := func(stdin string, args ...string) testenv.Result {
