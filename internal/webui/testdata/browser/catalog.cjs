@@ -9,7 +9,7 @@
 //   SHOTS          where to save screenshots, if set
 // It prints one line per step and exits non-zero on the first failure.
 'use strict';
-const { launch } = require('./launch.cjs');
+const { launch, drive } = require('./launch.cjs');
 const assert = require('node:assert/strict');
 const path = require('node:path');
 
@@ -23,23 +23,7 @@ async function main() {
   const context = await browser.newContext({ viewport: { width: 1100, height: 1000 } });
   const page = await context.newPage();
   page.setDefaultTimeout(T);
-  const consoleErrors = [];
-  page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()); });
-  page.on('pageerror', (e) => consoleErrors.push(String(e)));
-  const bodies = [];
-  const pending = [];
-  page.on('response', (resp) => {
-    if ((resp.headers()['content-type'] || '').startsWith('text/event-stream')) return;
-    pending.push(resp.body().then((b) => bodies.push({ url: resp.url(), body: b.toString('utf8') }), () => {}));
-  });
-  try {
-    await run(page);
-  } catch (e) {
-    await page.screenshot({ path: path.join(env.FAILSHOT || '/tmp', 'catalog-failure.png'), fullPage: true }).catch(() => {});
-    console.log('page text at failure:\n' + (await page.locator('body').innerText().catch(() => '?')));
-    throw e;
-  }
-  await Promise.all(pending);
+  const { consoleErrors, bodies } = await drive(page, run, path.join(env.FAILSHOT || '/tmp', 'catalog-failure.png'));
   for (const b of bodies) {
     for (const secret of [env.CANARY, env.CANARY_CLIENT]) {
       assert.ok(!b.body.includes(secret), 'a secret value appeared in the response of ' + b.url);
