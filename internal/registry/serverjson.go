@@ -106,10 +106,9 @@ type Entry struct {
 	Raw json.RawMessage
 }
 
-// officialMeta is the registry's own key in an answer's _meta.
-const officialMeta = "io.modelcontextprotocol.registry/official"
-
-// wireEntry is a ServerResponse on the wire.
+// wireEntry is a ServerResponse on the wire; the registry's own facts
+// about an entry are under its key io.modelcontextprotocol.registry/official
+// in _meta.
 type wireEntry struct {
 	Server json.RawMessage `json:"server"`
 	Meta   struct {
