@@ -226,6 +226,12 @@ type Settings struct {
 	// Registry is the MCP registry `plexus search` and the catalog use;
 	// always set in an answer, and a PUT without it keeps it.
 	Registry *RegistrySettings `json:"registry,omitempty"`
+	// Names is how clients see the servers' tools (mcp.names): "readable"
+	// (server_tool, a short suffix only on a collision or past 64
+	// characters; a tool keeps the name it got first) or "hashed"
+	// (mcp_server_tool_hash). Always set in an answer; a PUT without it
+	// keeps it.
+	Names string `json:"names,omitempty"`
 }
 
 // FaceSettings are the gates of Plexus as an MCP server, both off by
