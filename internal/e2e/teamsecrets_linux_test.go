@@ -165,7 +165,7 @@ func TestTeamSecretsOutOfReach(t *testing.T) {
 			return false
 		}
 		token = strings.TrimSpace(string(b))
-		m := regexp.MustCompile(`"name":"(mcp_probe_attempt[^"]*)"`).FindStringSubmatch(rpc2026(t, base, token, "tools/list", "{}"))
+		m := regexp.MustCompile(`"name":"(probe_attempt[^"]*)"`).FindStringSubmatch(rpc2026(t, base, token, "tools/list", "{}"))
 		if m != nil {
 			tool = m[1]
 		}
