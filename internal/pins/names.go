@@ -96,12 +96,6 @@ func (n namer) name(e catalog.Entry) string {
 	return catalog.ReadableName(e.Server, e.Tool)
 }
 
-// renamed returns e under its name, sharing e's fields.
-func (n namer) renamed(e catalog.Entry) catalog.Entry {
-	e.Name = n.name(e)
-	return e
-}
-
 // takenNames is every name f gives out: each pinned tool's, and the hashed
 // names of every server's operations (which a server with tools pinned
 // before the readable scheme keeps). The readable operation names need no
