@@ -70,8 +70,8 @@ type Options struct {
 }
 
 // Run runs the daemon until ctx is done, or until one of its servers fails.
-// Its steps, in order: the home and its lock, the log, the settings and
-// pins, the socket, the engine and its faces, the loopback listener; then
+// Its steps, in order: the home and its lock, the log, the temporary
+// files of interrupted saves (removed), the settings and pins, the socket, the engine and its faces, the loopback listener; then
 // serve until the end, and shut down in the order written at the top of
 // this file.
 func Run(ctx context.Context, opts Options) error {
@@ -89,6 +89,9 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	defer closeLog()
+	if err := removeStrays(opts.Home, log); err != nil {
+		return err
+	}
 	st, pn, db, err := openState(ctx, opts.Home, opts.Store, log)
 	if err != nil {
 		return err
