@@ -97,6 +97,12 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	defer st.Docs().Close()
+	// The token: what every client sends, on the socket as on the
+	// loopback address (localapi).
+	token, err := loadToken(opts.Home)
+	if err != nil {
+		return err
+	}
 	sock := filepath.Join(opts.Home, SocketName)
 	ln, err := listenSocket(sock)
 	if err != nil {
@@ -104,12 +110,13 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	defer os.Remove(sock)
 	p := newParts(opts, log, st, pn)
+	p.api.Token = token
 	pc, err := p.peerChannel(opts.Peer, db)
 	if err != nil {
 		ln.Close()
 		return err
 	}
-	tcp, err := p.loopback(opts)
+	tcp, err := p.loopback(opts, token)
 	if err != nil {
 		ln.Close()
 		pc.close()
@@ -217,17 +224,13 @@ func (ts tcpServers) addr() string {
 // off, and leaves out a default loopback address that is taken (another
 // daemon, another home): the daemon then runs on the socket alone rather
 // than not at all, and says so.
-func (p *parts) loopback(opts Options) (tcpServers, error) {
+func (p *parts) loopback(opts Options, token string) (tcpServers, error) {
 	if opts.Listen == "off" {
 		return nil, nil
 	}
 	addr := opts.Listen
 	if addr == "" {
 		addr = DefaultListen
-	}
-	token, err := loadToken(opts.Home)
-	if err != nil {
-		return nil, err
 	}
 	tln, network, err := listenHTTP(addr, p.h.LiveConfig().Team != nil)
 	switch {

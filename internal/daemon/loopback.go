@@ -21,7 +21,8 @@ import (
 // the MCP face.
 const DefaultListen = "127.0.0.1:7780"
 
-// TokenName is the file under the home that holds the loopback token.
+// TokenName is the file under the home that holds the daemon's token,
+// which every request carries, on the socket as on the loopback address.
 const TokenName = "token"
 
 // loadToken reads $PLEXUS_HOME/token, creating it (0600, 256 random bits)

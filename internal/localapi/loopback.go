@@ -1,7 +1,6 @@
 package localapi
 
 import (
-	"crypto/subtle"
 	"log/slog"
 	"net"
 	"net/http"
@@ -48,14 +47,7 @@ func (l *Loopback) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	l.mux.ServeHTTP(w, r)
 }
 
-func (l *Loopback) authorized(r *http.Request) bool {
-	auth := r.Header.Get("Authorization")
-	tok, ok := strings.CutPrefix(auth, "Bearer ")
-	if !ok || len(l.token) == 0 {
-		return false
-	}
-	return subtle.ConstantTimeCompare([]byte(tok), l.token) == 1
-}
+func (l *Loopback) authorized(r *http.Request) bool { return bearer(r, string(l.token)) }
 
 func (l *Loopback) refuse(w http.ResponseWriter, status int, msg string) {
 	l.log.Warn("loopback request refused", "status", status, "reason", msg)
