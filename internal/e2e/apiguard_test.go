@@ -21,7 +21,7 @@ import (
 // more than its clients — any process of the user that knows its path,
 // the servers the daemon itself starts, a sandboxed server in namespaces
 // of its own. Each of them tries what a hostile server did to a daemon
-// that checked only the caller's uid (issue 44): add a server (whose
+// that checked only the caller's uid: add a server (whose
 // command runs at once, in the start check), set a secret, restart a
 // server (start a process), open the MCP face, read the settings. Every
 // attempt is refused, nothing runs and nothing changes; the CLI, and the
@@ -64,11 +64,13 @@ func TestAPIRefusesWhatIsNotItsClient(t *testing.T) {
 
 	// 1. A process of the user that has the socket's path but not the
 	//    token (a sandbox that can connect but not read the home).
+	var said []byte // what the daemon answered the refused
 	for _, a := range attempts("pathonly") {
 		out, err := exec.Command(probe, sock, a[0], a[1], a[2]).Output()
 		if err != nil {
 			t.Fatal(err)
 		}
+		said = append(said, out...)
 		refused(t, "a caller without the token", a, string(out))
 	}
 
@@ -85,7 +87,6 @@ func TestAPIRefusesWhatIsNotItsClient(t *testing.T) {
 
 	// 3. A process in a user and PID namespace of its own, with the
 	//    token: what a sandboxed server is to the daemon.
-	var nsOut []byte
 	for i, a := range attempts("namespaced") {
 		cmd := exec.Command(probe, "-token-file", tokenFile, sock, a[0], a[1], a[2])
 		cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID,
@@ -99,7 +100,7 @@ func TestAPIRefusesWhatIsNotItsClient(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		nsOut = append(nsOut, out...)
+		said = append(said, out...)
 		refused(t, "a caller in namespaces of its own", a, string(out))
 	}
 
@@ -131,6 +132,18 @@ func TestAPIRefusesWhatIsNotItsClient(t *testing.T) {
 		t.Errorf("a refused caller restarted a server (pid %d, then %d)", pidBefore, pid)
 	}
 
+	// The token is a secret: no refusal, log line or output names it.
+	tok, err := os.ReadFile(tokenFile)
+	if err != nil || len(strings.TrimSpace(string(tok))) < 32 {
+		t.Fatalf("the token: %q, %v", tok, err)
+	}
+	logs, _ := os.ReadFile(filepath.Join(e.Home, "logs.jsonl"))
+	for where, text := range map[string]string{"the refusals": string(said) + answers(t, marks), "the log": string(logs), "the daemon's output": e.DaemonOutput()} {
+		if strings.Contains(text, strings.TrimSpace(string(tok))) {
+			t.Errorf("%s hold the token", where)
+		}
+	}
+
 	// The daemon's clients: the CLI, and the probe itself as a client
 	// holding the token (so that the refusals above are the daemon's).
 	if r := e.Run("ok\n", "secret", "set", "MINE"); r.Code != 0 {
@@ -140,6 +153,20 @@ func TestAPIRefusesWhatIsNotItsClient(t *testing.T) {
 	if err != nil || !strings.HasPrefix(string(out), "200 ") {
 		t.Fatalf("a client with the token: %s %v", out, err)
 	}
+}
+
+// answers is what the probes wrote in dir.
+func answers(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	entries, _ := os.ReadDir(dir)
+	for _, en := range entries {
+		if strings.Contains(en.Name(), "-answer-") {
+			a, _ := os.ReadFile(filepath.Join(dir, en.Name()))
+			b.Write(a)
+		}
+	}
+	return b.String()
 }
 
 // refused fails unless answer (sockprobe's) is a refusal by the guard.

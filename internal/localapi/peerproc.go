@@ -9,7 +9,7 @@ const maxAncestors = 1024
 
 // errDescendant refuses a process the daemon started: whatever its
 // servers run, sandboxed or not, never drives the daemon — not even to
-// start another server (issue 44: a sandboxed server added an unsandboxed
+// start another server (a sandboxed server once added an unsandboxed
 // one through the socket).
 var errDescendant = errors.New("the caller is a process the daemon started (a server, or a program a server ran): the daemon's own servers may not use its API")
 
