@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log"
 	"log/slog"
 	"net"
 	"net/http"
@@ -124,7 +125,7 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	return p.serve(ctx, opts, ln, tcp, pc, func() {
 		log.Info("daemon ready", "home", opts.Home, "store", storeKind(opts.Store), "socket", sock, "http", tcp.addr(), "pid", os.Getpid(),
-			"servers", len(st.Config().MCP.Servers), "replica", pc.id(), "peer", pc.advertised(), "startup_ms", time.Since(start).Milliseconds())
+			"servers", len(st.Config().MCP.Servers), "replica", pc.id(), "peer", pc.advertised(), "startup_ms", time.Since(start).Milliseconds(), "max_conns", connBudget())
 	})
 }
 
@@ -254,26 +255,31 @@ func (p *parts) loopback(opts Options, token string) (tcpServers, error) {
 	// fallbacks answer 404 (network.go). Both reach the face through
 	// p.mcp, the internal channel's router when there is one.
 	p.team.token = lb
-	server := func(h http.Handler) *http.Server {
-		return &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(p.log.Handler(), slog.LevelWarn)}
+	// Each address is served under limits of its own (limits.go).
+	server := func(ln net.Listener, pod bool, h http.Handler) *tcpServer {
+		l := limitTCP(ln, ln.Addr().String(), p.log)
+		return &tcpServer{srv: l.Server(h, p.errorLog(), nil), ln: l, pod: pod}
 	}
 	if !network {
-		return tcpServers{{srv: server(loopbackMux(lb, p.team, p.api, p.hl, tln.Addr().String(), p.log)), ln: tln}}, nil
+		return tcpServers{server(tln, false, loopbackMux(lb, p.team, p.api, p.hl, tln.Addr().String(), p.log))}, nil
 	}
 	// T7: beyond loopback only in team mode, and then only the face
 	// behind the team's tokens, its metadata and the probes (network.go).
 	p.log.Warn("listening beyond loopback: team mode serves only the face there, behind the team's tokens; the web page and metrics stay on loopback",
 		"addr", tln.Addr().String())
 	pod := &teamSwitch{h: p.h, face: p.fc, route: p.mcp, log: p.log.With("component", "team")}
-	out := tcpServers{{srv: server(networkMux(pod, p.hl)), ln: tln, pod: true}}
+	out := tcpServers{server(tln, true, networkMux(pod, p.hl))}
 	beside := cmp.Or(opts.LoopbackListen, DefaultListen)
 	local, err := net.Listen("tcp", beside)
 	if err != nil {
 		p.log.Warn("loopback address in use: the web page and metrics are off", "addr", beside, "err", err)
 		return out, nil
 	}
-	return append(out, &tcpServer{srv: server(loopbackMux(lb, p.team, p.api, p.hl, local.Addr().String(), p.log)), ln: local}), nil
+	return append(out, server(local, false, loopbackMux(lb, p.team, p.api, p.hl, local.Addr().String(), p.log))), nil
 }
+
+// errorLog is where net/http's servers report, as warnings of the log.
+func (p *parts) errorLog() *log.Logger { return slog.NewLogLogger(p.log.Handler(), slog.LevelWarn) }
 
 // serve starts the servers and serves the socket (and tcp's listeners)
 // until ctx is done or a server fails, then shuts down. Every goroutine it
@@ -282,12 +288,10 @@ func (p *parts) serve(ctx context.Context, opts Options, ln net.Listener, tcp tc
 	p.api.HTTPAddr = tcp.addr()
 	p.api.Mount(face.Path, p.fc)
 	p.api.Mount(face.Path+"/", p.fc)
-	srv := &http.Server{
-		Handler:           p.api,
-		ConnContext:       localapi.ConnContext,
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(p.log.Handler(), slog.LevelWarn),
-	}
+	// The socket under limits of its own, apart from TCP's, with a
+	// reserve of file descriptors (limits.go).
+	sl := limitSocket(ln, p.log)
+	srv := sl.Server(p.api, p.errorLog(), localapi.ConnContext)
 	// Servers start in the background; the API answers at once and shows
 	// each server as "starting" until it is ready. The set is in place
 	// before the API answers, so that its first status lists every server.
@@ -299,7 +303,7 @@ func (p *parts) serve(ctx context.Context, opts Options, ln net.Listener, tcp tc
 	for _, t := range tcp {
 		g.Go(func() error { return served(t.ln.Addr().String(), t.srv.Serve(t.ln)) })
 	}
-	g.Go(func() error { return served("the socket", srv.Serve(ln)) })
+	g.Go(func() error { return served("the socket", srv.Serve(sl)) })
 	if pc != nil {
 		g.Go(func() error { return served("the internal channel", pc.srv.Serve(pc.ln)) })
 		g.Go(func() error { return pc.reg.Run(gctx) })

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/plexus-mcp/plexus/internal/config"
+	"github.com/plexus-mcp/plexus/internal/connlimit"
 	"github.com/plexus-mcp/plexus/internal/face"
 	"github.com/plexus-mcp/plexus/internal/host"
 	"github.com/plexus-mcp/plexus/internal/peer"
@@ -91,14 +92,17 @@ func (p *parts) peerChannel(po PeerOptions, db *pgstore.Store) (*peerServer, err
 	p.mcp = peer.NewRouter(reg, creds, p.fc, log)
 	p.team.route = p.mcp
 	mux := http.NewServeMux()
-	routed := peer.Guard(creds, log, http.HandlerFunc(p.team.serveRouted))
+	// What the channel's credential admits is proven (connlimit): the
+	// rest of the channel's connections are bounded as the other
+	// listeners' are (limits.go).
+	routed := peer.Guard(creds, log, connlimit.Proven(http.HandlerFunc(p.team.serveRouted)))
 	mux.Handle(face.Path, routed)
 	mux.Handle(face.Path+"/", routed)
-	mux.Handle(peer.ServerPath+"{server}", peer.Guard(creds, log, owners.ServeOwned(p.fc.ServeServer)))
+	mux.Handle(peer.ServerPath+"{server}", peer.Guard(creds, log, connlimit.Proven(owners.ServeOwned(p.fc.ServeServer))))
 	mux.Handle("/", peer.Guard(creds, log, http.NotFoundHandler()))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
-	return &peerServer{srv: srv, ln: ln, reg: reg, owners: owners, db: db}, nil
+	l := limitTCP(ln, "the internal channel", log)
+	srv := l.Server(mux, slog.NewLogLogger(log.Handler(), slog.LevelWarn), nil)
+	return &peerServer{srv: srv, ln: l, reg: reg, owners: owners, db: db}, nil
 }
 
 // start records this replica and claims the leases it can before the

@@ -33,6 +33,7 @@ import (
 	"sync"
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
+	"github.com/plexus-mcp/plexus/internal/connlimit"
 	"github.com/plexus-mcp/plexus/internal/host"
 
 	"github.com/plexus-mcp/plexus/internal/jsonerr"
@@ -138,6 +139,7 @@ func (a *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		a.refuse(w, http.StatusUnauthorized, "a token is required: send Authorization: Bearer <the content of $PLEXUS_HOME/token>")
 		return
 	}
+	connlimit.Prove(r.Context())
 	a.mux.ServeHTTP(w, r)
 }
 

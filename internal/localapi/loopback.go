@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
+	"github.com/plexus-mcp/plexus/internal/connlimit"
 )
 
 // Loopback guards the daemon's loopback TCP address (R-OWN-4): every
@@ -44,6 +45,7 @@ func (l *Loopback) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		l.refuse(w, http.StatusUnauthorized, "a token is required: send Authorization: Bearer <the content of $PLEXUS_HOME/token>")
 		return
 	}
+	connlimit.Prove(r.Context())
 	l.mux.ServeHTTP(w, r)
 }
 
@@ -51,6 +53,7 @@ func (l *Loopback) authorized(r *http.Request) bool { return bearer(r, string(l.
 
 func (l *Loopback) refuse(w http.ResponseWriter, status int, msg string) {
 	l.log.Warn("loopback request refused", "status", status, "reason", msg)
+	w.Header().Set("Connection", "close") // and nothing more is read of it
 	writeError(w, status, apitype.ErrorBody{Code: apitype.CodeUnauthorized, Message: "refused: " + msg})
 }
 
