@@ -48,6 +48,11 @@ func TestResultLinksBelongToTheirSession(t *testing.T) {
 	}
 	id := strings.TrimPrefix(uri[:strings.LastIndex(uri, "/")], "plexus://results/")
 	never := strings.Repeat("0", len(id))
+	defer func() {
+		if logs, _ := os.ReadFile(filepath.Join(e.Home, "logs.jsonl")); strings.Contains(string(logs), "KEPT-RESULT-CANARY-") {
+			t.Error("the log holds a kept result's content")
+		}
+	}()
 	for who, cs := range others {
 		t.Run(who, func(t *testing.T) {
 			own := bigEcho(t, cs, "mine "+strings.Repeat("m", 20000))
