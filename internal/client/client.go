@@ -144,6 +144,11 @@ func (c *Client) do(ctx context.Context, r request, out any) error {
 	if r.ifMatch > 0 {
 		req.Header.Set(apitype.HeaderIfMatch, strconv.FormatInt(r.ifMatch, 10))
 	}
+	if tok := c.tok.get(c.home); tok != "" {
+		// Here rather than by the transport, which must copy a request
+		// to add a header: this is the path of every call.
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
 
 	resp, err := c.hc.Do(req)
 	if err != nil {
