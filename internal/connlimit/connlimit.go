@@ -238,6 +238,7 @@ type conn struct {
 	proven atomic.Bool
 	elem   *list.Element // in l.unproven while unproven; guarded by l.mu
 	gone   bool          // no longer counted; guarded by l.mu
+	req    request       // the request being served (request.go)
 }
 
 func (c *conn) Close() error {
@@ -272,9 +273,7 @@ type connKey struct{}
 func Prove(ctx context.Context) {
 	if c, ok := ctx.Value(connKey{}).(*conn); ok {
 		c.prove()
-	}
-	if r, ok := ctx.Value(requestKey{}).(*request); ok {
-		r.prove()
+		c.req.prove()
 	}
 }
 

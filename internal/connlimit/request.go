@@ -1,7 +1,6 @@
 package connlimit
 
 import (
-	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -17,15 +16,35 @@ import (
 // context when it passed (the server reads on, in the background, to see
 // the client leave), so it is cleared as soon as the body is read.
 
-type requestKey struct{}
-
-// request is one request's read deadline on its connection.
+// request is the read deadline of the request its connection serves: one
+// at a time, as HTTP/1.1 does (the daemon serves no HTTP/2).
 type request struct {
+	mu     sync.Mutex // guards the fields below
 	rc     *http.ResponseController
 	lim    *Limits
-	mu     sync.Mutex // guards the fields below
-	body   bool       // its body is still being read
+	body   bool // its body is still being read
 	proven bool
+}
+
+// start begins a request: its body, if it has one, must come within d.
+func (r *request) start(rc *http.ResponseController, lim *Limits, body, proven bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.rc, r.lim, r.body, r.proven = rc, lim, body, proven
+	if body {
+		d := lim.BodyTimeout
+		if proven {
+			d = lim.ProvenBodyTimeout
+		}
+		rc.SetReadDeadline(time.Now().Add(d))
+	}
+}
+
+// end is the end of the handler: the deadline is the server's again.
+func (r *request) end() {
+	r.mu.Lock()
+	r.rc, r.body = nil, false
+	r.mu.Unlock()
 }
 
 // prove gives the rest of the body ProvenBodyTimeout.
@@ -52,18 +71,19 @@ func (r *request) bodyRead() {
 func (l *Listener) handler(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, _ := r.Context().Value(connKey{}).(*conn)
-		req := &request{rc: http.NewResponseController(w), lim: &l.lim}
-		if r.Body != nil && r.Body != http.NoBody {
-			req.body = true
-			d := l.lim.BodyTimeout
-			if c != nil && c.proven.Load() {
-				d, req.proven = l.lim.ProvenBodyTimeout, true
-			}
-			req.rc.SetReadDeadline(time.Now().Add(d))
-			r.Body = &body{ReadCloser: r.Body, req: req}
+		if c == nil {
+			h.ServeHTTP(w, r) // not a connection of l's
+			return
 		}
-		rw := &response{ResponseWriter: w, rc: req.rc, timeout: l.lim.WriteTimeout}
-		h.ServeHTTP(rw, r.WithContext(context.WithValue(r.Context(), requestKey{}, req)))
+		rc := http.NewResponseController(w)
+		hasBody := r.Body != nil && r.Body != http.NoBody
+		c.req.start(rc, &l.lim, hasBody, c.proven.Load())
+		defer c.req.end()
+		if hasBody {
+			r.Body = &body{ReadCloser: r.Body, req: &c.req}
+		}
+		rw := &response{ResponseWriter: w, rc: rc, timeout: l.lim.WriteTimeout}
+		h.ServeHTTP(rw, r)
 		// For what the server writes after the handler: the end of a
 		// chunked answer, what is still buffered.
 		rw.arm(true)
