@@ -72,9 +72,10 @@ type Options struct {
 
 // Run runs the daemon until ctx is done, or until one of its servers fails.
 // Its steps, in order: the home and its lock, the log, the temporary
-// files of interrupted saves (removed), the settings and pins, the socket, the engine and its faces, the loopback listener; then
-// serve until the end, and shut down in the order written at the top of
-// this file.
+// files of interrupted saves (removed), the settings and pins, the token,
+// the socket, the engine and its faces, the loopback listener; then serve
+// until the end, and shut down in the order written at the top of this
+// file.
 func Run(ctx context.Context, opts Options) error {
 	start := time.Now()
 	if err := store.EnsureHome(opts.Home); err != nil {

@@ -16,8 +16,9 @@
 //     namespaces than the daemon's — as a sandboxed server does;
 //   - the request must carry the daemon's token (Authorization: Bearer),
 //     the content of $PLEXUS_HOME/token, 0600 in the 0700 home: what the
-//     CLI, the terminal UI and `plexus mcp` read, and what no sandbox
-//     lets a server read. It is the same token the loopback address takes.
+//     CLI, the terminal UI and `plexus mcp` read, and what a sandbox that
+//     keeps a server out of the home keeps from it. It is the same token
+//     the loopback address takes.
 package localapi
 
 import (
