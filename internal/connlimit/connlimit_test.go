@@ -78,6 +78,7 @@ const tricklePost = "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{
 // without reading it (the server reads what is left before the next
 // request); so are headers that never end.
 func TestTricklingBodyIsCut(t *testing.T) {
+	t.Parallel()
 	readAll := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.ReadAll(r.Body) })
 	refuse := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(401) })
 	for name, h := range map[string]http.Handler{"read": readAll, "refused": refuse} {
@@ -103,6 +104,7 @@ func TestTricklingBodyIsCut(t *testing.T) {
 // TestProvenBodyGetsItsTime: once a guard passed the request, its body
 // may take ProvenBodyTimeout, and the handler gets all of it.
 func TestProvenBodyGetsItsTime(t *testing.T) {
+	t.Parallel()
 	got := make(chan string, 1)
 	addr, _ := serve(t, short(100, 100), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, err := io.ReadAll(r.Body)
@@ -131,6 +133,7 @@ func TestProvenBodyGetsItsTime(t *testing.T) {
 // timeout — after a body read to its end, and without one — keeps its
 // request's context and its connection, as long as the client reads.
 func TestQuietStreamsAreNotCut(t *testing.T) {
+	t.Parallel()
 	var cancelled atomic.Int32
 	addr, _ := serve(t, short(100, 100), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.ReadAll(r.Body)
@@ -174,6 +177,7 @@ func TestQuietStreamsAreNotCut(t *testing.T) {
 // TestReaderThatStopsReadingIsLetGo: an answer the client does not read
 // fails its write after WriteTimeout, and the handler returns.
 func TestReaderThatStopsReadingIsLetGo(t *testing.T) {
+	t.Parallel()
 	done := make(chan error, 1)
 	addr, _ := serve(t, short(100, 100), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		chunk := []byte(strings.Repeat("x", 64<<10))
@@ -199,6 +203,7 @@ func TestReaderThatStopsReadingIsLetGo(t *testing.T) {
 // TestUnprovenAreBoundedOldestFirst: beyond MaxUnproven, each new
 // connection closes the oldest unproven one; a proven one stays.
 func TestUnprovenAreBoundedOldestFirst(t *testing.T) {
+	t.Parallel()
 	addr, l := serve(t, short(100, 3), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	proven := dial(t, addr, "GET / HTTP/1.1\r\nHost: x\r\nX-Token: ok\r\n\r\n")
 	br := bufio.NewReader(proven)
@@ -229,6 +234,7 @@ func TestUnprovenAreBoundedOldestFirst(t *testing.T) {
 // TestFullOfProvenRefusesNew: when MaxConns proven connections are open,
 // a new one is closed at once, and they keep serving.
 func TestFullOfProvenRefusesNew(t *testing.T) {
+	t.Parallel()
 	addr, l := serve(t, short(2, 2), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	var brs []*bufio.Reader
 	var cs []net.Conn

@@ -64,8 +64,10 @@ func serveExhausted(sock string, reserve bool) int {
 // (something else took them all) still answers on a listener with a
 // reserve; without one, it does not.
 func TestReserveAcceptsWhenFilesRunOut(t *testing.T) {
+	t.Parallel()
 	for _, reserve := range []bool{true, false} {
 		t.Run(fmt.Sprint("reserve=", reserve), func(t *testing.T) {
+			t.Parallel()
 			dir, err := os.MkdirTemp("", "pxr")
 			if err != nil {
 				t.Fatal(err)

@@ -98,7 +98,10 @@ func TestTricklingCallersDoNotStarveTheSocket(t *testing.T) {
 		}
 	}()
 
-	const bound = 5 * time.Second
+	bound := 5 * time.Second
+	if testenv.Race() {
+		bound = 10 * time.Second // race-built CLI and daemon, beside the race run's others
+	}
 	for _, args := range [][]string{{"status"}, {"restart", "example"}, {"secret", "set", "TRICKLE_OK"}} {
 		cctx, cancel := context.WithTimeout(t.Context(), 4*bound)
 		cmd := exec.CommandContext(cctx, e.Bin, args...)
