@@ -4,6 +4,7 @@ package connlimit
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -87,7 +88,9 @@ func TestReserveAcceptsWhenFilesRunOut(t *testing.T) {
 				t.Fatalf("the server: %q", line)
 			}
 			hc := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DisableKeepAlives: true,
-				Dial: func(string, string) (net.Conn, error) { return net.Dial("unix", sock) }}}
+				DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+					return (&net.Dialer{}).DialContext(ctx, "unix", sock)
+				}}}
 			for i := range 3 { // each on a connection of its own
 				resp, err := hc.Get("http://x/")
 				answered := err == nil
