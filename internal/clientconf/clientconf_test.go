@@ -2,6 +2,7 @@ package clientconf
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -245,5 +246,61 @@ func TestPaths(t *testing.T) {
 	}
 	if _, err := Path("notepad", o); err == nil || !strings.Contains(err.Error(), "claude") {
 		t.Errorf("unknown client: %v", err)
+	}
+}
+
+// TestLaunchEntry: a Plexus on another home and port is what every
+// client's entry starts — PLEXUS_HOME in its environment, --listen in its
+// arguments — and disconnecting gives the fixture back byte for byte.
+func TestLaunchEntry(t *testing.T) {
+	l := Launch{Home: `/srv/plexus "home"`, Listen: "127.0.0.1:7790"}
+	for _, name := range Clients() {
+		before, err := os.ReadFile(filepath.Join("testdata", name+".before"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := EditLaunch(name, before, testCommand, l, true)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		c := clients[name]
+		doc, err := decode(c.format, out)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		entry := fmt.Sprint(pluck(doc, c.serverKeys()))
+		for _, want := range []string{"PLEXUS_HOME", l.Home, "--listen", l.Listen, testCommand} {
+			if !strings.Contains(entry, want) {
+				t.Errorf("%s: the entry lacks %q: %s", name, want, entry)
+			}
+		}
+		back, err := EditLaunch(name, out, testCommand, l, false)
+		if err != nil || string(back) != string(before) {
+			t.Errorf("%s: disconnect: %v\n%s", name, err, back)
+		}
+	}
+}
+
+// TestMaskDiff: a diff shows keys and Plexus's own entry, never the
+// values of the user's other entries or their comments.
+func TestMaskDiff(t *testing.T) {
+	diff := `--- a
++++ a
+@@ -1,3 +1,4 @@
+ {"mcpServers": {
+-  "gh": {"command": "gh-mcp", "env": {"GITHUB_TOKEN": "ghp_canary"}} // my pat ghp_canary
++  "gh": {"command": "gh-mcp", "env": {"GITHUB_TOKEN": "ghp_canary"}},
++  "plexus": {"command": "/usr/bin/plexus", "args": ["mcp"]}
+ }}
+ token = ghp_canary
+`
+	got := MaskDiff(diff, "/usr/bin/plexus")
+	if strings.Contains(got, "ghp_canary") || strings.Contains(got, "my pat") {
+		t.Errorf("a value shows:\n%s", got)
+	}
+	for _, want := range []string{`"plexus": {"command": "/usr/bin/plexus", "args": ["mcp"]}`, `"GITHUB_TOKEN": "…"`, "// …", "token = …"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("want %q in:\n%s", want, got)
+		}
 	}
 }

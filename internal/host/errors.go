@@ -30,8 +30,9 @@ func (e *ExistsError) Error() string { return fmt.Sprintf("a server named %q alr
 type StartError struct {
 	Server string
 	Err    error
-	// Restart is set when the start was a restart, not a save.
-	Restart bool
+	// Restart is set when the start was a restart, not a save;
+	// NotRunning when the server it was to replace was not running either.
+	Restart, NotRunning bool
 	// Stderr holds the server's last stderr lines, secrets redacted.
 	Stderr []string
 }
@@ -40,7 +41,10 @@ type StartError struct {
 // lines, and Stderr has more for status views.
 func (e *StartError) Error() string {
 	what := "could not be started, so nothing was saved"
-	if e.Restart {
+	switch {
+	case e.Restart && e.NotRunning:
+		what = "could not be restarted; it is still not running"
+	case e.Restart:
 		what = "could not be restarted; it runs on as it was"
 	}
 	var ce *upstream.ConnectError

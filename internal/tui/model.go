@@ -7,9 +7,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/charmbracelet/bubbles/spinner"
-	"github.com/charmbracelet/bubbles/textinput"
-	tea "github.com/charmbracelet/bubbletea"
+	"charm.land/bubbles/v2/spinner"
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
 	"github.com/plexus-mcp/plexus/internal/client"
@@ -26,6 +26,7 @@ const (
 	screenLogin
 	screenHelp
 	screenSettings
+	screenSearch
 )
 
 // maxStderr is how many stderr lines are kept per server for the detail
@@ -68,6 +69,9 @@ type Model struct {
 	settings *apitype.Settings
 	setSel   int
 	setEdit  *textinput.Model
+
+	// search is the registry screen's (registry.go); nil until opened.
+	search *search
 
 	// order tells answers and events apart by age (order.go).
 	order order
@@ -120,8 +124,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
 		return m, nil
-	case tea.KeyMsg:
+	case tea.KeyPressMsg:
 		return m, m.key(msg)
+	case tea.PasteMsg:
+		return m, m.pasted(msg)
 	case spinner.TickMsg:
 		if !m.needsSpinner() {
 			m.spinning = false
@@ -176,6 +182,8 @@ func (m *Model) daemonMsg(msg tea.Msg) tea.Cmd {
 		return m.done(msg)
 	case settingsMsg:
 		return m.settingsDone(msg)
+	case registryListMsg, registryPlanMsg:
+		return m.registryMsg(msg)
 	case loginMsg:
 		m.busy = ""
 		if msg.err != nil {

@@ -6,15 +6,23 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/charmbracelet/bubbles/key"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
 )
 
-// View draws the screen: a title line, the body of the current screen, a
+// View is the screen (frame) on the alternate screen, with the mouse off.
+func (m *Model) View() tea.View {
+	v := tea.NewView(m.frame())
+	v.AltScreen = true
+	return v
+}
+
+// frame draws the screen: a title line, the body of the current screen, a
 // status area and a footer, exactly m.height lines of at most m.width.
-func (m *Model) View() string {
+func (m *Model) frame() string {
 	w, h := max(m.width, 40), max(m.height, 12)
 	status := m.statusLines(w)
 	bodyH := h - 2 - len(status)
@@ -30,6 +38,8 @@ func (m *Model) View() string {
 		body = m.loginView(w)
 	case screenSettings:
 		body = m.settingsView(w)
+	case screenSearch:
+		body = m.searchView(w, bodyH)
 	default:
 		body = m.listView(w, bodyH)
 	}
@@ -65,6 +75,8 @@ func (m *Model) titleLine(w int) string {
 		left += " › help"
 	case m.screen == screenSettings:
 		left += " › settings"
+	case m.screen == screenSearch:
+		left += " › registry"
 	}
 	ready, starting := 0, 0
 	for _, s := range m.servers {
@@ -126,7 +138,7 @@ func (m *Model) footerLine() string {
 	case screenConfirmDelete, screenReview:
 		return footerKeys("y", "yes", "n", "no")
 	case screenLogin:
-		return footerKeys("enter", "send the pasted URL", "esc", "back to the list")
+		return footerKeys("ctrl+y", "copy the URL", "enter", "send the pasted URL", "esc", "back to the list")
 	case screenHelp:
 		return footerKeys("any key", "close")
 	case screenSettings:
@@ -134,10 +146,15 @@ func (m *Model) footerLine() string {
 			return footerKeys("enter", "save", "esc", "cancel")
 		}
 		return footerKeys("↑ ↓", "move", "space", "switch or edit", "esc", "back to the list")
+	case screenSearch:
+		if m.search != nil && m.search.ask != nil {
+			return footerKeys("enter", "next", "esc", "cancel")
+		}
+		return footerKeys("type", "a name", "enter", "search, or add the one chosen", "↑ ↓", "choose", "esc", "back")
 	}
 	s, ok := m.selected()
 	if !ok {
-		return footer(k.New, k.Help, k.Quit)
+		return footer(k.New, k.Search, k.Help, k.Quit)
 	}
 	bs := []key.Binding{k.New, k.Edit, k.Delete, k.Toggle}
 	switch {
