@@ -103,7 +103,7 @@ func (l *Listener) Server(h http.Handler, errorLog *log.Logger, connContext func
 		IdleTimeout:       l.lim.IdleTimeout,
 		ErrorLog:          errorLog,
 		ConnContext: func(ctx context.Context, nc net.Conn) context.Context {
-			if c, ok := nc.(*conn); ok {
+			if c := own(nc); c != nil {
 				ctx = context.WithValue(ctx, connKey{}, c)
 			}
 			if connContext != nil {
@@ -111,6 +111,22 @@ func (l *Listener) Server(h http.Handler, errorLog *log.Logger, connContext func
 			}
 			return ctx
 		},
+	}
+}
+
+// own is nc's connection of a Listener, also under a wrapper that names
+// what it wraps (a *tls.Conn of tls.NewListener over a Listener: the
+// internal channel's); nil if it is none.
+func own(nc net.Conn) *conn {
+	for {
+		if c, ok := nc.(*conn); ok {
+			return c
+		}
+		w, ok := nc.(interface{ NetConn() net.Conn })
+		if !ok {
+			return nil
+		}
+		nc = w.NetConn()
 	}
 }
 

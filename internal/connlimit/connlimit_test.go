@@ -2,11 +2,13 @@ package connlimit
 
 import (
 	"bufio"
+	"crypto/tls"
 	"errors"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -275,5 +277,59 @@ func waitOpen(t *testing.T, l *Listener, n int) {
 			t.Fatalf("%d connections open, want %d", open, n)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestUnderTLS: a Listener under tls.NewListener (the internal channel
+// between replicas) keeps its limits: a request that passed the guard
+// proves its connection, and an unproven one's trickled body is cut.
+func TestUnderTLS(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := New(ln, "test", short(100, 100), slog.New(slog.DiscardHandler))
+	ts := httptest.NewUnstartedServer(nil)
+	ts.Listener = l
+	ts.Config = l.Server(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Token") == "ok" {
+			Prove(r.Context())
+		}
+		io.ReadAll(r.Body)
+	}), nil, nil)
+	ts.StartTLS()
+	t.Cleanup(ts.Close)
+
+	req, _ := http.NewRequest("GET", ts.URL, nil)
+	req.Header.Set("X-Token", "ok")
+	resp, err := ts.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	l.mu.Lock()
+	open, unproven := l.open, l.unproven.Len()
+	l.mu.Unlock()
+	if open != 1 || unproven != 0 {
+		t.Fatalf("after a request the guard passed over TLS: %d open, %d of them unproven; want 1, 0", open, unproven)
+	}
+
+	// Unproven, a body that trickles.
+	c, err := tls.Dial("tcp", ln.Addr().String(), &tls.Config{InsecureSkipVerify: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.Write([]byte(tricklePost))
+	go func() {
+		for range 20 {
+			time.Sleep(100 * time.Millisecond)
+			c.Write([]byte(" "))
+		}
+	}()
+	if took, ok := closedWithin(t, c, 3*time.Second); !ok || took > 2*time.Second {
+		t.Errorf("over TLS, a trickled body held the connection %s (closed: %v), want about 300 ms", took, ok)
 	}
 }
