@@ -8,13 +8,14 @@ import (
 )
 
 // The bounds of the daemon's listeners (package connlimit): the socket,
-// the loopback address, a team replica's pod address and its internal
-// channel each hold at most connBudget connections, with limits of their
-// own, so that no caller on TCP can take what the socket needs. The
-// budget is an eighth of the open files the daemon may have — Go raises
-// RLIMIT_NOFILE's soft limit to its hard limit at start (rlimit_*.go
-// reads it) — so that four listeners together take half, and the rest
-// stays for the servers' pipes and connections and the daemon's files.
+// the loopback address, a team replica's pod address, its internal
+// channel (under its TLS) and --metrics-listen's address each hold at
+// most connBudget connections, with limits of their own, so that no
+// caller on TCP can take what the socket needs. The budget is an eighth
+// of the open files the daemon may have — Go raises RLIMIT_NOFILE's soft
+// limit to its hard limit at start (rlimit_*.go reads it) — so that the
+// five together take at most five eighths, and the rest stays for the
+// servers' pipes and connections and the daemon's files.
 
 // socketReserve is how many file descriptors the socket keeps for
 // accepting its clients when something else took them all.
