@@ -27,7 +27,9 @@ import (
 // as on a system that sets one), so that hundreds are enough to exhaust
 // it. Meanwhile the CLI, over the socket, answers `status`, `restart` and
 // `secret set` within a bound, a client with the token is served on the
-// loopback address, and the daemon's open files stay under its limit.
+// loopback address, a scraper of --metrics-listen's address (which takes
+// no token, so all its callers stay unproven) is served, and the daemon's
+// open files stay under its limit.
 func TestTricklingCallersDoNotStarveTheSocket(t *testing.T) {
 	t.Parallel()
 	e := testenv.New(t)
@@ -35,6 +37,8 @@ func TestTricklingCallersDoNotStarveTheSocket(t *testing.T) {
 	// does, at start, to one below the hard limit) and sizes its
 	// listeners by it.
 	e.DaemonWrap = []string{"sh", "-c", `ulimit -Sn 64 && ulimit -Hn 256 && exec "$0" "$@"`}
+	metricsAddr := "127.0.0.1:" + strconv.Itoa(testenv.FreePort(t))
+	e.DaemonArgs = []string{"--metrics-listen", metricsAddr}
 	e.StartDaemon()
 	limits, err := os.ReadFile("/proc/" + strconv.Itoa(e.DaemonPID()) + "/limits")
 	if err != nil {
@@ -81,6 +85,9 @@ func TestTricklingCallersDoNotStarveTheSocket(t *testing.T) {
 	for range 100 {
 		open("unix", sock, post("plexus"))
 	}
+	for range 300 {
+		open("tcp", metricsAddr, post("127.0.0.1"))
+	}
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	go func() { // a byte a second on every connection
@@ -124,6 +131,14 @@ func TestTricklingCallersDoNotStarveTheSocket(t *testing.T) {
 	start := time.Now()
 	if resp, err := hc.Do(req); err != nil || resp.StatusCode != 200 || time.Since(start) > bound {
 		t.Errorf("GET /metrics with the token under the flood: %v %v after %s", resp, err, time.Since(start))
+	} else {
+		resp.Body.Close()
+	}
+
+	// A scraper of the metrics address, which takes no token.
+	start = time.Now()
+	if resp, err := hc.Get("http://" + metricsAddr + "/metrics"); err != nil || resp.StatusCode != 200 || time.Since(start) > bound {
+		t.Errorf("GET /metrics on --metrics-listen under the flood: %v %v after %s", resp, err, time.Since(start))
 	} else {
 		resp.Body.Close()
 	}
