@@ -28,7 +28,7 @@ func TestSocketNeedsTheToken(t *testing.T) {
 				t.Errorf("%s %s with %q: status %d (close %v), want 401 and the connection closed", rt.method, rt.path, auth, resp.StatusCode, resp.Close)
 			}
 			e := decodeError(t, resp)
-			if e.Code != apitype.CodeUnauthorized || !strings.Contains(e.Message, "$PLEXUS_HOME/token") {
+			if e.Code != apitype.CodeUnauthorized || !strings.Contains(e.Message, "$PLEXUS_HOME/token") || !strings.Contains(e.Hint, "PLEXUS_HOME") {
 				t.Errorf("%s %s with %q: %+v, want the remedy", rt.method, rt.path, auth, e)
 			}
 		}

@@ -148,12 +148,14 @@ func (a *Handler) routes() {
 // ServeHTTP checks the caller's process and token, then routes.
 func (a *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err := checkPeer(r.Context()); err != nil {
-		a.refuse(w, http.StatusForbidden, err.Error())
+		a.refuse(w, http.StatusForbidden, err.Error(),
+			"run plexus as the user that runs the daemon, outside any sandbox or container, and not from a server the daemon runs")
 		return
 	}
 	if !bearer(r, a.Token) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="plexus"`)
-		a.refuse(w, http.StatusUnauthorized, "a token is required: send Authorization: Bearer <the content of $PLEXUS_HOME/token>")
+		a.refuse(w, http.StatusUnauthorized, "a token is required: send Authorization: Bearer <the content of $PLEXUS_HOME/token>",
+			"run plexus with the daemon's PLEXUS_HOME: it reads the token from $PLEXUS_HOME/token")
 		return
 	}
 	connlimit.Prove(r.Context())
@@ -162,11 +164,12 @@ func (a *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // refuse answers a request the guard refused, and closes its connection:
 // a refused caller gets nothing more of it, not even the reading of the
-// rest of its body.
-func (a *Handler) refuse(w http.ResponseWriter, status int, reason string) {
+// rest of its body. hint is what a person refused should do (a front end
+// shows it instead of its own remedy for the code).
+func (a *Handler) refuse(w http.ResponseWriter, status int, reason, hint string) {
 	a.log.Warn("request refused", "reason", reason)
 	w.Header().Set("Connection", "close")
-	writeError(w, status, apitype.ErrorBody{Code: apitype.CodeUnauthorized, Message: "refused: " + reason})
+	writeError(w, status, apitype.ErrorBody{Code: apitype.CodeUnauthorized, Message: "refused: " + reason, Hint: hint})
 }
 
 // bearer reports whether r carries token as its bearer token. No token

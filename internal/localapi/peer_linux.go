@@ -31,6 +31,9 @@ func processAllowed(fd, pid int, sameUID bool) error {
 		if pid <= 0 {
 			return checkProcess(procRoot, pid, sameUID) // says why
 		}
+		if errors.Is(err, unix.EMFILE) || errors.Is(err, unix.ENFILE) {
+			return errors.New("the daemon has no file descriptor free to check the caller with: try again")
+		}
 		return errors.New("the caller's process is gone")
 	}
 	defer unix.Close(pidfd)
