@@ -51,7 +51,9 @@ func (h *Host) SettingsFile() *apitype.SettingsFile {
 // is done: the web page shows a file broken by hand at once, with the line
 // and column the CLI gives, rather than after a Reload.
 func (h *Host) watchHandEdits(ctx context.Context) error {
-	last := h.SettingsFile()
+	// None to begin with: the daemon has just read the file (a hand edit
+	// already there when this starts is announced at the first look).
+	var last *apitype.SettingsFile
 	t := time.NewTicker(handEditPoll)
 	defer t.Stop()
 	for {
