@@ -34,7 +34,14 @@ type Policy struct {
 	Previous string `json:"-"`
 	// Hidden are folders the server never sees, whatever the rest says:
 	// Plexus's home.
-	Hidden  []string `json:"hidden,omitempty"`
+	Hidden []string `json:"hidden,omitempty"`
+	// Secrets are files (or folders) of the daemon's own that the server
+	// never reads, whatever the rest says: a team replica's store key and
+	// URL files. Each is covered in the server's mount namespace — a file
+	// by a device it cannot open, a folder by an empty tmpfs — so that a
+	// folder holding one may still be read; a rule for a secret itself is
+	// refused.
+	Secrets []string `json:"secrets,omitempty"`
 	Network Network  `json:"network"`
 	Limits  Limits   `json:"limits"`
 	// PidsCgroup, if set, is the pids cgroup the launcher joins (see
