@@ -20,10 +20,12 @@ import (
 const (
 	setCallTimeout   = "callTimeoutMs"
 	setRetry         = "retryMs"
+	setClientDoc     = "oauthClientMetadataUrl"
 	setExternalCall  = "face.allowExternalCall"
 	setWrite         = "face.allowWrite"
 	setSessionIdle   = "face.sessionIdleMs"
 	setMaxSessions   = "face.maxSessions"
+	setRegistryURL   = "registry.url"
 	setProfilePrefix = "profiles."
 )
 
@@ -35,11 +37,16 @@ func (a *app) settingsCommand() *cobra.Command {
 
   callTimeoutMs           a tool call's timeout in ms, unless the server sets its own (default 60000)
   retryMs                 the first retry interval of a failed server in ms (default 30000)
+  oauthClientMetadataUrl  the https URL where you host Plexus's OAuth client ID metadata document:
+                          its client_id at authorization servers that support such documents
+                          (docs/oauth.md shows the document); unset: dynamic registration
   face.allowExternalCall  offer your servers' tools, resources and prompts to clients of
                           ` + "`plexus mcp`" + ` and /mcp (default false: only plexus_status and plexus_snapshot)
   face.allowWrite         also offer plexus_restart, plexus_set_enabled and plexus_add_server
   face.sessionIdleMs      a client session ends after this long without a request (default 1800000)
   face.maxSessions        the live sessions one profile holds at most (default 1000)
+  registry.url            the MCP registry ` + "`plexus search`" + ` and the catalog use (default
+                          https://registry.modelcontextprotocol.io; a company's own serves the same API)
   profiles.NAME           a profile, as JSON: {"servers": [...], "naming": "plexus"|"bare", "metaTools": bool,
                           "controlTools": bool}
 
@@ -79,7 +86,7 @@ func (a *app) settingsShowCommand() *cobra.Command {
 				return printJSON(a.stdout(), s)
 			}
 			t := &table{header: []string{"KEY", "VALUE"}}
-			for _, k := range []string{setCallTimeout, setRetry, setExternalCall, setWrite} {
+			for _, k := range []string{setCallTimeout, setRetry, setClientDoc, setExternalCall, setWrite, setRegistryURL} {
 				v, _ := settingValue(s, k)
 				t.add(k, v)
 			}
@@ -209,6 +216,11 @@ func settingValue(s *apitype.Settings, key string) (string, any) {
 		return msValue(s.CallTimeoutMs, 60000), s.CallTimeoutMs
 	case setRetry:
 		return msValue(s.RetryMs, 30000), s.RetryMs
+	case setClientDoc:
+		if s.OAuthClientMetadataURL == nil || *s.OAuthClientMetadataURL == "" {
+			return "(none: dynamic registration)", ""
+		}
+		return *s.OAuthClientMetadataURL, *s.OAuthClientMetadataURL
 	case setExternalCall:
 		return strconv.FormatBool(face.AllowExternalCall), face.AllowExternalCall
 	case setWrite:
@@ -220,6 +232,11 @@ func settingValue(s *apitype.Settings, key string) (string, any) {
 			return "1000 (default)", 0
 		}
 		return strconv.Itoa(face.MaxSessions), face.MaxSessions
+	case setRegistryURL:
+		if s.Registry == nil {
+			return "", ""
+		}
+		return s.Registry.URL, s.Registry.URL
 	}
 	p, ok := s.Profiles[strings.TrimPrefix(key, setProfilePrefix)]
 	if !ok {
@@ -259,6 +276,12 @@ func applySetting(s *apitype.Settings, key, value string, set bool) error {
 		default:
 			s.Face.SessionIdleMs = ms
 		}
+	case setClientDoc:
+		v := ""
+		if set {
+			v = value
+		}
+		s.OAuthClientMetadataURL = &v
 	case setMaxSessions:
 		n := 0
 		if set {
@@ -281,6 +304,12 @@ func applySetting(s *apitype.Settings, key, value string, set bool) error {
 		} else {
 			s.Face.AllowWrite = on
 		}
+	case setRegistryURL:
+		// "" is the official registry; the daemon checks the URL.
+		if !set {
+			value = ""
+		}
+		s.Registry = &apitype.RegistrySettings{URL: value}
 	default:
 		name := strings.TrimPrefix(key, setProfilePrefix)
 		if s.Profiles == nil {

@@ -94,12 +94,16 @@ func (d *decoder) mcp(path string, n *node) MCP {
 			m.RetryMs = d.int(p, v)
 		case "callTimeoutMs":
 			m.CallTimeoutMs = d.int(p, v)
+		case "oauthClientMetadataUrl":
+			m.OAuthClientMetadataURL = d.str(p, v)
 		case "servers":
 			m.Servers = decodeMap(d, p, v, d.server)
 		case "face":
 			m.Face = d.face(p, v)
 		case "profiles":
 			m.Profiles = decodeMap(d, p, v, d.profile)
+		case "registry":
+			m.Registry = d.registry(p, v)
 		default:
 			return false
 		}
@@ -226,6 +230,18 @@ func (d *decoder) face(path string, n *node) *Face {
 		return true
 	})
 	return &f
+}
+
+func (d *decoder) registry(path string, n *node) *Registry {
+	var r Registry
+	d.object(path, n, registryKeys, func(key, p string, v *node) bool {
+		if key != "url" {
+			return false
+		}
+		r.URL = d.str(p, v)
+		return true
+	})
+	return &r
 }
 
 func (d *decoder) profile(path string, n *node) Profile {

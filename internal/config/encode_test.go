@@ -14,7 +14,7 @@ func fullFile() *File {
 	return &File{
 		Revision: 42,
 		MCP: MCP{
-			Enabled: &yes, RetryMs: 1000, CallTimeoutMs: 2000,
+			Enabled: &yes, RetryMs: 1000, CallTimeoutMs: 2000, OAuthClientMetadataURL: "https://plexus.example/oauth/client.json",
 			Servers: map[string]Server{
 				"local": {
 					Type: TypeStdio, Command: "/bin/srv", Args: []string{"--x", "", "a b"}, Cwd: "/tmp",
@@ -51,6 +51,7 @@ func fullFile() *File {
 			Face: &Face{AllowWrite: true, AllowExternalCall: true, SessionIdleMs: 60000, MaxSessions: 50},
 			Profiles: map[string]Profile{"solo": {Servers: []string{"remote"}, Naming: NamingBare, MetaTools: true, ControlTools: &yes,
 				Users: []string{"ada@example.com"}, Groups: []string{"eng"}}},
+			Registry: &Registry{URL: "https://registry.example.com"},
 		},
 		Team: &Team{Resource: "https://plexus.example.com/mcp", Issuers: []string{"https://idp.example.com"},
 			UserClaim: "email", GroupsClaim: "roles", Scopes: []string{"mcp"}},

@@ -75,6 +75,37 @@ func CheckOAuthURL(raw string) error {
 	return errors.New("must use https (http is allowed only for localhost)")
 }
 
+// CheckClientMetadataURL reports whether raw may be Plexus's OAuth client
+// ID metadata document URL, its client_id at authorization servers that
+// fetch it (MCP 2025-11-25, "Client ID Metadata Documents": an https URL
+// with a path; http only on localhost, for tests), without a query.
+func CheckClientMetadataURL(raw string) error {
+	if err := CheckOAuthURL(raw); err != nil {
+		return err
+	}
+	u, _ := url.Parse(raw)
+	if u.Path == "" || u.Path == "/" {
+		return errors.New("must have a path (https://HOST/PATH/client.json): it names the document")
+	}
+	if u.RawQuery != "" {
+		return errors.New("must not have a query")
+	}
+	return nil
+}
+
+// CheckRegistryURL checks an MCP registry's base URL: https (http only on
+// the loopback interface, as for OAuth: the answers say what commands run),
+// without a query, as the API's paths are added to it.
+func CheckRegistryURL(raw string) error {
+	if err := CheckOAuthURL(raw); err != nil {
+		return err
+	}
+	if strings.ContainsAny(raw, "?$") {
+		return errors.New("must be the registry's base URL, without a query or a placeholder (such as https://registry.modelcontextprotocol.io)")
+	}
+	return nil
+}
+
 func isLoopback(host string) bool {
 	if strings.EqualFold(host, "localhost") {
 		return true

@@ -8,6 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/plexus-mcp/plexus/internal/catalog"
 	"github.com/plexus-mcp/plexus/internal/config"
 	"github.com/plexus-mcp/plexus/internal/host"
 	"github.com/plexus-mcp/plexus/internal/upstream"
@@ -28,6 +29,11 @@ func (p *profile) syncResources() {
 		seen, offered := seenR, p.resources
 		if r.Template {
 			seen, offered = seenT, p.templates
+		}
+		if p.def.naming != config.NamingBare {
+			// A profile that gathers servers offers each one's MCP Apps
+			// views under a name of its own, as its tools name them.
+			r.URI = catalog.UIURI(r.Server, r.URI)
 		}
 		if seen[r.URI] {
 			continue
@@ -78,7 +84,19 @@ func (p *profile) readResource(server string) mcp.ResourceHandler {
 		defer cancel()
 		ctx = withPeer(ctx, req.Session, nil)
 		ctx = upstream.WithInput(ctx, req.Params.InputResponses, req.Params.RequestState)
-		res, err := p.f.h.ReadResource(ctx, server, req.Params.URI)
+		uri := req.Params.URI
+		renamed := false
+		if s, own, ok := catalog.ParseUIURI(uri); ok && s == server && p.def.naming != config.NamingBare {
+			uri, renamed = own, true
+		}
+		res, err := p.f.h.ReadResource(ctx, server, uri)
+		if err == nil && renamed {
+			for _, c := range res.Contents {
+				if c != nil {
+					c.URI = catalog.UIURI(server, c.URI)
+				}
+			}
+		}
 		return res, passOn(err)
 	}
 }

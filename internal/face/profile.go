@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -48,9 +49,14 @@ type profile struct {
 	resRoute    map[string]string // resource URI or template → server
 	// offer: every tool the SDK server has, by name, as given to it
 	// (addTool): what tools/list lists. listGen counts its changes.
-	offer    map[string]*mcp.Tool
-	listGen  uint64
-	pageSize int // of tools/list, the SDK's and the rendered pages'
+	offer map[string]*mcp.Tool
+	// offerRaw and offerIndex are, of an upstream tool in offer, its
+	// definition as tools/list gives it (the server's bytes) and its
+	// place in its server's list.
+	offerRaw   map[string]json.RawMessage
+	offerIndex map[string]int
+	listGen    uint64
+	pageSize   int // of tools/list, the SDK's and the rendered pages'
 
 	renderMu sync.Mutex                // one rendering of the pages at a time
 	pages    atomic.Pointer[toolPages] // nil: not rendered since the last change
@@ -220,9 +226,17 @@ func (p *profile) syncTools() {
 			p.f.log.Warn("face: tool has no object input schema; not offered", "tool", e.Name)
 			continue
 		}
-		def := e.Title + "\x00" + e.Description + "\x00" + string(e.InputSchema) + "\x00" + string(e.OutputSchema) + "\x00" + string(e.Annotations) + "\x00" + e.Name
+		def := e.Title + "\x00" + e.Description + "\x00" + string(e.InputSchema) + "\x00" + string(e.OutputSchema) + "\x00" + string(e.Annotations) + "\x00" + e.Name +
+			"\x00" + string(e.Raw) + "\x00" + strconv.Itoa(e.Index)
 		if p.tools[name] == def {
 			continue
+		}
+		// tools/list gives the server's own definition: as it is in a
+		// bare profile; renamed, with its MCP Apps views renamed alike,
+		// in one that gathers several servers.
+		raw, err := e.Offered(name, p.def.naming != config.NamingBare)
+		if err != nil {
+			raw = nil // the SDK's rendering of the fields below
 		}
 		// Raw: the SDK writes it out as it is on every tools/list, where a
 		// decoded schema would be encoded anew each time.
@@ -239,7 +253,7 @@ func (p *profile) syncTools() {
 		p.toolRoute[name] = e.Name
 		p.toolServer[name] = e.Server
 		p.frameable[name] = !bytes.Contains(e.InputSchema, []byte(`"x-mcp-header"`))
-		p.addTool(tool, p.callTool(e.Name))
+		p.addUpstreamTool(tool, raw, e.Index, p.callTool(e.Name))
 		p.tools[name] = def
 	}
 	var gone []string

@@ -2,6 +2,7 @@ package face
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/base64"
 	"encoding/gob"
 	"encoding/json"
@@ -10,6 +11,8 @@ import (
 	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/plexus-mcp/plexus/internal/config"
 )
 
 // The tools/list pages of a profile, rendered once per change: a
@@ -30,12 +33,26 @@ func (p *profile) addTool(t *mcp.Tool, h mcp.ToolHandler) {
 	p.offer[t.Name] = t
 }
 
+// addUpstreamTool offers an upstream tool whose definition tools/list
+// gives as raw, the server's bytes as the profile names it (catalog's
+// Entry.Offered), at place index of its server's list. The caller holds
+// syncMu.
+func (p *profile) addUpstreamTool(t *mcp.Tool, raw json.RawMessage, index int, h mcp.ToolHandler) {
+	p.addTool(t, h)
+	if p.offerRaw == nil {
+		p.offerRaw, p.offerIndex = map[string]json.RawMessage{}, map[string]int{}
+	}
+	p.offerRaw[t.Name], p.offerIndex[t.Name] = raw, index
+}
+
 // removeTools withdraws tools. The caller holds syncMu.
 func (p *profile) removeTools(names ...string) {
 	p.listChangedLocked()
 	p.srv.RemoveTools(names...)
 	for _, n := range names {
 		delete(p.offer, n)
+		delete(p.offerRaw, n)
+		delete(p.offerIndex, n)
 	}
 }
 
@@ -61,12 +78,18 @@ func (p *profile) toolPages() *toolPages {
 	// Waits for a sync under way: its list is the one to serve.
 	p.syncMu.Lock()
 	gen := p.listGen
-	tools := make([]*mcp.Tool, 0, len(p.offer))
-	for _, name := range slices.Sorted(maps.Keys(p.offer)) {
-		tools = append(tools, p.offer[name])
+	names := slices.Sorted(maps.Keys(p.offer))
+	if p.def.naming == config.NamingBare {
+		// A bare profile lists its server's tools in the server's order.
+		slices.SortStableFunc(names, func(a, b string) int { return cmp.Compare(p.offerIndex[a], p.offerIndex[b]) })
+	}
+	tools := make([]*mcp.Tool, 0, len(names))
+	raws := make([]json.RawMessage, 0, len(names))
+	for _, name := range names {
+		tools, raws = append(tools, p.offer[name]), append(raws, p.offerRaw[name])
 	}
 	p.syncMu.Unlock()
-	tp, err := renderToolPages(tools, p.pageSize, p.f.impl())
+	tp, err := renderToolPages(tools, raws, p.pageSize, p.f.impl())
 	if err != nil {
 		p.f.log.Warn("face: tools/list pages not rendered; the SDK serves them", "profile", p.name, "err", err)
 		return nil
@@ -92,9 +115,12 @@ type toolPage struct {
 	session, stateless []byte
 }
 
-// renderToolPages renders tools (sorted by name, as the SDK lists them) in
-// pages of size as the SDK's tools/list renders them.
-func renderToolPages(tools []*mcp.Tool, size int, impl *mcp.Implementation) (*toolPages, error) {
+// renderToolPages renders tools (sorted by name, as the SDK lists them; a
+// bare profile's in its server's order) in pages of size as the SDK's
+// tools/list renders them. A tool with a raw definition (raws, beside
+// tools; nil for none) is listed as those bytes: what the server wrote,
+// with every member the SDK's struct does not model.
+func renderToolPages(tools []*mcp.Tool, raws []json.RawMessage, size int, impl *mcp.Implementation) (*toolPages, error) {
 	tp := &toolPages{byCursor: map[string]int{"": 0}}
 	for start := 0; start == 0 || start < len(tools); start += size {
 		page := tools[start:min(start+size, len(tools))]
@@ -107,12 +133,13 @@ func renderToolPages(tools []*mcp.Tool, size int, impl *mcp.Implementation) (*to
 			next = c
 			tp.byCursor[next] = len(tp.pages) + 1
 		}
-		array, err := marshalSDK(page)
+		var pageRaws []json.RawMessage
+		if raws != nil {
+			pageRaws = raws[start:min(start+size, len(tools))]
+		}
+		array, err := toolsArray(page, pageRaws)
 		if err != nil {
 			return nil, err
-		}
-		if len(page) == 0 {
-			array = []byte(`[]`) // not null
 		}
 		res := &mcp.ListToolsResult{NextCursor: next, Tools: []*mcp.Tool{}}
 		res.CacheScope = "public" // the SDK's default, always on the wire
@@ -129,6 +156,35 @@ func renderToolPages(tools []*mcp.Tool, size int, impl *mcp.Implementation) (*to
 		tp.pages = append(tp.pages, tpage)
 	}
 	return tp, nil
+}
+
+// toolsArray renders a page's tools as a JSON array: each tool's raw
+// definition where it has one, else the SDK's encoding.
+func toolsArray(tools []*mcp.Tool, raws []json.RawMessage) ([]byte, error) {
+	if raws == nil || !slices.ContainsFunc(raws, func(r json.RawMessage) bool { return r != nil }) {
+		if len(tools) == 0 {
+			return []byte(`[]`), nil // not null
+		}
+		return marshalSDK(tools)
+	}
+	var b bytes.Buffer
+	b.WriteByte('[')
+	for i, t := range tools {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if raws[i] != nil {
+			b.Write(raws[i])
+			continue
+		}
+		one, err := marshalSDK(t)
+		if err != nil {
+			return nil, err
+		}
+		b.Write(one)
+	}
+	b.WriteByte(']')
+	return b.Bytes(), nil
 }
 
 // spliceTools renders res (with no tools) and puts the rendered tools array

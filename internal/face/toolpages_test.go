@@ -329,7 +329,7 @@ func BenchmarkRenderToolPages5000(b *testing.B) {
 	impl := &mcp.Implementation{Name: "plexus", Version: "test"}
 	b.ReportAllocs()
 	for b.Loop() {
-		tp, err := renderToolPages(tools, listPageSize, impl)
+		tp, err := renderToolPages(tools, nil, listPageSize, impl)
 		if err != nil || len(tp.pages) != 5 {
 			b.Fatal(err)
 		}

@@ -161,7 +161,10 @@ func New(opts Options) *Host {
 		h.oauth = m
 	}
 	if h.oauth != nil {
-		h.oauth.SetOnChange(func(string) { h.publish() })
+		h.oauth.SetOnChange(func(account string) {
+			h.publish()
+			h.loginChanged(account)
+		})
 	}
 	h.snap.Store(&snapshot{cfg: h.cfg, servers: map[string]*supervisor.Server{}})
 	return h

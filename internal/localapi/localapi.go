@@ -15,11 +15,14 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
+	"sync"
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
 	"github.com/plexus-mcp/plexus/internal/buildinfo"
 	"github.com/plexus-mcp/plexus/internal/host"
+	"github.com/plexus-mcp/plexus/internal/registry"
 
 	"github.com/plexus-mcp/plexus/internal/jsonerr"
 )
@@ -42,15 +45,22 @@ type Handler struct {
 	// POST /v1/ui/login; nil when the daemon serves no page. Set before
 	// serving.
 	UILogin func() (apitype.UILogin, error)
+	// Registry reads MCP registries; nil makes one with its cache under
+	// the home on first use.
+	Registry *registry.Client
 
-	host *host.Host
-	log  *slog.Logger
-	mux  *http.ServeMux
+	regOnce sync.Once
+	// executable is the daemon's own program, which a client's entry
+	// runs (os.Executable; a test's stands in).
+	executable func() (string, error)
+	host       *host.Host
+	log        *slog.Logger
+	mux        *http.ServeMux
 }
 
 // New returns the API handler over h.
 func New(h *host.Host, log *slog.Logger) *Handler {
-	a := &Handler{host: h, log: log, mux: http.NewServeMux()}
+	a := &Handler{host: h, log: log, mux: http.NewServeMux(), executable: os.Executable}
 	a.routes()
 	return a
 }
@@ -103,6 +113,12 @@ func (a *Handler) routes() {
 	m.HandleFunc("POST /v1/suggest/name", a.suggestName)
 	m.HandleFunc("GET /v1/settings", a.getSettings)
 	m.HandleFunc("PUT /v1/settings", a.putSettings)
+	m.HandleFunc("GET /v1/registry/servers", a.listRegistry)
+	m.HandleFunc("GET /v1/registry/servers/{name}", a.showRegistry)
+	m.HandleFunc("POST /v1/registry/plan", a.planRegistry)
+	m.HandleFunc("GET /v1/clients", a.listClients)
+	m.HandleFunc("POST /v1/clients/{client}/import", a.importClient)
+	m.HandleFunc("POST /v1/clients/{client}/connect", a.connectClient)
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, apitype.ErrorBody{Code: apitype.CodeNotFound,
 			Message: "no such API route: " + r.Method + " " + r.URL.Path,

@@ -18,10 +18,6 @@ const (
 	DeadAfter = 6 * time.Second
 )
 
-// forgetAfter is how long a replica's row is used to reach it after its
-// last beat (the store removes rows older than that).
-const forgetAfter = 10 * time.Minute
-
 // ErrGone is what Registry.Find says of a replica that has no row.
 var ErrGone = errors.New("the replica is gone")
 

@@ -31,12 +31,8 @@ func (c *Conn) Ping(ctx context.Context) error {
 	}
 	ctx = context.WithValue(ctx, keepAliveKey{}, true)
 	var err error
-	if v := c.ProtocolVersion(); v >= "2026-07-28" {
-		_, err = c.request(ctx, "server/discover", map[string]any{"_meta": map[string]any{
-			mcp.MetaKeyProtocolVersion:    v,
-			mcp.MetaKeyClientInfo:         c.clientInfo,
-			mcp.MetaKeyClientCapabilities: map[string]any{},
-		}})
+	if m := c.eraMeta(); m != nil {
+		_, err = c.request(ctx, "server/discover", map[string]any{"_meta": m})
 	} else {
 		err = c.session.Ping(ctx, nil)
 	}
@@ -44,6 +40,22 @@ func (c *Conn) Ping(ctx context.Context) error {
 		return fmt.Errorf("server %q: health check: %w", c.name, c.callError(ctx, err))
 	}
 	return nil
+}
+
+// eraMeta is the _meta every request of Plexus's own carries to an MCP
+// 2026-07-28 server (its protocol version, Plexus as the client, and no
+// capabilities: a health check or a listing asks nothing of a user); nil
+// for a session-era server.
+func (c *Conn) eraMeta() map[string]any {
+	v := c.ProtocolVersion()
+	if v < "2026-07-28" {
+		return nil
+	}
+	return map[string]any{
+		mcp.MetaKeyProtocolVersion:    v,
+		mcp.MetaKeyClientInfo:         c.clientInfo,
+		mcp.MetaKeyClientCapabilities: map[string]any{},
+	}
 }
 
 // keepAliveKey marks the context of a health check, so that the HTTP
@@ -107,18 +119,19 @@ func (c *Conn) sendCancel(ctx context.Context, id string) {
 	c.route.Connection.Write(wctx, &jsonrpc.Request{Method: "notifications/cancelled", Params: p})
 }
 
-// refusedCheck turns an HTTP refusal of a health check (a 4xx whose body is
-// no JSON-RPC answer) into a JSON-RPC error answer, with the status in its
-// message. Without it the SDK's streamable client treats the refusal as a
-// broken connection and fails every call on it; with it the refusal is
-// what it is, an answer. 401 and 403 (credentials) and 404 with a session
-// (the session is gone) stay as they are: those are real losses.
+// refusedCheck turns an HTTP refusal of a request (a 4xx whose body is no
+// JSON-RPC answer: a health check, a call, a listing) into a JSON-RPC error
+// answer, with the status in its message. Without it the SDK's streamable
+// client treats the refusal as a broken connection and fails every call
+// on it, and the server is restarted; with it the refusal is what it is,
+// an answer, to that request alone. 401 and 403 (credentials) and 404
+// with a session (the session is gone) stay as they are: those are real
+// losses (refusal, remote.go).
 func refusedCheck(req *http.Request, resp *http.Response) *http.Response {
-	code := resp.StatusCode
-	if code < 400 || code >= 500 || code == http.StatusUnauthorized || code == http.StatusForbidden ||
-		(code == http.StatusNotFound && req.Header.Get("Mcp-Session-Id") != "") || req.GetBody == nil {
+	if !refusal(req, resp) || req.GetBody == nil {
 		return resp
 	}
+	code := resp.StatusCode
 	rb, err := req.GetBody()
 	if err != nil {
 		return resp
@@ -137,7 +150,7 @@ func refusedCheck(req *http.Request, resp *http.Response) *http.Response {
 			return resp
 		}
 	}
-	text := fmt.Sprintf("health check refused with HTTP %d %s", code, http.StatusText(code))
+	text := fmt.Sprintf("the server refused the request with HTTP %d %s", code, http.StatusText(code))
 	if m := jsonMessage(got); m != "" {
 		text += ": " + m
 	}
