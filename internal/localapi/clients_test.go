@@ -3,7 +3,6 @@ package localapi
 import (
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -42,7 +41,7 @@ func serveClients(t *testing.T) (*http.Client, string) {
 	}
 	h := host.New(host.Options{Store: st})
 	t.Cleanup(h.Close)
-	api := New(h, slog.New(slog.DiscardHandler))
+	api := apiHandler(h)
 	api.executable = func() (string, error) { return "/usr/local/bin/plexus", nil }
 	sock := filepath.Join(dir, "api.sock")
 	ln, err := net.Listen("unix", sock)
