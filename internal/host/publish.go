@@ -91,7 +91,7 @@ func (h *Host) pinFirstSight(servers []*supervisor.Server) map[string]error {
 // serversMu.
 func (h *Host) rebuildLocked(unrecorded map[string]error) (unpinned []*supervisor.Server) {
 	s := &snapshot{version: h.snap.Load().version + 1, cfg: h.cfg, servers: make(map[string]*supervisor.Server, len(h.servers)),
-		auth: h.authStatus, states: make(map[string]string, len(h.servers)), fps: make(map[string][32]byte, len(h.servers))}
+		auth: h.authStatus, sandboxByDefault: h.opts.SandboxByDefault, states: make(map[string]string, len(h.servers)), fps: make(map[string][32]byte, len(h.servers))}
 	decided := make(map[string]decided, len(h.servers))
 	runs := make([][]catalog.Entry, 0, len(h.servers))
 	total := 0
