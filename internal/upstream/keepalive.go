@@ -104,7 +104,7 @@ func (c *Conn) sendCancel(ctx context.Context, id string) {
 	p, _ := json.Marshal(map[string]any{"requestId": id, "reason": ctx.Err().Error()})
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelWriteTimeout)
 	defer cancel()
-	c.route.Connection.Write(wctx, &jsonrpc.Request{Method: "notifications/cancelled", Params: p})
+	c.route.Write(wctx, &jsonrpc.Request{Method: "notifications/cancelled", Params: p}) // as the server's era takes it
 }
 
 // refusedCheck turns an HTTP refusal of a health check (a 4xx whose body is

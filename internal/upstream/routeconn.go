@@ -9,6 +9,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/plexus-mcp/plexus/internal/era"
 )
 
 // routeTransport answers a server's elicitation, sampling and roots requests on
@@ -30,6 +32,9 @@ func (t routeTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	}
 	rc := &routeConn{Connection: conn, c: t.c}
 	t.c.route = rc
+	if sc, ok := conn.(*stdioConn); ok {
+		sc.route.Store(rc)
+	}
 	return rc, nil
 }
 
@@ -37,6 +42,20 @@ type routeConn struct {
 	mcp.Connection
 	c      *Conn
 	frames frameCalls // frame calls (frame.go) awaiting their answers
+}
+
+// Write sends a message to the server, as its era takes it: over
+// streamable HTTP a stateless (2026-07-28) server is told a request is
+// cancelled by the request's close, which the transport does, and refuses
+// a notifications/cancelled POSTed to it (400), which the SDK would then
+// take for a lost connection; so that notification, the SDK's or Plexus's
+// own, is not sent there.
+func (r *routeConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if req, ok := msg.(*jsonrpc.Request); ok && !req.IsCall() && req.Method == "notifications/cancelled" &&
+		era.CancelsByClosing(r.c.negotiated(), r.c.stdio == nil) {
+		return nil
+	}
+	return r.Connection.Write(ctx, msg)
 }
 
 func (r *routeConn) Read(ctx context.Context) (jsonrpc.Message, error) {
@@ -134,9 +153,5 @@ func (r *routeConn) forward(ctx context.Context, req *jsonrpc.Request, what stri
 	if err != nil {
 		return nil, err
 	}
-	params := req.Params
-	if len(params) == 0 || string(params) == "null" {
-		params = json.RawMessage(`{}`)
-	}
-	return p.Ask(callCtx, req.Method, params)
+	return p.Ask(callCtx, req.Method, era.AskParams(req.Params))
 }

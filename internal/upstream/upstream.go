@@ -151,6 +151,9 @@ type Conn struct {
 
 	refreshMu sync.Mutex // serialises Refresh
 
+	logMu    sync.Mutex // serialises WantLogs
+	logLevel string     // the level the server was asked for; "" none yet
+
 	mu   sync.Mutex
 	disc Discovery // guarded by mu
 	err  error     // guarded by mu; set once, just before done is closed
