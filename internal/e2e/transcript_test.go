@@ -23,21 +23,19 @@ import (
 // The wire-transcript corpus (testdata/transcripts/*.txtar): what a client
 // writes, what the server upstream writes (played by testenv/scriptserver
 // exactly as written), and what the client must read back. Each transcript
-// runs through every path a client's messages can take — the HTTP face
-// with calls forwarded as frames, the HTTP face with every call on the
-// SDK's path (the session has set a log level), and `plexus mcp` — and
-// each must give the same frames, modulo ids.
+// runs through every path a client's messages can take — the HTTP face,
+// the HTTP face on a session that set a log level (whose calls once took
+// another path), and `plexus mcp` — and each must give the same frames,
+// modulo ids.
 //
 // Sections: "server" (the scriptserver's rules), "client" (one message a
 // line; {{tool}} is the name the face gives the server's tool), "want"
 // (the messages the client reads, one a line, in order, after the
-// session's handshake), optionally "want-sdk" (what the SDK's path writes
-// instead, where it fills in what it infers: each such difference is
-// named in its transcript), and optionally "answers" (the client's answer
-// to each request the face puts to it, in order, one result a line).
+// session's handshake), and optionally "answers" (the client's answer to
+// each request the face puts to it, in order, one result a line).
 
 // transcriptPaths are the ways through the face a transcript is run.
-var transcriptPaths = []string{"http-frame", "http-sdk", "plexus-mcp"}
+var transcriptPaths = []string{"http", "http-loglevel", "plexus-mcp"}
 
 func TestTranscripts(t *testing.T) {
 	t.Parallel()
@@ -76,12 +74,9 @@ func TestTranscripts(t *testing.T) {
 				case "plexus-mcp":
 					got = playStdio(t, e, server, sec)
 				default:
-					got = playHTTP(t, "http://"+st.HTTPAddr+"/mcp/"+server, token, path == "http-sdk", sec)
+					got = playHTTP(t, "http://"+st.HTTPAddr+"/mcp/"+server, token, path == "http-loglevel", sec)
 				}
 				want := lines(sec["want"])
-				if w, ok := sec["want-sdk"]; ok && path == "http-sdk" {
-					want = lines(w) // where the SDK's session writes what it infers
-				}
 				for i := range max(len(got), len(want)) {
 					var g, w string
 					if i < len(got) {
@@ -129,7 +124,7 @@ func answersFor(sec map[string]string) []string { return lines(sec["answers"]) }
 
 // playHTTP runs the client's messages on a session of the HTTP face and
 // returns what it reads back (the handshake aside).
-func playHTTP(t *testing.T, url, token string, sdk bool, sec map[string]string) []string {
+func playHTTP(t *testing.T, url, token string, logLevel bool, sec map[string]string) []string {
 	t.Helper()
 	var post func(sid, body string) []string
 	post = func(sid, body string) []string {
@@ -155,7 +150,7 @@ func playHTTP(t *testing.T, url, token string, sdk bool, sec map[string]string) 
 	}
 	sid := post("", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"elicitation":{},"sampling":{},"roots":{}},"clientInfo":{"name":"transcript","version":"1"}}}`)[0]
 	post(sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	if sdk {
+	if logLevel {
 		post(sid, `{"jsonrpc":"2.0","id":"level","method":"logging/setLevel","params":{"level":"emergency"}}`)
 	}
 	var got []string

@@ -1,14 +1,12 @@
 package face
 
 import (
-	"bytes"
 	"encoding/json"
-	"mime"
 	"net/http"
-	"strconv"
-	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/plexus-mcp/plexus/internal/era"
 )
 
 // listBodyMax bounds the tools/list request this path reads; a longer body
@@ -26,84 +24,47 @@ type listRequest struct {
 	cursor string
 }
 
-// listFromPages answers a tools/list from the profile's rendered pages if it
-// can: an MCP 2026-07-28 one, or one on a live, initialized session. False
-// means the SDK handler must serve r, whose body is left whole for it; so
-// do a cursor this rendering did not hand out (a stale or a bad one: the
-// SDK pages from its name or says it is invalid) and anything unexpected.
-func (p *profile) listFromPages(w http.ResponseWriter, r *http.Request, env envelope) bool {
-	if r.Method != http.MethodPost || !env.valid {
-		return false
+// listPage is the result of a session's tools/list from the profile's
+// rendered pages; nil when this path cannot answer it and the SDK's
+// server must: an older version than the pages are rendered for, a cursor
+// this rendering did not hand out (a stale or a bad one: the SDK pages
+// from its name or says it is invalid), anything unexpected.
+func (p *profile) listPage(env envelope, version string) []byte {
+	if !sessionVersions[version] {
+		return nil
 	}
-	sid, version := r.Header.Get("Mcp-Session-Id"), r.Header.Get("Mcp-Protocol-Version")
-	stateless := sid == ""
-	if stateless && (version != version2026 || r.Header.Get("Mcp-Method") != "tools/list") {
-		return false
+	return p.renderedPage(env, false)
+}
+
+// listPage2026 is listPage for a stateless request.
+func (p *profile) listPage2026(r *http.Request, env envelope) []byte {
+	if r.Header.Get("Mcp-Method") != "tools/list" || !jsonContent(r) || !acceptsBoth(r.Header.Values("Accept")) {
+		return nil // the SDK says what is wrong
 	}
-	if !stateless && !sessionVersions[version] {
-		return false
-	}
-	if ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); ct != "application/json" || !acceptsBoth(r.Header.Values("Accept")) {
-		return false // the SDK says what is wrong
-	}
-	if env.name != "tools/list" || len(env.params) > listBodyMax {
-		return false // a session's tools/call, say: not decoded here
+	return p.renderedPage(env, true)
+}
+
+// renderedPage is the page a tools/list asks for, in its era.
+func (p *profile) renderedPage(env envelope, stateless bool) []byte {
+	if len(env.params) > listBodyMax {
+		return nil
 	}
 	req, ok := parseList(env, stateless)
-	if !ok || (!stateless && !p.liveSession(sid, version)) {
-		return false
+	if !ok {
+		return nil
 	}
 	tp := p.toolPages()
 	if tp == nil {
-		return false
+		return nil
 	}
 	i, ok := tp.page(req.cursor)
 	if !ok {
-		return false
+		return nil
 	}
-	res := tp.pages[i].session
 	if stateless {
-		res = tp.pages[i].stateless
+		return tp.pages[i].stateless
 	}
-	// In pieces: a page is copied nowhere on its way out.
-	head := append(append([]byte(`{"jsonrpc":"2.0","id":`), req.id...), `,"result":`...)
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(head)+len(res)+1))
-	w.WriteHeader(http.StatusOK)
-	w.Write(head)
-	w.Write(res)
-	w.Write([]byte{'}'})
-	return true
-}
-
-// liveSession reports whether session id is one of the SDK server's,
-// initialized with version: the SDK would serve it a tools/list.
-func (p *profile) liveSession(id, version string) bool {
-	for ss := range p.srv.Sessions() {
-		if ss.ID() == id {
-			ip := ss.InitializeParams()
-			return ip != nil && ip.ProtocolVersion == version
-		}
-	}
-	return false
-}
-
-// acceptsBoth reports whether an Accept header takes JSON and an event
-// stream, as the SDK's handler requires of a POST.
-func acceptsBoth(values []string) bool {
-	var js, sse bool
-	for _, v := range values {
-		for _, part := range strings.Split(v, ",") {
-			base, _, _ := strings.Cut(part, ";")
-			switch strings.ToLower(strings.TrimSpace(base)) {
-			case "application/json":
-				js = true
-			case "text/event-stream":
-				sse = true
-			}
-		}
-	}
-	return js && sse
+	return tp.pages[i].session
 }
 
 // parseList reads a client's tools/list; ok is false for anything but one
@@ -132,7 +93,7 @@ func parseList(env envelope, stateless bool) (req listRequest, ok bool) {
 	}
 	var meta map[string]json.RawMessage
 	if !has || json.Unmarshal(raw, &meta) != nil || len(meta) != 3 ||
-		!isString(meta[mcp.MetaKeyProtocolVersion], version2026) {
+		!isString(meta[mcp.MetaKeyProtocolVersion], era.Stateless) {
 		return req, false
 	}
 	var client mcp.Implementation
@@ -157,38 +118,4 @@ func onlyKeys(m map[string]json.RawMessage, keys ...string) bool {
 func isString(raw json.RawMessage, want string) bool {
 	var s string
 	return json.Unmarshal(raw, &s) == nil && s == want
-}
-
-func isObject(raw json.RawMessage) bool {
-	raw = bytes.TrimSpace(raw)
-	return len(raw) > 0 && raw[0] == '{'
-}
-
-// plainID reports whether a request id comes back from the SDK as it was
-// sent: a whole number below 2^53 without sign or exponent, or a string of
-// printable ASCII with no escapes. Anything else goes to the SDK.
-func plainID(raw json.RawMessage) bool {
-	if len(raw) == 0 {
-		return false
-	}
-	if raw[0] == '"' {
-		if len(raw) < 2 || raw[len(raw)-1] != '"' {
-			return false
-		}
-		for _, c := range raw[1 : len(raw)-1] {
-			if c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
-				return false
-			}
-		}
-		return true
-	}
-	if len(raw) > 15 || (raw[0] == '0' && len(raw) > 1) {
-		return false
-	}
-	for _, c := range raw {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
 }

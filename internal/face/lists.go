@@ -74,9 +74,7 @@ func (p *profile) readResource(server string) mcp.ResourceHandler {
 		if _, err := p.downstream(ctx, req.Session); err != nil {
 			return nil, passOn(err)
 		}
-		ctx, cancel := p.f.lives.tie(ctx, extraHeader(req.Extra))
-		defer cancel()
-		ctx = withPeer(ctx, req.Session, nil)
+		ctx = p.withPeer(ctx, req.Session, req.Params.GetProgressToken())
 		ctx = upstream.WithInput(ctx, req.Params.InputResponses, req.Params.RequestState)
 		res, err := p.f.h.ReadResource(ctx, server, req.Params.URI)
 		return res, passOn(err)
@@ -135,9 +133,7 @@ func (p *profile) getPrompt(server, name string) mcp.PromptHandler {
 		if _, err := p.downstream(ctx, req.Session); err != nil {
 			return nil, passOn(err)
 		}
-		ctx, cancel := p.f.lives.tie(ctx, extraHeader(req.Extra))
-		defer cancel()
-		ctx = withPeer(ctx, req.Session, nil)
+		ctx = p.withPeer(ctx, req.Session, req.Params.GetProgressToken())
 		ctx = upstream.WithInput(ctx, req.Params.InputResponses, req.Params.RequestState)
 		res, err := p.f.h.GetPrompt(ctx, server, name, req.Params.Arguments)
 		return res, passOn(err)

@@ -19,15 +19,16 @@ import (
 	"github.com/plexus-mcp/plexus/internal/upstream"
 )
 
-// profile is one profile's SDK server, its two HTTP handlers (one per
-// protocol era) and its downstream sessions.
+// profile is one profile's SDK server, the SDK's stateless handler (for
+// the MCP 2026-07-28 requests the face does not forward itself) and the
+// profile's sessions.
 type profile struct {
 	f    *Face
 	name string
 	def  definition
 	srv  *mcp.Server
 
-	stateful, stateless *mcp.StreamableHTTPHandler
+	stateless *mcp.StreamableHTTPHandler
 
 	syncMu sync.Mutex // serialises sync
 	// synced is the host's catalog version the last sync began from: a
@@ -40,9 +41,9 @@ type profile struct {
 	// routes: offered name → where it goes.
 	toolRoute  map[string]string // offered tool → catalog name
 	toolServer map[string]string // offered tool → its server
-	// frameable: tools whose calls may take the frame path (frame.go): those
-	// without x-mcp-header parameters, which the SDK checks against the
-	// request's headers.
+	// frameable: tools whose stateless calls the face forwards (call.go):
+	// those without x-mcp-header parameters, which the SDK checks against
+	// the request's headers.
 	frameable   map[string]bool
 	promptRoute map[string][2]string
 	resRoute    map[string]string // resource URI or template → server
@@ -57,13 +58,10 @@ type profile struct {
 
 	resultsOffered atomic.Bool // the kept results' template offered (results.go)
 
-	byID     sync.Map   // session id → *frameSession (framesession.go)
-	streams  sync.Map   // session id → *sessionStreams (dropped.go)
-	prefetch prefetched // results the frame path fetched for the SDK's calls
-
 	mu       sync.Mutex
-	sessions map[*mcp.ServerSession]*downstream
-	shared   *downstream // for stateless (2026-07-28) requests
+	sessions map[string]*session     // by id (session.go)
+	waiting  map[string]*pendingCall // stateless calls waiting for input, by token (wait.go)
+	shared   *downstream             // for stateless (2026-07-28) requests
 	closed   bool
 }
 
@@ -71,7 +69,7 @@ func newProfile(f *Face, name string, def definition) *profile {
 	p := &profile{f: f, name: name, def: def,
 		tools: map[string]string{}, resources: map[string]string{}, templates: map[string]string{}, prompts: map[string]string{},
 		toolRoute: map[string]string{}, toolServer: map[string]string{}, frameable: map[string]bool{}, promptRoute: map[string][2]string{}, resRoute: map[string]string{},
-		offer: map[string]*mcp.Tool{}, pageSize: listPageSize, sessions: map[*mcp.ServerSession]*downstream{}}
+		offer: map[string]*mcp.Tool{}, pageSize: listPageSize, sessions: map[string]*session{}}
 	opts := &mcp.ServerOptions{
 		Instructions: f.instructions(def),
 		// The SDK logs every stateless request's session at INFO: warnings
@@ -89,6 +87,7 @@ func newProfile(f *Face, name string, def definition) *profile {
 		opts.CompletionHandler = p.complete
 	}
 	p.srv = f.newServer(opts)
+	p.srv.AddReceivingMiddleware(p.attach)
 	if def.control {
 		p.addControlTools()
 	}
@@ -99,9 +98,6 @@ func newProfile(f *Face, name string, def definition) *profile {
 		p.addMetaTools()
 	}
 	get := func(*http.Request) *mcp.Server { return p.srv }
-	// No SessionTimeout: the face ends idle sessions itself (idle.go).
-	p.stateful = mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Logger: opts.Logger, MaxRequestBodyBytes: maxBody,
-		EventStore: f.replay})
 	p.stateless = mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Logger: opts.Logger, MaxRequestBodyBytes: maxBody, Stateless: true,
 		// MCP 2026-07-28 cancels a request by closing it: pass it upstream.
 		PropagateRequestCancellation: true})
@@ -130,32 +126,22 @@ func (f *Face) instructions(def definition) string {
 	return about + " Now " + apitype.ExternalCallOff + "."
 }
 
-// liveSessions counts the profile's protocol sessions (the stateless
-// requests' passing ones aside).
-func (p *profile) liveSessions() int {
-	n := 0
-	for ss := range p.srv.Sessions() {
-		if ss.ID() != "" {
-			n++
-		}
-	}
-	return n
-}
-
-// maxBody bounds one request from a client.
-const maxBody = 8 << 20
-
+// close ends the profile's sessions and the calls waiting for input.
 func (p *profile) close() {
 	p.mu.Lock()
 	p.closed = true
 	all := p.sessions
-	p.sessions = map[*mcp.ServerSession]*downstream{}
+	p.sessions = map[string]*session{}
+	waiting := p.waiting
+	p.waiting = nil
 	shared := p.shared
 	p.shared = nil
 	p.mu.Unlock()
-	for ss, d := range all {
-		ss.Close()
-		d.end()
+	for _, s := range all {
+		s.end("")
+	}
+	for _, c := range waiting {
+		c.cancel()
 	}
 	if shared != nil {
 		shared.end()
@@ -257,36 +243,22 @@ func (p *profile) syncTools() {
 	}
 }
 
-// callTool forwards a call to catalog entry name through the caller's
-// host session.
+// callTool makes a call of catalog entry name that the face did not
+// forward itself (call.go): a stateless call of a tool with x-mcp-header
+// parameters, which the SDK's handler checks first.
 func (p *profile) callTool(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		d, err := p.downstream(ctx, req.Session)
 		if err != nil {
 			return nil, passOn(err)
 		}
-		if req.Params.InputResponses == nil && req.Params.RequestState == "" && req.Session != nil {
-			if res := p.prefetch.take(req.Session.ID(), name, req.Params.Arguments); res != nil {
-				return res, nil // fetched by the frame path, which handed the call over
-			}
-		}
-		ctx, cancel := p.f.lives.tie(ctx, extraHeader(req.Extra))
-		defer cancel()
-		ctx = withPeer(ctx, req.Session, req.Params.GetProgressToken())
+		ctx = p.withPeer(ctx, req.Session, req.Params.GetProgressToken())
 		ctx = withCaller(ctx, req.Extra)
 		ctx = upstream.WithInput(ctx, req.Params.InputResponses, req.Params.RequestState)
 		res, err := d.sess.Call(ctx, name, req.Params.Arguments)
 		p.noteDecoded(res)
 		return res, passOn(err)
 	}
-}
-
-// extraHeader is the HTTP header of the POST that carried a request.
-func extraHeader(e *mcp.RequestExtra) http.Header {
-	if e == nil {
-		return nil
-	}
-	return e.Header
 }
 
 // minLevel drops records below min.

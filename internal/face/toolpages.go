@@ -10,6 +10,8 @@ import (
 	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/plexus-mcp/plexus/internal/era"
 )
 
 // The tools/list pages of a profile, rendered once per change: a
@@ -120,7 +122,7 @@ func renderToolPages(tools []*mcp.Tool, size int, impl *mcp.Implementation) (*to
 		if tpage.session, err = spliceTools(res, array); err != nil {
 			return nil, err
 		}
-		tpage.session = sessionEraResult(tpage.session)
+		tpage.session = era.ForClient(era.Latest, tpage.session)
 		res.ResultType = "complete"
 		res.Meta = mcp.Meta{mcp.MetaKeyServerInfo: impl}
 		if tpage.stateless, err = spliceTools(res, array); err != nil {

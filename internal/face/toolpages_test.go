@@ -16,6 +16,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -27,11 +28,12 @@ const listMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28
 // HTTP as ServeHTTP serves one.
 func testProfile(t *testing.T, n, size int) (p *profile, url string) {
 	t.Helper()
-	f := &Face{log: slog.New(slog.DiscardHandler), version: "test"}
-	p = &profile{f: f, name: "t", offer: map[string]*mcp.Tool{}, pageSize: size}
+	f := &Face{log: slog.New(slog.DiscardHandler), version: "test", replay: newReplayBuffer(), ended: make(chan struct{}, 1)}
+	p = &profile{f: f, name: "t", offer: map[string]*mcp.Tool{}, pageSize: size, sessions: map[string]*session{},
+		def: definition{cap: 10, idle: time.Minute}}
 	p.srv = f.newServer(&mcp.ServerOptions{PageSize: size, HasTools: true})
+	p.srv.AddReceivingMiddleware(p.attach)
 	get := func(*http.Request) *mcp.Server { return p.srv }
-	p.stateful = mcp.NewStreamableHTTPHandler(get, nil)
 	p.stateless = mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Stateless: true})
 	nop := func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return nil, nil }
 	for i := range n {
@@ -45,19 +47,24 @@ func testProfile(t *testing.T, n, size int) (p *profile, url string) {
 		p.addTool(tool, nop)
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Test-Path", "pages") // sent only if listFromPages answers
-		body, _ := peekBody(r)
-		if p.listFromPages(w, r, readEnvelope(body)) {
+		// What the router asks of the pages first, the answer marked.
+		env := readEnvelope(peekBody(r))
+		var res []byte
+		if stateless(r) && env.name == "tools/list" {
+			res = p.listPage2026(r, env)
+		} else if s := p.sessionByID(r.Header.Get("Mcp-Session-Id")); s != nil && env.name == "tools/list" {
+			version, _ := s.era()
+			res = p.listPage(env, version)
+		}
+		if res != nil {
+			w.Header().Set("Test-Path", "pages")
+			writeJSON(w, http.StatusOK, appendResponse(env.id, res))
 			return
 		}
-		w.Header().Del("Test-Path")
-		if stateless(r) {
-			p.stateless.ServeHTTP(w, r)
-			return
-		}
-		p.stateful.ServeHTTP(w, r)
+		p.forward(w, r)
 	}))
 	t.Cleanup(srv.Close)
+	t.Cleanup(p.close)
 	return p, srv.URL
 }
 
@@ -302,7 +309,7 @@ func TestAcceptsBoth(t *testing.T) {
 		"application/json, text/event-stream":              true,
 		"text/event-stream;q=0.9 , Application/JSON;q=1.0": true,
 		"application/json":                                 false,
-		"*/*":                                              false, // the SDK's answer, not ours
+		"*/*":                                              true, // as the SDK reads it
 		"":                                                 false,
 		"application/jsonx, text/event-stream":             false,
 		"application/json;charset=utf-8, text/event-stream": true,
