@@ -46,7 +46,7 @@ const (
 	reasonNoSession    = "a session-era request outside a session"
 	reasonSessionGone  = "a session the face does not hold"
 	reasonSessionUser  = "a session another team member opened"
-	reasonSessionCap   = "a new session beyond mcp.face.maxSessions"
+	reasonSessionCap   = "a new session beyond mcp.face.maxSessions, each busy"
 	reasonBadRequest   = "a request the streamable HTTP transport refuses"
 	reasonBatch        = "a batch"
 	reasonInitialize   = "initialize"

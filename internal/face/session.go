@@ -70,13 +70,13 @@ type session struct {
 const dropGrace = 3 * time.Second
 
 // open serves an initialize: a new session, at the profile's cap in place
-// of its oldest idle one.
+// of the one idle longest.
 func (p *profile) open(w http.ResponseWriter, r *http.Request, msgs []envelope, batch bool) (path, reason string) {
 	if victim, full := p.makeRoom(); full {
 		// The client may try again once a session is idle or ended.
-		p.f.log.Warn("face: a new session refused: the profile holds its maximum", "profile", p.name, "max", p.def.cap)
-		w.Header().Set("Retry-After", "60")
-		http.Error(w, fmt.Sprintf("plexus: this profile already holds %d sessions (mcp.face.maxSessions); try again later, or end idle sessions with DELETE", p.def.cap), http.StatusServiceUnavailable)
+		p.f.log.Warn("face: a new session refused: the profile holds its maximum, each busy", "profile", p.name, "max", p.def.cap)
+		w.Header().Set("Retry-After", "5")
+		http.Error(w, fmt.Sprintf("plexus: this profile already holds %d sessions (mcp.face.maxSessions), each busy; try again later", p.def.cap), http.StatusServiceUnavailable)
 		return pathRefused, reasonSessionCap
 	} else if victim != nil {
 		victim.end("a new client needed its place: the profile holds mcp.face.maxSessions sessions, and this one was idle longest")
@@ -120,11 +120,26 @@ func (p *profile) open(w http.ResponseWriter, r *http.Request, msgs []envelope, 
 	return pathSDK, reasonInitialize
 }
 
-// makeRoom reports whether the profile is at its cap.
+// makeRoom finds the session a new one replaces when the profile is at
+// its cap: the one idle longest (no request in flight, no stream open) —
+// an abandoned session, most likely, whose client never comes back; a
+// client that does come back gets 404 and opens another, as MCP says.
+// full is true when every session is busy.
 func (p *profile) makeRoom() (victim *session, full bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return nil, len(p.sessions) >= p.def.cap
+	if len(p.sessions) < p.def.cap {
+		return nil, false
+	}
+	for _, s := range p.sessions {
+		if s.streams.Load() > 0 || s.busy.Load() > 0 {
+			continue
+		}
+		if victim == nil || s.last.Load() < victim.last.Load() {
+			victim = s
+		}
+	}
+	return victim, victim == nil
 }
 
 // sessionByID is a live session of the profile; nil for another id.
