@@ -79,7 +79,7 @@ func (l *logSink) take() []string {
 // observations. idle runs "idle" after the pause.
 func runOps(ctx context.Context, s peerSession, key string) map[string]string {
 	obs := map[string]string{}
-	opCtx := func() (context.Context, context.CancelFunc) { return context.WithTimeout(ctx, 10*time.Second) }
+	opCtx := func() (context.Context, context.CancelFunc) { return context.WithTimeout(ctx, 5*time.Second) }
 	do := func(op string, f func(ctx context.Context) (string, error)) {
 		c, cancel := opCtx()
 		defer cancel()
@@ -198,7 +198,7 @@ func runOps(ctx context.Context, s peerSession, key string) map[string]string {
 
 // runIdle is the last operation: a call after the session sat idle.
 func runIdle(ctx context.Context, s peerSession) string {
-	c, cancel := context.WithTimeout(ctx, 10*time.Second)
+	c, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	res, err := s.call(c, "echo", map[string]any{"text": "still there"}, nil)
 	return appendErr(res, err)

@@ -25,6 +25,7 @@ func matrixTable(setups []matrixSetup, results map[string]matrixResult) (string,
 	var reasonList []string
 	type count struct{ differ, total int }
 	perServer := map[string]*count{}
+	perServerOp := map[string]map[string]*count{}
 	perClient := map[string]*count{}
 	differ, total, unmatched := 0, 0, 0
 	for _, s := range setups {
@@ -53,10 +54,19 @@ func matrixTable(setups []matrixSetup, results map[string]matrixResult) (string,
 			unmatched++
 			continue
 		}
+		if perServerOp[s.server] == nil {
+			perServerOp[s.server] = map[string]*count{}
+		}
 		for _, op := range matrixOps {
 			total++
 			ps.total++
 			pc.total++
+			so := perServerOp[s.server][op]
+			if so == nil {
+				so = &count{}
+				perServerOp[s.server][op] = so
+			}
+			so.total++
 			w, g := want.obs[op], got.obs[op]
 			if w == g {
 				fmt.Fprint(tw, "\t=")
@@ -65,6 +75,7 @@ func matrixTable(setups []matrixSetup, results map[string]matrixResult) (string,
 			differ++
 			ps.differ++
 			pc.differ++
+			so.differ++
 			why := op + ": " + difference(w, g)
 			n, ok := reasons[why]
 			if !ok {
@@ -97,6 +108,33 @@ func matrixTable(setups []matrixSetup, results map[string]matrixResult) (string,
 		}
 		fmt.Fprintln(&b)
 	}
+	// The summary: per server and operation, how many of its setups
+	// differ.
+	fmt.Fprintln(&b, "\ndiffering setups per server and operation (of the setups with a direct baseline):")
+	sw := tabwriter.NewWriter(&b, 0, 0, 1, ' ', 0)
+	fmt.Fprint(sw, "server")
+	for _, op := range matrixOps {
+		fmt.Fprintf(sw, "\t%s", op)
+	}
+	fmt.Fprintln(sw, "\tcells")
+	servers := make([]string, 0, len(perServerOp))
+	for k := range perServerOp {
+		servers = append(servers, k)
+	}
+	sort.Strings(servers)
+	for _, srv := range servers {
+		fmt.Fprint(sw, srv)
+		for _, op := range matrixOps {
+			c := perServerOp[srv][op]
+			if c == nil {
+				fmt.Fprint(sw, "\t-")
+				continue
+			}
+			fmt.Fprintf(sw, "\t%d/%d", c.differ, c.total)
+		}
+		fmt.Fprintf(sw, "\t%d/%d\n", perServer[srv].differ, perServer[srv].total)
+	}
+	sw.Flush()
 	if len(reasonList) > 0 {
 		fmt.Fprintln(&b, "\nwhy (direct → through Plexus):")
 		for i, r := range reasonList {

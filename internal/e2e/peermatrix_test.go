@@ -30,7 +30,7 @@ import (
 // why. Nothing is run twice.
 //
 // The table goes to the log and to .cache/peer-matrix/table.txt under the
-// repository. Every differing cell fails the test, unless
+// repository, every observation to observations.json beside it. Every differing cell fails the test, unless
 // PLEXUS_MATRIX_REPORT=1, which only reports them (to see where the
 // product stands). PLEXUS_MATRIX_ONLY=REGEXP runs only the setups whose
 // label (server/upstream/face/client@era) matches; PLEXUS_MATRIX_IDLE
@@ -73,9 +73,10 @@ func TestPeerMatrix(t *testing.T) {
 	if len(setups) == 0 {
 		t.Skip("PLEXUS_MATRIX_ONLY matches no setup")
 	}
+	t.Logf("servers up after %s", time.Since(start).Round(time.Millisecond))
 	e, base, token := matrixDaemon(t, servers)
 	ready := matrixReady(t, e, servers)
-	t.Logf("servers up and the daemon ready after %s", time.Since(start).Round(time.Millisecond))
+	t.Logf("the daemon ready after %s", time.Since(start).Round(time.Millisecond))
 
 	results := runMatrix(t, e, base, token, servers, ready, setups, idle)
 	table, differ, total := matrixTable(setups, results)
@@ -83,6 +84,14 @@ func TestPeerMatrix(t *testing.T) {
 	out := filepath.Join(testenv.RepoRoot(), ".cache", "peer-matrix", "table.txt")
 	os.MkdirAll(filepath.Dir(out), 0o755)
 	os.WriteFile(out, []byte(table), 0o644)
+	// Every observation, for a closer look at a cell.
+	raw := map[string]map[string]string{}
+	for k, r := range results {
+		raw[k] = r.obs
+	}
+	if b, err := json.MarshalIndent(raw, "", " "); err == nil {
+		os.WriteFile(filepath.Join(filepath.Dir(out), "observations.json"), b, 0o644)
+	}
 	if differ > 0 {
 		msg := fmt.Sprintf("%d of %d cells differ from direct (table in the log and in %s)", differ, total, out)
 		if report {
@@ -191,11 +200,11 @@ func matrixServers(t *testing.T, short bool) []matrixServer {
 
 // matrixSetups are the rows: every client and era directly and through
 // Plexus, both upstream eras and both faces. Under -short, a slice: the
-// Go clients, in front of go-sdk over HTTP, mcp-go over stdio and SSE.
+// Go clients, in front of go-sdk over HTTP and mcp-go over stdio.
 func matrixSetups(servers []matrixServer, short bool, only *regexp.Regexp) []matrixSetup {
 	var out []matrixSetup
 	for _, s := range servers {
-		if short && s.name != "gosdk-http" && s.name != "mcpgo-stdio" && s.name != "mcpgo-sse" {
+		if short && s.name != "gosdk-http" && s.name != "mcpgo-stdio" {
 			continue
 		}
 		for _, c := range matrixClients {
@@ -251,8 +260,8 @@ func matrixDaemon(t *testing.T, servers []matrixServer) (*testenv.Env, string, s
 	return e, base, token
 }
 
-// matrixReady waits (30 s at most) until every server entry is ready, and
-// returns each entry's state: a server that does not get ready fails its
+// matrixReady waits (30 s at most) until every server entry is ready or
+// has failed, and returns each entry's state: a server that does not get ready fails its
 // rows (the cells say so), not the whole matrix.
 func matrixReady(t *testing.T, e *testenv.Env, servers []matrixServer) map[string]string {
 	c := client.New(e.Home)
@@ -262,15 +271,15 @@ func matrixReady(t *testing.T, e *testenv.Env, servers []matrixServer) map[strin
 		st, err := c.Status(ctx)
 		cancel()
 		if err == nil {
-			all := true
+			settled := true
 			for _, s := range st.Servers {
 				states[s.Name] = s.State
 				if s.LastError != "" {
 					states[s.Name] += " (" + s.LastError + ")"
 				}
-				all = all && s.State == "ready"
+				settled = settled && (s.State == "ready" || s.State == "failed" || s.State == "backoff" || s.State == "disabled")
 			}
-			if all && len(st.Servers) == 2*len(servers) {
+			if settled && len(st.Servers) == 2*len(servers) {
 				return states
 			}
 		}
@@ -320,7 +329,7 @@ func runMatrix(t *testing.T, e *testenv.Env, base, token string, servers []matri
 	}
 	var ts []tsRow
 	var wg sync.WaitGroup
-	busy := make(chan struct{}, testenv.RaceOr(8, 4))
+	busy := make(chan struct{}, testenv.RaceOr(24, 8))
 	for i, s := range setups {
 		ep, notReady := endpoint(s)
 		if notReady != "" {

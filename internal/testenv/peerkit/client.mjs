@@ -79,17 +79,17 @@ async function session(row) {
         client.setRequestHandler(t.ElicitRequestSchema, answers.elicit);
         client.setRequestHandler(t.CreateMessageRequestSchema, answers.sample);
         client.setRequestHandler(t.ListRootsRequestSchema, answers.roots);
-        client.setNotificationHandler(t.LoggingMessageNotificationSchema, n => logs.push(`${n.params.level}:${n.params.data}`));
+        client.setNotificationHandler(t.LoggingMessageNotificationSchema, n => logs.push(`${n.params.level}:${typeof n.params.data === 'string' ? n.params.data : canonical(n.params.data)}`));
     } else {
-        client = new v2.Client({ name: 'matrix-ts-sdk-2', version: '1' }, { ...caps, versionNegotiation: { mode: { pin: row.era } } });
+        client = new v2.Client({ name: 'matrix-ts-sdk-2', version: '1' }, { ...caps, versionNegotiation: { mode: row.era >= '2026-07-28' ? { pin: row.era } : 'legacy' } });
         client.setRequestHandler('elicitation/create', answers.elicit);
         client.setRequestHandler('sampling/createMessage', answers.sample);
         client.setRequestHandler('roots/list', answers.roots);
-        client.setNotificationHandler('notifications/message', n => logs.push(`${n.params.level}:${n.params.data}`));
+        client.setNotificationHandler('notifications/message', n => logs.push(`${n.params.level}:${typeof n.params.data === 'string' ? n.params.data : canonical(n.params.data)}`));
     }
     await client.connect(transportOf(row.endpoint, row.client), { timeout: 15000 });
     const callOpts = (progress, signal) => ({
-        timeout: 10000,
+        timeout: 5000,
         ...(progress ? { onprogress: p => progress(p.progress, p.total) } : {}),
         ...(signal ? { signal } : {})
     });
@@ -120,19 +120,19 @@ async function session(row) {
             return (r.isError ? 'isError: ' : '') + body;
         },
         async read(uri) {
-            const r = await client.readResource({ uri }, { timeout: 10000 });
+            const r = await client.readResource({ uri }, { timeout: 5000 });
             return r.contents.map(c => `${c.uri} ${c.mimeType} ${c.text}`).join('; ');
         },
         async prompt(name, args) {
-            const r = await client.getPrompt({ name, arguments: args }, { timeout: 10000 });
+            const r = await client.getPrompt({ name, arguments: args }, { timeout: 5000 });
             return r.messages.map(m => `${m.role}: ${canonical(m.content)}`).join('; ');
         },
         async complete(prompt, arg, value) {
-            const r = await client.complete({ ref: { type: 'ref/prompt', name: prompt }, argument: { name: arg, value } }, { timeout: 10000 });
+            const r = await client.complete({ ref: { type: 'ref/prompt', name: prompt }, argument: { name: arg, value } }, { timeout: 5000 });
             return r.completion.values.join(',');
         },
-        setLevel: level => client.setLoggingLevel(level, { timeout: 10000 }),
-        ping: () => client.ping({ timeout: 10000 }),
+        setLevel: level => client.setLoggingLevel(level, { timeout: 5000 }),
+        ping: () => client.ping({ timeout: 5000 }),
         logs: () => logs.splice(0),
         close: () => client.close()
     };
@@ -251,5 +251,6 @@ await Promise.all(
         await withErr(() => s.close());
     })
 );
-process.stdout.write(JSON.stringify(results));
-process.exit(0);
+// Exit once stdout took it all: a pipe's writes are asynchronous, and an
+// exit before them drops the rest.
+process.stdout.write(JSON.stringify(results), () => process.exit(0));
