@@ -83,7 +83,8 @@ type message struct {
 	ID     json.RawMessage `json:"id"`
 	Method string          `json:"method"`
 	Params struct {
-		Name string `json:"name"`
+		Name           string          `json:"name"`
+		InputResponses json.RawMessage `json:"inputResponses"`
 	} `json:"params"`
 	Result json.RawMessage `json:"result"`
 	Error  json.RawMessage `json:"error"`
@@ -149,7 +150,10 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if msg.Method == "tools/call" {
 		key += " " + msg.Params.Name
 	}
-	frames, ok := s.rules[key]
+	frames, ok := s.rules[key+" answered"]
+	if !ok || msg.Params.InputResponses == nil {
+		frames, ok = s.rules[key]
+	}
 	if !ok {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"scripthttp: no rule for %s"}}`, msg.ID, key)
