@@ -69,7 +69,7 @@ func connectGoSDK(ctx context.Context, e peerEndpoint, era string) (peerSession,
 	case "sse":
 		t = &mcp.SSEClientTransport{Endpoint: e.url, HTTPClient: e.httpClient()}
 	}
-	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	cs, err := c.Connect(cctx, t, &mcp.ClientSessionOptions{ProtocolVersion: era})
 	if err != nil {
@@ -236,7 +236,7 @@ func connectMCPGo(ctx context.Context, e peerEndpoint, era string) (peerSession,
 	req := mcpgo.InitializeRequest{}
 	req.Params.ProtocolVersion = era
 	req.Params.ClientInfo = mcpgo.Implementation{Name: "matrix-mcpgo", Version: "1"}
-	ictx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	ictx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	if _, err := c.Initialize(ictx, req); err != nil {
 		c.Close()

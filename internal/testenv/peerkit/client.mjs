@@ -81,13 +81,13 @@ async function session(row) {
         client.setRequestHandler(t.ListRootsRequestSchema, answers.roots);
         client.setNotificationHandler(t.LoggingMessageNotificationSchema, n => logs.push(`${n.params.level}:${typeof n.params.data === 'string' ? n.params.data : canonical(n.params.data)}`));
     } else {
-        client = new v2.Client({ name: 'matrix-ts-sdk-2', version: '1' }, { ...caps, versionNegotiation: { mode: row.era >= '2026-07-28' ? { pin: row.era } : 'legacy' } });
+        client = new v2.Client({ name: 'matrix-ts-sdk-2', version: '1' }, { ...caps, versionNegotiation: { mode: row.era >= '2026-07-28' ? 'auto' : 'legacy' } });
         client.setRequestHandler('elicitation/create', answers.elicit);
         client.setRequestHandler('sampling/createMessage', answers.sample);
         client.setRequestHandler('roots/list', answers.roots);
         client.setNotificationHandler('notifications/message', n => logs.push(`${n.params.level}:${typeof n.params.data === 'string' ? n.params.data : canonical(n.params.data)}`));
     }
-    await client.connect(transportOf(row.endpoint, row.client), { timeout: 15000 });
+    await client.connect(transportOf(row.endpoint, row.client), { timeout: 30000 });
     const callOpts = (progress, signal) => ({
         timeout: 5000,
         ...(progress ? { onprogress: p => progress(p.progress, p.total) } : {}),
