@@ -149,7 +149,8 @@ var matrixClients = []struct{ name, era string }{
 }
 
 // matrixServers starts the HTTP servers of the matrix (the stdio ones run
-// per client) and returns every server. Under -short: the Go ones only.
+// per client) and returns every server. Under -short: the two of the
+// slice (matrixSetups).
 func matrixServers(t *testing.T, short bool) []matrixServer {
 	bin := testenv.PeerServer(t)
 	stdio := func(name string, argv ...string) matrixServer {
@@ -175,15 +176,15 @@ func matrixServers(t *testing.T, short bool) []matrixServer {
 			mu.Unlock()
 		})
 	}
-	add(func() matrixServer { return stdio("gosdk-stdio", bin, "-sdk", "gosdk", "-transport", "stdio") })
 	add(func() matrixServer { return remote("gosdk-http", "http", testenv.StartPeerServer(t, "gosdk", "http")) })
 	add(func() matrixServer { return stdio("mcpgo-stdio", bin, "-sdk", "mcpgo", "-transport", "stdio") })
-	add(func() matrixServer { return remote("mcpgo-http", "http", testenv.StartPeerServer(t, "mcpgo", "http")) })
-	add(func() matrixServer {
-		return remote("mcpgo-stateless", "http", testenv.StartPeerServer(t, "mcpgo", "stateless"))
-	})
-	add(func() matrixServer { return remote("mcpgo-sse", "sse", testenv.StartPeerServer(t, "mcpgo", "sse")) })
 	if !short {
+		add(func() matrixServer { return stdio("gosdk-stdio", bin, "-sdk", "gosdk", "-transport", "stdio") })
+		add(func() matrixServer { return remote("mcpgo-http", "http", testenv.StartPeerServer(t, "mcpgo", "http")) })
+		add(func() matrixServer {
+			return remote("mcpgo-stateless", "http", testenv.StartPeerServer(t, "mcpgo", "stateless"))
+		})
+		add(func() matrixServer { return remote("mcpgo-sse", "sse", testenv.StartPeerServer(t, "mcpgo", "sse")) })
 		for _, s := range peerKitServers(t) {
 			add(func() matrixServer {
 				if s.kind == "stdio" {
@@ -204,9 +205,6 @@ func matrixServers(t *testing.T, short bool) []matrixServer {
 func matrixSetups(servers []matrixServer, short bool, only *regexp.Regexp) []matrixSetup {
 	var out []matrixSetup
 	for _, s := range servers {
-		if short && s.name != "gosdk-http" && s.name != "mcpgo-stdio" {
-			continue
-		}
 		for _, c := range matrixClients {
 			if short && strings.HasPrefix(c.name, "ts-") {
 				continue
@@ -266,6 +264,7 @@ func matrixDaemon(t *testing.T, servers []matrixServer) (*testenv.Env, string, s
 func matrixReady(t *testing.T, e *testenv.Env, servers []matrixServer) map[string]string {
 	c := client.New(e.Home)
 	states := map[string]string{}
+	began := time.Now()
 	for end := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 		st, err := c.Status(ctx)
@@ -280,6 +279,9 @@ func matrixReady(t *testing.T, e *testenv.Env, servers []matrixServer) map[strin
 				settled = settled && (s.State == "ready" || s.State == "failed" || s.State == "backoff" || s.State == "disabled")
 			}
 			if settled && len(st.Servers) == 2*len(servers) {
+				if time.Since(began) > 10*time.Second {
+					t.Logf("the servers took %s to settle: %v", time.Since(began).Round(time.Millisecond), states)
+				}
 				return states
 			}
 		}
