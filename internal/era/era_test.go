@@ -1,8 +1,10 @@
 package era
 
 import (
+	"bytes"
 	"encoding/json"
 	"maps"
+	"net/http"
 	"slices"
 	"testing"
 )
@@ -89,8 +91,8 @@ func FuzzForClient(f *testing.F) {
 }
 
 // TestInputRequired: a stateless server's questions read, and asked again
-// as the face asks them, with params where the server sent none (break 5:
-// roots/list without params).
+// as the face asks them, without params where the server sent none (break
+// 5: roots/list without params failed the call).
 func TestInputRequired(t *testing.T) {
 	res := []byte(`{"resultType":"input_required","inputRequests":{"b":{"method":"roots/list"},"a":{"method":"elicitation/create","params":{"message":"ok?"}}},"requestState":"s1"}`)
 	asks, state, ok := InputRequired(res)
@@ -98,7 +100,7 @@ func TestInputRequired(t *testing.T) {
 		t.Fatalf("%+v %s %v", asks, state, ok)
 	}
 	if asks[0].Key != "a" || asks[0].Method != "elicitation/create" || string(asks[0].Params) != `{"message":"ok?"}` ||
-		asks[1].Key != "b" || asks[1].Method != "roots/list" || string(asks[1].Params) != `{}` {
+		asks[1].Key != "b" || asks[1].Method != "roots/list" || asks[1].Params != nil {
 		t.Errorf("asks: %+v", asks)
 	}
 	if _, _, ok := InputRequired([]byte(`{"content":[{"type":"text","text":"input_required"}]}`)); ok {
@@ -106,7 +108,7 @@ func TestInputRequired(t *testing.T) {
 	}
 	out := InputRequiredResult(asks, "plexus-wait:x")
 	again, st, ok := InputRequired(out)
-	if !ok || len(again) != 2 || string(st) != `"plexus-wait:x"` || string(again[1].Params) != `{}` {
+	if !ok || len(again) != 2 || string(st) != `"plexus-wait:x"` || again[1].Params != nil || bytes.Contains(out, []byte(`"params":null`)) {
 		t.Errorf("round trip: %s", out)
 	}
 	params := map[string]json.RawMessage{"name": []byte(`"t"`), "inputResponses": []byte(`{"old":{}}`)}
@@ -122,9 +124,34 @@ func TestInputRequired(t *testing.T) {
 }
 
 func TestAskParams(t *testing.T) {
-	for in, want := range map[string]string{"": `{}`, "null": `{}`, " ": `{}`, `{"a":1}`: `{"a":1}`} {
+	for in, want := range map[string]string{"": ``, "null": ``, " ": ``, `{"a":1}`: `{"a":1}`} {
 		if got := string(AskParams(json.RawMessage(in))); got != want {
 			t.Errorf("AskParams(%q) = %s", in, got)
 		}
+	}
+}
+
+// TestServerHeaders: a request to a session-era server carries that
+// server's version and none of the stateless era's headers, whatever the
+// SDK added (break 2); a stateless server's keep the SDK's.
+func TestServerHeaders(t *testing.T) {
+	h := http.Header{"Mcp-Protocol-Version": {Stateless}, "Mcp-Method": {"resources/read"}, "Mcp-Name": {"x"}, "Mcp-Param-Region": {"eu"}, "Mcp-Session-Id": {"s"}}
+	if !HeadersDiffer(h, Latest) {
+		t.Fatal("stateless headers to a session-era server: no difference seen")
+	}
+	ServerHeaders(h, Latest)
+	if h.Get("Mcp-Protocol-Version") != Latest || len(h) != 2 || h.Get("Mcp-Session-Id") != "s" {
+		t.Errorf("to a session-era server: %v", h)
+	}
+	if HeadersDiffer(h, Latest) {
+		t.Error("right headers seen as different")
+	}
+	s := http.Header{"Mcp-Method": {"tools/call"}}
+	if !HeadersDiffer(s, Stateless) {
+		t.Error("a missing version: no difference seen")
+	}
+	ServerHeaders(s, Stateless)
+	if s.Get("Mcp-Protocol-Version") != Stateless || s.Get("Mcp-Method") != "tools/call" || HeadersDiffer(s, Stateless) {
+		t.Errorf("to a stateless server: %v", s)
 	}
 }

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"maps"
+	"net/http"
 	"slices"
+	"strings"
 
 	"github.com/plexus-mcp/plexus/internal/jsonscan"
 )
@@ -136,19 +138,20 @@ type Ask struct {
 	Params json.RawMessage
 }
 
-// AskParams are a question's params for a client: the server's own, or
-// {} where it sent none (roots/list has nothing to say), which every
-// client reads where some refuse a missing or null member.
+// AskParams are a question's params as the server wrote them; nil where
+// it sent none (roots/list has nothing to say) or null, and the question
+// then reaches the client without params, as the spec allows.
 func AskParams(p json.RawMessage) json.RawMessage {
 	if t := bytes.TrimSpace(p); len(t) == 0 || string(t) == "null" {
-		return json.RawMessage(`{}`)
+		return nil
 	}
 	return p
 }
 
 // InputRequired reads a stateless server's input_required result: the
-// questions it asks (sorted by key) and the state to send back with the
-// answers; ok is false for any other result.
+// questions it asks (sorted by key; params nil where it wrote none) and
+// the state to send back with the answers; ok is false for any other
+// result.
 func InputRequired(res []byte) (asks []Ask, state json.RawMessage, ok bool) {
 	if !bytes.Contains(res, []byte(`"input_required"`)) {
 		return nil, nil, false
@@ -177,7 +180,7 @@ func InputRequired(res []byte) (asks []Ask, state json.RawMessage, ok bool) {
 func InputRequiredResult(asks []Ask, state string) []byte {
 	type request struct {
 		Method string          `json:"method"`
-		Params json.RawMessage `json:"params"`
+		Params json.RawMessage `json:"params,omitempty"`
 	}
 	reqs := make(map[string]request, len(asks))
 	for _, a := range asks {
@@ -213,4 +216,53 @@ func Responses(params map[string]json.RawMessage) (map[string]json.RawMessage, s
 	var state string
 	json.Unmarshal(params["requestState"], &state)
 	return answers, state
+}
+
+// The HTTP headers the stateless era adds to a request (SEP-2243).
+const (
+	HeaderVersion    = "Mcp-Protocol-Version"
+	headerMethod     = "Mcp-Method"
+	headerName       = "Mcp-Name"
+	headerParamStart = "Mcp-Param-"
+)
+
+// HeadersDiffer reports whether the headers of a request to a server of
+// version are not those its era has (ServerHeaders would change them).
+func HeadersDiffer(h http.Header, version string) bool {
+	got := h.Get(HeaderVersion)
+	if got == "" || !IsStateless(version) && got != version {
+		return true
+	}
+	if IsStateless(version) {
+		return false
+	}
+	for k := range h {
+		if k == headerMethod || k == headerName || strings.HasPrefix(k, headerParamStart) {
+			return true
+		}
+	}
+	return false
+}
+
+// ServerHeaders makes the headers of a request to a server of version
+// those its era has: the version in Mcp-Protocol-Version where it is
+// missing, and for a session-era server the negotiated version and none
+// of the stateless era's headers. The SDK's client takes the version of
+// what it sends from the request's context when it knows no other, and a
+// request Plexus makes on a client's behalf inside a handler of the SDK's
+// stateless server carries that client's 2026-07-28: a session-era server
+// then refuses it (400), which the SDK takes for a lost connection.
+func ServerHeaders(h http.Header, version string) {
+	if !IsStateless(version) {
+		for k := range h {
+			if k == headerMethod || k == headerName || strings.HasPrefix(k, headerParamStart) {
+				delete(h, k)
+			}
+		}
+		h.Set(HeaderVersion, version)
+		return
+	}
+	if h.Get(HeaderVersion) == "" {
+		h.Set(HeaderVersion, version)
+	}
 }

@@ -123,8 +123,11 @@ func (s *session) ask(ctx context.Context, ex *exchange, method string, params j
 	msg = append(msg, id...)
 	msg = append(msg, `","method":"`...)
 	msg = append(msg, method...)
-	msg = append(msg, `","params":`...)
-	msg = append(append(msg, params...), '}')
+	msg = append(msg, '"')
+	if params != nil {
+		msg = append(append(msg, `,"params":`...), params...)
+	}
+	msg = append(msg, '}')
 	if err := ex.event(msg); err != nil {
 		return nil, err
 	}

@@ -16,6 +16,8 @@ import (
 	"syscall"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/plexus-mcp/plexus/internal/era"
 )
 
 // SanitizeURL returns raw fit for logs and status: no userinfo, no fragment,
@@ -145,21 +147,21 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// elsewhere must not receive the credentials.
 	own := req.URL.Scheme == t.origin.Scheme && req.URL.Host == t.origin.Host
 	v := t.version.Load()
-	if own && v != nil && *v >= "2026-07-28" && req.Method == http.MethodPost && req.Header.Get("Mcp-Method") == "" {
+	if own && v != nil && era.IsStateless(*v) && req.Method == http.MethodPost && req.Header.Get("Mcp-Method") == "" {
 		if resp, done := eraCancel(req); done {
 			return resp, nil
 		}
 	}
-	addVersion := own && v != nil && req.Header.Get("Mcp-Protocol-Version") == ""
-	if own && (len(t.headers) > 0 || addVersion) {
+	fixEra := own && v != nil && era.HeadersDiffer(req.Header, *v)
+	if own && (len(t.headers) > 0 || fixEra) {
 		req = req.Clone(req.Context())
 		for k, vs := range t.headers {
 			if _, set := req.Header[http.CanonicalHeaderKey(k)]; !set {
 				req.Header[http.CanonicalHeaderKey(k)] = vs
 			}
 		}
-		if addVersion {
-			req.Header.Set("Mcp-Protocol-Version", *v)
+		if fixEra {
+			era.ServerHeaders(req.Header, *v) // the headers of the server's era (break 2)
 		}
 	}
 	resp, err := t.base.RoundTrip(req)
