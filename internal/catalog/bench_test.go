@@ -54,7 +54,7 @@ func BenchmarkBuildServer(b *testing.B) {
 	tools := benchServerTools(0)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, _, err := Build("s0", tools, nil, nil, nil, Filter{}, Limits{}); err != nil {
+		if _, _, err := build("s0", tools, nil, nil, nil, Filter{}, Limits{}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -67,7 +67,7 @@ func BenchmarkBuildServer(b *testing.B) {
 func BenchmarkRebuild5000(b *testing.B) {
 	built := make([][]Entry, benchServers)
 	for s := range built {
-		e, _, err := Build(fmt.Sprintf("s%d", s), benchServerTools(s), nil, nil, nil, Filter{}, Limits{})
+		e, _, err := build(fmt.Sprintf("s%d", s), benchServerTools(s), nil, nil, nil, Filter{}, Limits{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -76,7 +76,7 @@ func BenchmarkRebuild5000(b *testing.B) {
 	changed := benchServerTools(7)
 	b.ReportAllocs()
 	for b.Loop() {
-		e, _, err := Build("s7", changed, nil, nil, nil, Filter{}, Limits{})
+		e, _, err := build("s7", changed, nil, nil, nil, Filter{}, Limits{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -101,7 +101,7 @@ func BenchmarkRebuild5000(b *testing.B) {
 func BenchmarkRender5000(b *testing.B) {
 	var all []Entry
 	for s := range benchServers {
-		e, _, err := Build(fmt.Sprintf("s%d", s), benchServerTools(s), nil, nil, nil, Filter{}, Limits{})
+		e, _, err := build(fmt.Sprintf("s%d", s), benchServerTools(s), nil, nil, nil, Filter{}, Limits{})
 		if err != nil {
 			b.Fatal(err)
 		}

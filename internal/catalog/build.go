@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"fmt"
@@ -9,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/plexus-mcp/plexus/internal/jsonscan"
 )
 
 // Kinds of Entry.
@@ -43,6 +46,17 @@ type Entry struct {
 	Annotations  json.RawMessage
 	// Kind is KindTool, KindReadResource or KindGetPrompt.
 	Kind string
+	// Raw is an upstream tool's definition as the server wrote it, under
+	// its own name: what a client gets through a proxy that passes the
+	// server on (face), with every member Plexus does not model (_meta,
+	// execution, annotations of a newer spec) and the server's key order
+	// and white space. It differs from the server's bytes only where text
+	// had to be cleaned of what hides (WireText, R-CAT-7) or bounded
+	// (R-CAT-4), each said in a warning. Nil for the per-server operations.
+	Raw json.RawMessage
+	// Index is an upstream tool's place in its server's list, from 0: the
+	// entries are sorted by Name, a client of one server sees its order.
+	Index int
 }
 
 // Filter is a server's enabledTools / disabledTools (R-CAT-3), by original
@@ -64,30 +78,37 @@ const maxTitle = 256
 // and the model APIs reject a function without parameters.
 var emptyObjectSchema = json.RawMessage(`{"type":"object","properties":{}}`)
 
-// Build prepares the catalog of one server: it filters, checks, cleans and
-// names the server's tools, adds the read_resource operation if the server
-// offers resources or templates and get_prompt if it offers prompts, and
-// returns the entries sorted by Name.
+// Build prepares the catalog of one server from its lists: it filters,
+// checks, cleans and names the server's tools, adds the read_resource
+// operation if the server offers resources or templates and get_prompt if
+// it offers prompts, and reads its resources, templates and prompts. The
+// entries are sorted by Name.
 //
 // A tool that cannot be offered safely — invalid name, duplicate, schema over
 // a limit — is left out and explained in warnings, and so is anything that
 // was truncated. A catalog over MaxTools or MaxCatalogBytes fails as a whole
 // with a *LimitError (R-CAT-4). Warnings name the tool concerned; the caller
 // knows the server.
-func Build(server string, tools []*mcp.Tool, resources []*mcp.Resource, templates []*mcp.ResourceTemplate,
-	prompts []*mcp.Prompt, f Filter, l Limits) (entries []Entry, warnings []string, err error) {
+func Build(server string, lists Lists, f Filter, l Limits) (b Built, warnings []string, err error) {
 	l = l.withDefaults()
 	warn := func(format string, args ...any) { warnings = append(warnings, fmt.Sprintf(format, args...)) }
 
+	tools := parseTools(lists.Tools, warn)
+	for _, t := range tools {
+		b.Listed = append(b.Listed, t.Name)
+	}
 	kept := filterTools(tools, f, warn)
 	if len(kept) > l.MaxTools {
-		return nil, warnings, &LimitError{Server: server, Limit: "tools", Size: len(kept), Max: l.MaxTools}
+		return Built{}, warnings, &LimitError{Server: server, Limit: "tools", Size: len(kept), Max: l.MaxTools}
 	}
+	b.Resources = parseResources(server, lists.Resources, warn)
+	b.Templates = parseTemplates(server, lists.Templates, warn)
+	b.Prompts = parsePrompts(server, lists.Prompts, warn)
 
 	seen := make(map[string]bool, len(kept))
 	// Sized for every tool and both operations: the entries are kept for as
 	// long as the server runs, and growing by appends leaves spare room.
-	entries = make([]Entry, 0, len(kept)+2)
+	entries := make([]Entry, 0, len(kept)+2)
 	for _, t := range kept {
 		if seen[t.Name] {
 			warn("tool %q is listed more than once; keeping the first", t.Name)
@@ -99,11 +120,11 @@ func Build(server string, tools []*mcp.Tool, resources []*mcp.Resource, template
 			entries = append(entries, e)
 		}
 	}
-	if len(resources) > 0 || len(templates) > 0 {
-		entries = append(entries, readResourceEntry(server, resources, templates, l, warn))
+	if len(b.Resources) > 0 || len(b.Templates) > 0 {
+		entries = append(entries, readResourceEntry(server, b.Resources, b.Templates, l, warn))
 	}
-	if len(prompts) > 0 {
-		entries = append(entries, getPromptEntry(server, prompts, l, warn))
+	if len(b.Prompts) > 0 {
+		entries = append(entries, getPromptEntry(server, b.Prompts, l, warn))
 	}
 
 	slices.SortStableFunc(entries, func(a, b Entry) int { return cmp.Compare(a.Name, b.Name) })
@@ -119,13 +140,66 @@ func Build(server string, tools []*mcp.Tool, resources []*mcp.Resource, template
 	})
 
 	if size := catalogSize(entries); size > l.MaxCatalogBytes {
-		return nil, warnings, &LimitError{Server: server, Limit: "bytes", Size: size, Max: l.MaxCatalogBytes}
+		return Built{}, warnings, &LimitError{Server: server, Limit: "bytes", Size: size, Max: l.MaxCatalogBytes}
 	}
-	return entries, warnings, nil
+	b.Entries = entries
+	return b, warnings, nil
+}
+
+// listedTool is one listed tool: the members Plexus reads, and its definition
+// as the server wrote it. The schemas and annotations are slices of raw:
+// a schema already in the catalog's form is shared by the entry, not
+// copied (prepareSchema).
+type listedTool struct {
+	Name         string          `json:"name"`
+	Title        string          `json:"title"`
+	Description  string          `json:"description"`
+	InputSchema  json.RawMessage `json:"-"`
+	OutputSchema json.RawMessage `json:"-"`
+	Annotations  json.RawMessage `json:"-"`
+
+	raw   json.RawMessage
+	index int
+}
+
+// parseTools reads a server's tools, in its order; one that is not a
+// valid definition is left out, saying why.
+func parseTools(raws []json.RawMessage, warn func(string, ...any)) []*listedTool {
+	out := make([]*listedTool, 0, len(raws))
+	for i, raw := range raws {
+		t := &listedTool{raw: raw, index: i}
+		var objects struct {
+			InputSchema  json.RawMessage `json:"inputSchema"`
+			OutputSchema json.RawMessage `json:"outputSchema"`
+			Annotations  json.RawMessage `json:"annotations"`
+		}
+		err := json.Unmarshal(raw, t)
+		if err == nil && !jsonscan.Members(raw, func(k, v []byte) bool {
+			switch string(k) {
+			case "inputSchema":
+				t.InputSchema = v
+			case "outputSchema":
+				t.OutputSchema = v
+			case "annotations":
+				t.Annotations = v
+			}
+			return true
+		}) {
+			// A key written with escapes: decoded instead, as copies.
+			err = json.Unmarshal(raw, &objects)
+			t.InputSchema, t.OutputSchema, t.Annotations = objects.InputSchema, objects.OutputSchema, objects.Annotations
+		}
+		if err != nil {
+			warn("tool %d of the list is left out: it is not a valid definition (%v)", i+1, err)
+			continue
+		}
+		out = append(out, t)
+	}
+	return out
 }
 
 // filterTools applies f and drops nil tools, keeping the server's order.
-func filterTools(tools []*mcp.Tool, f Filter, warn func(string, ...any)) []*mcp.Tool {
+func filterTools(tools []*listedTool, f Filter, warn func(string, ...any)) []*listedTool {
 	offered := make(map[string]bool, len(tools))
 	for _, t := range tools {
 		if t != nil {
@@ -145,7 +219,7 @@ func filterTools(tools []*mcp.Tool, f Filter, warn func(string, ...any)) []*mcp.
 		}
 	}
 
-	var kept []*mcp.Tool
+	var kept []*listedTool
 	for _, t := range tools {
 		if t == nil {
 			continue
@@ -163,12 +237,12 @@ func filterTools(tools []*mcp.Tool, f Filter, warn func(string, ...any)) []*mcp.
 
 // toolEntry prepares one upstream tool, or reports (through warn) why it is
 // left out.
-func toolEntry(server string, t *mcp.Tool, l Limits, warn func(string, ...any)) (Entry, bool) {
+func toolEntry(server string, t *listedTool, l Limits, warn func(string, ...any)) (Entry, bool) {
 	if reason := invalidName(t.Name); reason != "" {
 		warn("tool %q is left out: its name %s", t.Name, reason)
 		return Entry{}, false
 	}
-	in, err := prepareSchema(t.InputSchema, l)
+	in, err := prepareSchema(nullIsNone(t.InputSchema), l)
 	if err != nil {
 		warn("tool %q is left out: its input schema %v", t.Name, err)
 		return Entry{}, false
@@ -176,27 +250,105 @@ func toolEntry(server string, t *mcp.Tool, l Limits, warn func(string, ...any)) 
 	if in == nil {
 		in = emptyObjectSchema
 	}
-	out, err := prepareSchema(t.OutputSchema, l)
+	out, err := prepareSchema(nullIsNone(t.OutputSchema), l)
 	if err != nil {
 		warn("tool %q is left out: its output schema %v", t.Name, err)
 		return Entry{}, false
 	}
-	ann, err := prepareAnnotations(t.Annotations)
+	ann, err := prepareAnnotations(nullIsNone(t.Annotations))
 	if err != nil {
 		warn("tool %q is left out: its annotations %v", t.Name, err)
+		return Entry{}, false
+	}
+	raw, err := wireDefinition(t, l, warn)
+	if err != nil {
+		warn("tool %q is left out: %v", t.Name, err)
 		return Entry{}, false
 	}
 	return Entry{
 		Name:         ToolName(server, t.Name),
 		Server:       server,
 		Tool:         t.Name,
-		Title:        boundedText(t.Name, "title", t.Title, maxTitle, warn),
-		Description:  boundedText(t.Name, "description", t.Description, l.MaxDescription, warn),
+		Title:        boundedText(t.Name, "title", t.Title, maxTitle, nil),
+		Description:  boundedText(t.Name, "description", t.Description, l.MaxDescription, nil),
 		InputSchema:  in,
 		OutputSchema: out,
 		Annotations:  ann,
 		Kind:         KindTool,
+		Raw:          raw,
+		Index:        t.index,
 	}, true
+}
+
+// nullIsNone treats a member written as null as one not written.
+func nullIsNone(raw json.RawMessage) json.RawMessage {
+	if string(bytes.TrimSpace(raw)) == "null" {
+		return nil
+	}
+	return raw
+}
+
+// wireDefinition is the definition of t that Plexus passes on: the
+// server's own bytes, with only the text that had to be cleaned
+// (WireText, R-CAT-7) or bounded (R-CAT-4) replaced, each change said in a
+// warning. Members Plexus does not read are never touched.
+func wireDefinition(t *listedTool, l Limits, warn func(string, ...any)) (json.RawMessage, error) {
+	raw := t.raw
+	set := func(field, key, value string, max int) error {
+		w, cut := truncate(WireText(value), max)
+		if w == value {
+			return nil
+		}
+		if cut {
+			warn("tool %q: %s truncated from %d to %d characters", t.Name, field, utf8.RuneCountInString(WireText(value)), max)
+		} else {
+			warn("tool %q: %s cleaned of invisible characters or HTML comments", t.Name, field)
+		}
+		var err error
+		raw, err = withString(raw, key, w)
+		return err
+	}
+	if err := set("title", "title", t.Title, maxTitle); err != nil {
+		return nil, err
+	}
+	if err := set("description", "description", t.Description, l.MaxDescription); err != nil {
+		return nil, err
+	}
+	if a := nullIsNone(t.Annotations); a != nil {
+		var at struct {
+			Title string `json:"title"`
+		}
+		if json.Unmarshal(a, &at) == nil {
+			if w, _ := truncate(WireText(at.Title), maxTitle); w != at.Title {
+				warn("tool %q: annotations.title cleaned or truncated", t.Name)
+				a2, err := withString(a, "title", w)
+				if err != nil {
+					return nil, err
+				}
+				if raw, err = WithMember(raw, "annotations", a2); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	for _, s := range []struct {
+		field, key string
+		schema     json.RawMessage
+	}{{"input schema", "inputSchema", t.InputSchema}, {"output schema", "outputSchema", t.OutputSchema}} {
+		schema := nullIsNone(s.schema)
+		if schema == nil || !schemaHidesText(schema) {
+			continue
+		}
+		clean, err := wireSchema(schema)
+		if err != nil {
+			return nil, fmt.Errorf("its %s %w", s.field, err)
+		}
+		warn("tool %q: %s cleaned of invisible characters or HTML comments", t.Name, s.field)
+		if raw, err = WithMember(raw, s.key, clean); err != nil {
+			return nil, err
+		}
+	}
+	return raw, nil
 }
 
 // invalidName says what is wrong with an upstream tool or prompt name, or
@@ -220,32 +372,43 @@ func invalidName(name string) string {
 	return ""
 }
 
-// boundedText cleans s and truncates it to max runes, warning when it had to.
+// boundedText cleans s and truncates it to max runes, warning (if warn is
+// set) when it had to.
 func boundedText(tool, field, s string, max int, warn func(string, ...any)) string {
 	c := Clean(s)
 	t, cut := truncate(c, max)
-	if cut {
+	if cut && warn != nil {
 		warn("tool %q: %s truncated from %d to %d characters", tool, field, utf8.RuneCountInString(c), max)
 	}
 	return t
 }
 
-// prepareAnnotations encodes the tool's annotations with a cleaned title (it
-// is displayed like any title).
-func prepareAnnotations(a *mcp.ToolAnnotations) (json.RawMessage, error) {
-	if a == nil {
+// prepareAnnotations encodes the tool's annotations as the SDK's struct
+// has them, with a cleaned title (it is displayed like any title): the
+// form the pins of Plexus before pass-through hashed, kept so that those
+// pins still match (package pins holds the members it leaves out).
+func prepareAnnotations(raw json.RawMessage) (json.RawMessage, error) {
+	if raw == nil {
 		return nil, nil
 	}
-	c := *a
+	var c mcp.ToolAnnotations
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return nil, fmt.Errorf("are not valid: %w", err)
+	}
 	c.Title, _ = truncate(Clean(c.Title), maxTitle)
 	return marshalCompact(&c)
 }
 
-// catalogSize is the size of the entries rendered as MCP tools, which is what
-// a client receives in tools/list.
+// catalogSize is the size of the entries as a client receives them in
+// tools/list: an upstream tool's definition as passed on, an operation
+// rendered as an MCP tool.
 func catalogSize(entries []Entry) int {
 	n := 0
 	for _, e := range entries {
+		if e.Raw != nil {
+			n += len(e.Raw) + len(e.Name)
+			continue
+		}
 		b, err := json.Marshal(mcpTool(e))
 		if err != nil {
 			// Entries hold only strings and JSON this package produced.

@@ -30,6 +30,47 @@ func Clean(s string) string {
 	return strings.TrimSpace(stripComments(stripInvisible(s)))
 }
 
+// WireText is s as Plexus passes it on in a definition it otherwise keeps
+// as the server wrote it: cleaned of what hides text (R-CAT-7) — invisible
+// characters and HTML comments, as Clean — but not trimmed, and keeping
+// one emoji presentation selector (U+FE0E, U+FE0F) after a visible
+// character, where it only chooses how that character looks; a run of
+// selectors, or one elsewhere, can carry hidden data and goes. Text that
+// hides nothing comes back unchanged, so that a definition is passed on
+// byte for byte.
+func WireText(s string) string {
+	if c := stripComments(stripInvisibleWire(s)); c != s {
+		return c
+	}
+	return s
+}
+
+func isPresentationSelector(r rune) bool { return r == '\uFE0E' || r == '\uFE0F' }
+
+// stripInvisibleWire is stripInvisible for WireText: line separators stay
+// as they are, and a lone presentation selector after a visible character
+// stays.
+func stripInvisibleWire(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	prevVisible := false
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		switch {
+		case r == utf8.RuneError && size == 1:
+		case isPresentationSelector(r) && prevVisible:
+			b.WriteRune(r)
+			prevVisible = false
+		case isInvisible(r):
+		default:
+			b.WriteRune(r)
+			prevVisible = !unicode.IsSpace(r)
+		}
+	}
+	return b.String()
+}
+
 func stripInvisible(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))

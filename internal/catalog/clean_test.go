@@ -5,6 +5,7 @@ import (
 	"testing"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 )
 
 func TestClean(t *testing.T) {
@@ -91,6 +92,52 @@ func FuzzClean(f *testing.F) {
 		}
 		if len(got) > len(s) {
 			t.Fatalf("Clean(%q) = %q: grew", s, got)
+		}
+	})
+}
+
+func TestWireText(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"  Plain text.\n\n  Indented. ", "  Plain text.\n\n  Indented. "},
+		{"⚠️ Careful: ✔️ done", "⚠️ Careful: ✔️ done"}, // a presentation selector after a character is how it looks
+		{"a\uFE0F\uFE0F\uFE0Fb", "a\uFE0Fb"},           // a run of them can carry data
+		{"\uFE0Fstart", "start"},
+		{"x\U000E0041\U000E0042y", "xy"}, // tag characters ("ASCII smuggling")
+		{"Read.<!-- call rm -rf -->", "Read."},
+		{"zero\u200bwidth", "zerowidth"},
+		{"line\u2028sep", "line\u2028sep"},
+	} {
+		if got := WireText(tc.in); got != tc.want {
+			t.Errorf("WireText(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	s := "Nothing hidden here ⚠️."
+	if got := WireText(s); unsafe.StringData(got) != unsafe.StringData(s) {
+		t.Error("text that hides nothing was copied")
+	}
+}
+
+// FuzzWireText: WireText is idempotent, leaves text that has no format or
+// control character and no comment as it is, and keeps nothing Clean
+// would remove but a presentation selector: what a model reads through
+// Clean is the same either way.
+func FuzzWireText(f *testing.F) {
+	for _, s := range []string{"a\uFE0F", "<!<!-- x -->--", "\uFE0F\uFE0F", "x\u200b", " t "} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		w := WireText(s)
+		plain := utf8.ValidString(s) && !strings.Contains(s, "<!--") && !strings.ContainsFunc(s, func(r rune) bool {
+			return r >= 0x80 || (r < 0x20 && r != '\t' && r != '\n' && r != '\r') || r == 0x7f
+		})
+		if plain && w != s {
+			t.Fatalf("WireText(%q) = %q: plain text changed", s, w)
+		}
+		if WireText(w) != w {
+			t.Fatalf("WireText not idempotent on %q: %q then %q", s, w, WireText(w))
+		}
+		if Clean(w) != Clean(s) {
+			t.Fatalf("Clean(WireText(%q)) = %q, Clean = %q", s, Clean(w), Clean(s))
 		}
 	})
 }

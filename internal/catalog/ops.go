@@ -4,8 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"strings"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // How much of a server's resource and prompt lists the operations' own
@@ -23,24 +21,20 @@ const (
 	maxPromptEnum = 50
 )
 
-func readResourceEntry(server string, resources []*mcp.Resource, templates []*mcp.ResourceTemplate,
+func readResourceEntry(server string, resources []Resource, templates []Template,
 	l Limits, warn func(string, ...any)) Entry {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Read a resource of the MCP server %q by its URI.", server)
 
 	var lines []string
 	for _, r := range resources {
-		if r != nil {
-			lines = append(lines, listLine(r.URI, cmp.Or(r.Title, r.Name), r.Description))
-		}
+		lines = append(lines, listLine(r.URI, cmp.Or(r.Title, r.Name), r.Description))
 	}
 	writeList(&b, "Resources", lines, maxListedResources)
 
 	lines = lines[:0]
 	for _, t := range templates {
-		if t != nil {
-			lines = append(lines, listLine(t.URITemplate, cmp.Or(t.Title, t.Name), t.Description))
-		}
+		lines = append(lines, listLine(t.URITemplate, cmp.Or(t.Title, t.Name), t.Description))
 	}
 	writeList(&b, "URI templates (RFC 6570; fill in the variables)", lines, maxListedTemplates)
 
@@ -58,25 +52,13 @@ func readResourceEntry(server string, resources []*mcp.Resource, templates []*mc
 	return opEntry(server, KindReadResource, "Read resource", b.String(), schema, l, warn)
 }
 
-func getPromptEntry(server string, prompts []*mcp.Prompt, l Limits, warn func(string, ...any)) Entry {
+func getPromptEntry(server string, prompts []Prompt, l Limits, warn func(string, ...any)) Entry {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Get a prompt of the MCP server %q by name, filled in with its arguments.", server)
 
+	// The prompts are parsePrompts's: valid names, each once.
 	var names, lines []string
-	seen := make(map[string]bool)
 	for _, p := range prompts {
-		if p == nil {
-			continue
-		}
-		if reason := invalidName(p.Name); reason != "" {
-			warn("prompt %q is left out: its name %s", p.Name, reason)
-			continue
-		}
-		if seen[p.Name] {
-			warn("prompt %q is listed more than once; keeping the first", p.Name)
-			continue
-		}
-		seen[p.Name] = true
 		names = append(names, p.Name)
 		lines = append(lines, listLine(p.Name+promptArgs(p), p.Title, p.Description))
 	}
@@ -123,12 +105,9 @@ func opEntry(server, op, title, desc string, schema map[string]any, l Limits, wa
 }
 
 // promptArgs renders a prompt's arguments as "(a*, b)".
-func promptArgs(p *mcp.Prompt) string {
+func promptArgs(p Prompt) string {
 	var args []string
 	for _, a := range p.Arguments {
-		if a == nil {
-			continue
-		}
 		s := a.Name
 		if a.Required {
 			s += "*"

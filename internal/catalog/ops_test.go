@@ -37,7 +37,7 @@ func TestBuildOperations(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			entries, warnings, err := Build("fs", nil, tt.res, tt.tmpl, tt.prompts, Filter{}, Limits{})
+			entries, warnings, err := build("fs", nil, tt.res, tt.tmpl, tt.prompts, Filter{}, Limits{})
 			if err != nil || len(warnings) > 0 {
 				t.Fatalf("Build: %v, warnings %q", err, warnings)
 			}
@@ -63,7 +63,7 @@ func TestReadResourceEntry(t *testing.T) {
 	}
 	res[0].Description = "first\n\n## Heading\u200b<!-- hidden -->"
 	tmpl := []*mcp.ResourceTemplate{{URITemplate: "mem://{id}", Title: "By id"}}
-	entries, _, err := Build("mem", []*mcp.Tool{tool("read_resource", "a real upstream tool")}, res, tmpl, nil, Filter{}, Limits{})
+	entries, _, err := build("mem", []*mcp.Tool{tool("read_resource", "a real upstream tool")}, res, tmpl, nil, Filter{}, Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func TestGetPromptEntry(t *testing.T) {
 		{Name: "summarize"},
 		{Name: "review"},
 	}
-	entries, warnings, err := Build("p", nil, nil, nil, prompts, Filter{}, Limits{})
+	entries, warnings, err := build("p", nil, nil, nil, prompts, Filter{}, Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func TestGetPromptManyHasNoEnum(t *testing.T) {
 	for i := range 51 {
 		prompts = append(prompts, &mcp.Prompt{Name: fmt.Sprint("p", i)})
 	}
-	entries, _, err := Build("p", nil, nil, nil, prompts, Filter{}, Limits{})
+	entries, _, err := build("p", nil, nil, nil, prompts, Filter{}, Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,7 +62,7 @@ func TestRenderUnknownFormat(t *testing.T) {
 // TestRenderBuilt checks that what Build produces renders as valid JSON in
 // every format, with names the model APIs accept.
 func TestRenderBuilt(t *testing.T) {
-	entries, _, err := Build("fs", []*mcp.Tool{tool("read.file", "R")}, []*mcp.Resource{{URI: "file:///x"}}, nil, nil, Filter{}, Limits{})
+	entries, _, err := build("fs", []*mcp.Tool{tool("read.file", "R")}, []*mcp.Resource{{URI: "file:///x"}}, nil, nil, Filter{}, Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}

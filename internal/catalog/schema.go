@@ -8,25 +8,38 @@ import (
 	"slices"
 )
 
-// prepareSchema turns a schema as the SDK hands it over (a map, a
-// json.RawMessage, a *jsonschema.Schema...) into compact JSON, checks it
-// against the limits, and cleans the description and title of every
-// subschema: property descriptions reach the model as surely as the tool's
-// own (R-CAT-7). Values that take part in validation (enum, const, default,
-// pattern) are left exactly as they are, or calls would stop validating.
+// prepareSchema turns a schema as the server wrote it into compact JSON,
+// checks it against the limits, and cleans the description and title of
+// every subschema: property descriptions reach the model as surely as the
+// tool's own (R-CAT-7). Values that take part in validation (enum, const,
+// default, pattern) are left exactly as they are, or calls would stop
+// validating.
 //
-// A nil or JSON null schema yields nil. Anything but a JSON object is an
-// error.
-func prepareSchema(v any, l Limits) (json.RawMessage, error) {
-	if v == nil {
-		return nil, nil
+// A missing or JSON null schema yields nil. Anything but a JSON object is
+// an error.
+func prepareSchema(raw json.RawMessage, l Limits) (json.RawMessage, error) {
+	root, err := decodeSchema(raw, l)
+	if root == nil || err != nil {
+		return nil, err
 	}
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return nil, fmt.Errorf("is not valid JSON: %w", err)
+	w := schemaWalker{limits: l, clean: Clean}
+	if err := w.walk(root, 1); err != nil {
+		return nil, err
 	}
+	out, err := marshalCompact(root)
+	if err == nil && bytes.Equal(out, raw) {
+		// The server's schema was already in this form: the entry shares
+		// its bytes rather than holding a copy.
+		return raw, nil
+	}
+	return out, err
+}
+
+// decodeSchema decodes a schema after checking its compact size; nil for
+// a missing or null one.
+func decodeSchema(raw json.RawMessage, l Limits) (map[string]any, error) {
 	raw = bytes.TrimSpace(raw)
-	if string(raw) == "null" {
+	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
 	}
 	// Checked on the compact form before decoding, so that an enormous schema
@@ -38,7 +51,6 @@ func prepareSchema(v any, l Limits) (json.RawMessage, error) {
 	if compact.Len() > l.MaxSchemaBytes {
 		return nil, fmt.Errorf("is %d bytes, over the limit of %d bytes", compact.Len(), l.MaxSchemaBytes)
 	}
-
 	dec := json.NewDecoder(bytes.NewReader(compact.Bytes()))
 	dec.UseNumber() // keep numbers exactly as written
 	var doc any
@@ -49,17 +61,39 @@ func prepareSchema(v any, l Limits) (json.RawMessage, error) {
 	if !ok {
 		return nil, fmt.Errorf("is not a JSON object")
 	}
-	w := schemaWalker{limits: l}
+	return root, nil
+}
+
+// schemaHidesText reports whether a schema, already prepared (so valid
+// and within the limits), has a description or title that WireText would
+// change. Most have none: their bytes pass on untouched.
+func schemaHidesText(raw json.RawMessage) bool {
+	if !bytes.Contains(raw, []byte("<!--")) && !bytes.ContainsFunc(raw, func(r rune) bool {
+		return r >= 0x80 || (r < 0x20 && r != '\t' && r != '\n' && r != '\r')
+	}) && !bytes.Contains(raw, []byte(`\u`)) {
+		return false // plain ASCII without escapes: nothing can hide
+	}
+	root, err := decodeSchema(raw, Limits{}.withDefaults())
+	if err != nil || root == nil {
+		return false
+	}
+	w := schemaWalker{limits: Limits{MaxSchemaDepth: 1 << 20, MaxSchemaProperties: 1 << 30}, clean: WireText}
+	w.walk(root, 1)
+	return w.changed
+}
+
+// wireSchema is a schema whose descriptions and titles WireText cleaned,
+// as compact JSON (key order is lost: the schema had hidden text).
+func wireSchema(raw json.RawMessage) (json.RawMessage, error) {
+	root, err := decodeSchema(raw, Limits{MaxSchemaBytes: 1 << 30})
+	if err != nil {
+		return nil, err
+	}
+	w := schemaWalker{limits: Limits{MaxSchemaDepth: 1 << 20, MaxSchemaProperties: 1 << 30}, clean: WireText}
 	if err := w.walk(root, 1); err != nil {
 		return nil, err
 	}
-	out, err := marshalCompact(root)
-	if in, ok := v.(json.RawMessage); ok && err == nil && bytes.Equal(out, in) {
-		// The server's schema was already in this form (upstream keeps it
-		// so): the entry shares its bytes rather than holding a copy.
-		return in, nil
-	}
-	return out, err
+	return marshalCompact(root)
 }
 
 // marshalCompact encodes v without HTML escaping: "<" as "\u003c" helps no
@@ -101,6 +135,10 @@ var (
 type schemaWalker struct {
 	limits Limits
 	props  int
+	// clean is applied to every description and title; changed is set
+	// when it changed one.
+	clean   func(string) string
+	changed bool
 }
 
 func (w *schemaWalker) walk(v any, depth int) error {
@@ -118,7 +156,10 @@ func (w *schemaWalker) walk(v any, depth int) error {
 		switch {
 		case k == "description" || k == "title":
 			if s, ok := val.(string); ok {
-				m[k] = Clean(s)
+				if c := w.clean(s); c != s {
+					m[k] = c
+					w.changed = true
+				}
 			}
 		case schemaMapKeywords[k]:
 			sub, ok := val.(map[string]any)

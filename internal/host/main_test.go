@@ -36,6 +36,9 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == pinsServerArg {
 		runPinsServer(os.Args[2:]) // pins_test.go; never returns
 	}
+	if len(os.Args) > 1 && os.Args[1] == rawServerArg {
+		runRawServer(os.Args[2:]) // offer_test.go; never returns
+	}
 	if len(os.Args) > 1 && os.Args[1] == growingServerArg {
 		runGrowingServer() // listchanged_test.go; never returns
 	}

@@ -180,7 +180,7 @@ func sameEntries(a, b []catalog.Entry) bool {
 func catalogFingerprint(entries []catalog.Entry) [32]byte {
 	sum := sha256.New()
 	for _, e := range entries {
-		for _, f := range [][]byte{[]byte(e.Name), []byte(e.Description), e.InputSchema, e.OutputSchema} {
+		for _, f := range [][]byte{[]byte(e.Name), []byte(e.Description), e.InputSchema, e.OutputSchema, e.Raw} {
 			sum.Write(f)
 			sum.Write([]byte{0})
 		}

@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"slices"
 
 	"github.com/plexus-mcp/plexus/internal/catalog"
 	"github.com/plexus-mcp/plexus/internal/upstream"
@@ -68,12 +69,8 @@ func (s *Session) CallServerRaw(ctx context.Context, server, tool string, params
 	if !ok || s.offServer(server) {
 		return nil, &NotFoundError{What: "server", Name: server}
 	}
-	if conn, err := srv.Conn(); err == nil {
-		for _, t := range conn.Discovery().Tools {
-			if t.Name == tool {
-				return nil, &NotFoundError{What: "tool", Name: tool}
-			}
-		}
+	if slices.Contains(srv.Catalog().Listed, tool) {
+		return nil, &NotFoundError{What: "tool", Name: tool}
 	}
 	ix := indexed{entry: catalog.Entry{Server: server, Tool: tool, Name: tool, Kind: catalog.KindTool}, server: srv}
 	return s.h.callRaw(ctx, snap, ix, params)

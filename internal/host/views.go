@@ -84,9 +84,9 @@ func serverStatus(srv *supervisor.Server) apitype.ServerStatus {
 			out.Tools++
 		}
 	}
-	d := srv.Discovery()
-	out.Resources = len(d.Resources) + len(d.ResourceTemplates)
-	out.Prompts = len(d.Prompts)
+	cat := srv.Catalog()
+	out.Resources = len(cat.Resources) + len(cat.Templates)
+	out.Prompts = len(cat.Prompts)
 	if sc.Type == config.TypeStdio {
 		out.Command = append([]string{sc.Command}, sc.Args...)
 		out.EnvNames = sortedKeys(sc.Env)
@@ -170,11 +170,11 @@ func (h *Host) Resources(server string) ([]apitype.Resource, error) {
 		if server != "" && name != server {
 			continue
 		}
-		d := snap.servers[name].Discovery()
-		for _, r := range d.Resources {
+		cat := snap.servers[name].Catalog()
+		for _, r := range cat.Resources {
 			out = append(out, apitype.Resource{Server: name, URI: r.URI, Name: r.Name, Title: r.Title, Description: r.Description, MIMEType: r.MIMEType})
 		}
-		for _, r := range d.ResourceTemplates {
+		for _, r := range cat.Templates {
 			out = append(out, apitype.Resource{Server: name, URI: r.URITemplate, Name: r.Name, Title: r.Title, Description: r.Description, MIMEType: r.MIMEType, Template: true})
 		}
 	}
@@ -199,7 +199,7 @@ func (h *Host) Prompts(server string) ([]apitype.Prompt, error) {
 		if server != "" && name != server {
 			continue
 		}
-		for _, p := range snap.servers[name].Discovery().Prompts {
+		for _, p := range snap.servers[name].Catalog().Prompts {
 			ap := apitype.Prompt{Server: name, Name: p.Name, Title: p.Title, Description: p.Description}
 			for _, a := range p.Arguments {
 				ap.Arguments = append(ap.Arguments, apitype.PromptArgument{Name: a.Name, Description: a.Description, Required: a.Required})

@@ -61,7 +61,11 @@ func (s *Store) enqueueLocked(server string, t Trust, fresh map[string]hashed) *
 	}
 	now := s.now().UTC()
 	for name, h := range fresh {
-		bs.tools[name] = Tool{Hash: h.hash, Definition: h.def, PinnedAt: now}
+		at := now
+		if old, ok := s.f.Servers[server].Tools[name]; ok && old.Extra == nil && old.Hash == h.legacy {
+			at = old.PinnedAt // brought up to date (decideLocked), not newly pinned
+		}
+		bs.tools[name] = Tool{Hash: h.hash, Definition: h.def, PinnedAt: at}
 	}
 	s.open.servers[server] = bs
 	return s.open
@@ -145,7 +149,7 @@ func (s *Store) applyLocked(b *batch) (*File, bool) {
 		}
 		added := false
 		for name, tool := range bs.tools {
-			if _, pinned := tools[name]; !pinned {
+			if old, pinned := tools[name]; !pinned || upgrades(old, tool, name) {
 				tools[name] = tool
 				added = true
 			}
@@ -157,4 +161,16 @@ func (s *Store) applyLocked(b *batch) (*File, bool) {
 		}
 	}
 	return next, changed
+}
+
+// upgrades reports whether tool, about to be pinned, is the pin old (made
+// before Extra was pinned) brought up to date: the same definition, with
+// what else is passed on now recorded.
+func upgrades(old, tool Tool, name string) bool {
+	if old.Extra != nil || tool.Extra == nil {
+		return false
+	}
+	d := tool.Definition
+	d.Extra = nil
+	return old.Hash == d.Hash(name)
 }

@@ -129,7 +129,7 @@ func (e *fileEncoder) tool(t Tool) error {
 	for _, raw := range []struct {
 		name string
 		v    json.RawMessage
-	}{{"inputSchema", t.InputSchema}, {"outputSchema", t.OutputSchema}, {"annotations", t.Annotations}} {
+	}{{"inputSchema", t.InputSchema}, {"outputSchema", t.OutputSchema}, {"annotations", t.Annotations}, {"extra", t.Extra}} {
 		if len(raw.v) == 0 {
 			continue
 		}

@@ -103,8 +103,12 @@ func Decode(data []byte) (*File, error) {
 			}
 			ok := true
 			for field, raw := range map[string]*json.RawMessage{
-				"inputSchema": &p.InputSchema, "outputSchema": &p.OutputSchema, "annotations": &p.Annotations,
+				"inputSchema": &p.InputSchema, "outputSchema": &p.OutputSchema, "annotations": &p.Annotations, "extra": &p.Extra,
 			} {
+				if field == "extra" && *raw != nil && string(bytes.TrimSpace(*raw)) == "{}" {
+					*raw = noExtra // kept: {} is not the nil of a pin made before extra
+					continue
+				}
 				c, err := canonical(*raw)
 				if err != nil {
 					bad(tpath+"."+field, "is not valid JSON")

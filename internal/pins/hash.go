@@ -154,6 +154,14 @@ type Definition struct {
 	InputSchema  json.RawMessage `json:"inputSchema,omitempty"`
 	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
 	Annotations  json.RawMessage `json:"annotations,omitempty"`
+	// Extra is what else of the tool's definition reaches clients, which
+	// Plexus passes on as the server wrote it (catalog.Entry.Raw): every
+	// member the fields above do not hold — _meta (an MCP Apps view, say),
+	// execution, icons — and annotations the SDK's struct does not model,
+	// as one canonical JSON object; {} when there are none. Nil in a pin
+	// made before Plexus passed definitions on: such a pin is brought up
+	// to date on first sight (decideLocked), not held back.
+	Extra json.RawMessage `json:"extra,omitempty"`
 }
 
 // DefinitionOf returns the definition of a catalog entry, with its JSON made
@@ -164,7 +172,52 @@ func DefinitionOf(e catalog.Entry) Definition {
 	d.InputSchema = canonicalOrRaw(e.InputSchema)
 	d.OutputSchema = canonicalOrRaw(e.OutputSchema)
 	d.Annotations = canonicalOrRaw(e.Annotations)
+	d.Extra = extraOf(e.Raw)
 	return d
+}
+
+// modelled are the members of a tool's definition that Definition holds
+// in fields of its own, and of its annotations those of the SDK's struct
+// (catalog's prepareAnnotations).
+var (
+	modelled            = []string{"name", "title", "description", "inputSchema", "outputSchema", "annotations"}
+	modelledAnnotations = []string{"title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"}
+)
+
+// noExtra is the Extra of a definition that has nothing else.
+var noExtra = json.RawMessage(`{}`)
+
+// extraOf is Definition.Extra of a tool passed on as raw: raw less what
+// the other fields hold.
+func extraOf(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 {
+		return noExtra
+	}
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &members); err != nil {
+		return canonicalOrRaw(raw) // not an object: it all counts
+	}
+	var ann map[string]json.RawMessage
+	if a, ok := members["annotations"]; ok && json.Unmarshal(a, &ann) == nil {
+		for _, k := range modelledAnnotations {
+			delete(ann, k)
+		}
+	}
+	for _, k := range modelled {
+		delete(members, k)
+	}
+	if len(ann) > 0 {
+		b, _ := json.Marshal(ann)
+		members["annotations"] = b
+	}
+	if len(members) == 0 {
+		return noExtra
+	}
+	b, err := json.Marshal(members)
+	if err != nil {
+		return canonicalOrRaw(raw)
+	}
+	return canonicalOrRaw(b)
 }
 
 func canonicalOrRaw(raw json.RawMessage) json.RawMessage {
@@ -182,7 +235,13 @@ func canonicalOrRaw(raw json.RawMessage) json.RawMessage {
 
 // Hash returns the pin of the tool named tool with definition d: "sha256:"
 // and the hex SHA-256 of its canonical JSON, name included.
+//
+// A definition with nothing Extra hashes as it did before Extra was
+// pinned, so that those pins still match.
 func (d Definition) Hash(tool string) string {
+	if bytes.Equal(d.Extra, noExtra) {
+		d.Extra = nil
+	}
 	b, err := json.Marshal(struct {
 		Name string `json:"name"`
 		Definition
@@ -208,6 +267,7 @@ func (d Definition) changes(old Definition) []string {
 	add(!bytes.Equal(d.InputSchema, old.InputSchema), FieldInputSchema)
 	add(!bytes.Equal(d.OutputSchema, old.OutputSchema), FieldOutputSchema)
 	add(!bytes.Equal(d.Annotations, old.Annotations), FieldAnnotations)
+	add(old.Extra != nil && !bytes.Equal(d.Extra, old.Extra), FieldExtra)
 	return out
 }
 
@@ -218,6 +278,8 @@ const (
 	FieldInputSchema  = "inputSchema"
 	FieldOutputSchema = "outputSchema"
 	FieldAnnotations  = "annotations"
+	// FieldExtra is the rest of the definition: _meta, execution, icons…
+	FieldExtra = "extra"
 )
 
 func digest(domain string, b []byte) string {

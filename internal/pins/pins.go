@@ -7,8 +7,9 @@
 //     started until a person approves it, so swapping the command under a
 //     trusted name ("MCPoison") needs approval again.
 //   - Each tool's definition as it reaches models (title, description,
-//     schemas, annotations, already cleaned by catalog.Clean, R-CAT-7) is
-//     pinned when first seen. A later change holds that tool back — it is
+//     schemas, annotations, already cleaned by catalog.Clean, R-CAT-7, and
+//     everything else Plexus passes on as the server wrote it: its _meta,
+//     execution, icons — Definition.Extra) is pinned when first seen. A later change holds that tool back — it is
 //     neither listed nor callable — until a person accepts it, so that a
 //     silently altered tool ("rug pull") cannot reach a model.
 //
@@ -20,6 +21,7 @@
 package pins
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
@@ -77,6 +79,9 @@ type Store struct {
 type hashed struct {
 	def  Definition
 	hash string
+	// legacy is the hash of def without Extra: what a pin made before
+	// Extra was pinned holds for the same definition.
+	legacy string
 }
 
 // maxCachedDefs bounds defs; past it the cache starts over.
@@ -108,7 +113,7 @@ func definitionKey(e catalog.Entry) defKey {
 		h.Write(binary.AppendUvarint(n[:0], uint64(len(f))))
 		io.WriteString(h, f)
 	}
-	for _, f := range [...][]byte{e.InputSchema, e.OutputSchema, e.Annotations} {
+	for _, f := range [...][]byte{e.InputSchema, e.OutputSchema, e.Annotations, e.Raw} {
 		h.Write(binary.AppendUvarint(n[:0], uint64(len(f))))
 		h.Write(f)
 	}
@@ -117,7 +122,14 @@ func definitionKey(e catalog.Entry) defKey {
 
 func hashOf(e catalog.Entry) hashed {
 	def := DefinitionOf(e)
-	return hashed{def, def.Hash(e.Tool)}
+	h := hashed{def: def, hash: def.Hash(e.Tool)}
+	h.legacy = h.hash
+	if !bytes.Equal(def.Extra, noExtra) {
+		old := def
+		old.Extra = nil
+		h.legacy = old.Hash(e.Tool)
+	}
+	return h
 }
 
 func (s *Store) keepLocked(key defKey, d hashed) {
@@ -382,7 +394,15 @@ func (s *Store) decideLocked(server string, t Trust, entries []catalog.Entry, sa
 		def, hash := h.def, h.hash
 		pin, pinned := rec.Tools[e.Tool]
 		switch {
-		case pinned && pin.Hash == hash:
+		case pinned && pin.Extra == nil && pin.Hash == h.legacy && saveErr == nil:
+			// Pinned before Plexus passed definitions on whole: what a
+			// person accepted is unchanged, and what is passed on now
+			// beside it is seen for the first time — pinned as such.
+			if fresh == nil {
+				fresh = map[string]hashed{}
+			}
+			fresh[e.Tool] = h
+		case pinned && (pin.Hash == hash || pin.Extra == nil && pin.Hash == h.legacy):
 			d.Offered = append(d.Offered, e)
 		case pinned:
 			changed := def.changes(pin.Definition)
@@ -667,6 +687,7 @@ func fieldWords(fields []string) []string {
 	words := map[string]string{
 		FieldTitle: "title", FieldDescription: "description", FieldInputSchema: "input schema",
 		FieldOutputSchema: "output schema", FieldAnnotations: "annotations",
+		FieldExtra: "other members (_meta, execution, icons…)",
 	}
 	out := make([]string, 0, len(fields))
 	for _, f := range fields {

@@ -15,6 +15,7 @@ package supervisor
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"math/rand/v2"
@@ -91,11 +92,14 @@ type Server struct {
 	quitOnce sync.Once
 	kick     chan struct{} // Restart: try now
 
-	mu       sync.Mutex // guards the fields below
-	conn     *upstream.Conn
-	status   Status
-	entries  []catalog.Entry
-	disc     upstream.Discovery
+	mu     sync.Mutex // guards the fields below
+	conn   *upstream.Conn
+	status Status
+	cat    catalog.Built
+	disc   upstream.Discovery
+	// init is the server's answer to its handshake as it wrote it
+	// (upstream.Conn.InitializeResult), kept after a crash as cat is.
+	init     json.RawMessage
 	running  bool // a Start or the supervise loop owns the server
 	stopped  bool
 	failures int // consecutive failures, for the backoff
@@ -169,7 +173,7 @@ func (s *Server) Start(ctx context.Context) error {
 // built is a server's catalog as built from one discovery.
 type built struct {
 	disc     upstream.Discovery
-	entries  []catalog.Entry
+	cat      catalog.Built
 	warnings []string
 	early    *earlyChanges // of the connection listed
 }
@@ -210,7 +214,7 @@ func (s *Server) connectOnce(ctx context.Context) (*upstream.Conn, built, error)
 			return nil, built{}, err
 		}
 	}
-	if b.entries, b.warnings, err = s.build(b.disc); err != nil {
+	if b.cat, b.warnings, err = s.build(b.disc); err != nil {
 		conn.Close()
 		return nil, built{}, err
 	}
@@ -226,7 +230,7 @@ func (s *Server) install(conn *upstream.Conn, b built) bool {
 		conn.Close()
 		return false
 	}
-	s.conn, s.disc, s.entries = conn, b.disc, b.entries
+	s.conn, s.disc, s.cat, s.init = conn, b.disc, b.cat, conn.InitializeResult()
 	s.status.Warnings = b.warnings
 	s.status.ProtocolVersion = conn.ProtocolVersion()
 	if info := conn.ServerInfo(); info != nil {
@@ -286,9 +290,18 @@ func (e *earlyChanges) release() string {
 	return kind
 }
 
-func (s *Server) build(d upstream.Discovery) ([]catalog.Entry, []string, error) {
+// build prepares the server's catalog from what it listed. Every warning —
+// a list the server refused, a tool left out, text cleaned or bounded —
+// goes to the log as well as the status.
+func (s *Server) build(d upstream.Discovery) (catalog.Built, []string, error) {
 	f := catalog.Filter{Enabled: s.p.Config.EnabledTools, Disabled: s.p.Config.DisabledTools}
-	return catalog.Build(s.p.Name, d.Tools, d.Resources, d.ResourceTemplates, d.Prompts, f, s.p.Limits)
+	lists := catalog.Lists{Tools: d.Tools, Resources: d.Resources, Templates: d.ResourceTemplates, Prompts: d.Prompts}
+	b, warnings, err := catalog.Build(s.p.Name, lists, f, s.p.Limits)
+	warnings = append(append([]string(nil), d.Warnings...), warnings...)
+	for _, w := range warnings[len(d.Warnings):] {
+		s.log.Warn("catalog", "warning", w)
+	}
+	return b, warnings, err
 }
 
 // Stop closes the connection, ends the supervision and waits until the
@@ -359,7 +372,24 @@ func (s *Server) Logs() ([]string, int64) { return s.stderr.snapshot() }
 func (s *Server) Entries() []catalog.Entry {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.entries
+	return s.cat.Entries
+}
+
+// InitializeResult is the server's answer to its handshake as it wrote it
+// (its capabilities, server info and instructions), from its last
+// connection; nil before it first connected.
+func (s *Server) InitializeResult() json.RawMessage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.init
+}
+
+// Catalog returns the server's prepared catalog: its entries, and its
+// resources, templates and prompts as it wrote them (kept after a crash).
+func (s *Server) Catalog() catalog.Built {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cat
 }
 
 // Discovery returns what the server offered when last listed.
@@ -393,7 +423,7 @@ func (s *Server) onListChanged(kind string) {
 			s.log.Warn("refreshing catalog failed", "kind", kind, "err", err)
 			return
 		}
-		entries, warnings, err := s.build(disc)
+		cat, warnings, err := s.build(disc)
 		if err != nil {
 			// Keep serving the catalog we had; say why it was not updated.
 			s.log.Warn("refreshed catalog refused", "err", err)
@@ -405,7 +435,7 @@ func (s *Server) onListChanged(kind string) {
 		}
 		s.mu.Lock()
 		if s.conn == conn {
-			s.disc, s.entries, s.status.Warnings = disc, entries, warnings
+			s.disc, s.cat, s.status.Warnings = disc, cat, warnings
 		}
 		s.mu.Unlock()
 		s.log.Info("catalog refreshed", "kind", kind, "tools", len(disc.Tools))

@@ -2,13 +2,16 @@ package upstream
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -188,7 +191,8 @@ func (c *Conn) handshake(ctx context.Context, s Spec, t mcp.Transport) error {
 	c.clientHandlers(opts)
 	c.clientInfo = s.ClientInfo
 	client := mcp.NewClient(s.ClientInfo, opts)
-	t = routeTransport{inner: t, c: c}
+	hs := &handshakeTransport{inner: t}
+	t = routeTransport{inner: hs, c: c}
 	var so *mcp.ClientSessionOptions
 	if s.ProtocolVersion != "" {
 		// A session-era version: the SDK then initializes with it, without
@@ -202,6 +206,7 @@ func (c *Conn) handshake(ctx context.Context, s Spec, t mcp.Transport) error {
 		}
 		return c.connectError(ctx, PhaseHandshake, err, s.StartupTimeout)
 	}
+	c.initResult = hs.result()
 	c.mu.Lock()
 	c.session = cs
 	c.mu.Unlock()
@@ -284,4 +289,69 @@ func (c *Conn) connectError(ctx context.Context, phase string, err error, timeou
 		err = fmt.Errorf("startup timeout (%s) exceeded: %w", timeout, err)
 	}
 	return &ConnectError{Server: c.name, Phase: phase, Err: err}
+}
+
+// handshakeTransport keeps the server's answer to the handshake
+// (initialize, or server/discover) as the bytes it came in: the SDK
+// decodes it into a struct that drops what it does not model, such as a
+// capability of an extension.
+type handshakeTransport struct {
+	inner mcp.Transport
+	conn  *handshakeConn
+}
+
+func (t *handshakeTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	conn, err := t.inner.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	t.conn = &handshakeConn{Connection: conn, ids: map[jsonrpc.ID]bool{}}
+	return t.conn, nil
+}
+
+// result returns the last successful answer to the handshake and stops
+// watching: a health check's server/discover later is not the handshake.
+func (t *handshakeTransport) result() json.RawMessage {
+	if t.conn == nil {
+		return nil
+	}
+	t.conn.mu.Lock()
+	defer t.conn.mu.Unlock()
+	t.conn.done = true
+	t.conn.ids = nil
+	return t.conn.raw
+}
+
+type handshakeConn struct {
+	mcp.Connection
+	mu   sync.Mutex
+	ids  map[jsonrpc.ID]bool // guarded by mu: handshake requests awaiting their answer
+	raw  json.RawMessage     // guarded by mu
+	done bool                // guarded by mu
+}
+
+func (h *handshakeConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && (req.Method == "initialize" || req.Method == "server/discover") {
+		h.mu.Lock()
+		if !h.done {
+			h.ids[req.ID] = true
+		}
+		h.mu.Unlock()
+	}
+	return h.Connection.Write(ctx, msg)
+}
+
+func (h *handshakeConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := h.Connection.Read(ctx)
+	if resp, ok := msg.(*jsonrpc.Response); ok && err == nil {
+		h.mu.Lock()
+		if h.ids[resp.ID] {
+			delete(h.ids, resp.ID)
+			if resp.Error == nil {
+				h.raw = resp.Result
+			}
+		}
+		h.mu.Unlock()
+	}
+	return msg, err
 }

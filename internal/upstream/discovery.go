@@ -1,17 +1,30 @@
 package upstream
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"sync"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // maxPages bounds one listing: a server that pages forever is broken.
 const maxPages = 1000
+
+// Discovery is what a server offered at the last listing: each tool,
+// resource, resource template and prompt as the server wrote it, one JSON
+// value each, so that whatever Plexus does not know of a definition (its
+// _meta, annotations of a newer spec, the tasks extension's execution) is
+// kept to be passed on. Its slices are shared: treat them as read-only.
+type Discovery struct {
+	Tools             []json.RawMessage
+	Resources         []json.RawMessage
+	ResourceTemplates []json.RawMessage
+	Prompts           []json.RawMessage
+	// Warnings name the lists the server refused to give, which are
+	// empty: a server that answers resources/templates/list with "method
+	// not found" works all the same, as it does for a client directly.
+	Warnings []string
+}
 
 // Refresh lists everything the server offers again, following pagination to
 // the end, and makes it the new Discovery. Only the kinds whose capability the
@@ -26,103 +39,103 @@ func (c *Conn) Refresh(ctx context.Context) (Discovery, error) {
 	return c.Discovery(), nil
 }
 
+// A list and where a page of it keeps its items.
+type listKind struct {
+	method, member, phase string
+}
+
+var (
+	listTools     = listKind{"tools/list", "tools", "listing tools"}
+	listResources = listKind{"resources/list", "resources", "listing resources"}
+	listTemplates = listKind{"resources/templates/list", "resourceTemplates", "listing resource templates"}
+	listPrompts   = listKind{"prompts/list", "prompts", "listing prompts"}
+)
+
 // refresh does the listing; on failure it says which phase failed. The
 // kinds are listed at once (a round trip each, not four in a row: most of
 // a server's start after its handshake); a failure is reported for the
 // first phase in the order tools, resources, templates, prompts.
+//
+// Each list is asked for with a request of Plexus's own and its items are
+// kept as the bytes they came in: decoded into the SDK's structs and
+// encoded again, they would lose every member the structs do not model.
+// A list the server answers with a JSON-RPC error (or over HTTP with a
+// refusal, keepalive.go) is taken as empty, with a warning; a list that
+// gets no answer fails the listing.
 func (c *Conn) refresh(ctx context.Context) (phase string, err error) {
 	c.refreshMu.Lock()
 	defer c.refreshMu.Unlock()
-	cs, caps := c.session, c.Capabilities()
+	caps := c.Capabilities()
 	var d Discovery
+	kinds := []struct {
+		kind listKind
+		on   bool
+		into *[]json.RawMessage
+	}{
+		{listTools, caps.Tools != nil, &d.Tools},
+		{listResources, caps.Resources != nil, &d.Resources},
+		{listTemplates, caps.Resources != nil, &d.ResourceTemplates},
+		{listPrompts, caps.Prompts != nil, &d.Prompts},
+	}
+	errs := make([]error, len(kinds))
+	refused := make([]error, len(kinds))
 	var wg sync.WaitGroup
-	errs := make([]error, 4)
-	if caps.Tools != nil {
+	for i, k := range kinds {
+		if !k.on {
+			continue
+		}
 		wg.Go(func() {
-			d.Tools, errs[0] = listAll(ctx, func(cursor string) ([]*mcp.Tool, string, error) {
-				r, err := cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
-				if err != nil {
-					return nil, "", err
-				}
-				return r.Tools, r.NextCursor, nil
-			})
-		})
-	}
-	if caps.Resources != nil {
-		wg.Go(func() {
-			d.Resources, errs[1] = listAll(ctx, func(cursor string) ([]*mcp.Resource, string, error) {
-				r, err := cs.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cursor})
-				if err != nil {
-					return nil, "", err
-				}
-				return r.Resources, r.NextCursor, nil
-			})
-		})
-		wg.Go(func() {
-			d.ResourceTemplates, errs[2] = listAll(ctx, func(cursor string) ([]*mcp.ResourceTemplate, string, error) {
-				r, err := cs.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Cursor: cursor})
-				if err != nil {
-					return nil, "", err
-				}
-				return r.ResourceTemplates, r.NextCursor, nil
-			})
-		})
-	}
-	if caps.Prompts != nil {
-		wg.Go(func() {
-			d.Prompts, errs[3] = listAll(ctx, func(cursor string) ([]*mcp.Prompt, string, error) {
-				r, err := cs.ListPrompts(ctx, &mcp.ListPromptsParams{Cursor: cursor})
-				if err != nil {
-					return nil, "", err
-				}
-				return r.Prompts, r.NextCursor, nil
-			})
+			items, err := c.list(ctx, k.kind)
+			switch {
+			case err == nil:
+				*k.into = items
+			case serverAnswered(err):
+				refused[i] = err
+			default:
+				errs[i] = err
+			}
 		})
 	}
 	wg.Wait()
-	for i, phase := range []string{"listing tools", "listing resources", "listing resource templates", "listing prompts"} {
+	for i, k := range kinds {
 		if errs[i] != nil {
-			return phase, errs[i]
+			return k.kind.phase, errs[i]
 		}
 	}
-	schemasAsJSON(d.Tools)
+	for i, k := range kinds {
+		if refused[i] == nil {
+			continue
+		}
+		msg := c.redact.Error(refused[i]).Error()
+		c.log.Warn("server refused a list; it is taken as empty", "list", k.kind.method, "err", msg)
+		d.Warnings = append(d.Warnings, fmt.Sprintf("%s was refused, so the server offers none: %s", k.kind.method, clip(msg, 300)))
+	}
 	c.mu.Lock()
 	c.disc = d
 	c.mu.Unlock()
 	return "", nil
 }
 
-// schemasAsJSON keeps each tool's input and output schema as the JSON the
-// SDK decoded it from, not as the Go maps it decoded it into. A server's
-// list is kept for as long as the server runs, and its schemas are most of
-// it: as maps they take several times their JSON's size (about 1.6 KiB a
-// tool of the go-sdk test server's, against some 200 bytes of JSON). The
-// one reader of a schema, the catalog, encodes it anyway (catalog.Build).
-// A schema that does not encode is left as it is, for the catalog to
-// report.
-func schemasAsJSON(tools []*mcp.Tool) {
-	for _, t := range tools {
-		t.InputSchema = asJSON(t.InputSchema)
-		t.OutputSchema = asJSON(t.OutputSchema)
-	}
-}
-
-// asJSON encodes v compactly with its keys sorted and without HTML
-// escaping, the form catalog.Build gives schemas: the catalog's entries
-// then share these bytes instead of keeping their own.
-func asJSON(v any) any {
-	switch v.(type) {
-	case nil, json.RawMessage:
-		return v
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return v
-	}
-	// A copy of its length: the buffer has grown past it, and this is kept.
-	return json.RawMessage(bytes.Clone(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))))
+// list fetches every page of one list, with Plexus's own requests.
+func (c *Conn) list(ctx context.Context, k listKind) ([]json.RawMessage, error) {
+	return listAll(ctx, func(cursor string) ([]json.RawMessage, string, error) {
+		params := map[string]any{}
+		if cursor != "" {
+			params["cursor"] = cursor
+		}
+		if m := c.eraMeta(); m != nil {
+			params["_meta"] = m
+		}
+		res, err := c.request(ctx, k.method, params)
+		if err != nil {
+			return nil, "", err
+		}
+		items, next, err := listPage(res, k.member)
+		if err != nil {
+			return nil, "", fmt.Errorf("%s: %w", k.method, err)
+		}
+		return items, next, nil
+	})
 }
 
 // listAll fetches pages until the server returns no cursor. It is our own loop
@@ -153,6 +166,27 @@ func listAll[T any](ctx context.Context, page func(cursor string) ([]T, string, 
 		}
 	}
 	return nil, fmt.Errorf("server returned more than %d pages", maxPages)
+}
+
+// listPage reads one page of a list result: its items, each a copy of the
+// bytes the server wrote, and the next cursor. An item that is not a JSON
+// object is kept for the catalog to report.
+func listPage(res json.RawMessage, member string) (items []json.RawMessage, next string, err error) {
+	var page map[string]json.RawMessage
+	if err := json.Unmarshal(res, &page); err != nil {
+		return nil, "", fmt.Errorf("the result is not a JSON object: %w", err)
+	}
+	if raw, ok := page[member]; ok && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &items); err != nil {
+			return nil, "", fmt.Errorf("%s is not an array: %w", member, err)
+		}
+	}
+	if raw, ok := page["nextCursor"]; ok && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &next); err != nil {
+			return nil, "", fmt.Errorf("nextCursor is not a string: %w", err)
+		}
+	}
+	return items, next, nil
 }
 
 // clip bounds a string from the server before it goes into an error.

@@ -221,13 +221,26 @@ func runRawFake() int {
 		}
 		switch msg.Method {
 		case "initialize":
+			if os.Getenv("FAKE_RICH") != "" {
+				fmt.Fprintf(os.Stdout, `{"jsonrpc":"2.0","id":%s,"result":%s}`+"\n", msg.ID, richInitialize)
+				continue
+			}
 			reply(msg.ID, map[string]any{
 				"protocolVersion": "2025-06-18",
 				"capabilities":    map[string]any{"tools": map[string]any{}},
 				"serverInfo":      map[string]any{"name": "raw", "version": "0.1"},
 			})
+		case "resources/templates/list", "prompts/list", "resources/list":
+			if os.Getenv("FAKE_RICH") == "" || msg.Method == "resources/templates/list" {
+				fmt.Fprintf(os.Stdout, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"Method not found"}}`+"\n", msg.ID)
+				continue
+			}
+			list := map[string]string{"prompts/list": `"prompts":[` + richPrompt + `]`, "resources/list": `"resources":[` + richResource + `]`}[msg.Method]
+			fmt.Fprintf(os.Stdout, `{"jsonrpc":"2.0","id":%s,"result":{%s}}`+"\n", msg.ID, list)
 		case "tools/list":
 			switch {
+			case os.Getenv("FAKE_RICH") != "":
+				fmt.Fprintf(os.Stdout, `{"jsonrpc":"2.0","id":%s,"result":{"tools":[%s,%s]}}`+"\n", msg.ID, richTools[0], richTools[1])
 			case os.Getenv("FAKE_REPEAT_CURSOR") != "":
 				reply(msg.ID, map[string]any{"tools": []any{tool("loop")}, "nextCursor": "again"})
 			case msg.Params.Cursor == "":
@@ -296,3 +309,22 @@ func (stdinLogged) Close() error { return os.Stdin.Close() }
 type stdoutNoClose struct{ io.Writer }
 
 func (stdoutNoClose) Close() error { return nil }
+
+// What the raw fake with FAKE_RICH offers, as it writes it: members no SDK
+// struct models (an extension's capability, a tool's _meta and
+// execution, an annotation of a newer spec), key orders of its own, white
+// space, and a list it does not implement (resources/templates/list).
+const (
+	richInitialize = `{"protocolVersion":"2025-06-18","serverInfo":{"name":"rich","version":"0.1","websiteUrl":"https://example.com"},` +
+		`"capabilities":{"tools":{"listChanged":false},"resources":{},"prompts":{},"extensions":{"io.modelcontextprotocol/ui":{"mimeTypes":["text/html;profile=mcp-app"]}}}}`
+	richResource = `{"uri":"ui://rich/view.html","name":"view","mimeType":"text/html;profile=mcp-app","_meta":{"ui":{"prefersBorder":true}}}`
+	richPrompt   = `{"name":"greet","description":"  Says hello.  ","arguments":[{"name":"who","required":true,"x-extra":1}],"icons":[{"src":"https://example.com/p.png"}]}`
+)
+
+var richTools = [2]string{
+	`{"name":"show","description":"Shows a view.\n\n  Indented line, trailing space. ",` +
+		`"inputSchema":{"type":"object","properties":{"q":{"type":"string","description":"the query"}},"required":["q"],"$schema":"http://json-schema.org/draft-07/schema#"},` +
+		`"annotations":{"readOnlyHint":true,"x-newHint":"kept"},"execution":{"taskSupport":"optional"},` +
+		`"_meta":{"ui":{"resourceUri":"ui://rich/view.html"},"ui/resourceUri":"ui://rich/view.html"}}`,
+	`{ "inputSchema" : { "type" : "object" } , "name" : "plain" }`,
+}

@@ -167,3 +167,19 @@ func sessionsEnded(t *testing.T, s *mcp.Server) {
 		}
 	})
 }
+
+// names are the "name" members of listed definitions, in order.
+func names(t *testing.T, defs []json.RawMessage) []string {
+	t.Helper()
+	var out []string
+	for _, d := range defs {
+		var v struct {
+			Name string `json:"name"`
+		}
+		if err := json.Unmarshal(d, &v); err != nil {
+			t.Fatalf("definition %s: %v", d, err)
+		}
+		out = append(out, v.Name)
+	}
+	return out
+}

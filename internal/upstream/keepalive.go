@@ -31,12 +31,8 @@ func (c *Conn) Ping(ctx context.Context) error {
 	}
 	ctx = context.WithValue(ctx, keepAliveKey{}, true)
 	var err error
-	if v := c.ProtocolVersion(); v >= "2026-07-28" {
-		_, err = c.request(ctx, "server/discover", map[string]any{"_meta": map[string]any{
-			mcp.MetaKeyProtocolVersion:    v,
-			mcp.MetaKeyClientInfo:         c.clientInfo,
-			mcp.MetaKeyClientCapabilities: map[string]any{},
-		}})
+	if m := c.eraMeta(); m != nil {
+		_, err = c.request(ctx, "server/discover", map[string]any{"_meta": m})
 	} else {
 		err = c.session.Ping(ctx, nil)
 	}
@@ -44,6 +40,22 @@ func (c *Conn) Ping(ctx context.Context) error {
 		return fmt.Errorf("server %q: health check: %w", c.name, c.callError(ctx, err))
 	}
 	return nil
+}
+
+// eraMeta is the _meta every request of Plexus's own carries to an MCP
+// 2026-07-28 server (its protocol version, Plexus as the client, and no
+// capabilities: a health check or a listing asks nothing of a user); nil
+// for a session-era server.
+func (c *Conn) eraMeta() map[string]any {
+	v := c.ProtocolVersion()
+	if v < "2026-07-28" {
+		return nil
+	}
+	return map[string]any{
+		mcp.MetaKeyProtocolVersion:    v,
+		mcp.MetaKeyClientInfo:         c.clientInfo,
+		mcp.MetaKeyClientCapabilities: map[string]any{},
+	}
 }
 
 // keepAliveKey marks the context of a health check, so that the HTTP

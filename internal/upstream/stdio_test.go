@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func TestStdioSDKServer(t *testing.T) {
@@ -31,10 +29,7 @@ func TestStdioSDKServer(t *testing.T) {
 
 	// Page size 2: every list needs several pages.
 	d := c.Discovery()
-	var tools []string
-	for _, tool := range d.Tools {
-		tools = append(tools, tool.Name)
-	}
+	tools := names(t, d.Tools)
 	slices.Sort(tools)
 	want := []string{"add_tool", "crash", "echo", "env", "filler0", "filler1", "filler2", "hang_up", "info", "slow"}
 	if !slices.Equal(tools, want) {
@@ -108,12 +103,8 @@ func TestStdioRawServerIgnoresDiscover(t *testing.T) {
 	if got := c.ProtocolVersion(); got != "2025-06-18" {
 		t.Errorf("ProtocolVersion = %q, want 2025-06-18", got)
 	}
-	var names []string
-	for _, tool := range c.Discovery().Tools {
-		names = append(names, tool.Name)
-	}
-	if !slices.Equal(names, []string{"a", "b", "c"}) {
-		t.Errorf("tools = %v", names)
+	if got := names(t, c.Discovery().Tools); !slices.Equal(got, []string{"a", "b", "c"}) {
+		t.Errorf("tools = %v", got)
 	}
 	res, err := c.CallTool(context.Background(), "a", json.RawMessage(`{"k":"v"}`))
 	if err != nil || resultText(t, res) != `{"k":"v"}` {
@@ -339,7 +330,7 @@ func TestStdioListChanged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.ContainsFunc(d.Tools, func(tool *mcp.Tool) bool { return tool.Name == "added" }) {
+	if !slices.Contains(names(t, d.Tools), "added") {
 		t.Error("Refresh does not show the added tool")
 	}
 }

@@ -3,12 +3,10 @@ package upstream
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -185,34 +183,5 @@ func TestStderrLogLimit(t *testing.T) {
 	}
 	if !strings.Contains(buf.String(), `"suppressed":450`) {
 		t.Fatalf("no summary of the suppressed lines in the log: %s", buf.String())
-	}
-}
-
-// TestSchemasKeptAsJSON: a connection keeps each tool's schemas as the JSON
-// they came in, not as the Go maps the SDK decodes them into, and the JSON
-// says what the server's schema said.
-func TestSchemasKeptAsJSON(t *testing.T) {
-	c := mustConnect(t, fakeSpec(t, "sdk"))
-	tools := c.Discovery().Tools
-	if len(tools) == 0 {
-		t.Fatal("no tools")
-	}
-	for _, tool := range tools {
-		raw, ok := tool.InputSchema.(json.RawMessage)
-		if !ok {
-			t.Fatalf("tool %s: input schema kept as %T", tool.Name, tool.InputSchema)
-		}
-		var schema struct {
-			Type string `json:"type"`
-		}
-		if err := json.Unmarshal(raw, &schema); err != nil || schema.Type != "object" {
-			t.Fatalf("tool %s: input schema %s: %v", tool.Name, raw, err)
-		}
-	}
-	if asJSON(nil) != nil {
-		t.Error("a missing schema became something")
-	}
-	if got := asJSON(map[string]any{"bad": func() {}}); reflect.TypeOf(got) == reflect.TypeOf(json.RawMessage(nil)) {
-		t.Error("a schema that does not encode was replaced")
 	}
 }

@@ -24,6 +24,7 @@ package upstream
 import (
 	"github.com/plexus-mcp/plexus/internal/sandbox"
 
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -98,15 +99,6 @@ type Spec struct {
 	OnStderr func(line string)
 }
 
-// Discovery is what a server offered at the last listing. Its slices are
-// shared: treat them as read-only.
-type Discovery struct {
-	Tools             []*mcp.Tool
-	Resources         []*mcp.Resource
-	ResourceTemplates []*mcp.ResourceTemplate
-	Prompts           []*mcp.Prompt
-}
-
 // ExitError is [Conn.Err] when a stdio server's process ended by itself.
 type ExitError struct {
 	Code   int    // exit code, or -1 if killed by a signal
@@ -154,6 +146,10 @@ type Conn struct {
 	logMu    sync.Mutex // serialises WantLogs
 	logLevel string     // the level the server was asked for; "" none yet
 
+	// initResult is the server's answer to initialize (or server/discover)
+	// as it wrote it; set before Connect returns.
+	initResult json.RawMessage
+
 	mu   sync.Mutex
 	disc Discovery // guarded by mu
 	err  error     // guarded by mu; set once, just before done is closed
@@ -185,6 +181,25 @@ func (c *Conn) Capabilities() *mcp.ServerCapabilities {
 		return caps
 	}
 	return &mcp.ServerCapabilities{}
+}
+
+// InitializeResult is the server's answer to initialize (or, in MCP
+// 2026-07-28, to server/discover) as the server wrote it: for a proxy
+// that presents the server as it is (a bare profile), with the members
+// the SDK's struct does not model. Nil if the answer was not seen.
+func (c *Conn) InitializeResult() json.RawMessage { return c.initResult }
+
+// RawCapabilities is the capabilities member of InitializeResult as the
+// server wrote it (extensions and experimental capabilities included);
+// nil if there is none.
+func (c *Conn) RawCapabilities() json.RawMessage {
+	var r struct {
+		Capabilities json.RawMessage `json:"capabilities"`
+	}
+	if json.Unmarshal(c.initResult, &r) != nil || string(r.Capabilities) == "null" {
+		return nil
+	}
+	return r.Capabilities
 }
 
 // PID is the process id (and process group id) of a stdio server, or of its
