@@ -24,7 +24,7 @@ func (c *Conn) CallTool(ctx context.Context, name string, args json.RawMessage) 
 		return nil, err
 	}
 	params := &mcp.CallToolParams{Name: name}
-	token, end := c.calls.begin(ctx)
+	ctx, token, end := c.calls.begin(ctx)
 	defer end()
 	pc := peerFrom(ctx)
 	if pc != nil {
@@ -52,7 +52,7 @@ func (c *Conn) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceR
 	if err := c.usable(); err != nil {
 		return nil, err
 	}
-	token, end := c.calls.begin(ctx)
+	ctx, token, end := c.calls.begin(ctx)
 	defer end()
 	params := &mcp.ReadResourceParams{URI: uri}
 	pc := peerFrom(ctx)
@@ -75,7 +75,7 @@ func (c *Conn) GetPrompt(ctx context.Context, name string, args map[string]strin
 	if err := c.usable(); err != nil {
 		return nil, err
 	}
-	token, end := c.calls.begin(ctx)
+	ctx, token, end := c.calls.begin(ctx)
 	defer end()
 	params := &mcp.GetPromptParams{Name: name, Arguments: args}
 	pc := peerFrom(ctx)

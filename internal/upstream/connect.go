@@ -156,6 +156,7 @@ func (c *Conn) startRemote(ctx context.Context, s Spec) error {
 	c.redact = newRedactor(secrets, s.URL, sanitized, u.String(), sanitized, u.Redacted(), sanitized)
 
 	hc, ht, release := remoteHTTPClient(s, u)
+	hc.Transport = &streamTagger{base: hc.Transport, calls: &c.calls} // attribute.go
 	life, cancelLife := context.WithCancel(context.WithoutCancel(ctx))
 	c.release = func() { cancelLife(); release() }
 	kt := &keepTransport{inner: remoteTransport(s, hc), life: life, cancel: cancelLife}

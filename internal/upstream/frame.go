@@ -141,7 +141,7 @@ func (c *Conn) CallRaw(ctx context.Context, params map[string]json.RawMessage) (
 	if rc == nil {
 		return nil, fmt.Errorf("server %q: no frame path on this connection", c.name)
 	}
-	token, end := c.calls.begin(ctx)
+	ctx, token, end := c.calls.begin(ctx)
 	defer end()
 	id := framePrefix + strconv.FormatUint(frameSeq.Add(1), 10)
 	ch, err := rc.frames.expect(id)

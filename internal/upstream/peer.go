@@ -127,21 +127,25 @@ var tokenSeq atomic.Uint64
 
 // inflight tracks the calls in flight on one connection and who made them.
 type inflight struct {
-	mu    sync.Mutex
-	calls map[uint64]*peerCall
+	mu     sync.Mutex
+	calls  map[uint64]*peerCall
+	tagged tagged // the server's messages a call's stream carried (attribute.go)
 }
 
-// begin registers a call from ctx's peer, if any, and returns the progress
-// token to send upstream (nil for none) and the function that ends it.
-func (f *inflight) begin(ctx context.Context) (any, func()) {
+// begin registers a call from ctx's peer, if any, and returns ctx marked
+// with the registration (for the transport that carries the call), the
+// progress token to send upstream (nil for none) and the function that
+// ends it.
+func (f *inflight) begin(ctx context.Context) (context.Context, any, func()) {
 	pc := peerFrom(ctx)
 	if pc == nil {
-		return nil, func() {}
+		return ctx, nil, func() {}
 	}
 	id := tokenSeq.Add(1)
 	cp := *pc
 	cp.ctx = ctx
 	pc = &cp
+	ctx = context.WithValue(ctx, callKey{}, pc)
 	f.mu.Lock()
 	if f.calls == nil {
 		f.calls = map[uint64]*peerCall{}
@@ -154,9 +158,9 @@ func (f *inflight) begin(ctx context.Context) (any, func()) {
 		f.mu.Unlock()
 	}
 	if pc.token == nil {
-		return nil, end
+		return ctx, nil, end
 	}
-	return progressPrefix + strconv.FormatUint(id, 10), end
+	return ctx, progressPrefix + strconv.FormatUint(id, 10), end
 }
 
 // byToken finds the call an upstream progress token belongs to.

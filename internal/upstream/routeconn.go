@@ -115,6 +115,10 @@ func (r *routeConn) notify(ctx context.Context, req *jsonrpc.Request) {
 	if json.Unmarshal(req.Params, &p) != nil {
 		return
 	}
+	if pc := r.c.calls.taggedCall(req); pc != nil {
+		pc.peer.Log(pc.ctx, &p) // it came on that call's stream
+		return
+	}
 	peer, callCtx, err := r.c.calls.route(ctx, "log message", 0)
 	if err != nil {
 		r.c.log.Debug("server log message with no call to send it to", "level", p.Level, "logger", p.Logger)
@@ -149,6 +153,9 @@ func (r *routeConn) answer(req *jsonrpc.Request) {
 // forward hands the request to the client of the call it belongs to, its
 // params as the server wrote them.
 func (r *routeConn) forward(ctx context.Context, req *jsonrpc.Request, what string) (json.RawMessage, error) {
+	if pc := r.c.calls.taggedCall(req); pc != nil {
+		return pc.peer.Ask(pc.ctx, req.Method, era.AskParams(req.Params)) // it came on that call's stream
+	}
 	p, callCtx, err := r.c.calls.route(ctx, what, routeGrace)
 	if err != nil {
 		return nil, err
