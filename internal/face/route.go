@@ -59,6 +59,7 @@ const (
 	reasonResumeGone   = "a Last-Event-ID of a stream the face does not hold"
 	reasonResume2026   = "a Last-Event-ID under MCP 2026-07-28, which has no resumption"
 	reasonDelete       = "a session ended by its client (DELETE)"
+	reasonSessionOnly  = "a session-era ping or logging/setLevel of a 2026-07-28 client, answered"
 )
 
 // clientMethods are the requests a client may send a server, in every era
@@ -188,6 +189,14 @@ func (p *profile) routeStateless(w http.ResponseWriter, r *http.Request, env env
 		if p.call2026(w, r, env) {
 			return pathFrame, reasonCall2026
 		}
+	case r.Method == http.MethodPost && env.isRequest() && (env.name == "ping" || env.name == "logging/setLevel"):
+		// Requests of the session era a 2026-07-28 client may still send,
+		// often without the era's _meta (which the SDK's handler then
+		// refuses): a server it reaches directly over stdio answers them,
+		// and so does the face. A level set so is no one's: that era asks
+		// for it with each request.
+		writeJSON(w, http.StatusOK, appendResponse(env.id, era.ForClient(era.Stateless, []byte(`{}`))))
+		return pathRefused, reasonSessionOnly
 	}
 	p.stateless.ServeHTTP(w, r)
 	return pathSDK, reason2026Other

@@ -77,6 +77,9 @@ type Bridge struct {
 	reconnectMu, reopenMu sync.Mutex
 	ownIDs                atomic.Int64
 
+	// stateless2026 is the version of a client that speaks MCP 2026-07-28
+	// (no session), once one of its requests said so.
+	stateless2026 string
 	// stateless are the MCP 2026-07-28 requests in flight, by id: such a
 	// request is cancelled by closing its POST (era.CancelsByClosing), so
 	// the client's notifications/cancelled for it ends that POST here.
@@ -310,6 +313,16 @@ func (b *Bridge) send(ctx context.Context, msg []byte, h *head) (*http.Response,
 	b.mu.Unlock()
 	if h.version != "" && version == "" {
 		version = h.version // an MCP 2026-07-28 client: no initialize, the version in each request
+		b.mu.Lock()
+		b.stateless2026 = version
+		b.mu.Unlock()
+	}
+	if version == "" && sid == "" {
+		// A request without the era's _meta (a ping) of a client that has
+		// spoken MCP 2026-07-28 is of that era too.
+		b.mu.Lock()
+		version = b.stateless2026
+		b.mu.Unlock()
 	}
 	if sid != "" {
 		hdr["Mcp-Session-Id"] = []string{sid}
