@@ -32,8 +32,10 @@ func (t routeTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	}
 	rc := &routeConn{Connection: conn, c: t.c}
 	t.c.route = rc
-	if sc, ok := conn.(*stdioConn); ok {
-		sc.route.Store(rc)
+	if t.c.stdio != nil {
+		// The stdio read loop routes them, in order with frame answers
+		// (stdioconn.go): whatever wraps the connection between.
+		t.c.stdio.route.Store(rc)
 	}
 	return rc, nil
 }
