@@ -179,7 +179,9 @@ func (f *Face) follow(events <-chan apitype.Event) {
 			f.mu.Unlock()
 			for _, p := range ps {
 				p.sync()
-				p.toolPages() // rendered now, not on the next client's time
+				for k := range listKinds {
+					p.rendered(listKind(k)) // now, not on the next client's time
+				}
 			}
 		}
 	}

@@ -13,67 +13,51 @@ import (
 // goes to the SDK whole.
 const listBodyMax = 64 << 10
 
-// sessionVersions are the session-era versions whose tools/list this path
-// answers: those the session was initialized with and the client names in
-// its header. Anything older goes to the SDK.
-var sessionVersions = map[string]bool{"2025-06-18": true, "2025-11-25": true}
-
 // listRequest is a tools/list this path can answer.
 type listRequest struct {
 	id     json.RawMessage
 	cursor string
 }
 
-// listPage is the result of a session's tools/list from the profile's
-// rendered pages; nil when this path cannot answer it and the SDK's
-// server must: an older version than the pages are rendered for, a cursor
-// this rendering did not hand out (a stale or a bad one: the SDK pages
-// from its name or says it is invalid), anything unexpected.
-func (p *profile) listPage(env envelope, version string) []byte {
-	if !sessionVersions[version] {
-		return nil
-	}
-	return p.renderedPage(env, false)
+// listPage is the result of a session's list request (kind) from the
+// profile's rendered pages, or the error to answer; handled is false when
+// the SDK's server must answer it: a request this path does not read.
+func (p *profile) listPage(k listKind, env envelope) (res []byte, handled bool, err error) {
+	return p.renderedPage(k, env, false)
 }
 
 // listPage2026 is listPage for a stateless request.
-func (p *profile) listPage2026(r *http.Request, env envelope) []byte {
-	if r.Header.Get("Mcp-Method") != "tools/list" || !jsonContent(r) || !acceptsBoth(r.Header.Values("Accept")) {
-		return nil // the SDK says what is wrong
+func (p *profile) listPage2026(k listKind, r *http.Request, env envelope) (res []byte, handled bool, err error) {
+	if r.Header.Get("Mcp-Method") != listKinds[k].method || !jsonContent(r) || !acceptsBoth(r.Header.Values("Accept")) {
+		return nil, false, nil // the SDK says what is wrong
 	}
-	return p.renderedPage(env, true)
+	return p.renderedPage(k, env, true)
 }
 
-// renderedPage is the page a tools/list asks for, in its era.
-func (p *profile) renderedPage(env envelope, stateless bool) []byte {
+// renderedPage is the page a list request asks for, in its era.
+func (p *profile) renderedPage(k listKind, env envelope, stateless bool) ([]byte, bool, error) {
 	if len(env.params) > listBodyMax {
-		return nil
+		return nil, false, nil
 	}
 	req, ok := parseList(env, stateless)
 	if !ok {
-		return nil
+		return nil, false, nil
 	}
-	tp := p.toolPages()
-	if tp == nil {
-		return nil
+	rl := p.rendered(k)
+	if rl == nil {
+		return nil, false, nil
 	}
-	i, ok := tp.page(req.cursor)
-	if !ok {
-		return nil
-	}
-	if stateless {
-		return tp.pages[i].stateless
-	}
-	return tp.pages[i].session
+	res, err := rl.page(req.cursor, stateless)
+	return res, true, err
 }
 
-// parseList reads a client's tools/list; ok is false for anything but one
-// well-formed request with a plain id, no parameters but a cursor and, in
-// MCP 2026-07-28 (stateless), its _meta of version, client and
-// capabilities, nothing more.
+// parseList reads a client's list request; ok is false for anything but
+// one well-formed request with a plain id, no parameters but a cursor and
+// _meta, and in MCP 2026-07-28 (stateless) its _meta with the era's
+// version, client and capabilities.
 func parseList(env envelope, stateless bool) (req listRequest, ok bool) {
 	if !env.valid || env.other || env.result != nil || env.err != nil ||
-		!isString(env.version, "2.0") || env.name != "tools/list" || !plainID(env.id) {
+		!isString(env.version, "2.0") || !plainID(env.id) {
 		return req, false
 	}
 	req.id = env.id
@@ -89,11 +73,10 @@ func parseList(env envelope, stateless bool) (req listRequest, ok bool) {
 	}
 	raw, has := params["_meta"]
 	if !stateless {
-		return req, !has
+		return req, true
 	}
 	var meta map[string]json.RawMessage
-	if !has || json.Unmarshal(raw, &meta) != nil || len(meta) != 3 ||
-		!isString(meta[mcp.MetaKeyProtocolVersion], era.Stateless) {
+	if !has || json.Unmarshal(raw, &meta) != nil || !isString(meta[mcp.MetaKeyProtocolVersion], era.Stateless) {
 		return req, false
 	}
 	var client mcp.Implementation

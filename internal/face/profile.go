@@ -35,9 +35,10 @@ type profile struct {
 	// call that meets a name not offered syncs at once if the host has a
 	// newer one (await.go), instead of waiting for the event.
 	synced uint64
-	// offered: what the SDK server currently has, by name (tools, prompts)
-	// or URI (resources, templates) → its definition, to add only changes.
-	tools, resources, templates, prompts map[string]string
+	// lists: what the profile offers (pages.go); tools, resources,
+	// templates, prompts: what of it came from servers, by key.
+	lists                                [4]offered
+	tools, resources, templates, prompts map[string]bool
 	// routes: offered name → where it goes.
 	toolRoute  map[string]string // offered tool → catalog name
 	toolServer map[string]string // offered tool → its server
@@ -47,14 +48,7 @@ type profile struct {
 	frameable   map[string]bool
 	promptRoute map[string][2]string
 	resRoute    map[string]string // resource URI or template → server
-	// offer: every tool the SDK server has, by name, as given to it
-	// (addTool): what tools/list lists. listGen counts its changes.
-	offer    map[string]*mcp.Tool
-	listGen  uint64
-	pageSize int // of tools/list, the SDK's and the rendered pages'
-
-	renderMu sync.Mutex                // one rendering of the pages at a time
-	pages    atomic.Pointer[toolPages] // nil: not rendered since the last change
+	pageSize    int               // of the lists' pages
 
 	resultsOffered atomic.Bool // the kept results' template offered (results.go)
 
@@ -67,9 +61,9 @@ type profile struct {
 
 func newProfile(f *Face, name string, def definition) *profile {
 	p := &profile{f: f, name: name, def: def,
-		tools: map[string]string{}, resources: map[string]string{}, templates: map[string]string{}, prompts: map[string]string{},
+		tools: map[string]bool{}, resources: map[string]bool{}, templates: map[string]bool{}, prompts: map[string]bool{},
 		toolRoute: map[string]string{}, toolServer: map[string]string{}, frameable: map[string]bool{}, promptRoute: map[string][2]string{}, resRoute: map[string]string{},
-		offer: map[string]*mcp.Tool{}, pageSize: listPageSize, sessions: map[string]*session{}}
+		pageSize: listPageSize, sessions: map[string]*session{}}
 	opts := &mcp.ServerOptions{
 		Instructions: f.instructions(def),
 		// The SDK logs every stateless request's session at INFO: warnings
@@ -160,8 +154,9 @@ func (p *profile) sync() {
 	if !p.def.metaTools {
 		p.syncTools()
 	}
-	p.syncResources()
-	p.syncPrompts()
+	offers := p.serverOffers()
+	p.syncResources(offers)
+	p.syncPrompts(offers)
 }
 
 // entries is the profile's slice of the catalog.
@@ -191,8 +186,12 @@ func (p *profile) offeredName(e catalog.Entry) string {
 	return e.Name
 }
 
+// syncTools offers the profile's tools: each as the server wrote it
+// (catalog.Entry.Offered: renamed, and its views in a profile that gathers
+// servers), in its server's order in a profile of one server's names.
 func (p *profile) syncTools() {
 	seen := map[string]bool{}
+	aggregate := p.def.naming != config.NamingBare
 	for _, e := range p.entries() {
 		name := p.offeredName(e)
 		if seen[name] {
@@ -206,27 +205,32 @@ func (p *profile) syncTools() {
 			p.f.log.Warn("face: tool has no object input schema; not offered", "tool", e.Name)
 			continue
 		}
-		def := e.Title + "\x00" + e.Description + "\x00" + string(e.InputSchema) + "\x00" + string(e.OutputSchema) + "\x00" + string(e.Annotations) + "\x00" + e.Name
-		if p.tools[name] == def {
-			continue
-		}
-		// Raw: the SDK writes it out as it is on every tools/list, where a
-		// decoded schema would be encoded anew each time.
+		// The SDK's server has the tool too: it serves a call the face
+		// does not forward (call.go), and tells clients of list changes.
 		tool := &mcp.Tool{Name: name, Title: e.Title, Description: e.Description, InputSchema: e.InputSchema}
 		if len(e.OutputSchema) > 0 {
 			tool.OutputSchema = e.OutputSchema
 		}
-		if len(e.Annotations) > 0 {
-			var a mcp.ToolAnnotations
-			if json.Unmarshal(e.Annotations, &a) == nil {
-				tool.Annotations = &a
-			}
+		raw, err := e.Offered(name, aggregate)
+		if e.Raw == nil {
+			raw, err = marshalSDK(tool) // a per-server operation: Plexus's own
+		}
+		if err != nil {
+			p.f.log.Warn("face: a tool's definition cannot be offered", "tool", e.Name, "err", err)
+			continue
+		}
+		rank := 0
+		if !aggregate {
+			rank = e.Index
+		}
+		if !p.lists[toolsList].put(name, rank, raw) && p.tools[name] {
+			continue
 		}
 		p.toolRoute[name] = e.Name
 		p.toolServer[name] = e.Server
 		p.frameable[name] = !bytes.Contains(e.InputSchema, []byte(`"x-mcp-header"`))
-		p.addTool(tool, p.callTool(e.Name))
-		p.tools[name] = def
+		p.srv.AddTool(tool, p.callTool(e.Name))
+		p.tools[name] = true
 	}
 	var gone []string
 	for name := range p.tools {
@@ -236,11 +240,27 @@ func (p *profile) syncTools() {
 			delete(p.toolRoute, name)
 			delete(p.toolServer, name)
 			delete(p.frameable, name)
+			p.lists[toolsList].drop(name)
 		}
 	}
 	if len(gone) > 0 {
-		p.removeTools(gone...)
+		p.srv.RemoveTools(gone...)
 	}
+}
+
+// addTool offers one of Plexus's own tools; the caller holds syncMu (or
+// owns p alone). They come first in a profile of one server's names.
+func (p *profile) addTool(t *mcp.Tool, h mcp.ToolHandler) {
+	raw, err := marshalSDK(t)
+	if err != nil {
+		panic(err) // Plexus's own definitions encode
+	}
+	rank := 0
+	if p.def.naming == config.NamingBare {
+		rank = -1
+	}
+	p.srv.AddTool(t, h)
+	p.lists[toolsList].put(t.Name, rank, raw)
 }
 
 // callTool makes a call of catalog entry name that the face did not

@@ -38,7 +38,7 @@ const (
 
 // Reasons for a request's path.
 const (
-	reasonListPages    = "tools/list of a rendered page"
+	reasonListPages    = "a list of a rendered page"
 	reasonCall2026     = "MCP 2026-07-28 tools/call"
 	reasonCallSession  = "tools/call on a known session"
 	reasonCancel       = "the cancellation of a call the face forwards"
@@ -179,9 +179,14 @@ func (p *profile) routeStateless(w http.ResponseWriter, r *http.Request, env env
 		w.Header().Set("Allow", "POST")
 		http.Error(w, "plexus: MCP 2026-07-28 has no stream resumption (Last-Event-ID): send the request again, with a new id", http.StatusMethodNotAllowed)
 		return pathRefused, reasonResume2026
-	case r.Method == http.MethodPost && env.name == "tools/list":
-		if res := p.listPage2026(r, env); res != nil {
-			writeJSON(w, http.StatusOK, appendResponse(env.id, res))
+	case r.Method == http.MethodPost && isList(env.name):
+		k, _ := kindOf(env.name)
+		if res, handled, err := p.listPage2026(k, r, env); handled {
+			if err != nil {
+				writeJSON(w, answerStatus(err), errorAnswer(env.id, err))
+			} else {
+				writeJSON(w, http.StatusOK, appendResponse(env.id, res))
+			}
 			return pathPages, reasonListPages
 		}
 	case r.Method == http.MethodPost && env.name == "tools/call":
@@ -252,6 +257,13 @@ func orDefault(version string) string {
 		return era.V20250326
 	}
 	return version
+}
+
+// isList reports whether method lists tools, resources, templates or
+// prompts.
+func isList(method string) bool {
+	_, ok := kindOf(method)
+	return ok
 }
 
 // stateless reports whether a request is of the stateless era: no

@@ -293,9 +293,14 @@ func (s *session) dispatch(r *http.Request, ex *exchange, m envelope) (path, rea
 	case m.isRequest():
 		key := idKey(m.id)
 		switch m.name {
-		case "tools/list":
-			if res := s.p.listPage(m, ex.version); res != nil {
-				s.answer(key, appendResponse(m.id, res))
+		case "tools/list", "resources/list", "resources/templates/list", "prompts/list":
+			k, _ := kindOf(m.name)
+			if res, handled, err := s.p.listPage(k, m); handled {
+				if err != nil {
+					s.answer(key, errorAnswer(m.id, err))
+				} else {
+					s.answer(key, appendResponse(m.id, res))
+				}
 				return pathPages, reasonListPages
 			}
 		case "tools/call":
