@@ -230,6 +230,16 @@ func (ex *exchange) serve(r *http.Request) {
 	ex.dropped(stream, asking)
 }
 
+// release lets go of the POST's connection, whose handler returns:
+// nothing is written to it after.
+func (ex *exchange) release() {
+	ex.mu.Lock()
+	if ex.w == ex.post {
+		ex.w = nil
+	}
+	ex.mu.Unlock()
+}
+
 // dropped handles the end of a POST whose requests are not all answered.
 func (ex *exchange) dropped(stream string, asking int) {
 	if stream == "" || asking > 0 {

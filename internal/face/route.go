@@ -194,12 +194,13 @@ func (p *profile) routeStateless(w http.ResponseWriter, r *http.Request, env env
 		if p.call2026(w, r, env) {
 			return pathFrame, reasonCall2026
 		}
-	case r.Method == http.MethodPost && env.isRequest() && (env.name == "ping" || env.name == "logging/setLevel"):
-		// Requests of the session era a 2026-07-28 client may still send,
-		// often without the era's _meta (which the SDK's handler then
-		// refuses): a server it reaches directly over stdio answers them,
-		// and so does the face. A level set so is no one's: that era asks
-		// for it with each request.
+	case r.Method == http.MethodPost && env.isRequest() && (env.name == "ping" || env.name == "logging/setLevel") && !hasEraMeta(env.params):
+		// Requests of the session era a 2026-07-28 client may still send
+		// without the era's _meta (the Go SDK's does), which the SDK's
+		// handler refuses: a server the client reaches directly over stdio
+		// answers them, and so does the face. A level set so is no one's:
+		// that era asks for it with each request. With the era's _meta,
+		// they are methods the era removed (the SDK answers 404, -32601).
 		writeJSON(w, http.StatusOK, appendResponse(env.id, era.ForClient(era.Stateless, []byte(`{}`))))
 		return pathRefused, reasonSessionOnly
 	}
@@ -257,6 +258,15 @@ func orDefault(version string) string {
 		return era.V20250326
 	}
 	return version
+}
+
+// hasEraMeta reports whether a request's params carry the stateless
+// era's protocol version in their _meta.
+func hasEraMeta(params []byte) bool {
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	return json.Unmarshal(params, &p) == nil && p.Meta[era.MetaProtocolVersion] != nil
 }
 
 // isList reports whether method lists tools, resources, templates or

@@ -110,6 +110,7 @@ func (p *profile) waitCall(w http.ResponseWriter, r *http.Request, req callReque
 // asks, or the client closes the POST (which cancels the call). Each
 // round is a request of its own: its answer carries its own id.
 func (c *pendingCall) await(ex *exchange, r *http.Request, id json.RawMessage) {
+	defer ex.release() // a progress or log message on its way finds it gone
 	c.mu.Lock()
 	c.ex = ex
 	if c.expiry != nil {
