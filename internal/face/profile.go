@@ -82,6 +82,9 @@ func newProfile(f *Face, name string, def definition) *profile {
 	}
 	p.srv = f.newServer(opts)
 	p.srv.AddReceivingMiddleware(p.attach)
+	if def.external && def.naming == config.NamingBare && len(def.servers) == 1 {
+		p.srv.AddReceivingMiddleware(p.serverCaps) // caps.go
+	}
 	if def.control {
 		p.addControlTools()
 	}
