@@ -57,7 +57,7 @@ func main() {
 				// environment still decides.
 				steady = 1
 			}
-			return daemon.Run(ctx, daemon.Options{Home: home, Shim: []string{exe, shimCommand}, Stderr: os.Stderr, Listen: o.Listen, SteadyProcs: steady,
+			return daemon.Run(ctx, daemon.Options{Home: home, Shim: []string{exe, shimCommand}, Stderr: os.Stderr, Listen: o.Listen, SteadyProcs: steady, StopDelay: o.StopDelay, MetricsListen: o.MetricsListen,
 				Store: daemon.StoreOptions(o.Store), Peer: daemon.PeerOptions{Listen: o.PeerListen, Advertise: o.PeerAdvertise}})
 		},
 		MigrateStore: func(ctx context.Context, o cli.MigrateOptions) (string, error) {

@@ -70,6 +70,11 @@ const (
 	StateFailed   = "failed"
 	StateBackoff  = "backoff"
 	StateStopped  = "stopped"
+	// StateNeedsLogin: a remote server whose OAuth login is over (none
+	// yet, or a refused token that no refresh mends). It is not restarted
+	// or probed until a login (plexus login NAME); calls fail at once
+	// saying so.
+	StateNeedsLogin = "needs-login"
 )
 
 // Status is GET /v1/status.
@@ -176,9 +181,22 @@ type AuthStatus struct {
 	// ExpiresAt is when the access token expires; it is refreshed before.
 	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
 	// Login is the state of a login in progress: "waiting" (for the
-	// browser's redirect), "failed" (LoginError says why), or "".
+	// browser's redirect), "checking" (the login got its tokens and the
+	// server is being reached with them: the login is done only once it
+	// took them), "failed" (LoginError says why), or "".
 	Login      string `json:"login,omitempty"`
 	LoginError string `json:"loginError,omitempty"`
+	// Reason says why a login is needed (with NeedsLogin).
+	Reason string `json:"reason,omitempty"`
+	// RefreshToken: the login holds a refresh token (or a grant obtains
+	// new tokens), so Plexus renews it before ExpiresAt. A login without
+	// one ends at ExpiresAt.
+	RefreshToken bool `json:"refreshToken,omitempty"`
+	// DPoP: the tokens are DPoP-bound (RFC 9449).
+	DPoP bool `json:"dpop,omitempty"`
+	// MoreScopes are scopes the server asked for (403 insufficient_scope)
+	// that the login lacks: a new login asks for them.
+	MoreScopes []string `json:"moreScopes,omitempty"`
 }
 
 // Settings is GET and PUT /v1/settings: the section-wide settings of mcp
@@ -193,6 +211,11 @@ type Settings struct {
 	// RetryMs is the first retry interval of a failed server (default
 	// 30000).
 	RetryMs int `json:"retryMs"`
+	// OAuthClientMetadataURL is the https URL of Plexus's OAuth client ID
+	// metadata document, if the user hosts one: used as the client_id at
+	// authorization servers that support such documents, before dynamic
+	// registration. A PUT without it keeps it; "" removes it.
+	OAuthClientMetadataURL *string `json:"oauthClientMetadataUrl,omitempty"`
 	// Face holds the MCP face's gates; always set in an answer, and a PUT
 	// without it keeps them as they are.
 	Face *FaceSettings `json:"face,omitempty"`

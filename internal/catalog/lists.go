@@ -9,8 +9,8 @@ import (
 // and prompt as the server wrote it (one JSON object each): a definition is
 // kept as bytes, so that every member Plexus does not know of (a tool's
 // _meta, the tasks extension's execution, an annotation of a newer spec)
-// reaches clients as the server wrote it (issue 43: pass-through by
-// construction). Plexus reads only the few members it needs.
+// reaches clients as the server wrote it. Plexus reads only the few
+// members it needs.
 type Lists struct {
 	Tools, Resources, Templates, Prompts []json.RawMessage
 }

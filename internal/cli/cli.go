@@ -9,9 +9,9 @@
 // one binary can carry them without this package depending on them.
 //
 // Output rules (STYLE rule 9): stdout holds only the result; progress and
-// warnings go to stderr; --json output is stable, indented JSON; usage errors
-// print the command's usage to stderr and exit 2; every other error says what
-// to do next and exits 1.
+// warnings go to stderr; --json output is stable, indented JSON; a usage
+// error prints one line and where the help is (STYLE rule 9) and exits 2;
+// every other error says what to do next and exits 1.
 package cli
 
 import (
@@ -44,6 +44,11 @@ type DaemonOptions struct {
 	// replicas of a team: its listening address, and the HOST:PORT the
 	// others dial ("" for PeerListen's).
 	PeerListen, PeerAdvertise string
+	// StopDelay is how long a stopping daemon stays out of rotation,
+	// serving, before it hands its servers over and stops.
+	StopDelay time.Duration
+	// MetricsListen serves GET /metrics alone, without a token.
+	MetricsListen string
 }
 
 // StoreOptions name a database store: its URL and the files of its keys.
@@ -51,6 +56,8 @@ type StoreOptions struct {
 	URL         string
 	KeyFile     string
 	OldKeyFiles []string
+	URLFile     string
+	Bootstrap   string
 }
 
 // MigrateOptions are the flags of `plexus store migrate`.
@@ -98,7 +105,7 @@ func (a *app) run(ctx context.Context, args []string) int {
 		// A bare `plexus` is a usage error, like any missing argument.
 		root.InitDefaultHelpCmd()
 		root.InitDefaultCompletionCmd()
-		fmt.Fprintf(env.Stderr, "plexus: give a command\n\n%s", root.UsageString())
+		fmt.Fprintf(env.Stderr, "plexus: give a command, such as `plexus status`\n%s\n", usageHint(root))
 		return ExitUsage
 	}
 	root.SetArgs(args)
@@ -211,12 +218,18 @@ func (a *app) report(cmd *cobra.Command, err error) int {
 		if a.jsonErrors {
 			a.reportJSON(err, true)
 		} else {
-			fmt.Fprintf(a.env.Stderr, "plexus: %s\n\n%s", err, cmd.UsageString())
+			fmt.Fprintf(a.env.Stderr, "plexus: %s\n%s\n", err, usageHint(cmd))
 		}
 		return ExitUsage
 	}
 	a.printError(err, false)
 	return ExitError
+}
+
+// usageHint is the one line after a usage error: where the rest is, not
+// the 50 lines of it.
+func usageHint(cmd *cobra.Command) string {
+	return fmt.Sprintf("Usage: %s (`%s --help` for the rest)", cmd.UseLine(), cmd.CommandPath())
 }
 
 // printError prints err once, for people or as JSON.

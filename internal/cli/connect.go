@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
+	"github.com/plexus-mcp/plexus/internal/client"
 	"github.com/plexus-mcp/plexus/internal/clientconf"
 )
 
@@ -23,6 +25,10 @@ type connectResult struct {
 	// Diff is the change with the values of the user's other entries
 	// masked.
 	Diff string `json:"diff,omitempty"`
+	// Moved are the client's own entries that Plexus serves, taken out of
+	// its file by connect; Restored those disconnect put back.
+	Moved    []string `json:"moved,omitempty"`
+	Restored []string `json:"restored,omitempty"`
 	// AllowExternalCall is the face's gate after the command; nil if the
 	// daemon could not be asked.
 	AllowExternalCall *bool `json:"allowExternalCall,omitempty"`
@@ -30,9 +36,9 @@ type connectResult struct {
 
 func (a *app) connectCommand(connect bool) *cobra.Command {
 	var o struct {
-		scope, command string
-		dryRun, yes    bool
-		asJSON         bool
+		scope, command, listen string
+		dryRun, yes            bool
+		asJSON                 bool
 	}
 	use, short := "disconnect CLIENT", "Take Plexus out of another client's settings"
 	long := `Remove the entry that ` + "`plexus connect`" + ` wrote from CLIENT's own settings file;
@@ -62,6 +68,12 @@ plexus_snapshot) it asks to switch them on; --yes does without asking.`
   plexus connect codex --dry-run
   plexus connect gemini --yes
   plexus disconnect cursor`,
+		ValidArgsFunction: func(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+			if len(args) > 0 {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			return clientconf.Clients(), cobra.ShellCompDirectiveNoFileComp
+		},
 		Args: func(cmd *cobra.Command, args []string) error {
 			if err := exactArgs("CLIENT")(cmd, args); err != nil {
 				return err
@@ -72,16 +84,41 @@ plexus_snapshot) it asks to switch them on; --yes does without asking.`
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts, err := connectOptions(o.scope, o.command)
+			opts, err := connectOptions(o.scope, o.command, connect)
 			if err != nil {
 				return err
+			}
+			if connect {
+				if opts.Launch, err = a.launch(cmd, o.listen); err != nil {
+					return err
+				}
 			}
 			plan, err := clientconf.Prepare(args[0], opts, connect)
 			if err != nil {
 				return err
 			}
+			moved, err := clientconf.ReadMoved(plan.Path)
+			if err != nil {
+				return err
+			}
+			var moving []string
+			if connect {
+				moving = a.offerMove(cmd, plan, o.scope, o.yes, o.dryRun)
+			} else if moved != nil {
+				if err := plan.Then(func(src, edited []byte) ([]byte, error) {
+					if string(src) == moved.After {
+						return []byte(moved.Before), nil
+					}
+					return clientconf.Restore(args[0], edited, *moved)
+				}); err != nil {
+					return err
+				}
+			}
 			res := connectResult{Client: args[0], Path: plan.Path, Changed: plan.Changed, DryRun: o.dryRun,
-				Diff: maskDiff(plan.Diff(), opts.Command)}
+				Diff: maskDiff(plan.Diff(), opts.Command), Moved: moving}
+			if !connect && moved != nil {
+				res.Restored = moved.Names
+			}
 			if !o.asJSON {
 				a.writeConnectPlan(plan, res.Diff, connect)
 			}
@@ -89,9 +126,15 @@ plexus_snapshot) it asks to switch them on; --yes does without asking.`
 				if res.Backup, err = plan.Write(a.now()); err != nil {
 					return err
 				}
+				if err := a.recordMove(plan, args[0], moved, moving, connect); err != nil {
+					return err
+				}
 				if !o.asJSON {
 					a.reportConnectWrite(plan, res.Backup, connect)
 				}
+			}
+			if connect && args[0] == "gemini" {
+				a.warnGeminiTrust(opts)
 			}
 			if connect {
 				res.AllowExternalCall = a.offerExternalCall(cmd, plan.Title, o.yes, o.dryRun)
@@ -107,13 +150,48 @@ plexus_snapshot) it asks to switch them on; --yes does without asking.`
 	cmd.Flags().BoolVar(&o.asJSON, "json", false, "print the result as JSON")
 	if connect {
 		cmd.Flags().StringVar(&o.command, "command", "", "how the client starts Plexus (default: this program's full path)")
-		cmd.Flags().BoolVarP(&o.yes, "yes", "y", false, "switch on external calls without asking")
+		cmd.Flags().BoolVarP(&o.yes, "yes", "y", false, "switch on external calls, and take out of the file the entries Plexus now serves, without asking")
+		cmd.Flags().StringVar(&o.listen, "listen", "", "the loopback `ADDRESS` the client's plexus mcp starts the daemon on (default: the running daemon's)")
 	}
 	return cmd
 }
 
-// connectOptions finds the user's folders and the command a client runs.
-func connectOptions(scope, command string) (clientconf.Options, error) {
+// launch is what the client's entry needs beyond `plexus mcp` to reach
+// this Plexus: PLEXUS_HOME when it is not ~/.plexus, and the daemon's
+// loopback address (listen, or the running daemon's) when it is not the
+// default, so that a client starting Plexus itself starts it there.
+func (a *app) launch(cmd *cobra.Command, listen string) (clientconf.Launch, error) {
+	var l clientconf.Launch
+	home, err := client.Home()
+	if err != nil {
+		return l, err
+	}
+	if userHome, err := os.UserHomeDir(); err != nil || filepath.Clean(home) != filepath.Join(userHome, ".plexus") {
+		l.Home = home
+	}
+	if listen == "" {
+		if c, err := a.client(); err == nil {
+			if st, err := c.Status(cmd.Context()); err == nil {
+				listen = st.HTTPAddr
+				if listen == "" {
+					listen = "off"
+				}
+			}
+		}
+	}
+	if listen != "" && listen != defaultListen {
+		l.Listen = listen
+	}
+	return l, nil
+}
+
+// defaultListen is the daemon's loopback address when none is given
+// (daemon.DefaultListen, which a front end does not import).
+const defaultListen = "127.0.0.1:7780"
+
+// connectOptions finds the user's folders and, to connect, the command a
+// client runs.
+func connectOptions(scope, command string, connect bool) (clientconf.Options, error) {
 	home, err := os.UserHomeDir()
 	if err != nil {
 		return clientconf.Options{}, fmt.Errorf("cannot find your home folder: %w", err)
@@ -122,7 +200,7 @@ func connectOptions(scope, command string) (clientconf.Options, error) {
 	if err != nil {
 		return clientconf.Options{}, err
 	}
-	if command == "" {
+	if command == "" && connect {
 		// A full path: desktop apps start servers without the shell's PATH.
 		exe, err := os.Executable()
 		if err != nil {
@@ -162,6 +240,25 @@ func (a *app) reportConnectWrite(plan *clientconf.Plan, backup string, connect b
 	if connect {
 		fmt.Fprintf(a.stderr(), "restart %s, or reload its MCP servers, to see Plexus\n", plan.Title)
 	}
+}
+
+// warnGeminiTrust says what Gemini CLI does not: it starts no MCP server
+// in a folder the user has not trusted, and shows Plexus as "Disabled"
+// there. Quiet when this folder (or one above it) is trusted.
+func (a *app) warnGeminiTrust(o clientconf.Options) {
+	b, err := os.ReadFile(filepath.Join(o.Home, ".gemini", "trustedFolders.json"))
+	var trusted map[string]string
+	if err == nil && json.Unmarshal(b, &trusted) == nil {
+		for dir, how := range trusted {
+			if how == "TRUST_FOLDER" && (dir == o.Dir || strings.HasPrefix(o.Dir, strings.TrimSuffix(dir, string(filepath.Separator))+string(filepath.Separator))) {
+				return
+			}
+			if how == "TRUST_PARENT" && strings.HasPrefix(o.Dir, filepath.Dir(dir)) {
+				return
+			}
+		}
+	}
+	a.warnf("Gemini CLI starts MCP servers only in folders you trust: in %s it will show Plexus as Disabled until you trust the folder (Gemini asks at its start, or /permissions)", sanitize(o.Dir))
 }
 
 // offerExternalCall asks to switch the face's external calls on, which is

@@ -50,3 +50,36 @@ func TestConnectAsksConsent(t *testing.T) {
 		t.Errorf("sent If-Match %q, %s", put.ifMatch, put.body)
 	}
 }
+
+// TestClientNamesComplete: the shell completes connect's, disconnect's and
+// import's CLIENT.
+func TestClientNamesComplete(t *testing.T) {
+	for _, args := range [][]string{{"__complete", "connect", ""}, {"__complete", "disconnect", "cl"}, {"__complete", "import", ""}} {
+		r := run(t, "", args...)
+		if r.code != 0 || !strings.Contains(r.stdout, "claude\n") || !strings.Contains(r.stdout, "codex\n") {
+			t.Errorf("%v: exit %d\n%s", args, r.code, r.stdout)
+		}
+	}
+}
+
+// TestGeminiTrustWarning: connecting Gemini CLI warns that it starts no
+// MCP server in a folder not trusted, unless this one is.
+func TestGeminiTrustWarning(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("PLEXUS_HOME", shortTempDir(t))
+	r := run(t, "", "connect", "gemini", "--command", "plexus")
+	if r.code != 0 || !strings.Contains(r.stderr, "only in folders you trust") {
+		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+	}
+	wd, _ := os.Getwd()
+	if err := os.WriteFile(filepath.Join(home, ".gemini", "trustedFolders.json"), []byte(`{"`+wd+`": "TRUST_FOLDER"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r := run(t, "", "disconnect", "gemini"); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	if r := run(t, "", "connect", "gemini", "--command", "plexus"); r.code != 0 || strings.Contains(r.stderr, "trust") {
+		t.Fatalf("a trusted folder: exit %d, stderr %q", r.code, r.stderr)
+	}
+}

@@ -35,10 +35,12 @@ func TestImportsOnlyFrontEndLayers(t *testing.T) {
 		"internal/service": true,
 		// the words of a server's state, shared with the TUI
 		"internal/statewords": true,
+		// the binary's own version (plexus version), a leaf
+		"internal/buildinfo": true,
 	}
 	for _, pkg := range testenv.OwnDeps(t) {
 		if !allowed[pkg] {
-			t.Errorf("cli depends on %s: a front end may import only client, apitype, cmdline, serverconf, tui, mcpbridge, sse, jsonscan, rawhttp, era, clientconf, service, atomicfile and statewords", pkg)
+			t.Errorf("cli depends on %s: a front end may import only client, apitype, cmdline, serverconf, tui, mcpbridge, sse, jsonscan, rawhttp, era, clientconf, service, atomicfile, statewords and buildinfo", pkg)
 		}
 	}
 }

@@ -3,7 +3,9 @@ package cli
 import (
 	"context"
 	"errors"
+	"regexp"
 	"strings"
+	"time"
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
 	"github.com/plexus-mcp/plexus/internal/client"
@@ -53,6 +55,9 @@ func (a *app) explain(err error) string {
 	}
 	msg := err.Error()
 	remedy := remedyFor(err)
+	if near := a.nearServer(err); near != "" {
+		remedy = "did you mean `" + near + "`? " + remedy
+	}
 	if remedy == "" || strings.Contains(msg, remedy) {
 		return msg
 	}
@@ -60,6 +65,71 @@ func (a *app) explain(err error) string {
 		return msg + "\n" + remedy
 	}
 	return msg + ": " + remedy
+}
+
+// noServer is the daemon's message for a server name it does not know.
+var noServer = regexp.MustCompile(`no server named "([^"]+)"`)
+
+// nearServer is the configured server whose name is nearest the one err
+// says is unknown (a typo: two edits at most, or the name's case or a
+// prefix), or "".
+func (a *app) nearServer(err error) string {
+	var ae *client.APIError
+	if !errors.As(err, &ae) || ae.Body.Code != apitype.CodeNotFound {
+		return ""
+	}
+	m := noServer.FindStringSubmatch(err.Error())
+	if m == nil || a.cl == nil {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	list, lerr := a.cl.Servers(ctx)
+	if lerr != nil {
+		return ""
+	}
+	names := make([]string, len(list.Servers))
+	for i, s := range list.Servers {
+		names[i] = s.Name
+	}
+	return nearest(m[1], names)
+}
+
+// nearest is the name closest to typed: the same but for case, one that
+// typed is a prefix of, or one within two edits; "" if none is.
+func nearest(typed string, names []string) string {
+	best, bestD := "", 3
+	for _, n := range names {
+		d := editDistance(strings.ToLower(typed), strings.ToLower(n))
+		if len(typed) >= 2 && strings.HasPrefix(n, typed) {
+			d = min(d, 1)
+		}
+		if d < bestD {
+			best, bestD = n, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance of a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 // remedyFor picks the advice for err: the daemon's hint first, then the

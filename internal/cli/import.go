@@ -70,6 +70,12 @@ same file again changes nothing.`,
   plexus import ./team/mcp.json --dialect cursor
   plexus import vscode --json`,
 		Args: exactArgs("FILE or CLIENT"),
+		ValidArgsFunction: func(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+			if len(args) > 0 {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			return importDialects, cobra.ShellCompDirectiveDefault // a client, or a file
+		},
 		PreRunE: func(cmd *cobra.Command, args []string) error {
 			if dialect != "" && !slices.Contains(importDialects, dialect) {
 				return usagef("unknown --dialect %q: want one of %s", dialect, strings.Join(importDialects, ", "))

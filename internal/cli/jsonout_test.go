@@ -34,7 +34,9 @@ func TestEveryCommandAcceptsJSON(t *testing.T) {
 		// These ask the system's service manager, not the daemon.
 		"service": true, "service install": true, "service uninstall": true, "service status": true,
 		// These copy a stopped daemon's store.
-		"store": true, "store migrate": true}
+		"store": true, "store migrate": true,
+		// This reads the binary's own build information.
+		"version": true}
 	a := &app{}
 	root := a.rootCommand()
 	root.InitDefaultHelpCmd()

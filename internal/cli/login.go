@@ -115,13 +115,17 @@ func (a *app) login(ctx context.Context, c *client.Client, name string, noBrowse
 	return a.waitLogin(ctx, events, name, start.ExpiresAt)
 }
 
-// waitLogin follows name's status until the login ended.
+// waitLogin follows name's status until the login ended: done once the
+// server took the new token (the daemon started it with it), failed if it
+// did not or the login went wrong.
 func (a *app) waitLogin(ctx context.Context, events *client.EventStream, name string, until time.Time) error {
-	ctx, cancel := context.WithDeadline(ctx, until.Add(5*time.Second))
+	// A login that got its tokens at the last moment still has the start
+	// of the server to wait for.
+	ctx, cancel := context.WithDeadline(ctx, until.Add(2*time.Minute))
 	defer cancel()
 	stop := context.AfterFunc(ctx, func() { events.Close() })
 	defer stop()
-	loggedIn := false
+	begun, checking := false, false
 	for {
 		ev, err := events.Next()
 		if err != nil {
@@ -137,14 +141,14 @@ func (a *app) waitLogin(ctx context.Context, events *client.EventStream, name st
 		switch {
 		case au.Login == "failed":
 			return fmt.Errorf("logging in to %s: %s", name, au.LoginError)
-		case au.Login == "" && au.LoggedIn && !loggedIn:
-			loggedIn = true
-			fmt.Fprintf(a.stderr(), "logged in; starting %s…\n", name)
-		}
-		// The server is started again with the new token; a fresh one is
-		// swapped in once it is up, so the state to wait for is ready (or a
-		// new refusal).
-		if loggedIn && (ev.Status.State == apitype.StateReady || au.NeedsLogin) {
+		case au.Login == "waiting":
+			begun = true
+		case au.Login == "checking" && !checking:
+			begun, checking = true, true
+			fmt.Fprintf(a.stderr(), "logged in; starting %s with the new token…\n", name)
+		case begun && au.Login == "" && au.LoggedIn && !au.NeedsLogin && ev.Status.State == apitype.StateReady:
+			// The login is over, and the server, started again with the
+			// new token, took it.
 			return a.loggedIn(name, ev.Status)
 		}
 	}
@@ -185,6 +189,10 @@ func openBrowser(raw string) error {
 // loggedIn prints the end of a login: the server's status as JSON with
 // --json, else a line for people.
 func (a *app) loggedIn(name string, st *apitype.ServerStatus) error {
+	if au := st.Auth; au != nil && au.LoggedIn && !au.RefreshToken && au.ExpiresAt != nil {
+		a.warnf("the authorization server issued no refresh token: this login ends at %s (in %s); log in again then (`plexus login %s`)",
+			au.ExpiresAt.Local().Format(time.DateTime), shortDuration(time.Until(*au.ExpiresAt)), name)
+	}
 	if a.loginJSON {
 		return printJSON(a.stdout(), st)
 	}

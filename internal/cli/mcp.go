@@ -15,7 +15,7 @@ import (
 )
 
 func (a *app) mcpCommand() *cobra.Command {
-	var profile string
+	var profile, listen string
 	cmd := &cobra.Command{
 		Use:   "mcp",
 		Short: "Serve Plexus as an MCP server on stdin/stdout, for editors and agents",
@@ -34,19 +34,21 @@ address.`,
 			if err != nil {
 				return err
 			}
-			if err := ensureDaemon(cmd.Context(), c); err != nil {
+			if err := ensureDaemon(cmd.Context(), c, listen); err != nil {
 				return err
 			}
-			return a.serveMCP(cmd.Context(), c, profile)
+			return a.serveMCP(cmd.Context(), c, profile, listen)
 		},
 	}
 	cmd.Flags().StringVar(&profile, "profile", "", "serve this profile of extensions.json instead of the default")
+	cmd.Flags().StringVar(&listen, "listen", "", "the loopback `ADDRESS` of the daemon this starts if none runs (plexus daemon --listen; default 127.0.0.1:7780)")
 	return cmd
 }
 
 // ensureDaemon starts the daemon in the background if it is not running,
-// the way gopls's forwarder does, and waits until it answers.
-func ensureDaemon(ctx context.Context, c *client.Client) error {
+// the way gopls's forwarder does, on listen ("" for its default), and
+// waits until it answers.
+func ensureDaemon(ctx context.Context, c *client.Client, listen string) error {
 	if _, err := c.Status(ctx); !errors.Is(err, client.ErrDaemonNotRunning) {
 		return err
 	}
@@ -54,7 +56,11 @@ func ensureDaemon(ctx context.Context, c *client.Client) error {
 	if err != nil {
 		return fmt.Errorf("starting the daemon: %w", err)
 	}
-	cmd := exec.Command(exe, "daemon")
+	args := []string{"daemon"}
+	if listen != "" {
+		args = append(args, "--listen", listen)
+	}
+	cmd := exec.Command(exe, args...)
 	cmd.Env = append(os.Environ(), "PLEXUS_HOME="+c.Home())
 	// Detached: it outlives this process and the editor's signals.
 	cmd.SysProcAttr = detachedAttr()
@@ -75,11 +81,11 @@ func ensureDaemon(ctx context.Context, c *client.Client) error {
 	}
 }
 
-func (a *app) serveMCP(ctx context.Context, c *client.Client, profile string) error {
+func (a *app) serveMCP(ctx context.Context, c *client.Client, profile, listen string) error {
 	url, hc := c.MCP(profile)
 	b := &mcpbridge.Bridge{HTTP: hc, URL: url, Warn: a.warnf, Dial: c.Dial,
 		// The daemon gone mid-session (restarted, crashed): start it again,
 		// as at the bridge's start.
-		Reconnect: func(ctx context.Context) error { return ensureDaemon(ctx, c) }}
+		Reconnect: func(ctx context.Context) error { return ensureDaemon(ctx, c, listen) }}
 	return b.Run(ctx, a.env.Stdin, a.env.Stdout)
 }

@@ -151,7 +151,7 @@ func summary(s *apitype.ServerStatus) string {
 	if s.NeedsApproval {
 		return statewords.NeedsApproval + ": " + oneLine(approvalReason(*s))
 	}
-	if s.Auth != nil && s.Auth.NeedsLogin && s.State != apitype.StateReady {
+	if stateWord(*s) == statewords.NeedsLogin {
 		return "needs login: run `plexus login " + s.Name + "`"
 	}
 	switch st := stateWord(*s); st {
@@ -259,7 +259,7 @@ func serverTable(servers []apitype.ServerStatus, now time.Time) *table {
 // troubled reports whether a server needs attention: it failed, waits to
 // be restarted, or is parked in a crash loop.
 func troubled(s apitype.ServerStatus) bool {
-	return s.CrashLooping || s.State == apitype.StateFailed || s.State == apitype.StateBackoff
+	return s.CrashLooping || s.State == apitype.StateFailed || s.State == apitype.StateBackoff || s.State == apitype.StateNeedsLogin
 }
 
 // stderrShown is how many of its last stderr lines status shows for a

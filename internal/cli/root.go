@@ -4,6 +4,8 @@ import (
 	"errors"
 
 	"github.com/spf13/cobra"
+
+	"github.com/plexus-mcp/plexus/internal/buildinfo"
 )
 
 // Command groups, in the order help lists them.
@@ -39,6 +41,9 @@ warnings and progress to stderr; --json prints stable JSON for scripts.`,
 		},
 	}
 	root.PersistentFlags().Bool("json", false, jsonFlagUsage)
+	// --version: the same line as `plexus version`.
+	root.Version = buildinfo.Get().String()
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return &usageError{msg: err.Error()}
 	})
@@ -66,7 +71,7 @@ warnings and progress to stderr; --json prints stable JSON for scripts.`,
 	add(groupServers, a.acceptCommand(), a.approveCommand(), a.tuiCommand())
 	add(groupCatalog, a.toolsCommand(), a.callCommand(), a.resourcesCommand(), a.promptsCommand())
 	add(groupSecrets, a.secretCommand())
-	add(groupOther, a.uiCommand(), a.mcpCommand(), a.exampleServerCommand())
+	add(groupOther, a.uiCommand(), a.mcpCommand(), a.exampleServerCommand(), a.versionCommand())
 	a.completeNames(root)
 	return root
 }

@@ -14,6 +14,8 @@ import (
 
 func (a *app) daemonCommand() *cobra.Command {
 	var listen, peerListen, peerAdvertise string
+	var stopDelay time.Duration
+	var metricsListen string
 	var so StoreOptions
 	cmd := &cobra.Command{
 		Use:   "daemon",
@@ -24,9 +26,11 @@ It answers on the unix socket $PLEXUS_HOME/plexus.sock, and on a loopback TCP
 address (default 127.0.0.1:7780) for the web page (` + "`plexus ui`" + `) and the
 token-guarded endpoints: /metrics.
 
-With --store postgres://… the settings, secrets, tokens and pins are kept in
-that database instead, shared with the other replicas of a team and sealed
-under the key of --store-key-file (docs/team.md). With --peer-listen the
+With --store-url-file FILE (or the URL in PLEXUS_STORE_URL) the settings,
+secrets, tokens and pins are kept in that PostgreSQL database instead,
+shared with the other replicas of a team and sealed under the key of
+--store-key-file (or PLEXUS_STORE_KEY); both variables are removed from
+the daemon's environment once read (docs/team.md). With --peer-listen the
 replicas reach each other on an internal channel, so that a client's
 session is served wherever its requests land.`,
 		Args: exactArgs(),
@@ -35,13 +39,17 @@ session is served wherever its requests land.`,
 				return fmt.Errorf("the daemon: %w", errNoRunner)
 			}
 			return stoppedIsSuccess(cmd, a.env.RunDaemon(cmd.Context(), DaemonOptions{Listen: listen, Store: so,
-				PeerListen: peerListen, PeerAdvertise: peerAdvertise}))
+				PeerListen: peerListen, PeerAdvertise: peerAdvertise, StopDelay: stopDelay, MetricsListen: metricsListen}))
 		},
 	}
 	cmd.Flags().StringVar(&listen, "listen", "", "loopback `ADDRESS` for the web page and the token-guarded HTTP endpoints (default 127.0.0.1:7780; off for none); in team mode also a pod's address, which serves only the face, its metadata and /healthz, /readyz")
-	cmd.Flags().StringVar(&so.URL, "store", "", "keep the settings, secrets, tokens and pins in the PostgreSQL database at `URL` (postgres://…), shared with other replicas")
+	cmd.Flags().StringVar(&so.URL, "store", "", "keep the settings, secrets, tokens and pins in the PostgreSQL database at `URL` (postgres://…), shared with other replicas; a URL with a password is deprecated here (every process reads a command line): use --store-url-file or PLEXUS_STORE_URL")
+	cmd.Flags().StringVar(&so.URLFile, "store-url-file", "", "`FILE` holding the URL of --store (or give it in PLEXUS_STORE_URL)")
+	cmd.Flags().StringVar(&so.Bootstrap, "store-bootstrap", "", "settings `FILE` (extensions.json) written to a database store that has none yet")
 	storeKeyFlags(cmd, &so)
 	cmd.Flags().StringVar(&peerListen, "peer-listen", "", "with --store: listen on `ADDRESS` for the other replicas (the internal channel, authenticated by the store's key)")
+	cmd.Flags().StringVar(&metricsListen, "metrics-listen", "", "also serve GET /metrics alone, without a token, on `ADDRESS` (for a scraper; beyond loopback in team mode only)")
+	cmd.Flags().DurationVar(&stopDelay, "stop-delay", 0, "on SIGTERM, stay out of a balancer's rotation but serving for `DURATION` before stopping (a replica's preStop delay: its endpoint leaves the Service meanwhile)")
 	cmd.Flags().StringVar(&peerAdvertise, "peer-advertise", "", "with --peer-listen: the `HOST:PORT` the other replicas dial (default the --peer-listen address)")
 	return cmd
 }
@@ -94,7 +102,7 @@ its last lines on stderr.`,
 				if st.Servers == nil {
 					st.Servers = []apitype.ServerStatus{}
 				}
-				return printJSON(a.stdout(), st)
+				return printJSON(a.stdout(), withAddresses(st, c.Home()))
 			}
 			now := a.now()
 			uptime := "unknown"
@@ -123,6 +131,28 @@ its last lines on stderr.`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the status as JSON")
 	return cmd
+}
+
+// statusJSON is `plexus status --json`: the daemon's status, with where a
+// script reaches the daemon — its MCP face, its metrics and the token they
+// take — so that no script or document hard-codes the port or the home.
+type statusJSON struct {
+	*apitype.Status
+	// MCPURL is the face over HTTP on the loopback address; MetricsURL
+	// its Prometheus metrics. Both "" when the daemon listens on none.
+	MCPURL     string `json:"mcpURL,omitempty"`
+	MetricsURL string `json:"metricsURL,omitempty"`
+	// TokenFile holds the bearer token those URLs take.
+	TokenFile string `json:"tokenFile"`
+}
+
+func withAddresses(st *apitype.Status, home string) statusJSON {
+	out := statusJSON{Status: st, TokenFile: filepath.Join(home, "token")}
+	if st.HTTPAddr != "" {
+		out.MCPURL = "http://" + st.HTTPAddr + "/mcp"
+		out.MetricsURL = "http://" + st.HTTPAddr + "/metrics"
+	}
+	return out
 }
 
 func (a *app) lsCommand() *cobra.Command {

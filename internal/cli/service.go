@@ -35,6 +35,7 @@ plexus binary with this PLEXUS_HOME.`,
 
 func (a *app) serviceVerbCommand(verb string) *cobra.Command {
 	var asJSON bool
+	var listen, home string
 	short := map[string]string{
 		"install":   "Write the service file and start the daemon through it",
 		"uninstall": "Stop the service and remove its file",
@@ -54,7 +55,7 @@ func (a *app) serviceVerbCommand(verb string) *cobra.Command {
 			switch verb {
 			case "install":
 				var s service.Spec
-				if s, err = serviceSpec(); err == nil {
+				if s, err = serviceSpec(home, listen); err == nil {
 					r, err = m.Install(cmd.Context(), s)
 				}
 				out = r
@@ -89,6 +90,12 @@ func (a *app) serviceVerbCommand(verb string) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	if verb == "install" {
+		cmd.Flags().StringVar(&listen, "listen", "", "the daemon's loopback `ADDRESS` (plexus daemon --listen; default 127.0.0.1:7780, off for none)")
+		cmd.Flags().StringVar(&home, "home", "", "the daemon's home `DIR` (default $PLEXUS_HOME, else ~/.plexus)")
+		cmd.Example = `  plexus service install
+  plexus service install --listen 127.0.0.1:7790 --home ~/work/plexus`
+	}
 	return cmd
 }
 
@@ -121,8 +128,9 @@ func serviceManager() (service.Manager, error) {
 	return service.For(runtime.GOOS, home, config)
 }
 
-// serviceSpec is what the service will run: this binary, this home.
-func serviceSpec() (service.Spec, error) {
+// serviceSpec is what the service will run: this binary, on home (""
+// for PLEXUS_HOME's) and listen.
+func serviceSpec(home, listen string) (service.Spec, error) {
 	exe, err := os.Executable()
 	if err == nil {
 		exe, err = filepath.EvalSymlinks(exe)
@@ -133,12 +141,15 @@ func serviceSpec() (service.Spec, error) {
 	if strings.Contains(exe, string(filepath.Separator)+"go-build") {
 		return service.Spec{}, errors.New("this plexus was built by `go run` into a temporary folder: install it first (`go install ./cmd/plexus`) and run that one")
 	}
-	home, err := client.Home()
-	if err != nil {
+	if home == "" {
+		if home, err = client.Home(); err != nil {
+			return service.Spec{}, err
+		}
+	} else if home, err = filepath.Abs(home); err != nil {
 		return service.Spec{}, err
 	}
 	userHome, _ := os.UserHomeDir()
-	s := service.Spec{Exe: exe, Home: home, UserHome: userHome}
+	s := service.Spec{Exe: exe, Home: home, Listen: listen, UserHome: userHome}
 	if u, err := user.Current(); err == nil {
 		s.User = u.Username
 	}

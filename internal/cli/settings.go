@@ -20,6 +20,7 @@ import (
 const (
 	setCallTimeout   = "callTimeoutMs"
 	setRetry         = "retryMs"
+	setClientDoc     = "oauthClientMetadataUrl"
 	setExternalCall  = "face.allowExternalCall"
 	setWrite         = "face.allowWrite"
 	setSessionIdle   = "face.sessionIdleMs"
@@ -35,6 +36,9 @@ func (a *app) settingsCommand() *cobra.Command {
 
   callTimeoutMs           a tool call's timeout in ms, unless the server sets its own (default 60000)
   retryMs                 the first retry interval of a failed server in ms (default 30000)
+  oauthClientMetadataUrl  the https URL where you host Plexus's OAuth client ID metadata document:
+                          its client_id at authorization servers that support such documents
+                          (docs/oauth.md shows the document); unset: dynamic registration
   face.allowExternalCall  offer your servers' tools, resources and prompts to clients of
                           ` + "`plexus mcp`" + ` and /mcp (default false: only plexus_status and plexus_snapshot)
   face.allowWrite         also offer plexus_restart, plexus_set_enabled and plexus_add_server
@@ -79,7 +83,7 @@ func (a *app) settingsShowCommand() *cobra.Command {
 				return printJSON(a.stdout(), s)
 			}
 			t := &table{header: []string{"KEY", "VALUE"}}
-			for _, k := range []string{setCallTimeout, setRetry, setExternalCall, setWrite} {
+			for _, k := range []string{setCallTimeout, setRetry, setClientDoc, setExternalCall, setWrite} {
 				v, _ := settingValue(s, k)
 				t.add(k, v)
 			}
@@ -209,6 +213,11 @@ func settingValue(s *apitype.Settings, key string) (string, any) {
 		return msValue(s.CallTimeoutMs, 60000), s.CallTimeoutMs
 	case setRetry:
 		return msValue(s.RetryMs, 30000), s.RetryMs
+	case setClientDoc:
+		if s.OAuthClientMetadataURL == nil || *s.OAuthClientMetadataURL == "" {
+			return "(none: dynamic registration)", ""
+		}
+		return *s.OAuthClientMetadataURL, *s.OAuthClientMetadataURL
 	case setExternalCall:
 		return strconv.FormatBool(face.AllowExternalCall), face.AllowExternalCall
 	case setWrite:
@@ -259,6 +268,12 @@ func applySetting(s *apitype.Settings, key, value string, set bool) error {
 		default:
 			s.Face.SessionIdleMs = ms
 		}
+	case setClientDoc:
+		v := ""
+		if set {
+			v = value
+		}
+		s.OAuthClientMetadataURL = &v
 	case setMaxSessions:
 		n := 0
 		if set {

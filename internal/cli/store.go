@@ -8,7 +8,7 @@ import (
 
 // storeKeyFlags adds the flags of a database store's keys.
 func storeKeyFlags(cmd *cobra.Command, so *StoreOptions) {
-	cmd.Flags().StringVar(&so.KeyFile, "store-key-file", "", "`FILE` holding the key that seals the database store (base64 of 32 random bytes)")
+	cmd.Flags().StringVar(&so.KeyFile, "store-key-file", "", "`FILE` holding the key that seals the database store (base64 of 32 random bytes); or give the key in PLEXUS_STORE_KEY")
 	cmd.Flags().StringArrayVar(&so.OldKeyFiles, "store-old-key-file", nil, "`FILE` holding a key of before a rotation: read, and sealed again under --store-key-file (repeatable)")
 }
 

@@ -64,3 +64,14 @@ func TestCompletion(t *testing.T) {
 		}
 	}
 }
+
+// TestNearestServer: a typo of a server's name finds it; a name far from
+// every server finds none.
+func TestNearestServer(t *testing.T) {
+	names := []string{"filesystem", "github", "memory", "linear"}
+	for typed, want := range map[string]string{"gitub": "github", "GitHub": "github", "file": "filesystem", "memroy": "memory", "postgres": "", "x": ""} {
+		if got := nearest(typed, names); got != want {
+			t.Errorf("nearest(%q) = %q, want %q", typed, got, want)
+		}
+	}
+}

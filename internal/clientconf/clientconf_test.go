@@ -2,6 +2,7 @@ package clientconf
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -245,5 +246,37 @@ func TestPaths(t *testing.T) {
 	}
 	if _, err := Path("notepad", o); err == nil || !strings.Contains(err.Error(), "claude") {
 		t.Errorf("unknown client: %v", err)
+	}
+}
+
+// TestLaunchEntry: a Plexus on another home and port is what every
+// client's entry starts — PLEXUS_HOME in its environment, --listen in its
+// arguments — and disconnecting gives the fixture back byte for byte.
+func TestLaunchEntry(t *testing.T) {
+	l := Launch{Home: `/srv/plexus "home"`, Listen: "127.0.0.1:7790"}
+	for _, name := range Clients() {
+		before, err := os.ReadFile(filepath.Join("testdata", name+".before"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := EditLaunch(name, before, testCommand, l, true)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		c := clients[name]
+		doc, err := decode(c.format, out)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		entry := fmt.Sprint(pluck(doc, c.serverKeys()))
+		for _, want := range []string{"PLEXUS_HOME", l.Home, "--listen", l.Listen, testCommand} {
+			if !strings.Contains(entry, want) {
+				t.Errorf("%s: the entry lacks %q: %s", name, want, entry)
+			}
+		}
+		back, err := EditLaunch(name, out, testCommand, l, false)
+		if err != nil || string(back) != string(before) {
+			t.Errorf("%s: disconnect: %v\n%s", name, err, back)
+		}
 	}
 }

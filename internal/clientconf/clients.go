@@ -44,6 +44,36 @@ type Options struct {
 	Getenv func(string) string
 	// Command is how the client starts Plexus (a path, or "plexus").
 	Command string
+	// Launch is what the entry adds to `COMMAND mcp` when Plexus does not
+	// run on its defaults: the home and the loopback address it was set
+	// up with, so that a client that starts `plexus mcp` reaches (or
+	// starts) that daemon, never a second one on ~/.plexus.
+	Launch Launch
+}
+
+// Launch is a non-default home or listening address of Plexus.
+type Launch struct {
+	// Home is PLEXUS_HOME for the entry's environment; "" for the default.
+	Home string
+	// Listen is the address `plexus mcp --listen` hands the daemon it
+	// starts; "" for the default.
+	Listen string
+}
+
+// args is the entry's arguments after the command.
+func (l Launch) args() []string {
+	if l.Listen == "" {
+		return []string{"mcp"}
+	}
+	return []string{"mcp", "--listen", l.Listen}
+}
+
+// env is the entry's environment: PLEXUS_HOME, if not the default.
+func (l Launch) env() map[string]string {
+	if l.Home == "" {
+		return map[string]string{}
+	}
+	return map[string]string{"PLEXUS_HOME": l.Home}
 }
 
 func (o Options) env(k string) string {
@@ -91,7 +121,7 @@ type client struct {
 	user func(Options) string
 	// project is the file of the project scope; nil if there is none.
 	project func(Options) string
-	entry   func(command string) any
+	entry   func(cmd string, l Launch) any
 }
 
 // kv is an ordered JSON object, so that entries read as people write them.
@@ -131,7 +161,13 @@ func obj(pairs ...any) kv {
 	return o
 }
 
-func plainEntry(cmd string) any { return obj("command", cmd, "args", []string{"mcp"}) }
+// plainEntry is {"command", "args"}, with "env" only when there is one.
+func plainEntry(cmd string, l Launch) any {
+	if l.Home == "" {
+		return obj("command", cmd, "args", l.args())
+	}
+	return obj("command", cmd, "args", l.args(), "env", l.env())
+}
 
 var clients = map[string]client{
 	"claude": {title: "Claude Code", format: "json", keys: []string{"mcpServers"},
@@ -142,8 +178,8 @@ var clients = map[string]client{
 			return filepath.Join(o.Home, ".claude.json")
 		},
 		project: func(o Options) string { return filepath.Join(o.Dir, ".mcp.json") },
-		entry: func(cmd string) any {
-			return obj("type", "stdio", "command", cmd, "args", []string{"mcp"}, "env", map[string]string{})
+		entry: func(cmd string, l Launch) any {
+			return obj("type", "stdio", "command", cmd, "args", l.args(), "env", l.env())
 		}},
 	"claude-desktop": {title: "Claude Desktop", format: "json", keys: []string{"mcpServers"},
 		user: func(o Options) string {
@@ -157,8 +193,11 @@ var clients = map[string]client{
 	"vscode": {title: "VS Code", format: "jsonc", keys: []string{"servers"},
 		user:    func(o Options) string { return filepath.Join(o.appSupport(), "Code", "User", "mcp.json") },
 		project: func(o Options) string { return filepath.Join(o.Dir, ".vscode", "mcp.json") },
-		entry: func(cmd string) any {
-			return obj("type", "stdio", "command", cmd, "args", []string{"mcp"})
+		entry: func(cmd string, l Launch) any {
+			if l.Home == "" {
+				return obj("type", "stdio", "command", cmd, "args", l.args())
+			}
+			return obj("type", "stdio", "command", cmd, "args", l.args(), "env", l.env())
 		}},
 	"windsurf": {title: "Windsurf", format: "json", keys: []string{"mcpServers"},
 		user:  func(o Options) string { return filepath.Join(o.Home, ".codeium", "windsurf", "mcp_config.json") },
@@ -171,8 +210,8 @@ var clients = map[string]client{
 			return filepath.Join(o.config(), "zed", "settings.json")
 		},
 		project: func(o Options) string { return filepath.Join(o.Dir, ".zed", "settings.json") },
-		entry: func(cmd string) any {
-			return obj("source", "custom", "command", cmd, "args", []string{"mcp"}, "env", map[string]string{})
+		entry: func(cmd string, l Launch) any {
+			return obj("source", "custom", "command", cmd, "args", l.args(), "env", l.env())
 		}},
 	"gemini": {title: "Gemini CLI", format: "jsonc", keys: []string{"mcpServers"},
 		user:    func(o Options) string { return filepath.Join(o.Home, ".gemini", "settings.json") },
@@ -181,8 +220,11 @@ var clients = map[string]client{
 	"opencode": {title: "opencode", format: "jsonc", keys: []string{"mcp"},
 		user:    func(o Options) string { return filepath.Join(o.config(), "opencode", "opencode.json") },
 		project: func(o Options) string { return filepath.Join(o.Dir, "opencode.json") },
-		entry: func(cmd string) any {
-			return obj("type", "local", "command", []string{cmd, "mcp"}, "enabled", true)
+		entry: func(cmd string, l Launch) any {
+			if l.Home == "" {
+				return obj("type", "local", "command", append([]string{cmd}, l.args()...), "enabled", true)
+			}
+			return obj("type", "local", "command", append([]string{cmd}, l.args()...), "enabled", true, "environment", l.env())
 		}},
 	"codex": {title: "Codex CLI", format: "toml",
 		user: func(o Options) string {
@@ -243,8 +285,15 @@ func Path(name string, o Options) (string, error) {
 }
 
 // Edit returns src with Plexus's entry set (connect) or removed, and
-// whether that changes anything. command is how the client starts Plexus.
+// whether that changes anything. command is how the client starts Plexus,
+// on its defaults.
 func Edit(name string, src []byte, command string, connect bool) ([]byte, error) {
+	return EditLaunch(name, src, command, Launch{}, connect)
+}
+
+// EditLaunch is Edit for a Plexus whose home or address is not the
+// default: the entry carries them (Launch).
+func EditLaunch(name string, src []byte, command string, l Launch, connect bool) ([]byte, error) {
 	c, ok := clients[name]
 	if !ok {
 		return nil, &UnknownClientError{Client: name}
@@ -254,20 +303,20 @@ func Edit(name string, src []byte, command string, connect bool) ([]byte, error)
 	switch c.format {
 	case "toml":
 		if connect {
-			out, err = setTOML(src, EntryName, codexBlock(command))
+			out, err = setTOML(src, EntryName, codexBlock(command, l))
 		} else {
 			out, _, err = removeTOML(src, EntryName)
 		}
 	case "yaml":
 		if connect {
-			out, err = setYAML(src, EntryName, gooseBlock(command))
+			out, err = setYAML(src, EntryName, gooseBlock(command, l))
 		} else {
 			out, _, err = removeYAML(src, EntryName)
 		}
 	default:
 		path := append(slices.Clone(c.keys), EntryName)
 		if connect {
-			out, err = setJSON(src, path, c.entry(command))
+			out, err = setJSON(src, path, c.entry(command, l))
 		} else {
 			out, _, err = removeJSON(src, path)
 		}
@@ -286,15 +335,40 @@ func Edit(name string, src []byte, command string, connect bool) ([]byte, error)
 	return out, nil
 }
 
-func codexBlock(cmd string) string {
-	q, _ := json.Marshal(cmd) // a TOML basic string reads the same escapes
-	return "[mcp_servers." + EntryName + "]\ncommand = " + string(q) + "\nargs = [\"mcp\"]\n"
+// quoted is s as a JSON string, which a TOML basic string and a YAML
+// double-quoted string read the same.
+func quoted(s string) string {
+	q, _ := json.Marshal(s)
+	return string(q)
 }
 
-func gooseBlock(cmd string) string {
-	q, _ := json.Marshal(cmd) // a YAML double-quoted string too
-	return EntryName + ":\n  type: stdio\n  name: " + EntryName + "\n  enabled: true\n  cmd: " + string(q) +
-		"\n  args: [mcp]\n  envs: {}\n  env_keys: []\n  timeout: 300\n"
+func quotedList(ss []string) string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = quoted(s)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
+}
+
+func codexBlock(cmd string, l Launch) string {
+	b := "[mcp_servers." + EntryName + "]\ncommand = " + quoted(cmd) + "\nargs = " + quotedList(l.args()) + "\n"
+	if l.Home != "" {
+		b += "env = { PLEXUS_HOME = " + quoted(l.Home) + " }\n"
+	}
+	return b
+}
+
+func gooseBlock(cmd string, l Launch) string {
+	envs := "{}"
+	if l.Home != "" {
+		envs = "{PLEXUS_HOME: " + quoted(l.Home) + "}"
+	}
+	args := "[mcp]"
+	if l.Listen != "" {
+		args = quotedList(l.args())
+	}
+	return EntryName + ":\n  type: stdio\n  name: " + EntryName + "\n  enabled: true\n  cmd: " + quoted(cmd) +
+		"\n  args: " + args + "\n  envs: " + envs + "\n  env_keys: []\n  timeout: 300\n"
 }
 
 // decode reads a client's file for check; an empty file is an empty map.
@@ -318,24 +392,34 @@ func decode(format string, src []byte) (map[string]any, error) {
 	return doc, err
 }
 
+// serverKeys is the path of the object that holds the client's servers,
+// in the decoded file.
+func (c client) serverKeys() []string {
+	switch c.format {
+	case "toml":
+		return []string{"mcp_servers"}
+	case "yaml":
+		return []string{"extensions"}
+	}
+	return c.keys
+}
+
+// decodeBoth decodes a file before and after an edit.
+func decodeBoth(format string, before, after []byte) (b, a map[string]any, err error) {
+	if b, err = decode(format, before); err == nil {
+		a, err = decode(format, after)
+	}
+	return b, a, err
+}
+
 // check decodes before and after: after holds the entry (or not), and
 // the rest is what it was.
 func check(c client, before, after []byte, command string, connect bool) error {
-	b, err := decode(c.format, before)
+	b, a, err := decodeBoth(c.format, before, after)
 	if err != nil {
 		return err
 	}
-	a, err := decode(c.format, after)
-	if err != nil {
-		return err
-	}
-	keys := c.keys
-	switch c.format {
-	case "toml":
-		keys = []string{"mcp_servers"}
-	case "yaml":
-		keys = []string{"extensions"}
-	}
+	keys := c.serverKeys()
 	got := pluck(a, keys)
 	pluck(b, keys)
 	if connect {

@@ -94,6 +94,8 @@ func (d *decoder) mcp(path string, n *node) MCP {
 			m.RetryMs = d.int(p, v)
 		case "callTimeoutMs":
 			m.CallTimeoutMs = d.int(p, v)
+		case "oauthClientMetadataUrl":
+			m.OAuthClientMetadataURL = d.str(p, v)
 		case "servers":
 			m.Servers = decodeMap(d, p, v, d.server)
 		case "face":

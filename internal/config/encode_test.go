@@ -14,7 +14,7 @@ func fullFile() *File {
 	return &File{
 		Revision: 42,
 		MCP: MCP{
-			Enabled: &yes, RetryMs: 1000, CallTimeoutMs: 2000,
+			Enabled: &yes, RetryMs: 1000, CallTimeoutMs: 2000, OAuthClientMetadataURL: "https://plexus.example/oauth/client.json",
 			Servers: map[string]Server{
 				"local": {
 					Type: TypeStdio, Command: "/bin/srv", Args: []string{"--x", "", "a b"}, Cwd: "/tmp",

@@ -24,6 +24,11 @@ type MCP struct {
 	Enabled       *bool `json:"enabled,omitempty"`
 	RetryMs       int   `json:"retryMs,omitempty"`
 	CallTimeoutMs int   `json:"callTimeoutMs,omitempty"`
+	// OAuthClientMetadataURL is the https URL where the user hosts
+	// Plexus's OAuth client ID metadata document (MCP 2025-11-25): logins
+	// at an authorization server that supports such documents use it as
+	// the client_id instead of registering.
+	OAuthClientMetadataURL string `json:"oauthClientMetadataUrl,omitempty"`
 
 	Servers  map[string]Server  `json:"servers,omitempty"`
 	Face     *Face              `json:"face,omitempty"`

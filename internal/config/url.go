@@ -75,6 +75,24 @@ func CheckOAuthURL(raw string) error {
 	return errors.New("must use https (http is allowed only for localhost)")
 }
 
+// CheckClientMetadataURL reports whether raw may be Plexus's OAuth client
+// ID metadata document URL, its client_id at authorization servers that
+// fetch it (MCP 2025-11-25, "Client ID Metadata Documents": an https URL
+// with a path; http only on localhost, for tests), without a query.
+func CheckClientMetadataURL(raw string) error {
+	if err := CheckOAuthURL(raw); err != nil {
+		return err
+	}
+	u, _ := url.Parse(raw)
+	if u.Path == "" || u.Path == "/" {
+		return errors.New("must have a path (https://HOST/PATH/client.json): it names the document")
+	}
+	if u.RawQuery != "" {
+		return errors.New("must not have a query")
+	}
+	return nil
+}
+
 func isLoopback(host string) bool {
 	if strings.EqualFold(host, "localhost") {
 		return true

@@ -43,6 +43,11 @@ func validateFile(ps *problems, f *File) {
 	m := f.MCP
 	checkMs(ps, "mcp.retryMs", int64(m.RetryMs))
 	checkMs(ps, "mcp.callTimeoutMs", int64(m.CallTimeoutMs))
+	if m.OAuthClientMetadataURL != "" {
+		if err := CheckClientMetadataURL(m.OAuthClientMetadataURL); err != nil {
+			ps.add("mcp.oauthClientMetadataUrl", err.Error())
+		}
+	}
 	if m.Face != nil {
 		checkMs(ps, "mcp.face.sessionIdleMs", int64(m.Face.SessionIdleMs))
 		if m.Face.MaxSessions < 0 {

@@ -77,7 +77,7 @@ func run(ctx context.Context, scenario, serverURL string, cctx map[string]any, l
 		tr.OAuthHandler = h
 		// Requests go through the daemon's own OAuth transport: it puts the
 		// token (bearer or DPoP, with its proof) on every request.
-		tr.HTTPClient = &http.Client{Transport: h.M.Transport(h.Params.Server, serverURL, nil)}
+		tr.HTTPClient = &http.Client{Transport: h.Transport(serverURL, nil)}
 	}
 	c := mcp.NewClient(&mcp.Implementation{Name: "plexus-conformance-client", Version: "1.0.0"}, opts)
 	cs, err := c.Connect(ctx, tr, nil)

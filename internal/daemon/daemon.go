@@ -3,12 +3,14 @@
 // socket; and it owns the shutdown order.
 //
 // Shutdown order: stop following a shared store's changes (and, with the
-// internal channel, the heartbeat, which removes this replica's row, and
-// the lease claims), stop accepting API requests (in-flight ones get a
-// grace period), then stop every server (each process group ended and
-// reaped), then give up the stdio servers' leases (only now may another
-// replica start them), then close the store, remove the socket and
-// release the lock.
+// internal channel, the heartbeat and the lease claims); with the
+// channel, hand the stdio servers over to the other replicas, serving
+// them until those run them (a few seconds at most); stop accepting API
+// requests (in-flight ones get a grace period), then stop every server
+// (each process group ended and reaped), then give up the leases still
+// held (only now may another replica start them) and remove this
+// replica's row, then close the store, remove the socket and release the
+// lock.
 package daemon
 
 import (
@@ -67,6 +69,15 @@ type Options struct {
 	// Peer is the internal channel to the other replicas (with Store
 	// only); none without Peer.Listen.
 	Peer PeerOptions
+	// StopDelay is how long the daemon, asked to stop, stays out of a
+	// balancer's rotation (not ready) while it still serves everything,
+	// before its shutdown begins: a Kubernetes pod's endpoint leaves the
+	// Services in that time (a preStop delay, with no shell in the image).
+	StopDelay time.Duration
+	// MetricsListen, if set, is an address that serves GET /metrics alone,
+	// without a token, for a scraper (metrics.go); beyond loopback only in
+	// team mode.
+	MetricsListen string
 }
 
 // Run runs the daemon until ctx is done, or until one of its servers fails.
@@ -107,9 +118,15 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	tcp, err := p.loopback(opts)
+	if err == nil {
+		tcp, err = p.metricsListener(opts, tcp)
+	}
 	if err != nil {
 		ln.Close()
 		pc.close()
+		for _, t := range tcp {
+			t.ln.Close()
+		}
 		return err
 	}
 	return p.serve(ctx, opts, ln, tcp, pc, func() {
@@ -163,10 +180,12 @@ type parts struct {
 	// there (peer.go).
 	mcp  http.Handler
 	team *teamSwitch
+	// stopDelay is Options.StopDelay.
+	stopDelay time.Duration
 }
 
 func newParts(opts Options, log *slog.Logger, st *store.Store, pn *pins.Store) *parts {
-	p := &parts{log: log}
+	p := &parts{log: log, stopDelay: opts.StopDelay}
 	p.mtr = metrics.New(hostSource{&p.h})
 	p.h = host.New(host.Options{Store: st, Logger: log, Shim: opts.Shim, Observer: p.mtr, Pins: pn})
 	// The MCP face, on the socket (for plexus mcp) and the loopback address.
@@ -174,9 +193,6 @@ func newParts(opts Options, log *slog.Logger, st *store.Store, pn *pins.Store) *
 	p.fc.Observe(p.mtr.ObserveFace)
 	p.api = localapi.New(p.h, log.With("component", "localapi"))
 	p.hl = &health{log: log.With("component", "health")}
-	if db, ok := st.Docs().(pinger); ok {
-		p.hl.ping = db.Ping
-	}
 	p.mcp = p.fc
 	p.team = &teamSwitch{h: p.h, face: p.fc, route: p.fc, log: p.log.With("component", "team")}
 	return p
@@ -337,6 +353,16 @@ func served(what string, err error) error {
 // period), then stops every server.
 func (p *parts) shutdown(srv *http.Server, tcp tcpServers, pc *peerServer) {
 	p.log.Info("daemon stopping")
+	// Out of the balancer's rotation first (readiness), then, while
+	// everything still serves, the others take its stdio servers over.
+	p.hl.stopping.Store(true)
+	if p.stopDelay > 0 {
+		p.log.Info("daemon stopping: out of rotation, serving on", "stop_delay_ms", p.stopDelay.Milliseconds())
+		time.Sleep(p.stopDelay)
+	}
+	if pc != nil {
+		pc.drain(context.Background())
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	p.h.EndSubscriptions() // event streams would otherwise hold Shutdown
@@ -351,8 +377,9 @@ func (p *parts) shutdown(srv *http.Server, tcp tcpServers, pc *peerServer) {
 	p.h.Close()
 	if pc != nil {
 		// Only now that its servers are stopped may another replica
-		// start them.
+		// start those it still held (the hand-over timed out).
 		pc.owners.Release(ctx)
+		pc.reg.Leave(ctx)
 	}
 	p.log.Info("daemon stopped")
 }

@@ -6,9 +6,6 @@ import (
 	"log/slog"
 	"net/http"
 	"sync/atomic"
-	"time"
-
-	"github.com/plexus-mcp/plexus/internal/pgstore"
 )
 
 // health answers a balancer's or Kubernetes's probes, unauthenticated:
@@ -18,27 +15,22 @@ import (
 //     restarted (restarting would not bring the database back, and a
 //     replica cannot start without it).
 //   - GET /readyz, readiness: the first start of the servers has settled
-//     (none is still starting, or settleTimeout passed), and the store
-//     answers within pingTimeout. A replica that is not ready is taken out
-//     of the balancer's rotation, not restarted.
+//     (none is still starting, or settleTimeout passed). The database is
+//     not asked: a replica serves what runs without it (its servers, the
+//     sessions it holds, the settings it read), and a database outage
+//     taking every replica out of the balancer would stop all of that.
+//     Writes fail meanwhile, each with its own clear error. A replica
+//     that began to stop is not ready either. A replica that is not ready
+//     is taken out of the balancer's rotation, not restarted.
 //
 // Both answer only "ok" or "not ready": which check failed, and why, goes
 // to the log (at most once per state change), never to the caller.
 type health struct {
-	settled atomic.Bool
-	ping    func(context.Context) error // nil: files in the home, nothing to reach
-	log     *slog.Logger
-	failing atomic.Bool // the last readiness check failed; for the log
+	settled  atomic.Bool
+	stopping atomic.Bool // the daemon is stopping: out of rotation
+	log      *slog.Logger
+	failing  atomic.Bool // the last readiness check failed; for the log
 }
-
-// pinger is a store that can be reached or not: the database
-// (pgstore.Store); files in the home have nothing to reach.
-type pinger interface{ Ping(context.Context) error }
-
-var _ pinger = (*pgstore.Store)(nil)
-
-// pingTimeout bounds a readiness probe's check of the store.
-const pingTimeout = time.Second
 
 func (h *health) healthz(w http.ResponseWriter, r *http.Request) {
 	noStore(w)
@@ -64,17 +56,19 @@ func (h *health) readyz(w http.ResponseWriter, r *http.Request) {
 // errNotSettled is readiness before the servers' first start settled.
 var errNotSettled = errors.New("the servers are still starting")
 
-func (h *health) ready(ctx context.Context) error {
-	if !h.settled.Load() {
+func (h *health) ready(context.Context) error {
+	switch {
+	case h.stopping.Load():
+		return errStopping
+	case !h.settled.Load():
 		return errNotSettled
 	}
-	if h.ping == nil {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, pingTimeout)
-	defer cancel()
-	return h.ping(ctx)
+	return nil
 }
+
+// errStopping is readiness once the daemon began to stop: a balancer
+// sends it nothing more while it hands its servers over.
+var errStopping = errors.New("the daemon is stopping")
 
 // handle adds the probes to mux.
 func (h *health) handle(mux *http.ServeMux) {

@@ -2,13 +2,16 @@ package daemon
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"time"
 
+	"github.com/plexus-mcp/plexus/internal/caller"
 	"github.com/plexus-mcp/plexus/internal/config"
 	"github.com/plexus-mcp/plexus/internal/face"
 	"github.com/plexus-mcp/plexus/internal/host"
@@ -33,6 +36,7 @@ type peerServer struct {
 	ln     net.Listener
 	reg    *peer.Registry
 	owners *peer.Owners
+	tr     *peer.Transport
 	db     *pgstore.Store
 }
 
@@ -57,11 +61,17 @@ func (pc *peerServer) close() {
 	}
 }
 
+// AlivePath answers, on the channel, a replica asking whether this one
+// runs (Owners, before it takes a lease whose renewals stopped).
+const alivePath = "/peer/alive"
+
 // peerChannel opens the internal channel of po on the database store db:
-// it listens, names this replica in the face's session ids, and puts the
-// router in front of the face, so that a session another replica holds
-// is served there. Without po.Listen it does nothing: one-machine mode,
-// and a store without the channel, are as they were.
+// it listens (TLS, under a certificate made now, whose SHA-256 goes in
+// this replica's sealed row), names this replica in the face's session
+// ids, and puts the router in front of the face, so that a session
+// another replica holds is served there. Every request on it carries a
+// MAC of its own (peer.Guard). Without po.Listen it does nothing:
+// one-machine mode, and a store without the channel, are as they were.
 func (p *parts) peerChannel(po PeerOptions, db *pgstore.Store) (*peerServer, error) {
 	if po.Listen == "" {
 		if po.Advertise != "" {
@@ -71,6 +81,10 @@ func (p *parts) peerChannel(po PeerOptions, db *pgstore.Store) (*peerServer, err
 	}
 	if db == nil {
 		return nil, errors.New("--peer-listen needs --store: the replicas find each other in the database store")
+	}
+	cert, fp, err := peer.NewCertificate()
+	if err != nil {
+		return nil, fmt.Errorf("the internal channel's certificate: %w", err)
 	}
 	ln, err := net.Listen("tcp", po.Listen)
 	if err != nil {
@@ -82,23 +96,58 @@ func (p *parts) peerChannel(po PeerOptions, db *pgstore.Store) (*peerServer, err
 		return nil, err
 	}
 	log := p.log.With("component", "peer")
-	creds := peer.NewCredentials(db.Derive(peer.CredentialLabel))
+	keys := peer.NewKeys(db.Derive(peer.KeyLabel))
 	self := peer.NewReplicaID()
-	reg := peer.NewRegistry(db, pgstore.ErrNoReplica, self, adv, log)
-	owners := peer.NewOwners(leaseTable{db}, creds, self, p.stdioServers, log)
-	p.h.SetPlacement(placement{owners, peer.DirectTransport()})
+	reg := peer.NewRegistry(replicaTable{db}, self, adv, fp, log)
+	tr := peer.NewTransport(keys, self, peer.DirectTransport(reg.Find))
+	owners := peer.NewOwners(leaseTable{db}, reg, self, p.stdioServers, prober(tr), log)
+	p.h.SetPlacement(placement{owners, tr})
 	p.fc.NameSessions(func() string { return peer.NewSessionID(self) })
-	p.mcp = peer.NewRouter(reg, creds, p.fc, log)
+	p.mcp = peer.NewRouter(reg, tr, p.fc, log)
 	p.team.route = p.mcp
 	mux := http.NewServeMux()
-	routed := peer.Guard(creds, log, http.HandlerFunc(p.team.serveRouted))
+	routed := http.HandlerFunc(p.team.serveRouted)
 	mux.Handle(face.Path, routed)
 	mux.Handle(face.Path+"/", routed)
-	mux.Handle(peer.ServerPath+"{server}", peer.Guard(creds, log, owners.ServeOwned(p.fc.ServeServer)))
-	mux.Handle("/", peer.Guard(creds, log, http.NotFoundHandler()))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
-	return &peerServer{srv: srv, ln: ln, reg: reg, owners: owners, db: db}, nil
+	mux.Handle(peer.ServerPath+"{server}", owners.ServeOwned(p.h.RunsHere, p.serveServer))
+	mux.HandleFunc("GET "+alivePath, func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })
+	srv := &http.Server{Handler: peer.NewGuard(keys, self, log, mux), ReadHeaderTimeout: 10 * time.Second,
+		TLSConfig: peer.ServerTLS(cert), ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	return &peerServer{srv: srv, ln: tls.NewListener(ln, srv.TLSConfig), reg: reg, owners: owners, tr: tr, db: db}, nil
+}
+
+// serveServer serves a stdio server this replica runs to another replica,
+// as a bare profile: when the request names a member, only one of the
+// profiles that list the server admits (as the replica that forwarded it
+// checked already).
+func (p *parts) serveServer(w http.ResponseWriter, r *http.Request, server string) {
+	if id, ok := caller.From(r.Context()); ok && !p.h.Admitted(id, server) {
+		http.Error(w, "plexus: no profile that has this server is open to you", http.StatusForbidden)
+		return
+	}
+	p.fc.ServeServer(w, r, server)
+}
+
+// prober asks a lease's owner on the channel whether it runs: an answer
+// within a second says it does.
+func prober(tr *peer.Transport) func(context.Context, peer.Lease) bool {
+	hc := &http.Client{Timeout: time.Second}
+	return func(ctx context.Context, l peer.Lease) bool {
+		if l.Addr == "" {
+			return false
+		}
+		req, err := http.NewRequestWithContext(ctx, "GET", "https://"+l.Addr+alivePath, nil)
+		if err != nil {
+			return false
+		}
+		hc.Transport = tr.ForReplica(l.Owner)
+		resp, err := hc.Do(req)
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}
 }
 
 // start records this replica and claims the leases it can before the
@@ -106,6 +155,41 @@ func (p *parts) peerChannel(po PeerOptions, db *pgstore.Store) (*peerServer, err
 func (pc *peerServer) start(ctx context.Context) {
 	pc.reg.Beat(ctx)
 	pc.owners.Claim(ctx)
+}
+
+// drain marks this replica as being stopped and hands its stdio servers
+// over to the others, serving them until they run them (drainWait at
+// most), so that a clean stop moves them without a gap.
+func (pc *peerServer) drain(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, drainWait)
+	defer cancel()
+	pc.reg.Drain(ctx)
+	pc.owners.Drain(ctx, pc.serving)
+}
+
+// drainWait bounds how long a clean stop waits for the others to take its
+// servers and run them.
+const drainWait = 10 * time.Second
+
+// serving reports whether l's owner serves its server now: a request
+// there is not refused (it runs the process itself).
+func (pc *peerServer) serving(ctx context.Context, l peer.Lease) bool {
+	if l.Addr == "" {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, "GET", "https://"+l.Addr+peer.ServerPath+l.Server, nil)
+	if err != nil {
+		return false
+	}
+	req.Header.Set(peer.TokenHeader, strconv.FormatInt(l.Token, 10))
+	resp, err := pc.tr.ForReplica(l.Owner).RoundTrip(req)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return true
 }
 
 // stdioServers are the servers that run on one replica at a time: the
@@ -122,25 +206,28 @@ func (p *parts) stdioServers() []string {
 }
 
 // placement is host.Placement by the leases; the connections to other
-// replicas go by tr.
+// replicas go by the channel's transport.
 type placement struct {
 	o  *peer.Owners
-	tr http.RoundTripper
+	tr *peer.Transport
 }
 
 func (pl placement) Place(server string) (*host.Remote, error) {
-	url, hdr, owner, err := pl.o.Place(server)
-	if err != nil || url == "" {
+	at, err := pl.o.Place(server)
+	if err != nil || at.Here {
 		return nil, err
 	}
-	return &host.Remote{Replica: owner, URL: url, Headers: hdr, Transport: pl.tr}, nil
+	h := http.Header{}
+	h.Set(peer.TokenHeader, strconv.FormatInt(at.Token, 10))
+	return &host.Remote{Replica: at.Owner, URL: "https://" + at.Addr + peer.ServerPath + server, Headers: h,
+		Transport: pl.tr.ForReplica(at.Owner)}, nil
 }
 
 // leaseTable is peer.LeaseTable on the database store.
 type leaseTable struct{ db *pgstore.Store }
 
-func (t leaseTable) Claim(ctx context.Context, servers []string, self string, ttl time.Duration) (map[string]peer.Lease, error) {
-	got, err := t.db.Claim(ctx, servers, self, ttl)
+func (t leaseTable) Claim(ctx context.Context, self string, servers []string, ttl time.Duration, take func(peer.Lease) bool) (map[string]peer.Lease, error) {
+	got, err := t.db.Claim(ctx, self, servers, ttl, func(l pgstore.Lease) bool { return take(peer.Lease(l)) })
 	if err != nil {
 		return nil, err
 	}
@@ -154,6 +241,27 @@ func (t leaseTable) Claim(ctx context.Context, servers []string, self string, tt
 func (t leaseTable) Release(ctx context.Context, servers []string, self string) error {
 	return t.db.Release(ctx, servers, self)
 }
+
+// replicaTable is peer.Table on the database store.
+type replicaTable struct{ db *pgstore.Store }
+
+func (t replicaTable) Beat(ctx context.Context, r peer.Replica) error {
+	return t.db.Beat(ctx, pgstore.Replica(r))
+}
+
+func (t replicaTable) Replicas(ctx context.Context, within time.Duration) (map[string]peer.Replica, error) {
+	got, err := t.db.Replicas(ctx, within)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]peer.Replica, len(got))
+	for id, r := range got {
+		out[id] = peer.Replica(r)
+	}
+	return out, nil
+}
+
+func (t replicaTable) Leave(ctx context.Context, id string) error { return t.db.Leave(ctx, id) }
 
 // advertise is the address the other replicas dial: flag, or else the
 // listener's own, which must then be one they can dial.

@@ -11,6 +11,7 @@ package docstore
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -75,6 +76,29 @@ type StaleError struct {
 func (e *StaleError) Error() string {
 	return fmt.Sprintf("%s was changed through another replica meanwhile", e.Name)
 }
+
+// ErrUnreachable says the backend could not be reached: a shared
+// database that is stopped, stalled or cut off.
+var ErrUnreachable = errors.New("the store is unreachable")
+
+// UnreachableError is a write the backend could not make because it could
+// not be reached. Unless Unknown, nothing was changed; Unknown says the
+// connection was lost while the write was being committed, so that it
+// may or may not have been made.
+type UnreachableError struct {
+	Name    string
+	Unknown bool
+	Err     error
+}
+
+func (e *UnreachableError) Error() string {
+	if e.Unknown {
+		return fmt.Sprintf("the store stopped answering while %s was being saved: the change may or may not have been made (%v)", e.Name, e.Err)
+	}
+	return fmt.Sprintf("the store is unreachable, nothing was changed (%s: %v)", e.Name, e.Err)
+}
+
+func (e *UnreachableError) Unwrap() []error { return []error{ErrUnreachable, e.Err} }
 
 // Backend keeps the documents. Every write is atomic and durable when it
 // returns; on an error nothing changed.

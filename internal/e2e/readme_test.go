@@ -88,32 +88,9 @@ func TestREADMEQuickstartAsWritten(t *testing.T) {
 // block, without comments and blank lines.
 func quickstartLines(t *testing.T) []string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, after, ok := strings.Cut(string(b), "\n## Quickstart\n")
-	if !ok {
-		t.Fatal("README has no Quickstart section")
-	}
-	_, block, ok := strings.Cut(after, "```sh\n")
-	block, _, ok2 := strings.Cut(block, "\n```")
-	if !ok || !ok2 {
-		t.Fatal("the README's Quickstart has no sh block")
-	}
-	var lines []string
-	for _, l := range strings.Split(block, "\n") {
-		l = strings.TrimSpace(l)
-		if l == "" || strings.HasPrefix(l, "#") {
-			continue
-		}
-		if cmd, _, found := strings.Cut(l, "  #"); found {
-			l = strings.TrimSpace(cmd)
-		}
-		lines = append(lines, l)
-	}
+	lines := readmeBlock(t, "## Quickstart")
 	if len(lines) < 8 {
-		t.Fatalf("the Quickstart block has %d command lines:\n%s", len(lines), block)
+		t.Fatalf("the Quickstart block has %d command lines:\n%s", len(lines), strings.Join(lines, "\n"))
 	}
 	return lines
 }

@@ -68,12 +68,21 @@ func listen(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return serve(t, ln, "")
+}
+
+// serve accepts on ln until the test ends, writing greeting (if any) to
+// each connection before it closes it, and returns ln's address.
+func serve(t *testing.T, ln net.Listener, greeting string) string {
 	t.Cleanup(func() { ln.Close() })
 	go func() {
 		for {
 			c, err := ln.Accept()
 			if err != nil {
 				return
+			}
+			if greeting != "" {
+				io.WriteString(c, greeting+"\n")
 			}
 			c.Close()
 		}
@@ -250,7 +259,7 @@ func TestSandboxHostileServer(t *testing.T) {
 		{"network none: connect to a public address", offline, "connect", "1.1.1.1:443", "refused"},
 		{"read the shim's environment (/proc/1/environ)", tool, "read", "/proc/1/environ", "refused"},
 		{"network none: npx is told to run from its cache", offline, "env", "npm_config_offline", "ok"},
-		{"write into its temporary folder ($TMPDIR)", tool, "write", filepath.Join(s.Home, "sandbox", "hostile", "tmp", "t.txt"), "ok"},
+		{"write into its temporary folder ($TMPDIR)", tool, "write", filepath.Join(s.Home+"-sandbox", "hostile", "tmp", "t.txt"), "ok"},
 		{"ptrace a sibling process", tool, "ptrace-sibling", "", "refused"},
 		{"escape by setsid", tool, "setsid", token + "-setsid", "contained"},
 		{"escape by double fork", tool, "doublefork", token + "-double", "contained"},
@@ -290,7 +299,7 @@ func TestSandboxHostileServer(t *testing.T) {
 	if n := udp.got.Load(); n != 0 {
 		t.Errorf("the UDP listener outside the sandbox got %d datagrams", n)
 	}
-	if got := attempt(t, s.Env, tool, "env", "TMPDIR"); got != "ok: "+filepath.Join(s.Home, "sandbox", "hostile", "tmp") {
+	if got := attempt(t, s.Env, tool, "env", "TMPDIR"); got != "ok: "+filepath.Join(s.Home+"-sandbox", "hostile", "tmp") {
 		t.Errorf("TMPDIR in the sandbox: %s, want its private temporary folder", got)
 	}
 

@@ -153,7 +153,7 @@ func loginsOf(t *testing.T, e *testenv.Env) (access, refresh map[string]string) 
 		t.Fatal(err)
 	}
 	var f struct {
-		Entries map[string]struct {
+		Logins map[string]struct {
 			Server string
 			Token  struct{ Access, Refresh string }
 		}
@@ -162,7 +162,7 @@ func loginsOf(t *testing.T, e *testenv.Env) (access, refresh map[string]string) 
 		t.Fatal(err)
 	}
 	access, refresh = map[string]string{}, map[string]string{}
-	for _, en := range f.Entries {
+	for _, en := range f.Logins {
 		access[en.Server], refresh[en.Server] = en.Token.Access, en.Token.Refresh
 	}
 	return access, refresh

@@ -2,6 +2,9 @@ package e2e
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
 	"fmt"
 	"net/http"
 	"os"
@@ -13,6 +16,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	callerid "github.com/plexus-mcp/plexus/internal/caller"
 	"github.com/plexus-mcp/plexus/internal/client"
 	"github.com/plexus-mcp/plexus/internal/peer"
 	"github.com/plexus-mcp/plexus/internal/testenv"
@@ -41,10 +45,12 @@ func TestTeamIdentityAcrossReplicas(t *testing.T) {
 	if err := os.MkdirAll(seed.Home, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	cfg := fmt.Sprintf(`{"mcp": {"servers": {"example": {"type": "stdio", "command": %q, "args": ["example-server"]}},
+	cfg := fmt.Sprintf(`{"mcp": {"servers": {"example": {"type": "stdio", "command": %q, "args": ["example-server"]},
+			"secret": {"type": "stdio", "command": %q, "args": ["example-server"]}},
 		"face": {"allowExternalCall": true},
-		"profiles": {"default": {"servers": ["example"], "users": ["ada@example.com", "carol@example.com"]}}},
-		"team": {"resource": %q, "issuers": [%q], "userClaim": "email"}}`, seed.Bin, resource, idp.URL)
+		"profiles": {"default": {"servers": ["example"], "users": ["ada@example.com", "carol@example.com"]},
+			"eng": {"servers": ["secret"], "users": ["ada@example.com"]}}},
+		"team": {"resource": %q, "issuers": [%q], "userClaim": "email"}}`, seed.Bin, seed.Bin, resource, idp.URL)
 	if err := os.WriteFile(filepath.Join(seed.Home, "extensions.json"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +115,7 @@ func TestTeamIdentityAcrossReplicas(t *testing.T) {
 	if status, _ := on("", `{"jsonrpc":"2.0","id":51,"method":"ping"}`); status != http.StatusUnauthorized {
 		t.Fatalf("no token on ada's session: %d", status)
 	}
-	// The channel's credential is not a member's token: the replica that
+	// A replica's signature is not a member's token: the replica that
 	// holds the session still wants ada's; and the channel never passes a
 	// request on again.
 	conn, err := pgx.Connect(t.Context(), pg.URL)
@@ -117,23 +123,54 @@ func TestTeamIdentityAcrossReplicas(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(context.Background())
-	var holderAddr string
-	if err := conn.QueryRow(t.Context(), `SELECT addr FROM plexus_replicas WHERE id = $1`, holder).Scan(&holderAddr); err != nil {
-		t.Fatal(err)
-	}
-	cred := channelCredential(key)
+	ch := channelOf(key)
 	ping := `{"jsonrpc":"2.0","id":60,"method":"ping"}`
 	for _, r := range rs {
-		url := "http://" + r.peer + "/mcp"
-		if status, _, _ := teamPost(t, url, "", ping, "Mcp-Session-Id", id, "Mcp-Protocol-Version", "2025-11-25", peer.Header, cred); status != http.StatusUnauthorized {
-			t.Errorf("the channel's credential without ada's token at %s: %d, want 401", r.peer, status)
+		to := replicaAt(t, pg.URL, r.peer)
+		req := ch.request(t, "POST", r.peer, "/mcp", to, ping, nil, "Mcp-Session-Id", id, "Mcp-Protocol-Version", "2025-11-25")
+		if status, _ := send(t, req); status != http.StatusUnauthorized {
+			t.Errorf("a replica's signed request without ada's token at %s: %d, want 401", r.peer, status)
 		}
 		want := http.StatusNotFound // not its session, and not passed on
-		if r.peer == holderAddr {
+		if to == holder {
 			want = http.StatusOK
 		}
-		if status, _, out := teamPost(t, url, ada, ping, "Mcp-Session-Id", id, "Mcp-Protocol-Version", "2025-11-25", peer.Header, cred); status != want {
+		req = ch.request(t, "POST", r.peer, "/mcp", to, ping, nil, "Authorization", ada, "Mcp-Session-Id", id, "Mcp-Protocol-Version", "2025-11-25")
+		if status, out := send(t, req); status != want {
 			t.Errorf("ada's ping on the channel of %s: %d %s, want %d", r.peer, status, out, want)
+		}
+	}
+	// /server/NAME obeys the member's gates: a call a replica forwards
+	// for carol to the eng-only server is refused by its owner; ada's is
+	// served, once; a request without the store's key, with the fixed
+	// credential of before and the lease's token, is refused.
+	var secretAddr, secretOwner string
+	var secretToken int64
+	within(t, 10*time.Second, "the secret server's lease", func() bool {
+		return conn.QueryRow(t.Context(), `SELECT r.addr, l.owner, l.token FROM plexus_leases l JOIN plexus_replicas r ON r.id = l.owner WHERE l.server = 'secret'`).
+			Scan(&secretAddr, &secretOwner, &secretToken) == nil
+	})
+	tok := strconv.FormatInt(secretToken, 10)
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
+	carolID := &callerid.Identity{Issuer: idp.URL, User: "carol@example.com"}
+	adaID := &callerid.Identity{Issuer: idp.URL, User: "ada@example.com"}
+	if status, out := send(t, ch.request(t, "POST", secretAddr, "/server/secret", secretOwner, init, carolID, peer.TokenHeader, tok)); status != http.StatusForbidden {
+		t.Errorf("carol's call forwarded to the eng-only server: %d %s, want 403", status, out)
+	}
+	adas := ch.request(t, "POST", secretAddr, "/server/secret", secretOwner, init, adaID, peer.TokenHeader, tok)
+	if status, out := send(t, adas); status != http.StatusOK {
+		t.Errorf("ada's call forwarded to the eng-only server: %d %s", status, out)
+	}
+	if status, _ := send(t, adas); status != http.StatusUnauthorized {
+		t.Errorf("ada's request replayed: %d, want 401", status)
+	}
+	fixed := hmac.New(sha256.New, key)
+	fixed.Write([]byte("plexus internal channel v1"))
+	for guess := secretToken - 1; guess <= secretToken+1; guess++ {
+		forged := channel{}.request(t, "POST", secretAddr, "/server/secret", secretOwner, init, nil,
+			"Plexus-Peer-Credential", base64.RawURLEncoding.EncodeToString(fixed.Sum(nil)), peer.TokenHeader, strconv.FormatInt(guess, 10))
+		if status, _ := send(t, forged); status != http.StatusUnauthorized {
+			t.Errorf("the fixed credential of before with lease token %d: %d, want 401", guess, status)
 		}
 	}
 	t.Logf("ada's session held by replica %s, served through the balancer; carol and no token refused on it", holder)

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -8,6 +9,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -15,8 +17,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
 	"github.com/plexus-mcp/plexus/internal/client"
@@ -105,14 +110,6 @@ func call2026(t *testing.T, base, token, tool, args string) (int, string) {
 	out, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	return resp.StatusCode, string(out)
-}
-
-// channelCredential is the internal channel's credential of the store's
-// key, computed as docs/team.md says.
-func channelCredential(key []byte) string {
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte(peer.CredentialLabel))
-	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 }
 
 // callsMade is how many tool calls a replica's face made, by its
@@ -343,40 +340,34 @@ func TestTeamSessions(t *testing.T) {
 		t.Logf("through the balancer: the session held by %s, calls made by each replica %v (the session's 12 by its holder, each 2026-07-28 call by the replica it reached and, forwarded, by the one that runs the server); 2026-07-28 call median %s", holder, made, took[len(took)/2])
 	})
 
-	t.Run("the internal channel takes only the replicas' credential", func(t *testing.T) {
-		good := channelCredential(key)
+	t.Run("the internal channel takes only requests a replica signed for it, once", func(t *testing.T) {
+		ch := channelOf(key)
+		to := replicaAt(t, pg.URL, a.peer)
 		const canary = "canary-7f3e9a-not-the-credential"
 		init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"n","version":"1"}}}`
-		try := func(path string, hdr map[string]string) int {
-			req, _ := http.NewRequest("POST", "http://"+a.peer+path, strings.NewReader(init))
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Accept", "application/json, text/event-stream")
-			for k, v := range hdr {
-				req.Header.Set(k, v)
-			}
-			resp, err := hc.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			return resp.StatusCode
+		fixed := hmac.New(sha256.New, key)
+		fixed.Write([]byte("plexus internal channel v1"))
+		unsigned := func(hdr ...string) *http.Request {
+			return channel{}.request(t, "POST", a.peer, "/mcp", to, init, nil, hdr...)
 		}
+		signed := ch.request(t, "POST", a.peer, "/mcp", to, init, nil)
 		for _, tc := range []struct {
 			name string
-			path string
-			hdr  map[string]string
+			req  *http.Request
 			want int
 		}{
-			{"nothing", "/mcp", nil, http.StatusUnauthorized},
-			{"the loopback token", "/mcp", map[string]string{"Authorization": "Bearer " + a.token}, http.StatusUnauthorized},
-			{"a canary credential", "/mcp", map[string]string{peer.Header: canary}, http.StatusUnauthorized},
-			{"the canary as a bearer", "/mcp", map[string]string{"Authorization": "Bearer " + canary}, http.StatusUnauthorized},
-			{"the store's key itself", "/mcp", map[string]string{peer.Header: base64.StdEncoding.EncodeToString(key)}, http.StatusUnauthorized},
-			{"the credential", "/mcp", map[string]string{peer.Header: good}, http.StatusOK},
-			{"the credential, elsewhere than the face", "/v1/status", map[string]string{peer.Header: good}, http.StatusNotFound},
+			{"nothing", unsigned(), http.StatusUnauthorized},
+			{"the loopback token", unsigned("Authorization", "Bearer "+a.token), http.StatusUnauthorized},
+			{"a canary credential", unsigned(peer.Header, canary), http.StatusUnauthorized},
+			{"the canary as a bearer", unsigned("Authorization", "Bearer "+canary), http.StatusUnauthorized},
+			{"the store's key itself", unsigned(peer.Header, base64.StdEncoding.EncodeToString(key)), http.StatusUnauthorized},
+			{"the fixed credential of before", unsigned("Plexus-Peer-Credential", base64.RawURLEncoding.EncodeToString(fixed.Sum(nil))), http.StatusUnauthorized},
+			{"a request signed for this replica", signed, http.StatusOK},
+			{"the same request again", signed, http.StatusUnauthorized},
+			{"a request signed for another replica", ch.request(t, "POST", a.peer, "/mcp", peer.NewReplicaID(), init, nil), http.StatusMisdirectedRequest},
+			{"a signed request elsewhere than the face", ch.request(t, "POST", a.peer, "/v1/status", to, init, nil), http.StatusNotFound},
 		} {
-			if got := try(tc.path, tc.hdr); got != tc.want {
+			if got, _ := send(t, tc.req); got != tc.want {
 				t.Errorf("%s: %d, want %d", tc.name, got, tc.want)
 			}
 		}
@@ -388,7 +379,7 @@ func TestTeamSessions(t *testing.T) {
 			logs, _ := os.ReadFile(filepath.Join(r.Home, "logs.jsonl"))
 			for what, text := range map[string]string{"log": string(logs), "output": r.DaemonOutput(), "status": fmt.Sprint(st),
 				"tools": fmt.Sprint(tools(t, r.Env))} {
-				for _, secret := range []string{good, canary} {
+				for _, secret := range []string{signed.Header.Get(peer.Header), canary} {
 					if strings.Contains(text, secret) {
 						t.Errorf("a credential in %s's %s", r.Home, what)
 					}
@@ -396,8 +387,73 @@ func TestTeamSessions(t *testing.T) {
 			}
 		}
 		logs, _ := os.ReadFile(filepath.Join(a.Home, "logs.jsonl"))
-		if !strings.Contains(string(logs), "internal channel: a request without the replicas' credential refused") {
+		if !strings.Contains(string(logs), "internal channel: a request refused") || !strings.Contains(string(logs), "replayed") {
 			t.Error("the refusals are not in the log")
+		}
+	})
+
+	t.Run("rows the store's key did not seal are not trusted", func(t *testing.T) {
+		// The forger writes the database, and listens where it points the
+		// replicas: nothing may reach it, neither a call nor a session.
+		forger, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer forger.Close()
+		var reached atomic.Int64
+		go func() {
+			for {
+				c, err := forger.Accept()
+				if err != nil {
+					return
+				}
+				reached.Add(1)
+				c.Close()
+			}
+		}()
+		conn, err := pgx.Connect(t.Context(), pg.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(context.Background())
+		evil := peer.NewReplicaID()
+		_, ownerID, _ := owner(t, pg.URL, "example", rs)
+		for _, sql := range []string{
+			`INSERT INTO plexus_replicas (id, addr, fp, sig) VALUES ('` + evil + `', '` + forger.Addr().String() + `', 'ee', '\x00')`,
+			`UPDATE plexus_replicas SET addr = '` + forger.Addr().String() + `' WHERE id = '` + ownerID + `'`,
+			`UPDATE plexus_leases SET owner = '` + evil + `' WHERE server = 'example'`,
+		} {
+			if _, err := conn.Exec(t.Context(), sql); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// A session of the forger's replica, through every replica: 404,
+		// never passed to it with the client's token.
+		for _, r := range rs {
+			if code, _ := sessionPOST(t, hc, r.base, r.token, peer.NewSessionID(evil), `{"jsonrpc":"2.0","id":1,"method":"ping"}`); code != http.StatusNotFound {
+				t.Errorf("a session of the forged replica through %s: %d, want 404", r.base, code)
+			}
+		}
+		// Calls through every replica go on reaching the server (the
+		// lease taken back, the owner's row sealed again at its next beat).
+		deadline := time.Now().Add(6 * time.Second)
+		for time.Now().Before(deadline) {
+			for _, r := range rs {
+				call2026(t, r.base, r.token, echo, `{"text":"forged"}`)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		for _, r := range rs {
+			within(t, 5*time.Second, "calls through every replica", func() bool {
+				code, out := call2026(t, r.base, r.token, echo, `{"text":"forged"}`)
+				return code == http.StatusOK && strings.Contains(out, "forged") && !strings.Contains(out, `"isError":true`)
+			})
+		}
+		if n := reached.Load(); n > 0 {
+			t.Fatalf("the forger's address was dialled %d times", n)
+		}
+		if o, id, _ := owner(t, pg.URL, "example", rs); o < 0 || id == evil {
+			t.Fatalf("the lease after the forgery: replica %d (%s)", o, id)
 		}
 	})
 }

@@ -5,11 +5,10 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/plexus-mcp/plexus/internal/catalog"
-
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/plexus-mcp/plexus/internal/catalog"
 	"github.com/plexus-mcp/plexus/internal/config"
 	"github.com/plexus-mcp/plexus/internal/host"
 	"github.com/plexus-mcp/plexus/internal/upstream"
@@ -110,7 +109,19 @@ func (p *profile) readResource(server string) mcp.ResourceHandler {
 		}
 		ctx = p.withPeer(ctx, req.Session, req.Params.GetProgressToken())
 		ctx = upstream.WithInput(ctx, req.Params.InputResponses, req.Params.RequestState)
-		res, err := p.f.h.ReadResource(ctx, server, req.Params.URI)
+		uri := req.Params.URI
+		renamed := false
+		if s, own, ok := catalog.ParseUIURI(uri); ok && s == server && p.def.naming != config.NamingBare {
+			uri, renamed = own, true
+		}
+		res, err := p.f.h.ReadResource(ctx, server, uri)
+		if err == nil && renamed {
+			for _, c := range res.Contents {
+				if c != nil {
+					c.URI = catalog.UIURI(server, c.URI)
+				}
+			}
+		}
 		return res, passOn(err)
 	}
 }

@@ -107,18 +107,35 @@ func TestChartRendersAndValidates(t *testing.T) {
 	}
 	work := t.TempDir()
 	location := schemas(t, work)
-	for _, set := range [][]string{
-		{"store.key.value=" + storeKey()},
-		{"store.key.existingSecret=team-key", "store.oldKey.existingSecret=team-key-old", "peer.enabled=false", "replicaCount=3"},
+	for _, c := range []struct {
+		set        []string
+		want, gone []string
+	}{
+		{[]string{"store.key.value=" + storeKey()},
+			[]string{"kind: NetworkPolicy", `prometheus.io/scrape: "true"`, "--metrics-listen=$(POD_IP):9090", "--stop-delay=5s", "name: PLEXUS_STORE_KEY"},
+			[]string{"kind: HorizontalPodAutoscaler", "kind: ConfigMap", "--store-bootstrap"}},
+		{[]string{"store.key.existingSecret=team-key", "store.oldKey.existingSecret=team-key-old", "peer.enabled=false", "replicaCount=3",
+			"autoscaling.enabled=true", "metrics.enabled=false", "networkPolicy.enabled=false", "stopDelaySeconds=0",
+			"settings.team.resource=https://mcp.example.com/mcp", "settings.team.issuers[0]=https://idp.example.com", "settings.mcp.retryMs=3000"},
+			[]string{"kind: HorizontalPodAutoscaler", "kind: ConfigMap", "--store-bootstrap=/etc/plexus/settings/extensions.json", `"resource": "https://mcp.example.com/mcp"`},
+			[]string{"kind: NetworkPolicy", "prometheus.io/scrape", "--metrics-listen", "--stop-delay", "replicas: 3"}},
 	} {
+		set := c.set
 		out, err := render(t, work, chartDir(), set...)
 		if err != nil {
 			t.Fatalf("helm template %v: %v\n%s", set, err, out)
 		}
-		for _, want := range []string{"kind: Deployment", "kind: Service", "kind: PodDisruptionBudget", "path: /readyz", "path: /healthz",
-			"--listen=$(POD_IP):7780", "fieldPath: status.podIP", "readOnlyRootFilesystem: true", "runAsNonRoot: true"} {
+		for _, want := range append([]string{"kind: Deployment", "kind: Service", "kind: PodDisruptionBudget", "path: /readyz", "path: /healthz",
+			"--listen=$(POD_IP):7780", "fieldPath: status.podIP", "readOnlyRootFilesystem: true", "runAsNonRoot: true", "name: PLEXUS_STORE_URL"}, c.want...) {
 			if !strings.Contains(out, want) {
 				t.Errorf("helm template %v: no %q", set, want)
+			}
+		}
+		// The store's URL and key are never on the command line, nor the
+		// key in a file the stdio servers (the same user) could read.
+		for _, gone := range append([]string{"--store=", "--store-key-file", "$(PLEXUS_STORE_URL)", "$(PLEXUS_STORE_KEY)"}, c.gone...) {
+			if strings.Contains(out, gone) {
+				t.Errorf("helm template %v: %q is there", set, gone)
 			}
 		}
 		if report, err := validate(t, work, location, out); err != nil || !strings.Contains(report, "Invalid: 0, Errors: 0") {

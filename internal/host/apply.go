@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"runtime"
 
 	"os"
 	"slices"
@@ -60,6 +61,9 @@ func DecodeServer(name string, raw json.RawMessage) (config.Server, error) {
 func (h *Host) PutServer(ctx context.Context, req PutRequest) (int64, error) {
 	sc, err := DecodeServer(req.Name, req.Config)
 	if err != nil {
+		return 0, err
+	}
+	if err := sandboxRefusal(runtime.GOOS, req.Name, sc); err != nil {
 		return 0, err
 	}
 	h.applyMu.Lock()

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/plexus-mcp/plexus/internal/catalog"
 	"github.com/plexus-mcp/plexus/internal/config"
@@ -481,5 +482,41 @@ func TestPutServerSaveFailsAsRoot(t *testing.T) {
 	}
 	if snapRev, _ := th.Servers(); snapRev != rev {
 		t.Errorf("published revision = %d, want %d", snapRev, rev)
+	}
+}
+
+// TestRestartFailedServerStatusAtOnce: restarting a server that is not
+// running (failed) and failing again shows the new error in its status the
+// moment Restart returns — not the old one until the next retry — and says
+// that it is still not running, not that it "runs on as it was".
+func TestRestartFailedServerStatusAtOnce(t *testing.T) {
+	th := newTestHost(t)
+	count := filepath.Join(t.TempDir(), "count")
+	script := `n=$(cat "$1" 2>/dev/null || echo 0); n=$((n+1)); echo $n > "$1"; echo "attempt $n fails" >&2; exit 3`
+	if _, err := th.PutServer(t.Context(), PutRequest{Name: "down", Create: true, NoVerify: true,
+		Config: mustJSON(t, map[string]any{"type": "stdio", "command": "sh", "args": []string{"-c", script, "sh", count}})}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for th.status("down").State != "failed" || th.status("down").LastError == "" {
+		if time.Now().After(deadline) {
+			t.Fatalf("down never failed: %+v", th.status("down"))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	before := th.status("down").LastError
+	err := th.Restart(t.Context(), "down")
+	var se *StartError
+	if !errors.As(err, &se) || !se.Restart {
+		t.Fatalf("Restart = %v, want a *StartError of a restart", err)
+	}
+	if msg := err.Error(); strings.Contains(msg, "runs on") || !strings.Contains(msg, "still not running") {
+		t.Errorf("error %q: the server is not running, and the message must say so", msg)
+	}
+	after := th.status("down")
+	n, _ := os.ReadFile(count)
+	want := "attempt " + strings.TrimSpace(string(n)) + " fails"
+	if after.LastError == before || !strings.Contains(after.LastError, want) || after.State != "failed" {
+		t.Errorf("status right after the restart: %q (%s), want the new error %q; before it was %q", after.LastError, after.State, want, before)
 	}
 }

@@ -82,6 +82,8 @@ func callFailure(ctx, cctx context.Context, err error, srv *supervisor.Server, t
 		return nil, ctx.Err() // the caller went away; the SDK sent notifications/cancelled
 	case errors.Is(cctx.Err(), context.DeadlineExceeded):
 		return errorResult(fmt.Sprintf("the call to %s timed out after %s; cancellation was sent to the server, which may still have acted", srv.Name(), timeout), "timeout", ""), nil
+	case neverSent(err):
+		return errorResult(fmt.Sprintf("server unavailable: the call to %s was not made (%v); it moves to another replica within seconds", srv.Name(), err), "unavailable", ""), nil
 	case errors.Is(err, upstream.ErrTransportLost):
 		return errorResult(fmt.Sprintf("the connection to %s was lost during the call: its outcome is unknown, so check before calling again (%v)", srv.Name(), err), "transport_lost", "unknown"), nil
 	case errors.Is(err, upstream.ErrNotConnected):

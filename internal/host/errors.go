@@ -3,8 +3,10 @@ package host
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
+	"github.com/plexus-mcp/plexus/internal/sandbox"
 	"github.com/plexus-mcp/plexus/internal/upstream"
 )
 
@@ -28,8 +30,9 @@ func (e *ExistsError) Error() string { return fmt.Sprintf("a server named %q alr
 type StartError struct {
 	Server string
 	Err    error
-	// Restart is set when the start was a restart, not a save.
-	Restart bool
+	// Restart is set when the start was a restart, not a save;
+	// NotRunning when the server it was to replace was not running either.
+	Restart, NotRunning bool
 	// Stderr holds the server's last stderr lines, secrets redacted.
 	Stderr []string
 }
@@ -38,7 +41,10 @@ type StartError struct {
 // lines, and Stderr has more for status views.
 func (e *StartError) Error() string {
 	what := "could not be started, so nothing was saved"
-	if e.Restart {
+	switch {
+	case e.Restart && e.NotRunning:
+		what = "could not be restarted; it is still not running"
+	case e.Restart:
 		what = "could not be restarted; it runs on as it was"
 	}
 	var ce *upstream.ConnectError
@@ -54,3 +60,15 @@ func (e *StartError) Error() string {
 }
 
 func (e *StartError) Unwrap() error { return e.Err }
+
+// SandboxHint is the flag that would have allowed what a sandboxed
+// server's sandbox refused last, as advice; "" when its stderr holds no
+// such line of Plexus's.
+func (e *StartError) SandboxHint() string {
+	lines := e.Stderr
+	var ce *upstream.ConnectError
+	if errors.As(e.Err, &ce) {
+		lines = append(slices.Clone(lines), ce.Stderr...)
+	}
+	return sandbox.Remedy(e.Server, lines)
+}

@@ -91,8 +91,11 @@ type Host struct {
 	pins     hostPins
 	oauth    *oauth.Manager // nil only if oauth.json could not be read
 
-	bg      sync.WaitGroup // background starts
-	started time.Time
+	bg sync.WaitGroup // background starts
+	// replacing counts, by server, the replacements Replace started
+	// (placement.go); guarded by applyMu.
+	replacing map[string]uint64
+	started   time.Time
 }
 
 // snapshot is an immutable view of the servers and the catalog.
@@ -158,7 +161,10 @@ func New(opts Options) *Host {
 		h.oauth = m
 	}
 	if h.oauth != nil {
-		h.oauth.SetOnChange(func(string) { h.publish() })
+		h.oauth.SetOnChange(func(account string) {
+			h.publish()
+			h.loginChanged(account)
+		})
 	}
 	h.snap.Store(&snapshot{cfg: h.cfg, servers: map[string]*supervisor.Server{}})
 	return h
@@ -208,6 +214,7 @@ func (h *Host) startInBackground(ctx context.Context, srv *supervisor.Server, cf
 		if err := srv.Start(ctx); err != nil {
 			h.log.Warn("server failed to start", "server", srv.Name(), "err", err)
 			h.leftOut(srv, cfg)
+			h.retryPlaced(ctx, srv)
 		}
 	}()
 }

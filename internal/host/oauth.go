@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
 	"github.com/plexus-mcp/plexus/internal/config"
 	"github.com/plexus-mcp/plexus/internal/oauth"
+	"github.com/plexus-mcp/plexus/internal/supervisor"
 	"github.com/plexus-mcp/plexus/internal/upstream"
 )
 
@@ -37,7 +39,7 @@ func (h *Host) authorize(spec *upstream.Spec, sc config.Server, get func(string)
 	if err != nil {
 		return err
 	}
-	h.oauth.SetGrant(oauth.LoginParams{Server: spec.Name, URL: spec.URL, Grant: g, Manual: manualOf(sc.OAuth)})
+	h.oauth.SetGrant(oauth.LoginParams{Server: spec.Name, URL: spec.URL, Grant: g, Manual: manualOf(sc.OAuth), MetadataDocumentURL: h.metadataDocumentURL()})
 	spec.HTTPClient = &http.Client{Transport: h.oauth.ConfiguredTransport(spec.Name, spec.URL, nil, sc.OAuth != nil)}
 	return nil
 }
@@ -62,7 +64,8 @@ func (h *Host) authStatus(name string, sc config.Server) *apitype.AuthStatus {
 		return nil
 	}
 	out := &apitype.AuthStatus{NeedsLogin: s.NeedsLogin, LoggedIn: s.LoggedIn, Issuer: s.Issuer, Scopes: s.Scopes,
-		Login: s.Login, LoginError: s.LoginError}
+		Login: s.Login, LoginError: s.LoginError, Reason: s.Reason, RefreshToken: s.RefreshToken, DPoP: s.DPoP,
+		MoreScopes: s.MoreScopes}
 	if !s.ExpiresAt.IsZero() {
 		t := s.ExpiresAt
 		out.ExpiresAt = &t
@@ -75,6 +78,21 @@ func (h *Host) authStatus(name string, sc config.Server) *apitype.AuthStatus {
 // refused.
 func (h *Host) needsLogin(name string, err error) bool {
 	return h.oauth != nil && (h.oauth.NeedsLogin(name) || errors.Is(err, oauth.ErrNeedsLogin))
+}
+
+// loginNeeded is the supervisor's NeedsLogin of server name: the error
+// to show while it waits for a login (never the advice to configure a
+// header, which a 401 of a server without OAuth gets), or nil when err is
+// no matter of a login.
+func (h *Host) loginNeeded(name string, sc config.Server, err error) error {
+	if !usesOAuth(sc) || !h.needsLogin(name, err) {
+		return nil
+	}
+	reason := h.oauth.NeedsLoginReason(name)
+	if reason == "" {
+		reason = "the server requires an OAuth login"
+	}
+	return &oauth.NeedsLoginError{Server: name, Reason: reason}
 }
 
 // loginParams resolves what a login of name needs.
@@ -92,7 +110,7 @@ func (h *Host) loginParams(name string) (oauth.LoginParams, error) {
 	if err != nil {
 		return oauth.LoginParams{}, err
 	}
-	p := oauth.LoginParams{Server: name, URL: spec.URL}
+	p := oauth.LoginParams{Server: name, URL: spec.URL, MetadataDocumentURL: h.metadataDocumentURL()}
 	if p.Grant, err = grantOf(sc.OAuth, func(v string) (string, error) {
 		val, ok := h.lookup(v)
 		if !ok {
@@ -115,9 +133,16 @@ func (h *Host) loginParams(name string) (oauth.LoginParams, error) {
 	return p, nil
 }
 
+// metadataDocumentURL is mcp.oauthClientMetadataUrl: Plexus's client ID
+// metadata document, if the user hosts one.
+func (h *Host) metadataDocumentURL() string {
+	return h.snap.Load().cfg.MCP.OAuthClientMetadataURL
+}
+
 // Login starts an OAuth login of server name (R-AUTH-1): the daemon listens
 // for the browser's redirect on 127.0.0.1; once it arrives the server is
-// started again with its new token.
+// started again with its new token, and the login is done only once that
+// start succeeded (verifyLogin).
 func (h *Host) Login(ctx context.Context, name string) (*apitype.LoginStart, error) {
 	p, err := h.loginParams(name)
 	if err != nil {
@@ -126,11 +151,7 @@ func (h *Host) Login(ctx context.Context, name string) (*apitype.LoginStart, err
 	if p.Grant != nil {
 		return h.grantLogin(ctx, p)
 	}
-	pd, err := h.oauth.StartLogin(ctx, p, func(err error) {
-		if err == nil {
-			h.afterLogin(name)
-		}
-	})
+	pd, err := h.oauth.StartLogin(ctx, p, func() error { return h.verifyLogin(name) })
 	if err != nil {
 		return nil, &LoginError{Server: name, Err: err}
 	}
@@ -145,12 +166,14 @@ func (h *Host) grantLogin(ctx context.Context, p oauth.LoginParams) (*apitype.Lo
 	if err := h.oauth.Obtain(ctx, p.Server); err != nil {
 		return nil, &LoginError{Server: p.Server, Err: err}
 	}
-	h.afterLogin(p.Server)
+	if err := h.verifyLogin(p.Server); err != nil {
+		return nil, &LoginError{Server: p.Server, Err: err}
+	}
 	return &apitype.LoginStart{Server: p.Server, Grant: p.Grant.Type}, nil
 }
 
-// CompleteLogin completes name's login with a pasted redirect URL and
-// restarts the server.
+// CompleteLogin completes name's login with a pasted redirect URL: the
+// tokens are stored and the server started again with them (verifyLogin).
 func (h *Host) CompleteLogin(ctx context.Context, name, redirected string) error {
 	if h.oauth == nil {
 		return fmt.Errorf("%s does not use OAuth", name)
@@ -158,7 +181,53 @@ func (h *Host) CompleteLogin(ctx context.Context, name, redirected string) error
 	if err := h.oauth.CompleteLogin(ctx, name, redirected); err != nil {
 		return &LoginError{Server: name, Err: err}
 	}
-	return h.restartAuthorized(ctx, name)
+	return nil
+}
+
+// verifyLogin starts name afresh with the tokens a login just got: the
+// login is done only if the server takes them (an authenticated request
+// succeeded). Its error says why not: the server refused the token (then
+// it needs a login still), or it did not start for another reason.
+func (h *Host) verifyLogin(name string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	err := h.Restart(ctx, name)
+	var se *StartError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &se) && h.needsLogin(name, se.Err):
+		reason := h.oauth.NeedsLoginReason(name)
+		if reason == "" {
+			reason = "the server answered 401"
+		}
+		return fmt.Errorf("the server refused the token the login got (%s)", reason)
+	case errors.As(err, &se):
+		return fmt.Errorf("the login got its tokens, but the server did not start with them: %w", se.Err)
+	}
+	return fmt.Errorf("the login got its tokens, but restarting the server failed: %w", err)
+}
+
+// loginChanged follows a login's changes that the servers' state must
+// follow: a server whose login ended (a refused token that no refresh
+// mended) leaves "ready" for "needs-login", and one waiting for a login
+// that another daemon sharing the store made (team mode) starts with it.
+// A login made here starts the server itself (verifyLogin).
+func (h *Host) loginChanged(account string) {
+	if _, user := oauth.SplitAccount(account); user != "" || h.oauth == nil {
+		return // a member's login: the server's connection is the daemon's
+	}
+	srv, ok := h.snap.Load().servers[account]
+	if !ok || !usesOAuth(srv.Config()) {
+		return
+	}
+	st := h.oauth.Status(account)
+	switch state := srv.State(); {
+	case st.NeedsLogin && state == supervisor.StateReady:
+		srv.LoginNeeded(h.loginNeeded(account, srv.Config(), oauth.ErrNeedsLogin))
+	case !st.NeedsLogin && st.LoggedIn && st.Login == "" && state == supervisor.StateNeedsLogin:
+		h.afterLogin(account)
+	}
 }
 
 // Logout forgets name's tokens and registration (R-AUTH-2) and restarts the

@@ -9,7 +9,7 @@ import (
 )
 
 // Offer is what one server offers clients through Plexus, each definition
-// as the server wrote it (issue 43: pass-through by construction): a
+// as the server wrote it: a
 // profile that passes the server on (bare) serves these bytes, and one
 // that gathers several servers changes only what its naming needs
 // (catalog's Offered methods).

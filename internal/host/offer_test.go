@@ -16,7 +16,9 @@ import (
 // rawServerArg re-executes the test binary as a stdio MCP server that
 // writes its answers as literal bytes: its tools/list is the file named by
 // the next argument, its other lists those below. It does not implement
-// resources/templates/list.
+// resources/templates/list. If a second argument names a file that
+// exists, it never answers anything (and says it started, in that
+// name with ".started").
 const rawServerArg = "-plexus-host-raw-server"
 
 const (
@@ -32,6 +34,12 @@ const (
 )
 
 func runRawServer(args []string) {
+	if len(args) > 1 {
+		if _, err := os.Stat(args[1]); err == nil {
+			os.WriteFile(args[1]+".started", nil, 0o600)
+			select {} // told to hang: it never answers
+		}
+	}
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(make([]byte, 1<<20), 1<<20)
 	for in.Scan() {
@@ -74,7 +82,7 @@ func runRawServer(args []string) {
 // order; its resources and prompts; its capabilities with an extension's
 // — in the server's order, with only the tools pinning lets through. A
 // server that does not implement resources/templates/list is added all
-// the same, saying so (issue 43, breaks 10 and 11).
+// the same, saying so.
 func TestOfferPassesDefinitionsOn(t *testing.T) {
 	th := newTestHost(t)
 	tools := filepath.Join(t.TempDir(), "tools.json")

@@ -77,6 +77,10 @@ func (h *Host) invoke(ctx context.Context, snap *snapshot, ix indexed, invoke in
 	if ule := (*oauth.UserLoginError)(nil); errors.As(err, &ule) && h.oauth != nil {
 		return callResult{res: h.userLoginResult(ctx, ule)}, nil
 	}
+	if nle := (*oauth.NeedsLoginError)(nil); errors.As(err, &nle) {
+		// Refused, or not sent, for want of a login: the server did not act.
+		return callResult{res: errorResult(nle.Error(), "needs_login", "")}, nil
+	}
 	if err != nil {
 		res, err := callFailure(ctx, cctx, err, ix.server, timeout)
 		return callResult{res: res}, err

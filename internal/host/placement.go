@@ -2,9 +2,14 @@ package host
 
 import (
 	"context"
+	"errors"
 	"net/http"
+	"slices"
+	"time"
 
+	"github.com/plexus-mcp/plexus/internal/caller"
 	"github.com/plexus-mcp/plexus/internal/config"
+	"github.com/plexus-mcp/plexus/internal/supervisor"
 	"github.com/plexus-mcp/plexus/internal/upstream"
 )
 
@@ -56,10 +61,17 @@ func (r *Remote) apply(spec *upstream.Spec) {
 }
 
 // Replace builds each of names anew from its unchanged configuration,
-// because where it runs changed: it is swapped in at once (starting, or
-// failed with why) and started in the background, and the server it
-// replaces is stopped — a replica that no longer holds a server's lease
-// stops running it.
+// because where it runs changed. The server it replaces serves on until
+// the new one is ready (make before break), so that its tools never leave
+// the catalog while it moves: the new one is started in the background,
+// tried again every replaceRetry while it cannot start (the replica it
+// moved to is still starting it), and swapped in once it is up, or
+// failed after replaceWait; the old one runs on for retireAfter, so that
+// calls in flight on it end. The old one is stopped at once only when
+// there is nothing to keep: it is not ready, or it is this replica's own
+// process and this replica may no longer run it. A server whose new place
+// is not known yet, while its old one is a ready connection to another
+// replica, is left as it is until it is.
 func (h *Host) Replace(ctx context.Context, names []string) {
 	h.applyMu.Lock()
 	defer h.applyMu.Unlock()
@@ -67,18 +79,168 @@ func (h *Host) Replace(ctx context.Context, names []string) {
 		return
 	}
 	for _, name := range names {
-		snap := h.snap.Load()
-		old, ok := snap.servers[name]
+		old, ok := h.snap.Load().servers[name]
 		if !ok || old.Config().Type != config.TypeStdio {
 			continue
 		}
 		sc := old.Config()
 		cfg := h.cfgLocked()
+		if h.replacing == nil {
+			h.replacing = map[string]uint64{}
+		}
+		h.replacing[name]++ // a replacement under way is superseded
+		gen := h.replacing[name]
 		fresh, err := h.newServer(name, sc, cfg)
-		h.swap(name, fresh, cfg)
-		old.Stop()
-		if err == nil && sc.IsEnabled() && mcpEnabled(cfg) {
-			h.startInBackground(ctx, fresh, cfg)
+		ready := old.State() == supervisor.StateReady
+		enabled := sc.IsEnabled() && mcpEnabled(cfg)
+		switch {
+		case err != nil && ready && old.RunsOn() != "":
+			fresh.Stop() // nowhere known yet: the connection serves on
+		case err != nil || !enabled || !ready:
+			h.swap(name, fresh, cfg)
+			old.Stop()
+			if err == nil && enabled {
+				h.startInBackground(ctx, fresh, cfg)
+			}
+		default:
+			h.bg.Add(1)
+			go h.replaceWhenReady(ctx, name, gen, old, fresh)
 		}
 	}
+}
+
+// Make before break: how long a replacement is tried, and how often.
+const (
+	replaceWait  = 20 * time.Second
+	replaceRetry = 200 * time.Millisecond
+)
+
+// replaceWhenReady starts fresh, trying again while it cannot start, and
+// swaps it in for old once it is up (or given up on), unless a later
+// replacement or a change of the settings came first.
+func (h *Host) replaceWhenReady(ctx context.Context, name string, gen uint64, old, fresh *supervisor.Server) {
+	defer h.bg.Done()
+	deadline := time.Now().Add(replaceWait)
+	current := func() bool {
+		return !h.closing && h.replacing[name] == gen && h.snap.Load().servers[name] == old
+	}
+	var err error
+	for {
+		if err = fresh.Start(ctx); err == nil || time.Now().After(deadline) {
+			break
+		}
+		if ctx.Err() != nil { // the daemon is stopping: the old one serves to the end
+			fresh.Stop()
+			return
+		}
+		fresh.Stop()
+		select {
+		case <-ctx.Done():
+		case <-time.After(replaceRetry):
+		}
+		h.applyMu.Lock()
+		if !current() {
+			h.applyMu.Unlock()
+			return
+		}
+		var nerr error
+		fresh, nerr = h.newServer(name, old.Config(), h.cfgLocked())
+		h.applyMu.Unlock()
+		if nerr != nil {
+			err = nerr
+			break
+		}
+	}
+	h.applyMu.Lock()
+	defer h.applyMu.Unlock()
+	if !current() {
+		fresh.Stop()
+		return
+	}
+	cfg := h.cfgLocked()
+	h.swap(name, fresh, cfg)
+	h.retire(ctx, old)
+	if err != nil {
+		h.log.Warn("server failed to start where it moved", "server", name, "err", err)
+		h.leftOut(fresh, cfg)
+	}
+}
+
+// retireAfter is how long a server replaced by Replace runs on once
+// swapped out, so that the calls in flight on it end rather than lose
+// their connection (a call sent there finishes there).
+const retireAfter = 5 * time.Second
+
+// retire stops old retireAfter from now, or at once when ctx ends (the
+// daemon stops).
+func (h *Host) retire(ctx context.Context, old *supervisor.Server) {
+	h.bg.Add(1)
+	go func() {
+		defer h.bg.Done()
+		select {
+		case <-ctx.Done():
+		case <-time.After(retireAfter):
+		}
+		old.Stop()
+	}()
+}
+
+// retryPlaced tries again, as Replace does, a connection to a server
+// another replica runs that failed at its start: that replica is
+// starting the process (it refuses until it runs it), or the lease is
+// moving. Not tried again, it would wait for a client's activity.
+func (h *Host) retryPlaced(ctx context.Context, failed *supervisor.Server) {
+	if failed.RunsOn() == "" || ctx.Err() != nil {
+		return
+	}
+	h.applyMu.Lock()
+	defer h.applyMu.Unlock()
+	name := failed.Name()
+	if h.closing || h.snap.Load().servers[name] != failed {
+		return
+	}
+	if h.replacing == nil {
+		h.replacing = map[string]uint64{}
+	}
+	h.replacing[name]++
+	fresh, err := h.newServer(name, failed.Config(), h.cfgLocked())
+	if err != nil {
+		fresh.Stop()
+		return
+	}
+	h.bg.Add(1)
+	go h.replaceWhenReady(ctx, name, h.replacing[name], failed, fresh)
+}
+
+// RunsHere reports whether this replica runs server's process itself and
+// it is ready: the only way it serves that server to the others.
+func (h *Host) RunsHere(server string) bool {
+	srv, ok := h.snap.Load().servers[server]
+	return ok && srv.RunsOn() == "" && srv.State() == supervisor.StateReady
+}
+
+// Admitted reports whether a member may use server: in team mode, some
+// profile that lists it admits the member (by user or group). The replica
+// that runs a server checks a member another replica forwards a call of,
+// as that replica did.
+func (h *Host) Admitted(id caller.Identity, server string) bool {
+	cfg := h.LiveConfig()
+	if cfg.Team == nil {
+		return true
+	}
+	for _, p := range cfg.MCP.Profiles {
+		if slices.Contains(p.Servers, server) && p.Admits(id.User, id.Groups) {
+			return true
+		}
+	}
+	return false
+}
+
+// neverSent reports whether a failed call is one the connection to
+// another replica says it never delivered (peer.NotSent: the dial or the
+// handshake failed, or that replica refused it before serving it, not
+// running the server any more): a call not made, whose outcome is known.
+func neverSent(err error) bool {
+	var ns interface{ NotSent() bool }
+	return errors.As(err, &ns) && ns.NotSent()
 }

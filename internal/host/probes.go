@@ -30,6 +30,9 @@ func (h *Host) leftOut(srv *supervisor.Server, cfg *config.File) {
 	if h.needsApproval(srv) {
 		return // only a person's approval starts it (R-CAT-6)
 	}
+	if srv.State() == supervisor.StateNeedsLogin {
+		return // only a login starts it (Host.verifyLogin, loginChanged)
+	}
 	retry := ms(cfg.MCP.RetryMs, config.DefaultRetryMs)
 	due := time.Now().Add(retry)
 	h.probes.mu.Lock()

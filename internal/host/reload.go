@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"reflect"
@@ -18,6 +19,12 @@ import (
 // parallel; unchanged servers are kept, not restarted; then one swap, and
 // only after it the replaced and removed servers are stopped. A server that
 // cannot start is left out with its reason, and the others load (R-SES-3).
+//
+// The servers start without applyMu held, as a verification start does
+// (commitServer): each may take its startup timeout, and other writes —
+// the face's settings, a secret, an accepted tool — must not wait for
+// them. If the settings changed meanwhile, nothing is
+// applied and the error says so.
 func (h *Host) Reload(ctx context.Context) (int64, error) {
 	h.applyMu.Lock()
 	defer h.applyMu.Unlock()
@@ -99,7 +106,18 @@ func (h *Host) reload(ctx context.Context) (int64, error) {
 			}()
 		}
 	}
+	h.applyMu.Unlock()
 	wg.Wait()
+	h.applyMu.Lock()
+	if err := h.stillCurrent(cur, next, servers, running); err != nil {
+		for _, srv := range fresh {
+			srv.Stop()
+		}
+		if errors.Is(err, errAppliedMeanwhile) {
+			return h.opts.Store.Config().Revision, nil
+		}
+		return 0, err
+	}
 
 	rev, err := h.opts.Store.CommitReload(cur.Revision, next, read, exists)
 	if err != nil {
@@ -126,6 +144,40 @@ func (h *Host) reload(ctx context.Context) (int64, error) {
 	}
 	h.log.Info("settings reloaded", "revision", rev, "started", len(fresh), "left_out", len(failed))
 	return rev, nil
+}
+
+// errAppliedMeanwhile says that the settings a reload read were applied by
+// another (a second reload of the same file) while it started servers.
+var errAppliedMeanwhile = errors.New("applied meanwhile")
+
+// stillCurrent checks, with applyMu held again after a reload's servers
+// started without it, that the reload still applies: the daemon is not
+// stopping, and the settings and the servers kept are as they were when
+// the reload read them. A kept server that another write replaced by one
+// of the same settings (a restart) is taken in its place in servers.
+func (h *Host) stillCurrent(cur, next *config.File, servers, running map[string]*supervisor.Server) error {
+	if h.closing {
+		return errors.New("the daemon is stopping: nothing was applied")
+	}
+	if now := h.opts.Store.Config(); now.Revision != cur.Revision {
+		if reflect.DeepEqual(normalized(now), normalized(next)) {
+			return errAppliedMeanwhile
+		}
+		return errors.New("the settings were changed by another write while the reload was starting servers; nothing was applied: run `plexus reload` again")
+	}
+	h.serversMu.Lock()
+	defer h.serversMu.Unlock()
+	for name, srv := range servers {
+		if running[name] != srv {
+			continue // started by this reload
+		}
+		now, ok := h.servers[name]
+		if !ok || !reflect.DeepEqual(now.Config(), srv.Config()) {
+			return fmt.Errorf("server %s was changed by another write while the reload was starting servers; nothing was applied: run `plexus reload` again", name)
+		}
+		servers[name] = now
+	}
+	return nil
 }
 
 // normalized returns f as the decoder would read it back, without its
@@ -167,7 +219,14 @@ func (h *Host) Restart(ctx context.Context, name string) error {
 	}
 	if err := fresh.Start(ctx); err != nil {
 		fresh.Stop()
-		return &StartError{Server: name, Err: err, Restart: true}
+		se := &StartError{Server: name, Err: err, Restart: true}
+		if st := srv.State(); st != supervisor.StateReady && st != supervisor.StateStarting {
+			// Nothing runs on: the status says the new error at once,
+			// rather than the old one until the next retry.
+			se.NotRunning = true
+			srv.MarkFailed(err)
+		}
+		return se
 	}
 	h.swap(name, fresh, h.cfgLocked())
 	srv.Stop()

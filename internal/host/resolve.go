@@ -81,7 +81,7 @@ func (h *Host) resolve(name string, sc config.Server, cfg *config.File, lookup f
 			spec.Env[k] = v
 		}
 		if sc.Sandbox != nil {
-			pol, err := sandboxPolicy(name, *sc.Sandbox, h.opts.Store.Home())
+			pol, err := sandboxPolicy(name, *sc.Sandbox, h.opts.Store.Home(), sc.Cwd)
 			if err != nil {
 				return spec, wrap("sandbox", err)
 			}
@@ -144,13 +144,14 @@ func (h *Host) newServerWith(name string, sc config.Server, cfg *config.File, lo
 	}
 	var srv *supervisor.Server
 	srv = supervisor.New(supervisor.Params{
-		Name:     name,
-		Config:   sc,
-		Spec:     spec,
-		Limits:   limits,
-		Logger:   h.log,
-		OnChange: func() { h.serverChanged(srv) },
-		OnStderr: func(line string, seq int64) { h.emitStderr(name, line, seq) },
+		Name:       name,
+		Config:     sc,
+		Spec:       spec,
+		Limits:     limits,
+		Logger:     h.log,
+		OnChange:   func() { h.serverChanged(srv) },
+		OnStderr:   func(line string, seq int64) { h.emitStderr(name, line, seq) },
+		NeedsLogin: func(err error) error { return h.loginNeeded(name, sc, err) },
 	})
 	if err != nil && sc.IsEnabled() {
 		srv.MarkFailed(err)

@@ -11,20 +11,33 @@ import (
 )
 
 // sandboxPolicy turns a server's sandbox settings into the launcher's
-// policy: "~" expanded with the daemon's home, the private folder under
-// Plexus's home, and Plexus's home hidden. A listed folder that would show
-// Plexus's home is an error, not a silent narrowing.
-func sandboxPolicy(name string, sb config.Sandbox, plexusHome string) (*sandbox.Policy, error) {
+// policy: "~" expanded with the daemon's home, the private folder beside
+// Plexus's home (privateFolder), and Plexus's home hidden. A listed folder
+// or a working directory (cwd, "" for none) that would show Plexus's home
+// is an error, not a silent narrowing.
+func sandboxPolicy(name string, sb config.Sandbox, plexusHome, cwd string) (*sandbox.Policy, error) {
 	home, _ := os.UserHomeDir()
 	absHome, err := filepath.Abs(plexusHome)
 	if err != nil {
 		return nil, err
 	}
 	p := &sandbox.Policy{
-		Private: filepath.Join(absHome, "sandbox", name),
-		Hidden:  []string{absHome},
-		Network: sandbox.Network{Mode: sandbox.NetworkList},
-		Limits:  sandbox.DefaultLimits,
+		Server:   name,
+		Private:  privateFolder(absHome, name),
+		Previous: filepath.Join(absHome, "sandbox", name),
+		Hidden:   []string{absHome},
+		Network:  sandbox.Network{Mode: sandbox.NetworkList},
+		Limits:   sandbox.DefaultLimits,
+	}
+	if cwd != "" {
+		dir, err := filepath.Abs(cwd)
+		if err != nil {
+			return nil, fmt.Errorf("cwd: %w", err)
+		}
+		if inside(dir, absHome) || inside(absHome, dir) {
+			return nil, fmt.Errorf("cwd: %s would show Plexus's home (%s), which a sandboxed server never sees", dir, absHome)
+		}
+		p.Dir = dir
 	}
 	expand := func(key string, paths []string) ([]string, error) {
 		var out []string
@@ -75,6 +88,29 @@ func sandboxPolicy(name string, sb config.Sandbox, plexusHome string) (*sandbox.
 		}
 	}
 	return p, nil
+}
+
+// privateFolder is a sandboxed server's own folder: beside Plexus's home,
+// never in it (~/.plexus-sandbox/NAME for ~/.plexus), so that nothing of
+// Plexus's — its socket above all — is a relative path away from where the
+// server runs.
+func privateFolder(plexusHome, name string) string {
+	return filepath.Join(filepath.Dir(plexusHome), filepath.Base(plexusHome)+"-sandbox", name)
+}
+
+// sandboxRefusal refuses, on a system whose kernel Plexus cannot confine a
+// server with (all but Linux: see docs/platforms.md), to add a server with
+// a sandbox: the error says so when the user asks for it, not at each start.
+// A sandboxed server in a settings file copied from Linux still loads; its
+// start fails, saying why.
+func sandboxRefusal(goos, name string, sc config.Server) error {
+	if goos == "linux" || sc.Sandbox == nil {
+		return nil
+	}
+	return &config.Error{Problems: []config.Problem{{
+		Path:    config.KeyPath(config.KeyPath("mcp.servers", name), "sandbox"),
+		Message: "Plexus sandboxes a server only on Linux (Landlock, namespaces and seccomp); on " + goos + " it cannot confine one: add it without --sandbox if you trust it (docs/platforms.md)",
+	}}}
 }
 
 // inside reports whether path is dir or under it.

@@ -12,6 +12,9 @@ type Settings struct {
 	Revision      int64
 	CallTimeoutMs int
 	RetryMs       int
+	// OAuthClientMetadataURL is mcp.oauthClientMetadataUrl; nil in
+	// SetSettings keeps it.
+	OAuthClientMetadataURL *string
 	// Face is the face's gates; nil in SetSettings keeps them.
 	Face *config.Face
 	// Profiles are mcp.profiles; nil in SetSettings keeps them, an empty
@@ -26,8 +29,9 @@ func (h *Host) Settings() Settings {
 	if cur.MCP.Face != nil {
 		face = *cur.MCP.Face
 	}
+	doc := cur.MCP.OAuthClientMetadataURL
 	return Settings{Revision: cur.Revision, CallTimeoutMs: cur.MCP.CallTimeoutMs, RetryMs: cur.MCP.RetryMs,
-		Face: &face, Profiles: maps.Clone(cur.MCP.Profiles)}
+		OAuthClientMetadataURL: &doc, Face: &face, Profiles: maps.Clone(cur.MCP.Profiles)}
 }
 
 // SetSettings saves the section-wide settings (0 restores the default).
@@ -45,6 +49,9 @@ func (h *Host) SetSettings(s Settings, based int64) (int64, error) {
 	next := cur.Clone()
 	next.MCP.CallTimeoutMs = s.CallTimeoutMs
 	next.MCP.RetryMs = s.RetryMs
+	if s.OAuthClientMetadataURL != nil {
+		next.MCP.OAuthClientMetadataURL = *s.OAuthClientMetadataURL
+	}
 	if s.Face != nil {
 		next.MCP.Face = nil
 		if *s.Face != (config.Face{}) {

@@ -45,10 +45,10 @@ func (h *Host) userLoginResult(ctx context.Context, ule *oauth.UserLoginError) *
 		return errorResult(ule.Error(), "needs_login", "")
 	}
 	p.Server = oauth.Account(ule.Server, ule.User)
-	pd, err := h.oauth.StartLoginAt(context.WithoutCancel(ctx), p, team.CallbackURL(), func(err error) {
-		if err == nil {
-			h.log.Info("a team member logged in to a server", "server", ule.Server, "user", ule.User)
-		}
+	pd, err := h.oauth.StartLoginAt(context.WithoutCancel(ctx), p, team.CallbackURL(), func() error {
+		// The member's next call reaches the server with the new token.
+		h.log.Info("a team member logged in to a server", "server", ule.Server, "user", ule.User)
+		return nil
 	})
 	if err != nil {
 		return errorResult(fmt.Sprintf("%v; and the login for you could not start: %v", ule, err), "needs_login", "")

@@ -287,10 +287,28 @@ func detectJSON(root *node, base, slash string) (string, error) {
 			return Windsurf, nil
 		case base == "cline_mcp_settings.json":
 			return Cline, nil
+		case usesHTTPURL(root.get("mcpServers")):
+			// httpUrl is Gemini CLI's own key (its settings.json copied
+			// elsewhere): read as Claude's, the server would be skipped.
+			return Gemini, nil
 		}
 		return Claude, nil
 	}
 	return "", &Error{Msg: "no mcpServers, servers, mcp or context_servers object: name the format with --dialect"}
+}
+
+// usesHTTPURL reports whether a server of servers has Gemini CLI's
+// httpUrl key.
+func usesHTTPURL(servers *node) bool {
+	if servers == nil || servers.kind != objectKind {
+		return false
+	}
+	for _, m := range servers.members {
+		if m.val.get("httpUrl") != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // isOpencode tells opencode's file by its name or its schema.

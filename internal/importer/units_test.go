@@ -218,6 +218,9 @@ func TestImportDetect(t *testing.T) {
 		{"mystery", "[mcp_servers.x]\ncommand = \"y\"\n", Codex},
 		{"mystery", "extensions:\n  x:\n    cmd: y\n", Goose},
 		{"", `{"mcpServers": {}}`, Claude},
+		// Gemini CLI's settings copied to a file of another name: its
+		// httpUrl key tells it.
+		{"team-mcp.json", `{"mcpServers": {"docs": {"httpUrl": "https://docs.example/mcp"}}}`, Gemini},
 	} {
 		got, err := Detect(tc.source, []byte(tc.content))
 		if err != nil || got != tc.want {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
 	"github.com/plexus-mcp/plexus/internal/config"
+	"github.com/plexus-mcp/plexus/internal/docstore"
 	"github.com/plexus-mcp/plexus/internal/host"
 	"github.com/plexus-mcp/plexus/internal/pins"
 	"github.com/plexus-mcp/plexus/internal/store"
@@ -41,8 +42,19 @@ func classify(err error) (int, apitype.ErrorBody) {
 		changed  *pins.ChangedError
 		login    *host.LoginError
 		handEdit *store.HandEditError
+		away     *docstore.UnreachableError
 	)
 	switch {
+	case errors.As(err, &away) && away.Unknown:
+		return http.StatusServiceUnavailable, apitype.ErrorBody{Code: apitype.CodeUnavailable, Message: err.Error(),
+			Hint: "read the settings again (`plexus settings`, `plexus ls`) once the database answers, to see whether the change was made"}
+	case errors.As(err, &away), errors.Is(err, docstore.ErrUnreachable):
+		msg := err.Error()
+		if away == nil {
+			msg = "the store is unreachable, nothing was changed (" + msg + ")"
+		}
+		return http.StatusServiceUnavailable, apitype.ErrorBody{Code: apitype.CodeUnavailable, Message: msg,
+			Hint: "the database the replicas share does not answer: try again once it does; running servers and sessions are served meanwhile"}
 	case errors.As(err, &handEdit):
 		return http.StatusConflict, apitype.ErrorBody{Code: apitype.CodeConflict, Message: err.Error(),
 			Hint: "apply your edit with `plexus reload`, or discard it with `plexus reload --discard` (the edited file is kept: `plexus revisions`); then run the command again"}
@@ -94,8 +106,11 @@ func classify(err error) (int, apitype.ErrorBody) {
 		return http.StatusConflict, apitype.ErrorBody{Code: apitype.CodeConflict, Message: err.Error(),
 			Hint: "`plexus logs " + startErr.Server + "` shows what it wrote; fix that, then restart it again"}
 	case errors.As(err, &startErr):
-		return http.StatusConflict, apitype.ErrorBody{Code: apitype.CodeConflict, Message: err.Error(),
-			Hint: "fix the command, URL or credentials; or save it anyway with --no-verify"}
+		hint := startErr.SandboxHint()
+		if hint == "" {
+			hint = "fix the command, URL or credentials; or save it anyway with --no-verify"
+		}
+		return http.StatusConflict, apitype.ErrorBody{Code: apitype.CodeConflict, Message: err.Error(), Hint: hint}
 	case errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT):
 		return http.StatusInsufficientStorage, noSpace(err)
 	case errors.Is(err, context.DeadlineExceeded):

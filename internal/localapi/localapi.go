@@ -18,13 +18,14 @@ import (
 	"strconv"
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
+	"github.com/plexus-mcp/plexus/internal/buildinfo"
 	"github.com/plexus-mcp/plexus/internal/host"
 
 	"github.com/plexus-mcp/plexus/internal/jsonerr"
 )
 
-// Version is reported by GET /v1/status.
-var Version = "dev"
+// Version is reported by GET /v1/status: the binary's own (buildinfo).
+var Version = buildinfo.Get().Version
 
 // Limits on request bodies.
 const (

@@ -19,7 +19,7 @@ import (
 // States are the server states a gauge is exported for.
 var States = []string{
 	apitype.StateDisabled, apitype.StateStarting, apitype.StateReady,
-	apitype.StateFailed, apitype.StateBackoff, apitype.StateStopped,
+	apitype.StateFailed, apitype.StateBackoff, apitype.StateStopped, apitype.StateNeedsLogin,
 }
 
 // Source is what the metrics read at scrape time: the servers' status.
@@ -42,7 +42,7 @@ func New(src Source) *Metrics {
 		reg: prometheus.NewRegistry(),
 		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "plexus_calls_total",
-			Help: "Tool calls through Plexus, by server, path (decoded: through the SDK's client; frame: the client's frame forwarded) and outcome (ok, tool_error, timeout, unavailable, transport_lost, upstream, invalid_arguments, held, result_too_large).",
+			Help: "Tool calls through Plexus, by server, path (decoded: through the SDK's client; frame: the client's frame forwarded) and outcome (ok, tool_error, timeout, unavailable, transport_lost, needs_login, upstream, invalid_arguments, held, result_too_large).",
 		}, []string{"server", "path", "outcome"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "plexus_call_duration_seconds",

@@ -34,13 +34,30 @@ type metadata struct {
 	// dpop_signing_alg_values_supported (RFC 9449 §5.1), which the SDK's
 	// metadata type does not carry.
 	dpopAlgs []string
+	// rsDPoP is what the MCP server says of DPoP: "required"
+	// (dpop_bound_access_tokens_required in its RFC 9728 metadata),
+	// "accepted" (dpop_signing_alg_values_supported with ES256 there, or a
+	// DPoP challenge on its 401), or "" (bearer tokens only).
+	rsDPoP string
 }
+
+// DPoP postures of a resource server (metadata.rsDPoP).
+const (
+	dpopRequired = "required"
+	dpopAccepted = "accepted"
+)
 
 // challenge is the part of a WWW-Authenticate answer discovery uses.
 type challenge struct {
 	resourceMetadata string
 	scope            []string
 	err              string
+	// dpop: the answer offers the DPoP scheme (RFC 9449 §7.1), with the
+	// algorithms it names in algs (none named: any).
+	dpop     bool
+	dpopAlgs []string
+	// bearer: the answer offers the Bearer scheme.
+	bearer bool
 }
 
 // parseChallenge reads the Bearer challenge of WWW-Authenticate headers; a
@@ -55,7 +72,13 @@ func parseChallenge(headers []string) challenge {
 		if u := ch.Params["resource_metadata"]; u != "" && c.resourceMetadata == "" {
 			c.resourceMetadata = u
 		}
-		if ch.Scheme != "bearer" && ch.Scheme != "dpop" {
+		switch ch.Scheme {
+		case "dpop":
+			c.dpop = true
+			c.dpopAlgs = append(c.dpopAlgs, strings.Fields(ch.Params["algs"])...)
+		case "bearer":
+			c.bearer = true
+		default:
 			continue
 		}
 		if s := ch.Params["scope"]; s != "" && c.scope == nil {
@@ -91,6 +114,13 @@ func discover(ctx context.Context, hc *http.Client, serverURL string, ch challen
 		}
 		prm = p
 		break
+	}
+	switch {
+	case prm != nil && prm.DPOPBoundAccessTokensRequired:
+		md.rsDPoP = dpopRequired
+	case prm != nil && slices.Contains(prm.DPOPSigningAlgValuesSupported, "ES256"),
+		ch.dpop && (len(ch.dpopAlgs) == 0 || slices.Contains(ch.dpopAlgs, "ES256")):
+		md.rsDPoP = dpopAccepted
 	}
 	if prm != nil {
 		md.resource = prm.Resource

@@ -18,8 +18,9 @@ import (
 )
 
 // DPoP (RFC 9449) binds a server's tokens to a key Plexus holds: one P-256
-// key per server, made at the first login with an authorization server that
-// advertises ES256 in dpop_signing_alg_values_supported, kept in oauth.json
+// key per login, made at the first login where the MCP server asks for or
+// accepts DPoP and its authorization server advertises ES256 in
+// dpop_signing_alg_values_supported (dpopKeyFor), kept in oauth.json
 // (0600) so the tokens stay usable across restarts. Every token request and
 // every request to the MCP server carries a fresh proof; a server that
 // answers use_dpop_nonce gets the request once more with its nonce (§8, §9).
@@ -125,11 +126,26 @@ func (m *Manager) keepNonce(server string, as bool, values []string) (string, bo
 	return n, true
 }
 
-// dpopKeyFor is the DPoP key for a login at md's authorization server: the
-// one kept from before at the same issuer, a new one, or none when the
-// server does not do DPoP.
+// dpopKeyFor is the DPoP key for a login at md's authorization server:
+// the one kept from before at the same issuer, a new one, or none. Tokens
+// are DPoP-bound only where the MCP server asks for them or accepts them
+// (its RFC 9728 metadata, or a DPoP challenge): an authorization server
+// that offers DPoP says nothing of what the resource server takes, and a
+// resource server that takes only bearer tokens refuses a DPoP-bound one.
+// A server that refused one before gets bearer tokens, unless its
+// metadata now requires DPoP.
 func (m *Manager) dpopKeyFor(md *metadata, prev *entry) (string, error) {
+	use := md.rsDPoP != ""
+	if prev != nil && prev.Resource == md.resource && prev.DPoPRefused && md.rsDPoP != dpopRequired {
+		use = false
+	}
+	if !use {
+		return "", nil
+	}
 	if !wantsDPoP(md.dpopAlgs) {
+		if md.rsDPoP == dpopRequired {
+			return "", fmt.Errorf("the server requires DPoP-bound tokens (dpop_bound_access_tokens_required, RFC 9449), and its authorization server %s does not issue ES256-bound ones (dpop_signing_alg_values_supported)", md.issuer)
+		}
 		return "", nil
 	}
 	if prev != nil && prev.Issuer == md.issuer && prev.DPoPKey != "" {

@@ -24,26 +24,26 @@ func storedDPoPKeys(t *testing.T, home string) []string {
 	}
 	data, _ := os.ReadFile(path)
 	var f struct {
-		Entries map[string]struct {
+		Logins map[string]struct {
 			DPoPKey string `json:"dpopKey"`
-		} `json:"entries"`
+		} `json:"logins"`
 	}
 	if err := json.Unmarshal(data, &f); err != nil {
 		t.Fatal(err)
 	}
 	var keys []string
-	for _, e := range f.Entries {
+	for _, e := range f.Logins {
 		keys = append(keys, e.DPoPKey)
 	}
 	return keys
 }
 
 func TestDPoPWithNoncesThroughLoginRefreshAndRestart(t *testing.T) {
-	as := authserver.Start(t, authserver.Options{DPoP: true, DPoPNonce: true, AccessTTL: 2 * time.Minute})
+	as := authserver.Start(t, authserver.Options{DPoP: true, DPoPNonce: true, AccessTTL: 20 * time.Second})
 	home := t.TempDir()
 	var c clock
-	// Every use of the token refreshes it first: the bound refresh token
-	// must come with a proof of the same key.
+	// The next use refreshes the token first (it is 11 s into its 20 s,
+	// end): the bound refresh token must come with a proof of the same key.
 	refreshAlways := func(o *oauth.Options) { o.RefreshBefore = 3 * time.Minute }
 	m := open(t, home, &c, refreshAlways)
 	login(t, m, oauth.LoginParams{Server: "srv", URL: as.MCPURL})
@@ -51,6 +51,7 @@ func TestDPoPWithNoncesThroughLoginRefreshAndRestart(t *testing.T) {
 	if len(keys) != 1 || !strings.Contains(keys[0], "PRIVATE KEY") {
 		t.Fatalf("oauth.json holds no DPoP key: %v", keys)
 	}
+	c.advance(11 * time.Second)
 	if err := callEcho(t, m, "srv", as.MCPURL); err != nil {
 		t.Fatalf("call with a DPoP token: %v", err)
 	}
@@ -114,14 +115,23 @@ func TestDPoPTokenIsNotSentAsBearer(t *testing.T) {
 // initializeStatus sends one initialize request through rt.
 func initializeStatus(t *testing.T, rt http.RoundTripper, mcpURL string) int {
 	t.Helper()
+	code, err := initialize(rt, mcpURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return code
+}
+
+// initialize sends one initialize request through rt.
+func initialize(rt http.RoundTripper, mcpURL string) (int, error) {
 	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
 	req, _ := http.NewRequest(http.MethodPost, mcpURL, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	resp, err := (&http.Client{Transport: rt}).Do(req)
 	if err != nil {
-		t.Fatal(err)
+		return 0, err
 	}
 	resp.Body.Close()
-	return resp.StatusCode
+	return resp.StatusCode, nil
 }

@@ -31,6 +31,10 @@ type LoginParams struct {
 	Grant *Grant
 	// RedirectURI is where the browser returns: a loopback listener.
 	RedirectURI string
+	// MetadataDocumentURL is the https URL of Plexus's client ID metadata
+	// document (mcp.oauthClientMetadataUrl), used as the client_id where
+	// the authorization server supports it; "" uses the Manager's.
+	MetadataDocumentURL string
 }
 
 // Pending is a login waiting for the browser's redirect. It holds the PKCE
@@ -64,9 +68,12 @@ func (m *Manager) begin(ctx context.Context, p LoginParams, extraScopes []string
 	}
 	scopes = union(scopes, extraScopes)
 	// SEP-2207: a client that stores refresh tokens asks for offline_access
-	// where the authorization server offers it.
-	if slices.Contains(md.asm.ScopesSupported, "offline_access") && !slices.Contains(scopes, "offline_access") {
-		scopes = append(scopes, "offline_access")
+	// where the authorization server offers it. OpenID Connect Core §11:
+	// offline access is asked for with prompt=consent (oidc-provider drops
+	// offline_access otherwise, and issues no refresh token).
+	offline := wantsOffline(md)
+	if offline {
+		scopes = union(scopes, []string{"offline_access"})
 	}
 	e := &entry{
 		Server:       p.Server,
@@ -80,6 +87,9 @@ func (m *Manager) begin(ctx context.Context, p LoginParams, extraScopes []string
 	}
 	if e.DPoPKey, err = m.dpopKeyFor(md, prev); err != nil {
 		return nil, err
+	}
+	if prev != nil && prev.Resource == md.resource {
+		e.DPoPRefused = prev.DPoPRefused
 	}
 	pd := &Pending{
 		Server:      p.Server,
@@ -104,6 +114,9 @@ func (m *Manager) begin(ctx context.Context, p LoginParams, extraScopes []string
 	if len(scopes) > 0 {
 		q.Set("scope", strings.Join(scopes, " "))
 	}
+	if offline {
+		q.Set("prompt", "consent")
+	}
 	au.RawQuery = q.Encode()
 	pd.AuthURL = au.String()
 	return pd, nil
@@ -122,10 +135,22 @@ func (m *Manager) identify(ctx context.Context, md *metadata, p LoginParams, pre
 		}
 		return c, nil
 	}
-	if m.metadataDocumentURL != "" && asm.ClientIDMetadataDocumentSupported {
-		return &client{ID: m.metadataDocumentURL, Kind: "metadata-document", AuthMethod: "none"}, nil
+	doc := p.MetadataDocumentURL
+	if doc == "" {
+		doc = m.metadataDocumentURL
 	}
-	if prev != nil && prev.Issuer == md.issuer && prev.Client.Kind == "dynamic" && slices.Contains(prev.Client.RedirectURIs, p.RedirectURI) {
+	if doc != "" && asm.ClientIDMetadataDocumentSupported {
+		return &client{ID: doc, Kind: "metadata-document", AuthMethod: "none"}, nil
+	}
+	scope := md.scopes
+	if wantsOffline(md) {
+		// oidc-provider, among others, refuses a scope the registration
+		// did not name.
+		scope = union(scope, []string{"offline_access"})
+	}
+	regScope := strings.Join(scope, " ")
+	if prev != nil && prev.Issuer == md.issuer && prev.Client.Kind == "dynamic" && slices.Contains(prev.Client.RedirectURIs, p.RedirectURI) &&
+		prev.Client.Scope == regScope {
 		c := prev.Client
 		return &c, nil
 	}
@@ -139,14 +164,20 @@ func (m *Manager) identify(ctx context.Context, md *metadata, p LoginParams, pre
 		ClientName:      "Plexus",
 		ApplicationType: applicationType(p.RedirectURI),
 	}
-	if len(md.scopes) > 0 {
-		meta.Scope = strings.Join(md.scopes, " ")
-	}
+	meta.Scope = regScope
 	reg, err := oauthex.RegisterClient(ctx, asm.RegistrationEndpoint, meta, m.hc)
+	var re *oauthex.ClientRegistrationError
+	if errors.As(err, &re) && re.ErrorCode == "invalid_client_metadata" && meta.Scope != "" {
+		// RFC 7591 §2: scope is optional, and a server may take only the
+		// scopes it defines itself (oidc-provider refuses a resource's own
+		// scope there): registered without, the client is not limited.
+		meta.Scope = ""
+		reg, err = oauthex.RegisterClient(ctx, asm.RegistrationEndpoint, meta, m.hc)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("registering Plexus at %s: %s", md.issuer, scrubError(err))
 	}
-	c := &client{ID: reg.ClientID, Secret: reg.ClientSecret, Kind: "dynamic", RedirectURIs: []string{p.RedirectURI}}
+	c := &client{ID: reg.ClientID, Secret: reg.ClientSecret, Kind: "dynamic", RedirectURIs: []string{p.RedirectURI}, Scope: regScope}
 	c.AuthMethod = reg.TokenEndpointAuthMethod
 	if c.AuthMethod == "" {
 		// RFC 7591 §2: the default is client_secret_basic.
@@ -156,6 +187,12 @@ func (m *Manager) identify(ctx context.Context, md *metadata, p LoginParams, pre
 		}
 	}
 	return c, nil
+}
+
+// wantsOffline reports whether a login at md's authorization server asks
+// for offline_access: where its metadata lists it (SEP-2207).
+func wantsOffline(md *metadata) bool {
+	return slices.Contains(md.asm.ScopesSupported, "offline_access")
 }
 
 func preferredSecretMethod(supported []string) string {
@@ -244,7 +281,7 @@ func (e *TokenError) Error() string {
 // the error.
 func (m *Manager) tokenRequest(ctx context.Context, e *entry, form url.Values) (*token, []string, error) {
 	resp, body, err := m.postToken(ctx, e, form)
-	if err == nil && e.DPoPKey != "" && resp.StatusCode == http.StatusBadRequest && tokenErrorCode(body) == "use_dpop_nonce" {
+	if err == nil && e.dpop() && resp.StatusCode == http.StatusBadRequest && tokenErrorCode(body) == "use_dpop_nonce" {
 		if _, ok := m.keepNonce(e.Server, true, resp.Header.Values("DPoP-Nonce")); ok {
 			resp, body, err = m.postToken(ctx, e, form)
 		}
@@ -252,10 +289,10 @@ func (m *Manager) tokenRequest(ctx context.Context, e *entry, form url.Values) (
 	if err != nil {
 		return nil, nil, err
 	}
-	if e.DPoPKey != "" {
+	if e.dpop() {
 		m.keepNonce(e.Server, true, resp.Header.Values("DPoP-Nonce"))
 	}
-	return m.readToken(resp, body, e.DPoPKey != "")
+	return m.readToken(resp, body, e.dpop())
 }
 
 // tokenErrorCode is the error member of a token endpoint's JSON answer.
@@ -302,7 +339,7 @@ func (m *Manager) postToken(ctx context.Context, e *entry, form url.Values) (*ht
 		// RFC 6749 §2.3.1: form-encode both before the Basic encoding.
 		req.SetBasicAuth(url.QueryEscape(e.Client.ID), url.QueryEscape(e.Client.Secret))
 	}
-	if e.DPoPKey != "" {
+	if e.dpop() {
 		proof, err := dpopProof(e.DPoPKey, http.MethodPost, e.TokenURL, "", m.nonce(e.Server, true), m.now())
 		if err != nil {
 			return nil, nil, err
@@ -347,7 +384,7 @@ func (m *Manager) readToken(resp *http.Response, body []byte, dpop bool) (*token
 	if raw.AccessToken == "" {
 		return nil, nil, errors.New("the token endpoint's answer has no access_token")
 	}
-	t := &token{Access: raw.AccessToken, Refresh: raw.RefreshToken, Type: "Bearer"}
+	t := &token{Access: raw.AccessToken, Refresh: raw.RefreshToken, Type: "Bearer", Obtained: m.now()}
 	switch {
 	case raw.TokenType == "" || strings.EqualFold(raw.TokenType, "bearer"):
 	case dpop && strings.EqualFold(raw.TokenType, "dpop"):

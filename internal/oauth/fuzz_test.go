@@ -12,6 +12,9 @@ func FuzzDecodeFile(f *testing.F) {
 	f.Add([]byte(`{"version":1,"entries":{"k":null}}`))
 	f.Add([]byte(`{"version":1} trailing`))
 	f.Add([]byte(`{"version":1,"entries":{"x":{"server":"s","token":{"access":"CANARY-at","expiry":"nope"}}}}`))
+	f.Add([]byte(`{"version":2,"logins":{"s":{"server":"s","rev":3,"issuer":"https://as","resource":"https://mcp","authUrl":"https://as/a","tokenUrl":"https://as/t","client":{"id":"c","kind":"dynamic"},"token":{"access":"CANARY-at","refresh":"CANARY-rt"},"refreshing":{"by":"r1","until":"2030-01-01T00:00:00Z"}}}}`))
+	f.Add([]byte(`{"version":2,"logins":{"t":{"server":"s"}}}`))
+	f.Add([]byte(`{"version":3,"logins":{}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		got, err := decodeFile(data)
 		if err != nil {
@@ -20,10 +23,19 @@ func FuzzDecodeFile(f *testing.F) {
 			}
 			return
 		}
-		for k, e := range got.Entries {
-			if e == nil || k != key(e.Issuer, e.Resource) {
-				t.Fatalf("accepted a bad entry under %q", k)
+		for k, e := range got.Logins {
+			if e == nil || k != e.Server {
+				t.Fatalf("accepted a login under another account's key %q", k)
 			}
+		}
+		// What is read is written back as it was read.
+		data2, err := encodeFile(got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := decodeFile(data2)
+		if err != nil || len(again.Logins) != len(got.Logins) {
+			t.Fatalf("a decoded store does not decode once written: %v", err)
 		}
 	})
 }

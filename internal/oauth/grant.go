@@ -138,7 +138,7 @@ func (m *Manager) obtain(ctx context.Context, p LoginParams) (*entry, error) {
 			m.mu.Lock()
 			m.stateLocked(p.Server).grantErr = err.Error()
 			m.mu.Unlock()
-			m.markNeedsLogin(p.Server, "the authorization server refused the "+p.Grant.Type+" grant: "+te.Code, nil, nil)
+			m.markNeedsLogin(p.Server, "the authorization server refused the "+p.Grant.Type+" grant: "+te.Code, nil)
 		}
 		return nil, err
 	}
@@ -275,24 +275,4 @@ func (m *Manager) Obtain(ctx context.Context, server string) error {
 	defer st.flight.Unlock()
 	_, err := m.obtain(ctx, *g)
 	return err
-}
-
-// dropRefused forgets server's access token after the server refused it,
-// if it is still the stored one and came from a grant: the next request
-// obtains a new one instead of sending the refused token again.
-func (m *Manager) dropRefused(server, access string) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	st := m.servers[server]
-	if st == nil || st.grant == nil {
-		return
-	}
-	_, e := m.f.byServer(server)
-	if e == nil || e.Token == nil || e.Token.Access != access {
-		return
-	}
-	e.Token = nil
-	if err := m.saveLocked(); err != nil {
-		m.log.Error("saving OAuth tokens failed", "server", server, "err", err)
-	}
 }

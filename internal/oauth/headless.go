@@ -34,6 +34,16 @@ type Handler struct {
 
 var _ auth.OAuthHandler = (*Handler)(nil)
 
+// Transport is the Manager's transport for the handler's server at
+// serverURL, for a client that uses the handler: a 401 that no refresh
+// mends is passed on to the client, whose OAuth handler answers it with a
+// new login (the daemon's own transport fails the request instead).
+func (h *Handler) Transport(serverURL string, base http.RoundTripper) http.RoundTripper {
+	t := h.M.ConfiguredTransport(h.Params.Server, serverURL, base, false).(*transport)
+	t.passRefusals = true
+	return t
+}
+
 // TokenSource serves the stored token, refreshed before it expires.
 func (h *Handler) TokenSource(ctx context.Context) (oauth2.TokenSource, error) {
 	if e := h.M.entryFor(h.Params.Server); e == nil || e.Token == nil {

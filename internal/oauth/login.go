@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -17,10 +18,12 @@ import (
 // listener. It ends when the redirect arrives (on the listener or pasted
 // back), when it expires, or when it is replaced or stopped.
 type loginRun struct {
-	pd     *Pending
-	srv    *http.Server // the loopback listener's; nil for StartLoginAt
-	timer  *time.Timer
-	onDone func(error)
+	pd    *Pending
+	srv   *http.Server // the loopback listener's; nil for StartLoginAt
+	timer *time.Timer
+	// verify, if set, is run once the tokens are stored: it reaches the
+	// server with them, and the login is done only if that succeeded.
+	verify func() error
 
 	mu   sync.Mutex // serialises completion: whichever redirect comes first wins
 	done bool       // guarded by mu
@@ -36,28 +39,32 @@ func (r *loginRun) stop() {
 // StartLogin starts a login for p.Server: discovery and registration, then a
 // listener on 127.0.0.1 for the redirect (on the port registered before if
 // it is free, else a random one). It returns the URL a person opens. The
-// login ends by itself after LoginTTL. onDone (may be nil) is called on the
-// listener's goroutine once a redirect completed the login, with its result.
-func (m *Manager) StartLogin(ctx context.Context, p LoginParams, onDone func(error)) (*Pending, error) {
+// login ends by itself after LoginTTL. verify (may be nil) is called once
+// a redirect's tokens are stored, before the browser is answered: it
+// reaches the server with them, and its error ends the login as failed
+// (Status "checking" meanwhile). Only a redirect that carries the login's
+// state reaches the login: anything else gets a page that says nothing,
+// and the login waits on.
+func (m *Manager) StartLogin(ctx context.Context, p LoginParams, verify func() error) (*Pending, error) {
 	ln, err := m.listen(p.Server)
 	if err != nil {
 		return nil, fmt.Errorf("opening the loopback listener for the login: %w", err)
 	}
 	p.RedirectURI = "http://127.0.0.1:" + strconv.Itoa(ln.Addr().(*net.TCPAddr).Port) + "/callback"
-	return m.startRun(ctx, p, ln, onDone)
+	return m.startRun(ctx, p, ln, verify)
 }
 
 // StartLoginAt is StartLogin for a browser that comes back to redirectURI,
 // a page the daemon serves itself (CompleteRedirect), not a loopback
 // listener: a team member's browser is not on the daemon's machine.
-func (m *Manager) StartLoginAt(ctx context.Context, p LoginParams, redirectURI string, onDone func(error)) (*Pending, error) {
+func (m *Manager) StartLoginAt(ctx context.Context, p LoginParams, redirectURI string, verify func() error) (*Pending, error) {
 	p.RedirectURI = redirectURI
-	return m.startRun(ctx, p, nil, onDone)
+	return m.startRun(ctx, p, nil, verify)
 }
 
 // startRun begins p's login and keeps it as the account's login in
 // progress; ln, if not nil, is its redirect listener.
-func (m *Manager) startRun(ctx context.Context, p LoginParams, ln net.Listener, onDone func(error)) (*Pending, error) {
+func (m *Manager) startRun(ctx context.Context, p LoginParams, ln net.Listener, verify func() error) (*Pending, error) {
 	m.mu.Lock()
 	st := m.stateLocked(p.Server)
 	if p.Challenge == nil {
@@ -65,7 +72,7 @@ func (m *Manager) startRun(ctx context.Context, p LoginParams, ln net.Listener, 
 	}
 	want := st.want
 	old := st.login
-	st.login, st.loginErr = nil, ""
+	st.login, st.loginErr, st.checking = nil, "", false
 	m.mu.Unlock()
 	if old != nil {
 		old.stop()
@@ -81,10 +88,14 @@ func (m *Manager) startRun(ctx context.Context, p LoginParams, ln net.Listener, 
 		m.changed(p.Server)
 		return nil, err
 	}
-	run := &loginRun{pd: pd, onDone: onDone}
+	run := &loginRun{pd: pd, verify: verify}
 	if ln != nil {
 		mux := http.NewServeMux()
 		mux.HandleFunc("GET /callback", func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Query().Get("state") != run.pd.state {
+				notThisLogin(w)
+				return
+			}
 			m.answerRedirect(w, run, m.complete(context.WithoutCancel(r.Context()), run, "http://"+r.Host+r.URL.RequestURI()))
 		})
 		run.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
@@ -113,8 +124,7 @@ func (m *Manager) startRun(ctx context.Context, p LoginParams, ln net.Listener, 
 	return pd, nil
 }
 
-// answerRedirect tells the browser how the login it came back from ended,
-// and the login's owner.
+// answerRedirect tells the browser how the login it came back from ended.
 func (m *Manager) answerRedirect(w http.ResponseWriter, run *loginRun, err error) {
 	server, user := SplitAccount(run.pd.Server)
 	who := server
@@ -129,9 +139,17 @@ func (m *Manager) answerRedirect(w http.ResponseWriter, run *loginRun, err error
 	} else {
 		fmt.Fprintf(w, "<!doctype html><title>Plexus</title><p>Plexus is logged in to %s. You can close this tab.</p>", html.EscapeString(who))
 	}
-	if run.onDone != nil && !errors.Is(err, errLoginOver) {
-		run.onDone(err)
-	}
+}
+
+// notThisLogin answers a request to a login's redirect URI that does not
+// carry the state of a login in progress: a stale, forged or mistyped
+// redirect. It changes nothing and shows nothing of the request (whose
+// error_description an attacker writes).
+func notThisLogin(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusBadRequest)
+	fmt.Fprint(w, "<!doctype html><title>Plexus</title><p>This is not the return of a Plexus login in progress: nothing was changed. If you are logging in, use the link Plexus gave you.</p>")
 }
 
 // CompleteRedirect serves the browser's return to a redirect URI of
@@ -148,9 +166,7 @@ func (m *Manager) CompleteRedirect(w http.ResponseWriter, r *http.Request) {
 	}
 	m.mu.Unlock()
 	if run == nil {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.WriteHeader(http.StatusBadRequest)
-		fmt.Fprint(w, "<!doctype html><title>Plexus</title><p>No Plexus login waits for this redirect: it may have expired. Call the tool again for a new login link.</p>")
+		notThisLogin(w)
 		return
 	}
 	u, _ := url.Parse(run.pd.RedirectURI)
@@ -176,6 +192,10 @@ func (m *Manager) listen(server string) (net.Listener, error) {
 
 var errLoginOver = errors.New("this login is over: start a new one with `plexus login NAME`")
 
+// errNotThisLogin refuses a redirect that does not carry the state of the
+// login it was given to; the login goes on.
+var errNotThisLogin = errors.New("the address does not carry this login's state (a stale, forged or mistyped redirect): nothing was changed; paste the address the browser reached after this login")
+
 // CompleteLogin completes server's login with the URL the browser was
 // redirected to, pasted by a person.
 func (m *Manager) CompleteLogin(ctx context.Context, server, redirected string) error {
@@ -191,22 +211,52 @@ func (m *Manager) CompleteLogin(ctx context.Context, server, redirected string) 
 	return m.complete(ctx, run, redirected)
 }
 
+// complete ends run with the redirect the browser reached (or a person
+// pasted): the code is exchanged, the tokens stored, and the server
+// reached with them (run.verify). A redirect without the login's state
+// changes nothing.
 func (m *Manager) complete(ctx context.Context, run *loginRun, redirected string) error {
+	if u, err := url.Parse(strings.TrimSpace(redirected)); err != nil || u.Query().Get("state") != run.pd.state {
+		return errNotThisLogin
+	}
 	run.mu.Lock()
-	defer run.mu.Unlock()
 	if run.done {
+		run.mu.Unlock()
 		return errLoginOver
 	}
+	account := run.pd.Server
 	e, err := m.finish(ctx, run.pd, redirected)
 	if err == nil {
 		err = m.store(e)
-		if err == nil {
-			m.log.Info("OAuth login completed", "server", run.pd.Server, "issuer", e.Issuer)
-		}
 	}
 	run.done = true
+	if err == nil && run.verify != nil {
+		m.mu.Lock()
+		m.stateLocked(account).checking = true
+		m.mu.Unlock()
+	}
 	m.endRunLocked(run, err)
-	return err
+	run.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if run.verify != nil {
+		err = run.verify()
+		m.mu.Lock()
+		st := m.stateLocked(account)
+		st.checking = false
+		if err != nil {
+			st.loginErr = err.Error()
+		}
+		m.mu.Unlock()
+		m.changed(account)
+	}
+	if err != nil {
+		m.log.Warn("OAuth login got tokens the server did not take", "server", account, "err", err)
+		return err
+	}
+	m.log.Info("OAuth login completed", "server", account, "issuer", e.Issuer, "refreshToken", e.Token.Refresh != "", "expires", e.Token.Expiry)
+	return nil
 }
 
 func (m *Manager) endRun(run *loginRun, err error) {
@@ -248,21 +298,4 @@ func (m *Manager) endRunLocked(run *loginRun, err error) {
 		}
 	}()
 	m.changed(server)
-}
-
-// Close ends every login in progress and waits for their listeners.
-func (m *Manager) Close() {
-	m.mu.Lock()
-	var runs []*loginRun
-	for _, st := range m.servers {
-		if st.login != nil {
-			runs = append(runs, st.login)
-			st.login = nil
-		}
-	}
-	m.mu.Unlock()
-	for _, r := range runs {
-		r.stop()
-	}
-	m.wg.Wait()
 }

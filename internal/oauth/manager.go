@@ -2,18 +2,34 @@ package oauth
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
-	"fmt"
-	"github.com/plexus-mcp/plexus/internal/docstore"
 	"log/slog"
 	"net/http"
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/plexus-mcp/plexus/internal/docstore"
 )
 
 // ErrNeedsLogin marks an operation that cannot go on until a person logs in.
 var ErrNeedsLogin = errors.New("needs login")
+
+// NeedsLoginError is a request to a server that was not sent, or was
+// refused, because its login is over (no token, a refused token whose
+// refresh failed too): no login can happen without a person. The request
+// had no effect at the server. It wraps ErrNeedsLogin.
+type NeedsLoginError struct {
+	Server string // the server's name (never a member's account)
+	Reason string
+}
+
+func (e *NeedsLoginError) Error() string {
+	return e.Server + " needs an OAuth login (" + e.Reason + "): run `plexus login " + e.Server + "`"
+}
+
+func (e *NeedsLoginError) Unwrap() error { return ErrNeedsLogin }
 
 // Options configure a Manager.
 type Options struct {
@@ -28,14 +44,18 @@ type Options struct {
 	// OnChange is told (without locks held) that a server's Status changed.
 	OnChange func(server string)
 	// MetadataDocumentURL is the https URL of Plexus's client ID metadata
-	// document, if one is hosted; empty skips that identity.
+	// document, if one is hosted; empty skips that identity. A login's
+	// LoginParams.MetadataDocumentURL overrides it.
 	MetadataDocumentURL string
-	// RefreshBefore is how long before expiry a token is refreshed;
-	// default 60 s.
+	// RefreshBefore is how long before expiry a token is refreshed, at
+	// most (a token that lives less is refreshed halfway); default 60 s.
 	RefreshBefore time.Duration
 	// LoginTTL bounds how long a login waits for its redirect; default 10 min.
 	LoginTTL time.Duration
 	Now      func() time.Time
+	// NoBackgroundRefresh turns off the refresh of a token before it
+	// expires when nothing uses it (tests that move the clock).
+	NoBackgroundRefresh bool
 }
 
 // Manager holds the logins of every server: the token store, the refreshes
@@ -49,19 +69,25 @@ type Manager struct {
 	refreshBefore       time.Duration
 	loginTTL            time.Duration
 	now                 func() time.Time
+	background          bool
+	// id names this Manager in the refresh claims of a shared store.
+	id string
 
 	mu      sync.Mutex
 	f       *file                   // guarded by mu; what oauth.json holds
 	doc     docstore.Doc            // guarded by mu; oauth.json as last read or written
 	servers map[string]*serverState // guarded by mu
+	timers  map[string]*time.Timer  // guarded by mu; background refreshes
+	closed  bool                    // guarded by mu
 
-	wg sync.WaitGroup // login listeners
+	wg sync.WaitGroup // login listeners and background refreshes
 }
 
-// serverState is what is known of one server beyond the store.
+// serverState is what is known of one login beyond the store.
 type serverState struct {
-	// flight serialises refreshes of the server's token (single flight):
-	// a rotating refresh token must never be spent twice.
+	// flight serialises refreshes of the login's token in this process
+	// (single flight): a rotating refresh token must never be spent twice.
+	// Across the daemons sharing a store, the record's claim does it.
 	flight sync.Mutex
 
 	// guarded by Manager.mu:
@@ -71,6 +97,9 @@ type serverState struct {
 	want       []string // scopes a 403 insufficient_scope asked for
 	login      *loginRun
 	loginErr   string
+	// checking: a login completed and the server is being reached with
+	// its token; the login is done only once that succeeded.
+	checking bool
 	// The latest DPoP nonces of the authorization server and the MCP
 	// server (RFC 9449 §8, §9).
 	asNonce, rsNonce string
@@ -93,13 +122,26 @@ func Open(opts Options) (*Manager, error) {
 		refreshBefore:       opts.RefreshBefore,
 		loginTTL:            opts.LoginTTL,
 		now:                 opts.Now,
+		background:          !opts.NoBackgroundRefresh,
+		id:                  rand.Text(),
 		servers:             map[string]*serverState{},
+		timers:              map[string]*time.Timer{},
 	}
 	if m.log == nil {
 		m.log = slog.New(slog.DiscardHandler)
 	}
 	if m.hc == nil {
-		m.hc = &http.Client{Timeout: 30 * time.Second}
+		// A connection a request to the authorization server leaves idle
+		// is not reused: token requests come seconds or hours apart, and
+		// a server that closed an idle connection just as the next token
+		// request was written on it resets it — a POST, which Go's
+		// transport does not retry, and a code exchange cannot be tried
+		// again (oidc-provider on Node closes idle connections after 5 s:
+		// a login whose browser took longer failed "connection reset by
+		// peer").
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.DisableKeepAlives = true
+		m.hc = &http.Client{Timeout: 30 * time.Second, Transport: tr}
 	}
 	if m.onChange == nil {
 		m.onChange = func(string) {}
@@ -121,6 +163,9 @@ func Open(opts Options) (*Manager, error) {
 		return nil, err
 	}
 	m.f, m.doc = f, d
+	for account := range f.Logins {
+		m.schedule(account)
+	}
 	return m, nil
 }
 
@@ -148,11 +193,11 @@ func (m *Manager) stateLocked(server string) *serverState {
 	return st
 }
 
-// entryFor returns a copy of server's entry, or nil.
-func (m *Manager) entryFor(server string) *entry {
+// entryFor returns a copy of account's login, or nil.
+func (m *Manager) entryFor(account string) *entry {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if _, e := m.f.byServer(server); e != nil {
+	if e := m.f.Logins[account]; e != nil {
 		return e.clone()
 	}
 	return nil
@@ -163,14 +208,25 @@ type Status struct {
 	Known      bool // Plexus holds something for the server or it asked for a login
 	NeedsLogin bool
 	LoggedIn   bool
-	Issuer     string
-	Scopes     []string
-	ExpiresAt  time.Time
-	// Login is "waiting" or "failed" (LoginError says why) or "".
+	// RefreshToken: the login holds a refresh token (or a grant gets new
+	// tokens), so it outlives its access token. A login without one ends
+	// at ExpiresAt.
+	RefreshToken bool
+	Issuer       string
+	Scopes       []string
+	ExpiresAt    time.Time
+	// DPoP: the tokens are DPoP-bound.
+	DPoP bool
+	// Login is "waiting" (for the browser), "checking" (the server is
+	// being reached with the new token), "failed" (LoginError says why)
+	// or "".
 	Login      string
 	LoginError string
 	// Reason says why a login is needed.
 	Reason string
+	// MoreScopes are scopes a server asked for (403 insufficient_scope)
+	// that the login lacks: a new login asks for them (step-up).
+	MoreScopes []string
 }
 
 // Status returns server's state.
@@ -178,23 +234,34 @@ func (m *Manager) Status(server string) Status {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var s Status
-	if _, e := m.f.byServer(server); e != nil {
+	if e := m.f.Logins[server]; e != nil {
 		s.Known = true
 		s.Issuer = e.Issuer
 		s.Scopes = slices.Clone(e.Scopes)
 		if e.Token != nil {
 			s.LoggedIn = true
 			s.ExpiresAt = e.Token.Expiry
+			s.RefreshToken = e.Token.Refresh != "" || e.Grant != ""
+			s.DPoP = e.Token.Type == "DPoP"
 		}
 	}
 	if st := m.servers[server]; st != nil {
 		s.NeedsLogin, s.Reason = st.needsLogin, st.reason
+		s.MoreScopes = slices.Clone(st.want)
 		if st.needsLogin {
 			s.Known, s.LoggedIn = true, false
+		}
+		if len(st.want) > 0 {
+			s.Known = true
+		}
+		if st.grant != nil {
+			s.RefreshToken = s.LoggedIn
 		}
 		switch {
 		case st.login != nil:
 			s.Known, s.Login = true, "waiting"
+		case st.checking:
+			s.Known, s.Login = true, "checking"
 		case st.loginErr != "":
 			s.Known, s.Login, s.LoginError = true, "failed", st.loginErr
 		}
@@ -203,7 +270,7 @@ func (m *Manager) Status(server string) Status {
 }
 
 // markNeedsLogin records that server cannot be used until a person logs in.
-func (m *Manager) markNeedsLogin(server, reason string, challenge []string, want []string) {
+func (m *Manager) markNeedsLogin(server, reason string, challenge []string) {
 	m.mu.Lock()
 	st := m.stateLocked(server)
 	was := st.needsLogin && st.reason == reason
@@ -211,10 +278,26 @@ func (m *Manager) markNeedsLogin(server, reason string, challenge []string, want
 	if challenge != nil {
 		st.challenge = challenge
 	}
-	st.want = union(st.want, want)
 	m.mu.Unlock()
 	if !was {
 		m.log.Warn("server needs an OAuth login", "server", server, "reason", reason)
+		m.changed(server)
+	}
+}
+
+// wantScopes records scopes a server asked for with a 403
+// insufficient_scope: the server still serves what the login allows, and
+// the next login asks for them too.
+func (m *Manager) wantScopes(server string, challenge, scopes []string) {
+	m.mu.Lock()
+	st := m.stateLocked(server)
+	before := len(st.want)
+	st.want = union(st.want, scopes)
+	st.challenge = challenge
+	more := len(st.want) > before
+	m.mu.Unlock()
+	if more {
+		m.log.Warn("server wants more OAuth scopes", "server", server, "scopes", scopes)
 		m.changed(server)
 	}
 }
@@ -227,172 +310,57 @@ func (m *Manager) NeedsLogin(server string) bool {
 	return st != nil && st.needsLogin
 }
 
-// AccessToken returns server's access token, refreshing it first if it
-// expires within RefreshBefore. It returns "" and no error when Plexus holds
-// no token (the server then answers 401 and asks for a login), and
-// ErrNeedsLogin when the token expired and cannot be refreshed. A server
-// with a grant (SetGrant) gets its token from the grant, now if need be.
-func (m *Manager) AccessToken(ctx context.Context, server string) (string, error) {
-	c, err := m.credential(ctx, server)
-	return c.access, err
-}
-
-// credential is what a request to server carries: the access token, its
-// type, and the DPoP key it is bound to.
-type credential struct {
-	access  string
-	dpopKey string // "" for a bearer token
-}
-
-func credentialOf(e *entry) credential {
-	c := credential{access: e.Token.Access}
-	if e.Token.Type == "DPoP" {
-		c.dpopKey = e.DPoPKey
-	}
-	return c
-}
-
-func (m *Manager) credential(ctx context.Context, server string) (credential, error) {
-	g, _ := m.grantOf(server)
-	e := m.entryFor(server)
-	if e != nil && e.Token != nil && !m.expiring(e.Token) {
-		return credentialOf(e), nil
-	}
-	if g == nil && (e == nil || e.Token == nil) {
-		return credential{}, nil
-	}
+// NeedsLoginReason is why server needs a login ("" if it does not).
+func (m *Manager) NeedsLoginReason(server string) string {
 	m.mu.Lock()
-	st := m.stateLocked(server)
+	defer m.mu.Unlock()
+	if st := m.servers[server]; st != nil && st.needsLogin {
+		return st.reason
+	}
+	return ""
+}
+
+// clearNeedsLogin forgets a need for a login once the server accepts
+// requests again (it answered 401 only for a while, say).
+func (m *Manager) clearNeedsLogin(server string) {
+	m.mu.Lock()
+	st := m.servers[server]
+	was := st != nil && st.needsLogin
+	if was {
+		st.needsLogin, st.reason = false, ""
+	}
 	m.mu.Unlock()
-	st.flight.Lock()
-	defer st.flight.Unlock()
-	// Another caller may have refreshed while this one waited.
-	e = m.entryFor(server)
-	if e != nil && e.Token != nil && !m.expiring(e.Token) {
-		return credentialOf(e), nil
-	}
-	if g, gerr := m.grantOf(server); g != nil {
-		if gerr != "" {
-			return credential{}, fmt.Errorf("%s: %w: %s", server, ErrNeedsLogin, gerr)
-		}
-		ne, err := m.obtain(ctx, *g)
-		if err != nil {
-			return credential{}, fmt.Errorf("%s: %w", server, err)
-		}
-		return credentialOf(ne), nil
-	}
-	if e == nil || e.Token == nil {
-		return credential{}, nil
-	}
-	if e.Token.Refresh == "" {
-		if m.now().Before(e.Token.Expiry) {
-			return credentialOf(e), nil // still valid, nothing to refresh with
-		}
-		m.markNeedsLogin(server, "the access token expired and there is no refresh token", nil, nil)
-		return credential{}, fmt.Errorf("%s: %w: the access token expired", server, ErrNeedsLogin)
-	}
-	return m.refresh(ctx, e)
-}
-
-func (m *Manager) expiring(t *token) bool {
-	return !t.Expiry.IsZero() && !m.now().Add(m.refreshBefore).Before(t.Expiry)
-}
-
-// refresh spends e's refresh token. The caller holds the server's flight.
-func (m *Manager) refresh(ctx context.Context, e *entry) (credential, error) {
-	form := map[string][]string{
-		"grant_type":    {"refresh_token"},
-		"refresh_token": {e.Token.Refresh},
-		"resource":      {e.Resource},
-	}
-	tok, scopes, err := m.tokenRequest(ctx, e, form)
-	if err != nil {
-		var te *TokenError
-		if errors.As(err, &te) && (te.Code == "invalid_grant" || te.Status == http.StatusUnauthorized) {
-			// The grant is gone (revoked, expired, or spent): forget the
-			// tokens, but only if they are still the ones that failed.
-			m.dropTokenIf(e.Server, e.Token.Refresh)
-			m.markNeedsLogin(e.Server, "the refresh token was refused: "+te.Code, nil, nil)
-			return credential{}, fmt.Errorf("%s: %w: refreshing the token failed: %w", e.Server, ErrNeedsLogin, err)
-		}
-		return credential{}, fmt.Errorf("%s: refreshing the token: %w", e.Server, err)
-	}
-	if tok.Refresh == "" {
-		tok.Refresh = e.Token.Refresh // RFC 6749 §6: the old one stays valid
-	}
-	if err := m.replaceTokenIf(e.Server, e.Token.Refresh, tok, scopes); err != nil {
-		return credential{}, err
-	}
-	m.log.Info("OAuth token refreshed", "server", e.Server, "expires", tok.Expiry)
-	m.changed(e.Server)
-	ne := e.clone()
-	ne.Token = tok
-	return credentialOf(ne), nil
-}
-
-// replaceTokenIf stores tok for server if the stored refresh token is still
-// old: a login that completed meanwhile wins.
-func (m *Manager) replaceTokenIf(server, old string, tok *token, scopes []string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	_, e := m.f.byServer(server)
-	if e == nil || e.Token == nil || e.Token.Refresh != old {
-		return nil
-	}
-	e.Token = tok
-	if scopes != nil {
-		e.Scopes = scopes
-	}
-	return m.saveLocked()
-}
-
-func (m *Manager) dropTokenIf(server, old string) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	_, e := m.f.byServer(server)
-	if e == nil || e.Token == nil || e.Token.Refresh != old {
-		return
-	}
-	e.Token = nil
-	if err := m.saveLocked(); err != nil {
-		m.log.Error("saving OAuth tokens failed", "server", server, "err", err)
+	if was {
+		m.changed(server)
 	}
 }
 
-// store saves e (with its tokens) as server's entry, replacing any other
-// entry of server, and clears the login state.
+// store saves e (with its tokens) as its account's login, replacing what
+// the account held, and clears the login state.
 func (m *Manager) store(e *entry) error {
+	_, others, err := m.change(e.Server, func(*entry) (*entry, bool) { return e, true })
 	m.mu.Lock()
-	for k, old := range m.f.Entries {
-		if old.Server == e.Server {
-			delete(m.f.Entries, k)
-		}
-	}
-	m.f.Entries[entryKey(e)] = e
-	err := m.saveLocked()
 	st := m.stateLocked(e.Server)
-	st.needsLogin, st.reason, st.want, st.challenge = false, "", nil, nil
+	if err == nil {
+		st.needsLogin, st.reason, st.want, st.challenge = false, "", nil, nil
+	}
 	m.mu.Unlock()
+	m.announce(append(others, e.Server))
 	return err
 }
 
 // Logout forgets server's tokens and client registration, and ends a login
 // in progress (R-AUTH-2).
 func (m *Manager) Logout(server string) error {
+	_, others, err := m.change(server, func(cur *entry) (*entry, bool) { return nil, cur != nil })
 	m.mu.Lock()
-	for k, e := range m.f.Entries {
-		if e.Server == server {
-			delete(m.f.Entries, k)
-		}
-	}
-	err := m.saveLocked()
 	st := m.servers[server]
 	delete(m.servers, server)
 	m.mu.Unlock()
 	if st != nil && st.login != nil {
 		st.login.stop()
 	}
-	m.changed(server)
+	m.announce(append(others, server))
 	return err
 }
 
@@ -401,9 +369,9 @@ func (m *Manager) Logout(server string) error {
 func (m *Manager) Forget(server string) error {
 	m.mu.Lock()
 	var members []string
-	for _, e := range m.f.Entries {
-		if s, user := SplitAccount(e.Server); s == server && user != "" {
-			members = append(members, e.Server)
+	for account := range m.f.Logins {
+		if s, user := SplitAccount(account); s == server && user != "" {
+			members = append(members, account)
 		}
 	}
 	for account := range m.servers {
@@ -412,10 +380,44 @@ func (m *Manager) Forget(server string) error {
 		}
 	}
 	m.mu.Unlock()
-	for _, account := range members {
+	for _, account := range slices.Compact(slices.Sorted(slices.Values(members))) {
 		if err := m.Logout(account); err != nil {
 			return err
 		}
 	}
 	return m.Logout(server)
+}
+
+// Close ends every login in progress and background refresh, and waits
+// for their goroutines.
+func (m *Manager) Close() {
+	m.mu.Lock()
+	m.closed = true
+	var runs []*loginRun
+	for _, st := range m.servers {
+		if st.login != nil {
+			runs = append(runs, st.login)
+			st.login = nil
+		}
+	}
+	for k, t := range m.timers {
+		t.Stop()
+		delete(m.timers, k)
+	}
+	m.mu.Unlock()
+	for _, r := range runs {
+		r.stop()
+	}
+	m.wg.Wait()
+}
+
+// AccessToken returns server's access token, refreshing it first if it
+// expires soon. It returns "" and no error when Plexus holds no token
+// (the server then answers 401 and asks for a login), and an error
+// wrapping ErrNeedsLogin when the token expired and cannot be refreshed.
+// A server with a grant (SetGrant) gets its token from the grant, now if
+// need be.
+func (m *Manager) AccessToken(ctx context.Context, server string) (string, error) {
+	c, err := m.credential(ctx, server)
+	return c.access, err
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -263,6 +264,9 @@ func TestRedirectChecks(t *testing.T) {
 		login(t, m, oauth.LoginParams{Server: "srv", URL: as.MCPURL})
 	})
 	t.Run("wrong state", func(t *testing.T) {
+		// A pasted address without the login's state is refused and
+		// changes nothing: the login goes on, and the right address
+		// completes it.
 		as := authserver.Start(t, authserver.Options{})
 		m := open(t, t.TempDir(), &c, nil)
 		resp := startNoFollow(t, m, as.MCPURL)
@@ -272,11 +276,14 @@ func TestRedirectChecks(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "state") {
 			t.Fatalf("a forged state: %v", err)
 		}
-		if err := m.CompleteLogin(context.Background(), "srv", loc); err == nil {
-			t.Fatal("a login that failed can still be completed")
-		}
 		if as.Codes.Load() != 0 {
 			t.Fatal("a code was exchanged")
+		}
+		if st := m.Status("srv"); st.Login != "waiting" {
+			t.Fatalf("a forged redirect ended the login: %+v", st)
+		}
+		if err := m.CompleteLogin(context.Background(), "srv", loc); err != nil {
+			t.Fatalf("the login's own redirect after a forged one: %v", err)
 		}
 	})
 	t.Run("pasted redirect", func(t *testing.T) {
@@ -307,7 +314,9 @@ func TestStepUp(t *testing.T) {
 	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "admin"}); err == nil {
 		t.Fatal("admin without the scope")
 	}
-	if st := m.Status("srv"); !st.NeedsLogin || !strings.Contains(st.Reason, "admin") {
+	// The server still serves what the login allows: it wants more
+	// scopes, it does not need a login.
+	if st := m.Status("srv"); st.NeedsLogin || !st.LoggedIn || !slices.Contains(st.MoreScopes, "admin") {
 		t.Fatalf("403 insufficient_scope: %+v", st)
 	}
 	login(t, m, oauth.LoginParams{Server: "srv", URL: as.MCPURL})

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httputil"
 )
@@ -22,33 +21,23 @@ type Router struct {
 }
 
 // NewRouter returns the router of reg's replica in front of next, which
-// sends creds' credential to the other replicas.
-func NewRouter(reg *Registry, creds Credentials, next http.Handler, log *slog.Logger) *Router {
+// reaches the other replicas through tr (signed for each).
+func NewRouter(reg *Registry, tr *Transport, next http.Handler, log *slog.Logger) *Router {
 	rt := &Router{reg: reg, next: next, log: log}
 	rt.proxy = &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
-			pr.Out.URL.Scheme = "http"
+			pr.Out.URL.Scheme = "https"
 			pr.Out.URL.Host = addrOf(pr.In)
 			pr.Out.Host = pr.In.Host // the client's, as it sent it
-			pr.Out.Header.Set(Header, creds.send)
 			pr.SetXForwarded()
 		},
-		// Straight to the replica: never through a proxy of the
-		// environment's, which would see the channel's credential.
-		Transport:     DirectTransport(),
-		FlushInterval: -1, // event streams go through as they come
-		ErrorLog:      slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-		ErrorHandler:  rt.failed,
+		Transport:      tr,
+		ModifyResponse: misdirected,
+		FlushInterval:  -1, // event streams go through as they come
+		ErrorLog:       slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		ErrorHandler:   rt.failed,
 	}
 	return rt
-}
-
-// DirectTransport is net/http's default transport without a proxy: what
-// every request on the internal channel goes by.
-func DirectTransport() *http.Transport {
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.Proxy = nil
-	return t
 }
 
 type addrKey struct{}
@@ -62,7 +51,7 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rt.next.ServeHTTP(w, r)
 		return
 	}
-	addr, err := rt.reg.Addr(r.Context(), id)
+	rep, err := rt.reg.Find(r.Context(), id)
 	switch {
 	case errors.Is(err, ErrGone):
 		sessionGone(w)
@@ -72,7 +61,20 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "the replica that holds this session cannot be found now: try again", http.StatusServiceUnavailable)
 		return
 	}
-	rt.proxy.ServeHTTP(w, r.WithContext(contextWith(r, addr)))
+	rt.proxy.ServeHTTP(w, r.WithContext(To(contextWith(r, rep.Addr), id)))
+}
+
+// errMisdirected is a request the replica at a session's address refused
+// as made for another: the session's replica is gone, and another took
+// its address.
+var errMisdirected = errors.New("the replica at that address is another")
+
+func misdirected(resp *http.Response) error {
+	if resp.StatusCode == http.StatusMisdirectedRequest {
+		resp.Body.Close()
+		return errMisdirected
+	}
+	return nil
 }
 
 // failed answers a request the replica holding its session did not
@@ -81,8 +83,7 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // may have reached it gets 502, so that a call whose outcome is unknown
 // is not taken for one never made.
 func (rt *Router) failed(w http.ResponseWriter, r *http.Request, err error) {
-	var op *net.OpError
-	if errors.As(err, &op) && op.Op == "dial" {
+	if NotSent(err) || errors.Is(err, errMisdirected) {
 		sessionGone(w)
 		return
 	}

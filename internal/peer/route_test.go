@@ -1,73 +1,68 @@
 package peer
 
 import (
-	"context"
 	"errors"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 )
 
-// fakeReplicas is a Table of fixed addresses, or an error.
-type fakeReplicas struct {
-	addrs map[string]string
-	err   error
-}
-
-var errNoRow = errors.New("no row")
-
-func (f fakeReplicas) Beat(context.Context, string, string) error { return nil }
-func (f fakeReplicas) Leave(context.Context, string) error        { return nil }
-func (f fakeReplicas) Replica(_ context.Context, id string, _ time.Duration) (string, error) {
-	if f.err != nil {
-		return "", f.err
+// tlsReplica serves h as replica id would on the channel: TLS under a
+// certificate of its own, whose fingerprint it returns.
+func tlsReplica(t *testing.T, h http.Handler) (addr, fp string) {
+	t.Helper()
+	cert, fp, err := NewCertificate()
+	if err != nil {
+		t.Fatal(err)
 	}
-	if a, ok := f.addrs[id]; ok {
-		return a, nil
-	}
-	return "", errNoRow
+	srv := httptest.NewUnstartedServer(h)
+	srv.TLS = ServerTLS(cert)
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	return strings.TrimPrefix(srv.URL, "https://"), fp
 }
 
 // TestRouter: a request on this replica's session, or without one, is
-// served here; one on another live replica's session is passed there with
-// the channel's credential and answered as it answers; a replica that is
-// gone or cannot be dialled is 404 (the client opens a new session); one
-// that broke off after the request was sent is 502 (outcome unknown);
-// one the database cannot place is 503.
+// served here; one on another replica's session is passed there, signed
+// for it, over TLS to the certificate its row names, and answered as it
+// answers; a replica without a row, one that cannot be dialled, one whose
+// certificate is not its row's, and one whose address another replica
+// took are 404 (the client opens a new session); one that broke off after
+// the request was sent is 502 (outcome unknown); while the database is
+// away, the rows last read are used, and a replica never read is 503.
 func TestRouter(t *testing.T) {
-	creds := NewCredentials([][]byte{[]byte("key")})
-	other, self, gone, dead, broken := NewReplicaID(), NewReplicaID(), NewReplicaID(), NewReplicaID(), NewReplicaID()
-	holder := httptest.NewServer(Guard(creds, slog.New(slog.DiscardHandler), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	keys := NewKeys([][]byte{[]byte("key")})
+	other, self, gone, dead, broken, impostor, moved := NewReplicaID(), NewReplicaID(), NewReplicaID(), NewReplicaID(), NewReplicaID(), NewReplicaID(), NewReplicaID()
+	holderAddr, holderFP := tlsReplica(t, NewGuard(keys, other, quiet, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Served-By", "holder")
 		io.WriteString(w, r.Header.Get("Authorization"))
 	})))
-	defer holder.Close()
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	deadAddr := ln.Addr().String()
 	ln.Close() // nothing listens there
-	breaker := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	brokenAddr, brokenFP := tlsReplica(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		conn, _, _ := w.(http.Hijacker).Hijack()
 		conn.Close() // the request arrived; no answer
 	}))
-	defer breaker.Close()
-	table := fakeReplicas{addrs: map[string]string{
-		other:  strings.TrimPrefix(holder.URL, "http://"),
-		dead:   deadAddr,
-		broken: strings.TrimPrefix(breaker.URL, "http://"),
+	rows := &fakeReplicas{rows: map[string]Replica{
+		other:    {ID: other, Addr: holderAddr, FP: holderFP},
+		dead:     {ID: dead, Addr: deadAddr, FP: holderFP},
+		broken:   {ID: broken, Addr: brokenAddr, FP: brokenFP},
+		impostor: {ID: impostor, Addr: brokenAddr, FP: holderFP}, // another's certificate there
+		moved:    {ID: moved, Addr: holderAddr, FP: holderFP},    // its address now the holder's
 	}}
-	reg := NewRegistry(table, errNoRow, self, "127.0.0.1:1", slog.New(slog.DiscardHandler))
+	reg := NewRegistry(rows, self, "127.0.0.1:1", "", quiet)
 	local := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Header().Set("X-Served-By", "local") })
-	rt := NewRouter(reg, creds, local, slog.New(slog.DiscardHandler))
-	front := httptest.NewServer(rt)
+	tr := NewTransport(keys, self, DirectTransport(reg.Find))
+	front := httptest.NewServer(NewRouter(reg, tr, local, quiet))
 	defer front.Close()
+	defer tr.base.(*http.Transport).CloseIdleConnections()
 
-	do := func(session string) (int, string, string) {
-		req, _ := http.NewRequest("POST", front.URL+"/mcp", strings.NewReader("{}"))
+	do := func(base, session string) (int, string, string) {
+		req, _ := http.NewRequest("POST", base+"/mcp", strings.NewReader("{}"))
 		req.Header.Set("Authorization", "Bearer member")
 		if session != "" {
 			req.Header.Set("Mcp-Session-Id", session)
@@ -91,9 +86,11 @@ func TestRouter(t *testing.T) {
 		{"another replica's session", NewSessionID(other), 200, "holder"},
 		{"a gone replica's session", NewSessionID(gone), 404, ""},
 		{"a replica that cannot be dialled", NewSessionID(dead), 404, ""},
+		{"a replica whose certificate is not its row's", NewSessionID(impostor), 404, ""},
+		{"a replica whose address another took", NewSessionID(moved), 404, ""},
 		{"a replica that broke off", NewSessionID(broken), 502, ""},
 	} {
-		status, by, body := do(tc.session)
+		status, by, body := do(front.URL, tc.session)
 		if status != tc.status || by != tc.by {
 			t.Errorf("%s: %d by %q, want %d by %q (%s)", tc.name, status, by, tc.status, tc.by, body)
 		}
@@ -102,17 +99,18 @@ func TestRouter(t *testing.T) {
 		}
 	}
 
-	down := NewRegistry(fakeReplicas{err: errors.New("the database is away")}, errNoRow, self, "127.0.0.1:1", slog.New(slog.DiscardHandler))
-	front2 := httptest.NewServer(NewRouter(down, creds, local, slog.New(slog.DiscardHandler)))
-	defer front2.Close()
-	req, _ := http.NewRequest("POST", front2.URL+"/mcp", nil)
-	req.Header.Set("Mcp-Session-Id", NewSessionID(other))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
+	// The database goes away: the rows read before serve on.
+	rows.mu.Lock()
+	rows.err = errors.New("the database is away")
+	rows.mu.Unlock()
+	reg.Beat(t.Context())
+	if status, by, _ := do(front.URL, NewSessionID(other)); status != 200 || by != "holder" {
+		t.Errorf("a session on another replica while the database is away: %d by %q", status, by)
 	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusServiceUnavailable {
-		t.Errorf("the database cannot say where the session is: %d, want 503", resp.StatusCode)
+	down := NewRegistry(rows, self, "127.0.0.1:1", "", quiet)
+	front2 := httptest.NewServer(NewRouter(down, tr, local, quiet))
+	defer front2.Close()
+	if status, _, _ := do(front2.URL, NewSessionID(other)); status != http.StatusServiceUnavailable {
+		t.Errorf("the database cannot say where the session is, and never did: %d, want 503", status)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -42,10 +43,12 @@ func IsURL(where string) bool {
 
 // Store is a docstore.Backend in PostgreSQL.
 type Store struct {
-	url  string
-	keys Keys
-	log  *slog.Logger
-	pool *pgxpool.Pool
+	url     string
+	keys    Keys
+	rowKeys [][]byte // seal the replicas' rows and the leases (replicas.go)
+	log     *slog.Logger
+	pool    *pgxpool.Pool
+	warned  sync.Map // replica ids whose unsealed row was logged
 }
 
 var _ docstore.Backend = (*Store)(nil)
@@ -75,9 +78,9 @@ func Open(ctx context.Context, url string, keys Keys, log *slog.Logger) (*Store,
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("connecting to the store: %w", err)
+		return nil, reach("connecting to the store", err)
 	}
-	s := &Store{url: url, keys: keys, log: log, pool: pool}
+	s := &Store{url: url, keys: keys, rowKeys: derive(keys, rowLabel), log: log, pool: pool}
 	if err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error { return migrate(ctx, tx) }); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("preparing the store's schema: %w", err)
@@ -97,7 +100,7 @@ func (s *Store) Close() { s.pool.Close() }
 // Ping checks that the database answers (a replica's readiness).
 func (s *Store) Ping(ctx context.Context) error {
 	if err := s.pool.Ping(ctx); err != nil {
-		return fmt.Errorf("reaching the store: %w", err)
+		return reach("reaching the store", err)
 	}
 	return nil
 }
@@ -136,7 +139,7 @@ func (s *Store) read(ctx context.Context, q querier, name string, forUpdate bool
 		return docstore.Doc{}, nil
 	}
 	if err != nil {
-		return docstore.Doc{}, fmt.Errorf("reading %s from the store: %w", name, err)
+		return docstore.Doc{}, reach("reading "+name+" from the store", err)
 	}
 	plain, _, err := s.keys.open(name, sealed)
 	if err != nil {
@@ -155,6 +158,7 @@ func (s *Store) Write(name string, prev docstore.Doc, data []byte, keep bool) (d
 	ctx, cancel := opContext()
 	defer cancel()
 	var out docstore.Doc
+	committing := false // the transaction's work is done: what fails now is its COMMIT
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var gen int64
 		var old []byte
@@ -191,21 +195,13 @@ func (s *Store) Write(name string, prev docstore.Doc, data []byte, keep bool) (d
 			return err
 		}
 		out = docstore.Doc{Exists: true, Data: data, Gen: gen}
+		committing = true
 		return nil
 	})
 	if err != nil {
-		return docstore.Doc{}, writeError(name, err)
+		return docstore.Doc{}, writeFailed(name, err, committing)
 	}
 	return out, nil
-}
-
-// writeError wraps a failed write, keeping a *StaleError as it is.
-func writeError(name string, err error) error {
-	var stale *docstore.StaleError
-	if errors.As(err, &stale) {
-		return stale
-	}
-	return fmt.Errorf("writing %s to the store: %w", name, err)
 }
 
 // stale reads the current version for a *StaleError.
@@ -232,6 +228,7 @@ func keepRevision(ctx context.Context, tx pgx.Tx, name string, old []byte) error
 func (s *Store) Remove(name string, prev docstore.Doc) error {
 	ctx, cancel := opContext()
 	defer cancel()
+	committing := false
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var gen int64
 		err := tx.QueryRow(ctx, `SELECT gen FROM plexus_docs WHERE name = $1 FOR UPDATE`, name).Scan(&gen)
@@ -246,10 +243,16 @@ func (s *Store) Remove(name string, prev docstore.Doc) error {
 		if _, err := tx.Exec(ctx, `DELETE FROM plexus_docs WHERE name = $1`, name); err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, `SELECT pg_notify($1, $2)`, Channel, name)
-		return err
+		if _, err = tx.Exec(ctx, `SELECT pg_notify($1, $2)`, Channel, name); err != nil {
+			return err
+		}
+		committing = true
+		return nil
 	})
-	return writeError(name, err)
+	if err != nil {
+		return writeFailed(name, err, committing)
+	}
+	return nil
 }
 
 // revisionRow is one row of plexus_revisions.
@@ -262,7 +265,7 @@ type revisionRow struct {
 func (s *Store) revisionRows(ctx context.Context, name string) ([]revisionRow, error) {
 	rows, err := s.pool.Query(ctx, `SELECT id, saved_at, length(data) FROM plexus_revisions WHERE name = $1 ORDER BY saved_at DESC, id DESC`, name)
 	if err != nil {
-		return nil, fmt.Errorf("listing the revisions of %s: %w", name, err)
+		return nil, reach("listing the revisions of "+name, err)
 	}
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (revisionRow, error) {
 		var rr revisionRow
@@ -324,7 +327,7 @@ func (s *Store) AddRevision(name string, saved time.Time, data []byte) error {
 	ctx, cancel := opContext()
 	defer cancel()
 	if _, err := s.pool.Exec(ctx, `INSERT INTO plexus_revisions (name, saved_at, data) VALUES ($1, $2, $3)`, name, saved, sealed); err != nil {
-		return fmt.Errorf("keeping a revision of %s: %w", name, err)
+		return writeFailed(name, err, false)
 	}
 	return nil
 }

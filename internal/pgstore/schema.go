@@ -37,6 +37,17 @@ var migrations = []string{
 		token   bigint NOT NULL,
 		expires timestamptz NOT NULL
 	);`,
+	// Rows only the store's key makes (rows.go): a replica's row and a
+	// lease carry a MAC of their fields, and a row without a valid one is
+	// not trusted. A lease counts its renewals, which the other replicas
+	// watch (peer.Owners) instead of comparing clocks; a replica being
+	// stopped says so (draining), and names the certificate of its
+	// channel (fp, the SHA-256 of its DER).
+	`ALTER TABLE plexus_replicas ADD COLUMN fp text NOT NULL DEFAULT '',
+		ADD COLUMN draining boolean NOT NULL DEFAULT false,
+		ADD COLUMN sig bytea NOT NULL DEFAULT '';
+	ALTER TABLE plexus_leases ADD COLUMN renewals bigint NOT NULL DEFAULT 0,
+		ADD COLUMN sig bytea NOT NULL DEFAULT '';`,
 }
 
 // SchemaVersion is the version this plexus creates and reads.

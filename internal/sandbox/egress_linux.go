@@ -39,7 +39,11 @@ func StartEgress(p *Policy, denied func(string)) (*Egress, error) {
 	for _, hp := range p.Network.Allow {
 		allow = append(allow, hp.String())
 	}
-	proxy, err := egress.New(allow, denied)
+	var report func(string)
+	if denied != nil {
+		report = func(line string) { denied(deniedConnect(line)) }
+	}
+	proxy, err := egress.New(allow, report)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}

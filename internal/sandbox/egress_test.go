@@ -91,7 +91,7 @@ func TestEgressHandoff(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(denied) != 1 || denied[0] != "sandbox: denied connect to evil.example:80" {
+	if len(denied) != 1 || denied[0] != "sandbox: denied connect to evil.example:80 (not on the server's list; --allow-net evil.example:80 allows it, through Plexus's proxy)" {
 		t.Errorf("denials: %q", denied)
 	}
 }

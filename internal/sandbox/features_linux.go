@@ -81,14 +81,21 @@ func cgroupV2() (bool, string) {
 // Isolate sets the namespaces a sandboxed server's first process starts in:
 // a user namespace (mapping the daemon's own user and group to themselves)
 // with a PID namespace, so that the whole tree ends with its first process
-// and counts its processes apart from the user's others, and for network
+// and counts its processes apart from the user's others; a mount namespace,
+// which the launcher arranges (arrangeMounts: its own /proc, /dev/shm and
+// caches, Plexus's home covered); a System V IPC namespace; and for network
 // "none" or a host:port list a network namespace with nothing but a
-// loopback (up, with the proxy on it, for a list: see openProxy). For a
-// list the shim gets CAP_NET_ADMIN (of its own user namespace only) as an
-// ambient capability, which a non-root launcher needs to bring the
-// loopback up and drops before the server runs.
+// loopback (up, with the proxy on it, for a list: see openProxy).
+//
+// A non-root launcher is not uid 0 in the user namespace, so exec leaves it
+// no capability there but the ambient ones given here: CAP_SYS_ADMIN for
+// its mounts, CAP_DAC_OVERRIDE, which an overlay's upper folder needs, and
+// for a list CAP_NET_ADMIN, for the loopback. They are of the sandbox's own
+// user namespace only, and the launcher drops them all before the server
+// runs (dropCapabilities).
 func Isolate(attr *syscall.SysProcAttr, p *Policy) {
-	attr.Cloneflags |= syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID
+	attr.Cloneflags |= syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID | syscall.CLONE_NEWNS | syscall.CLONE_NEWIPC
+	attr.AmbientCaps = append(attr.AmbientCaps, unix.CAP_SYS_ADMIN, unix.CAP_DAC_OVERRIDE)
 	switch p.Network.Mode {
 	case NetworkNone:
 		attr.Cloneflags |= syscall.CLONE_NEWNET

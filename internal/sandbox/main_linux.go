@@ -43,7 +43,23 @@ func enter(p *Policy, path string, argv []string) error {
 		// start times out: they run from their caches instead.
 		env = append(env, "npm_config_offline=true", "UV_OFFLINE=1")
 	}
-	rules, err := fileRules(p, path, os.Getenv("HOME"))
+	home := os.Getenv("HOME")
+	caches, err := arrangeMounts(p, home)
+	if err != nil {
+		return err
+	}
+	env = append(env, caches...)
+	// Again, now that the mounts are in place: the folder the daemon
+	// started the shim in may lie under one of them.
+	dir := p.Dir
+	if dir == "" {
+		dir = p.Private
+	}
+	if err := os.Chdir(dir); err != nil {
+		return fmt.Errorf("the working directory: %w", err)
+	}
+	env = append(env, "PWD="+dir)
+	rules, err := fileRules(p, path, home)
 	if err != nil {
 		return err
 	}
@@ -70,7 +86,7 @@ func enter(p *Policy, path string, argv []string) error {
 	if err := restrictLandlock(p, rules, proxyPort); err != nil {
 		return err
 	}
-	if err := denySyscalls(p.Network.Mode != NetworkAll); err != nil {
+	if err := denySyscalls(p.Network.Mode); err != nil {
 		return err
 	}
 	if err := syscall.Exec(path, argv, env); err != nil {
@@ -141,23 +157,26 @@ func setLimits(l Limits) error {
 	return nil
 }
 
-// dropCapabilities empties the bounding and ambient sets, so that the
-// server has no capability even when the daemon runs as root (a root
-// process regains the bounding set at exec).
+// dropCapabilities empties every capability set the server could get one
+// from: the bounding set (a process of uid 0 regains it at exec), the
+// inheritable one (uid 0 regains it at exec too, and Isolate's ambient
+// capabilities put their own in it), the ambient one, and the launcher's
+// own effective and permitted sets, which it needs no longer.
 func dropCapabilities() error {
-	// The ambient set may hold CAP_NET_ADMIN for the loopback (Isolate).
 	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
 		return fmt.Errorf("clearing ambient capabilities: %w", err)
 	}
-	if os.Getuid() != 0 {
-		// Not root in its namespace: exec gives it no capability, and
-		// no_new_privs makes file capabilities void.
-		return nil
-	}
-	for c := 0; c <= unix.CAP_LAST_CAP; c++ {
+	// Only uid 0 regains the bounding set at exec, and only it may drop
+	// from it (CAP_SETPCAP).
+	for c := 0; os.Getuid() == 0 && c <= unix.CAP_LAST_CAP; c++ {
 		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && err != unix.EINVAL {
 			return fmt.Errorf("dropping capability %d: %w", c, err)
 		}
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var none [2]unix.CapUserData
+	if err := unix.Capset(&hdr, &none[0]); err != nil {
+		return fmt.Errorf("clearing capabilities: %w", err)
 	}
 	return nil
 }

@@ -23,12 +23,17 @@ var systemRead = []string{
 	"/dev/urandom", "/dev/random", "/dev/zero", "/dev/full",
 }
 
-// systemWrite are the device files every program may write.
-var systemWrite = []string{"/dev/null", "/dev/tty"}
+// systemWrite are the device files every program may write, and the
+// sandbox's own /dev/shm (arrangeMounts). Not /dev/tty: a server talks
+// through its pipes, and the daemon's terminal, if it has one, is the
+// user's.
+var systemWrite = []string{"/dev/null", "/dev/shm"}
 
-// cacheDirs are package-manager caches under the home that npx and uvx use
-// to run a server (read and write: they download into them).
-var cacheDirs = []string{".npm", ".cache/uv", ".cache/pip", ".local/share/uv"}
+// homeRead are what the package managers read under the home besides
+// their caches (which are overlays in the private folder, arrangeMounts):
+// uv's Python installations and tools. Read only: a sandboxed server never
+// writes where a program outside runs from.
+var homeRead = []string{".local/share/uv"}
 
 // access is one path with its rights.
 type access struct {
@@ -66,12 +71,12 @@ func fileRules(p *Policy, path, home string) ([]access, error) {
 	for _, s := range systemWrite {
 		add(s, true, false)
 	}
-	for _, s := range programTree(path, home) {
+	for _, s := range programTree(path, home, os.Getenv) {
 		add(s, false, false)
 	}
 	if home != "" {
-		for _, c := range cacheDirs {
-			add(filepath.Join(home, c), true, false)
+		for _, c := range homeRead {
+			add(filepath.Join(home, c), false, false)
 		}
 	}
 	for _, r := range p.Read {
@@ -93,9 +98,12 @@ func fileRules(p *Policy, path, home string) ([]access, error) {
 // programTree is what running path needs beyond the system: the executable
 // (through its symlinks), its script interpreter, and the package tree it
 // lives in — the outermost node_modules folder of a Node.js package, the
-// virtual environment of a Python one, else the executable's own folder.
-func programTree(path, home string) []string {
+// virtual environment of a Python one, else the executable's own folder —
+// and, for one a version manager installed under the home (pyenv, nvm,
+// asdf, …), the manager's whole folder, with the files that pick a version.
+func programTree(path, home string, getenv func(string) string) []string {
 	var out []string
+	roots := managerRoots(home, getenv)
 	for _, p := range []string{path, interpreter(path)} {
 		if p == "" {
 			continue
@@ -111,6 +119,69 @@ func programTree(path, home string) []string {
 				out = append(out, r)
 			}
 		}
+		for _, r := range roots {
+			if within(p, r.dir) || within(real, r.dir) {
+				out = append(out, r.dir)
+				for _, f := range r.pick {
+					if home != "" {
+						out = append(out, filepath.Join(home, f))
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// A manager is a version manager's folder and the files in the home that
+// pick a version for it.
+type manager struct {
+	dir  string
+	pick []string
+}
+
+// managers are the version managers whose programs live under the home:
+// the folder's variable, its default under the home, and the version files
+// its shims read there. The whole folder is read-only to the server: the
+// shims run the manager's scripts, which read its settings and versions.
+// Cargo's own folder holds crates.io's token, so only its bin is listed.
+var managers = []struct {
+	env, dir string
+	pick     []string
+}{
+	{"PYENV_ROOT", ".pyenv", []string{".python-version"}},
+	{"NVM_DIR", ".nvm", []string{".nvmrc"}},
+	{"ASDF_DATA_DIR", ".asdf", []string{".tool-versions"}},
+	{"", ".local/share/mise", []string{".tool-versions"}},
+	{"VOLTA_HOME", ".volta", nil},
+	{"FNM_DIR", ".local/share/fnm", []string{".node-version", ".nvmrc"}},
+	{"", ".fnm", []string{".node-version", ".nvmrc"}},
+	{"NODENV_ROOT", ".nodenv", []string{".node-version"}},
+	{"RBENV_ROOT", ".rbenv", []string{".ruby-version"}},
+	{"GOENV_ROOT", ".goenv", []string{".go-version"}},
+	{"BUN_INSTALL", ".bun", nil},
+	{"DENO_INSTALL", ".deno", nil},
+	{"SDKMAN_DIR", ".sdkman", nil},
+	{"", ".rustup", nil},
+	{"", ".cargo/bin", nil},
+	{"", ".local/pipx", nil},
+}
+
+// managerRoots are the managers' folders: the variable's, else the home's.
+func managerRoots(home string, getenv func(string) string) []manager {
+	var out []manager
+	for _, m := range managers {
+		dir := ""
+		if m.env != "" {
+			dir = getenv(m.env)
+		}
+		if dir == "" && home != "" {
+			dir = filepath.Join(home, m.dir)
+		}
+		if dir == "" || !filepath.IsAbs(dir) || tooWide(dir, home) {
+			continue
+		}
+		out = append(out, manager{dir: filepath.Clean(dir), pick: m.pick})
 	}
 	return out
 }
@@ -147,8 +218,9 @@ func within(path, dir string) bool {
 }
 
 // hiddenBy returns the hidden folder that path is in or holds, "" if none.
-// The private folder may lie in a hidden one (it is under Plexus's home)
-// and so may what lies under it.
+// What lies in the private folder is never hidden (the private folder is
+// kept outside Plexus's home, and a policy that put it inside is refused
+// by the daemon).
 func hiddenBy(hidden []string, private, path string) string {
 	if private != "" && within(path, private) {
 		return ""

@@ -21,11 +21,19 @@ type Policy struct {
 	// and write. The system's read-only parts are added by the launcher.
 	Read  []string `json:"read,omitempty"`
 	Write []string `json:"write,omitempty"`
-	// Private is the server's own folder: its working directory, writable,
-	// with its temporary folder under it.
+	// Server is the server's name, for the advice in its denials.
+	Server string `json:"server,omitempty"`
+	// Private is the server's own folder, outside Plexus's home: its
+	// working directory unless Dir is set, writable, with its temporary
+	// folder and its package caches under it.
 	Private string `json:"private"`
+	// Dir is the working directory the server was given, if any.
+	Dir string `json:"dir,omitempty"`
+	// Previous is where the private folder was kept before (under
+	// Plexus's home); the first start moves it to Private.
+	Previous string `json:"-"`
 	// Hidden are folders the server never sees, whatever the rest says:
-	// Plexus's home (but for the private folder in it).
+	// Plexus's home.
 	Hidden  []string `json:"hidden,omitempty"`
 	Network Network  `json:"network"`
 	Limits  Limits   `json:"limits"`

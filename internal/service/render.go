@@ -23,7 +23,18 @@ func checkSpec(s Spec) error {
 			return errors.New("a path or user name holds a line break: no service file can hold it")
 		}
 	}
+	if s.Listen != "" && strings.Trim(s.Listen, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.:[]-") != "" {
+		return fmt.Errorf("--listen takes HOST:PORT or off, not %q", s.Listen)
+	}
 	return nil
+}
+
+// daemonArgs are the arguments of `plexus daemon` in the service.
+func daemonArgs(s Spec) []string {
+	if s.Listen == "" {
+		return []string{"daemon"}
+	}
+	return []string{"daemon", "--listen", s.Listen}
 }
 
 func isWindowsAbs(p string) bool {
@@ -44,7 +55,7 @@ After=network-online.target
 
 [Service]
 Type=simple
-ExecStart=` + systemdQuote(s.Exe, true) + ` daemon
+ExecStart=` + systemdQuote(s.Exe, true) + ` ` + strings.Join(daemonArgs(s), " ") + `
 Environment=` + systemdQuote("PLEXUS_HOME="+s.Home, false) + `
 Restart=on-failure
 RestartSec=2s
@@ -89,8 +100,7 @@ func LaunchdPlist(s Spec) (string, error) {
 	<string>` + Label + `</string>
 	<key>ProgramArguments</key>
 	<array>
-		<string>` + xmlEscape(s.Exe) + `</string>
-		<string>daemon</string>
+		<string>` + xmlEscape(s.Exe) + `</string>` + plistStrings(daemonArgs(s)) + `
 	</array>
 	<key>EnvironmentVariables</key>
 	<dict>
@@ -157,7 +167,7 @@ func TaskXML(s Spec) (string, error) {
   <Actions Context="Author">
     <Exec>
       <Command>` + xmlEscape(s.Exe) + `</Command>
-      <Arguments>daemon</Arguments>
+      <Arguments>` + strings.Join(daemonArgs(s), " ") + `</Arguments>
     </Exec>
   </Actions>
 </Task>
@@ -197,7 +207,7 @@ load_rc_config $name
 pidfile="/var/run/${name}.pid"
 procname=/usr/sbin/daemon
 command=/usr/sbin/daemon
-command_args="-r -R 5 -S -T ${name} -P ${pidfile} -u ${plexus_user} /usr/bin/env PLEXUS_HOME=\"${plexus_home}\" ` + shellQuote(s.Exe) + ` daemon"
+command_args="-r -R 5 -S -T ${name} -P ${pidfile} -u ${plexus_user} /usr/bin/env PLEXUS_HOME=\"${plexus_home}\" ` + shellQuote(s.Exe) + ` ` + strings.Join(daemonArgs(s), " ") + `"
 
 run_rc_command "$1"
 `, nil
@@ -209,6 +219,15 @@ func shellQuote(v string) string {
 		return v
 	}
 	return `'` + strings.ReplaceAll(v, `'`, `'\''`) + `'`
+}
+
+// plistStrings are <string> lines of the arguments, each on its own line.
+func plistStrings(args []string) string {
+	var b strings.Builder
+	for _, a := range args {
+		b.WriteString("\n\t\t<string>" + xmlEscape(a) + "</string>")
+	}
+	return b.String()
 }
 
 func xmlEscape(v string) string {

@@ -15,6 +15,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 var spec = Spec{
 	Exe:      "/home/ann/My Tools/bin/plexus",
 	Home:     `/home/ann/.plexus 100% "mine" $HOME`,
+	Listen:   "127.0.0.1:7790",
 	User:     "ann",
 	UserHome: "/home/ann",
 }
@@ -22,6 +23,7 @@ var spec = Spec{
 var winSpec = Spec{
 	Exe:      `C:\Users\Ann & Bob\go\bin\plexus.exe`,
 	Home:     `C:\Users\Ann & Bob\.plexus`,
+	Listen:   "[::1]:7790",
 	User:     `DESKTOP-1\Ann & Bob`,
 	UserHome: `C:\Users\Ann & Bob`,
 }
@@ -128,5 +130,17 @@ func TestOnlyKnownSystemsHaveAManager(t *testing.T) {
 	}
 	if _, err := For("plan9", "/h", "/h/.config"); err == nil || !strings.Contains(err.Error(), "plexus daemon") {
 		t.Errorf("plan9: %v", err)
+	}
+}
+
+// TestListenIsAnAddress: --listen reaches every file as one argument, so
+// it must be HOST:PORT or off, nothing a file's quoting could be broken by.
+func TestListenIsAnAddress(t *testing.T) {
+	for _, bad := range []string{"127.0.0.1:7790 --store x", "a\"b", "$(id)"} {
+		s := spec
+		s.Listen = bad
+		if _, err := SystemdUnit(s); err == nil || !strings.Contains(err.Error(), "--listen") {
+			t.Errorf("%q: %v", bad, err)
+		}
 	}
 }

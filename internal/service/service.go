@@ -26,10 +26,14 @@ const Name = "plexus"
 // Label is the launchd label.
 const Label = "dev.plexus.daemon"
 
-// Spec is what a service runs: `Exe daemon` with PLEXUS_HOME=Home.
+// Spec is what a service runs: `Exe daemon [--listen Listen]` with
+// PLEXUS_HOME=Home.
 type Spec struct {
 	Exe  string // absolute path of the plexus binary
 	Home string // the daemon's home ($PLEXUS_HOME)
+	// Listen is the daemon's loopback address (--listen), "" for its
+	// default.
+	Listen string
 	// User is the account name (FreeBSD's rc.d runs the daemon as it);
 	// UserHome the account's home (launchd's log folder).
 	User, UserHome string

@@ -42,7 +42,8 @@ func Of(s apitype.ServerStatus) string {
 		return Disabled
 	case s.NeedsApproval:
 		return NeedsApproval
-	case s.Auth != nil && s.Auth.NeedsLogin && s.State != apitype.StateReady:
+	case s.State == apitype.StateNeedsLogin,
+		s.Auth != nil && s.Auth.NeedsLogin && s.State != apitype.StateReady:
 		return NeedsLogin
 	case s.CrashLooping:
 		return CrashLooping

@@ -15,6 +15,10 @@ func TestOf(t *testing.T) {
 		{apitype.ServerStatus{Enabled: true, State: apitype.StateStarting}, Starting},
 		{apitype.ServerStatus{Enabled: true, State: apitype.StateFailed, Auth: &apitype.AuthStatus{NeedsLogin: true}}, NeedsLogin},
 		{apitype.ServerStatus{Enabled: true, State: apitype.StateReady, Auth: &apitype.AuthStatus{NeedsLogin: true}}, Ready},
+		// A login that is over is a state of its own, whatever the HTTP
+		// status behind it: never "unauthorized", never "crash-looping".
+		{apitype.ServerStatus{Enabled: true, State: apitype.StateNeedsLogin, HTTPStatus: 401, Auth: &apitype.AuthStatus{}}, NeedsLogin},
+		{apitype.ServerStatus{Enabled: true, State: apitype.StateNeedsLogin, CrashLooping: true}, NeedsLogin},
 		{apitype.ServerStatus{Enabled: true, State: apitype.StateFailed, HTTPStatus: 401}, Unauthorized},
 		{apitype.ServerStatus{Enabled: true, State: apitype.StateFailed, HTTPStatus: 500}, Failed},
 		{apitype.ServerStatus{Enabled: true, State: apitype.StateBackoff}, Backoff},

@@ -61,6 +61,12 @@ func (s *Server) watch(conn *upstream.Conn) (hung error, quit bool) {
 				continue
 			}
 			misses++
+			if s.p.NeedsLogin(err) != nil && hung == nil {
+				// Refused for want of a login: no further ping will do.
+				hung = err
+				go conn.Close()
+				continue
+			}
 			if misses >= max(s.p.Policy.KeepAliveMisses, 1) && hung == nil {
 				hung = fmt.Errorf("keepalive failed: %d pings in a row went unanswered (last: %v)", misses, err)
 				s.log.Warn("server not answering: closing it", "err", hung)
@@ -101,29 +107,13 @@ func (s *Server) noteUptime(uptime time.Duration) {
 // (returning the new connection) or the server is stopped (nil).
 func (s *Server) restart(cause error) *upstream.Conn {
 	for {
-		delay, parked := s.nextDelay(cause)
-		s.mu.Lock()
-		s.status.NextTry = time.Now().Add(delay)
-		s.status.CrashLooping = parked
-		s.mu.Unlock()
-		s.fail(StateBackoff, cause)
-		if parked {
-			s.log.Warn("server crash-looping: parked", "cooldown", delay.String(), "err", cause)
-		}
-
-		t := time.NewTimer(delay)
-		select {
-		case <-t.C:
-		case <-s.kick:
-			t.Stop()
-			s.mu.Lock()
-			s.failures = 0
-			s.mu.Unlock()
-		case <-s.quit:
-			t.Stop()
+		if le := s.p.NeedsLogin(cause); le != nil {
+			if !s.waitLogin(le) {
+				return nil
+			}
+		} else if !s.backoff(cause) {
 			return nil
 		}
-
 		s.setState(StateStarting, nil)
 		ctx, cancel := context.WithCancel(context.Background())
 		go func() {
@@ -148,6 +138,51 @@ func (s *Server) restart(cause error) *upstream.Conn {
 		}
 		return conn
 	}
+}
+
+// waitLogin parks a server whose login is over until Restart (false: the
+// server was stopped). It is no failure: nothing is counted, and no timer
+// tries again, since only a person's login mends it.
+func (s *Server) waitLogin(cause error) bool {
+	s.mu.Lock()
+	s.status.NextTry, s.status.CrashLooping = time.Time{}, false
+	s.failures = 0
+	s.mu.Unlock()
+	s.fail(StateNeedsLogin, cause)
+	s.log.Warn("server needs an OAuth login: waiting for one", "err", cause)
+	select {
+	case <-s.kick:
+		return true
+	case <-s.quit:
+		return false
+	}
+}
+
+// backoff records cause and waits out the backoff before the next try
+// (false: the server was stopped).
+func (s *Server) backoff(cause error) bool {
+	delay, parked := s.nextDelay(cause)
+	s.mu.Lock()
+	s.status.NextTry = time.Now().Add(delay)
+	s.status.CrashLooping = parked
+	s.mu.Unlock()
+	s.fail(StateBackoff, cause)
+	if parked {
+		s.log.Warn("server crash-looping: parked", "cooldown", delay.String(), "err", cause)
+	}
+	t := time.NewTimer(delay)
+	select {
+	case <-t.C:
+	case <-s.kick:
+		t.Stop()
+		s.mu.Lock()
+		s.failures = 0
+		s.mu.Unlock()
+	case <-s.quit:
+		t.Stop()
+		return false
+	}
+	return true
 }
 
 // nextDelay counts one more failure and returns the wait before the next
@@ -180,6 +215,8 @@ func (s *Server) unavailableLocked() error {
 		return fmt.Errorf("%w: %s is disabled (enable it with `plexus enable %s`)", ErrUnavailable, name, name)
 	case StateStarting:
 		return fmt.Errorf("%w: %s is starting", ErrUnavailable, name)
+	case StateNeedsLogin:
+		return fmt.Errorf("%w: %s", ErrUnavailable, st.LastError)
 	case StateBackoff:
 		wait := time.Until(st.NextTry).Round(time.Second)
 		what := "restarting"

@@ -6,7 +6,9 @@
 // States: "disabled" (switched off), "starting", "ready", "failed" (could not
 // be started or prepared; the host probes it again on activity), "backoff"
 // (lost after running; restarting at NextTry — after too many failures in a
-// row it is parked for a cooldown and flagged crash-looping), "stopped".
+// row it is parked for a cooldown and flagged crash-looping), "needs-login"
+// (a remote server whose OAuth login is over: neither restarted nor counted
+// as a failure until Restart, which a login does), "stopped".
 //
 // A server that drops after connecting keeps its catalog entries (R-SES-5):
 // its tools stay advertised and calls fail at once with a clear error. No
@@ -37,6 +39,8 @@ const (
 	StateFailed   = apitype.StateFailed
 	StateBackoff  = apitype.StateBackoff
 	StateStopped  = apitype.StateStopped
+	// StateNeedsLogin is apitype.StateNeedsLogin.
+	StateNeedsLogin = apitype.StateNeedsLogin
 )
 
 // Params configure a Server.
@@ -55,6 +59,12 @@ type Params struct {
 	// OnStderr receives each stderr line with its sequence number in the
 	// server's ring; it must not block.
 	OnStderr func(line string, seq int64)
+	// NeedsLogin says whether a failure means the server waits for a
+	// person's OAuth login (nil: never): it returns the error to show then
+	// (with the advice to log in), or nil. Such a server is not restarted
+	// with backoff, nor counted as crashing: it waits in state
+	// "needs-login" for Restart.
+	NeedsLogin func(error) error
 
 	// connect replaces upstream.Connect in tests of the schedule.
 	connect func(context.Context, upstream.Spec) (*upstream.Conn, error)
@@ -99,10 +109,13 @@ type Server struct {
 	disc   upstream.Discovery
 	// init is the server's answer to its handshake as it wrote it
 	// (upstream.Conn.InitializeResult), kept after a crash as cat is.
-	init     json.RawMessage
-	running  bool // a Start or the supervise loop owns the server
-	stopped  bool
-	failures int // consecutive failures, for the backoff
+	init    json.RawMessage
+	running bool // a Start or the supervise loop owns the server
+	stopped bool
+	// loginOver: the live connection's login is over (LoginNeeded); it
+	// takes no new call, and is closed once the ones in flight drained.
+	loginOver bool
+	failures  int // consecutive failures, for the backoff
 
 	wg sync.WaitGroup // supervise and refresh goroutines
 }
@@ -120,6 +133,9 @@ func New(p Params) *Server {
 	}
 	if p.connect == nil {
 		p.connect = upstream.Connect
+	}
+	if p.NeedsLogin == nil {
+		p.NeedsLogin = func(error) error { return nil }
 	}
 	s := &Server{p: p, log: p.Logger.With("server", p.Name), quit: make(chan struct{}), kick: make(chan struct{}, 1)}
 	s.status = Status{State: StateStopped, Since: time.Now()}
@@ -159,6 +175,10 @@ func (s *Server) Start(ctx context.Context) error {
 		s.mu.Lock()
 		s.running = false
 		s.mu.Unlock()
+		if le := s.p.NeedsLogin(err); le != nil {
+			s.fail(StateNeedsLogin, le)
+			return err
+		}
 		s.fail(StateFailed, err)
 		return err
 	}
@@ -231,6 +251,7 @@ func (s *Server) install(conn *upstream.Conn, b built) bool {
 		return false
 	}
 	s.conn, s.disc, s.cat, s.init = conn, b.disc, b.cat, conn.InitializeResult()
+	s.loginOver = false
 	s.status.Warnings = b.warnings
 	s.status.ProtocolVersion = conn.ProtocolVersion()
 	if info := conn.ServerInfo(); info != nil {
@@ -328,8 +349,45 @@ func (s *Server) Stop() {
 	s.mu.Unlock()
 }
 
-// Restart asks a server in backoff to try again now, with its failure count
-// reset. It does nothing to a server that is not restarting.
+// loginDrain is how long the connection of a server whose login ended
+// stays open for the requests in flight on it: each fails by itself (the
+// request was refused, or not sent), and closing the connection under
+// them would make their outcome unknown.
+const loginDrain = 3 * time.Second
+
+// LoginNeeded takes a ready server whose OAuth login is over (its token
+// refused, and no refresh mended it; why says so) out of service: it is
+// "needs-login" at once and takes no new call, and its connection is
+// closed a moment later, after which it waits for a login rather than
+// stay "ready" with every request refused.
+func (s *Server) LoginNeeded(why error) {
+	s.mu.Lock()
+	conn := s.conn
+	if conn == nil || s.loginOver || s.stopped {
+		s.mu.Unlock()
+		return
+	}
+	s.loginOver = true
+	s.wg.Add(1)
+	s.mu.Unlock()
+	s.fail(StateNeedsLogin, why)
+	s.log.Warn("server needs an OAuth login: taken out of service", "err", why)
+	go func() {
+		defer s.wg.Done()
+		t := time.NewTimer(loginDrain)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-s.quit:
+		case <-conn.Done():
+		}
+		conn.Close() // the supervise loop sees it end, and waits for a login
+	}()
+}
+
+// Restart asks a server in backoff (or waiting for a login) to try again
+// now, with its failure count reset. It does nothing to a server that is
+// not restarting.
 func (s *Server) Restart() {
 	select {
 	case s.kick <- struct{}{}:
@@ -342,7 +400,7 @@ func (s *Server) Restart() {
 func (s *Server) Conn() (*upstream.Conn, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.conn != nil {
+	if s.conn != nil && !s.loginOver {
 		return s.conn, nil
 	}
 	return nil, s.unavailableLocked()
@@ -400,8 +458,15 @@ func (s *Server) Discovery() upstream.Discovery {
 }
 
 // MarkFailed records that the server could not even be prepared (a missing
-// variable, say), so that its status says why.
-func (s *Server) MarkFailed(err error) { s.fail(StateFailed, err) }
+// variable, say) or started, so that its status says why; a failure that
+// is a login's (Params.NeedsLogin) leaves it waiting for one.
+func (s *Server) MarkFailed(err error) {
+	if le := s.p.NeedsLogin(err); le != nil {
+		s.fail(StateNeedsLogin, le)
+		return
+	}
+	s.fail(StateFailed, err)
+}
 
 // onListChanged refreshes the server's part of the catalog after an
 // upstream list_changed notification (R-SUP-3).

@@ -16,10 +16,12 @@ import (
 // as a Kubernetes Service or an ingress would be: HTTP mode, one request at
 // a time round robin over the backends (a client's kept-alive connection
 // does not pin it to one backend), and timeouts long enough for an event
-// stream that is quiet for minutes. A backend that refuses connections is
-// taken out by its check within about a second, and a request whose
-// connection it refused goes to another backend (redispatch); a request
-// already sent is never sent again.
+// stream that is quiet for minutes. A backend is checked as a Service's
+// readiness probe checks a pod (GET /readyz, every 500 ms): one that is not
+// ready, or refuses connections, is taken out within about a second, and
+// one that starts gets requests once it is ready. A request whose
+// connection a backend refused goes to another backend (redispatch); a
+// request already sent is never sent again.
 const haproxyConfig = `global
     maxconn 4096
 
@@ -40,6 +42,8 @@ frontend plexus
 
 backend replicas
     balance roundrobin
+    option httpchk GET /readyz
+    http-check expect status 200
 %s`
 
 // haproxyBin returns the path of Debian's haproxy, or "".

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -195,4 +196,43 @@ func (p *Postgres) Dump(url string) []byte {
 		p.t.Fatalf("pg_dump: %v", err)
 	}
 	return out
+}
+
+// Freeze stops the server and every process it started (SIGSTOP), as a
+// database host that stalls: connections are accepted by the kernel and
+// answered by nobody, until Thaw. Linux only (it reads /proc).
+func (p *Postgres) Freeze() { p.signalAll(syscall.SIGSTOP) }
+
+// Thaw lets a frozen server run again (SIGCONT).
+func (p *Postgres) Thaw() { p.signalAll(syscall.SIGCONT) }
+
+// signalAll sends sig to the server and to its children (its backends,
+// the checkpointer and the rest), the server first.
+func (p *Postgres) signalAll(sig syscall.Signal) {
+	p.t.Helper()
+	if p.cmd == nil {
+		p.t.Fatal("postgres is not running")
+	}
+	pid := p.cmd.Process.Pid
+	pids := []int{pid}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid …: comm may hold spaces; it ends at the last ')'.
+		s := string(stat)
+		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(fields) > 1 && fields[1] == strconv.Itoa(pid) {
+			pids = append(pids, child)
+		}
+	}
+	for _, q := range pids {
+		syscall.Kill(q, sig)
+	}
 }

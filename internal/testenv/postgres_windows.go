@@ -27,3 +27,9 @@ func (p *Postgres) Database(name string) string { return "" }
 
 // Dump is unused here.
 func (p *Postgres) Dump(url string) []byte { return nil }
+
+// Freeze does nothing here.
+func (p *Postgres) Freeze() {}
+
+// Thaw does nothing here.
+func (p *Postgres) Thaw() {}

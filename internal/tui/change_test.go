@@ -10,8 +10,8 @@ import (
 	"syscall"
 	"testing"
 
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/x/exp/teatest"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/exp/teatest/v2"
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
 	"github.com/plexus-mcp/plexus/internal/client"
@@ -296,7 +296,7 @@ func TestCtrlCQuitsFromTheForm(t *testing.T) {
 	u := startUI(t, e)
 	u.press("n", "https://mcp.example.com/mcp")
 	u.waitText("(suggested)")
-	u.tm.Send(tea.KeyMsg{Type: tea.KeyCtrlC})
+	u.tm.Send(tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl})
 	u.tm.WaitFinished(t, teatest.WithFinalTimeout(waitFor))
 	if ext, _ := files(t, e.Home); strings.Contains(ext, "example.com") {
 		t.Fatal("quitting saved the form")

@@ -6,9 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/charmbracelet/bubbles/cursor"
-	"github.com/charmbracelet/bubbles/textinput"
-	tea "github.com/charmbracelet/bubbletea"
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/plexus-mcp/plexus/internal/cmdline"
 	"github.com/plexus-mcp/plexus/internal/serverconf"
@@ -96,7 +95,9 @@ func newInput(placeholder string, secret bool) textinput.Model {
 	ti.Placeholder = placeholder
 	ti.CharLimit = 4096
 	// A static cursor: no blink ticks, and the same screen every time.
-	ti.Cursor.SetMode(cursor.CursorStatic)
+	st := ti.Styles()
+	st.Cursor.Blink = false
+	ti.SetStyles(st)
 	if secret {
 		ti.EchoMode = textinput.EchoPassword
 		ti.EchoCharacter = '•'
@@ -193,6 +194,7 @@ func (f *form) setFocus(to field) {
 	f.focus = to
 	if to != fTransport && f.choices[to] == nil {
 		f.inputs[to].Focus()
+		f.inputs[to].CursorEnd() // typing goes on after what is there
 	}
 }
 
@@ -233,7 +235,7 @@ const (
 )
 
 // update handles a key in the form.
-func (f *form) update(msg tea.KeyMsg) (formAction, tea.Cmd) {
+func (f *form) update(msg tea.KeyPressMsg) (formAction, tea.Cmd) {
 	if f.saving {
 		return formNone, nil // the daemon is trying the server; wait for it
 	}
@@ -259,10 +261,10 @@ func (f *form) update(msg tea.KeyMsg) (formAction, tea.Cmd) {
 		switch msg.String() {
 		case "left":
 			f.transport = (f.transport + len(f.transports) - 1) % len(f.transports)
-		case "right", " ":
+		case "right", "space":
 			f.transport = (f.transport + 1) % len(f.transports)
 		default:
-			if msg.Type != tea.KeyRunes {
+			if msg.Text == "" {
 				return formNone, nil
 			}
 			// Typing on the transport row starts the url or command: n
@@ -277,7 +279,7 @@ func (f *form) update(msg tea.KeyMsg) (formAction, tea.Cmd) {
 		switch msg.String() {
 		case "left":
 			f.chosen[f.focus] = (f.chosen[f.focus] + len(opts) - 1) % len(opts)
-		case "right", " ":
+		case "right", "space":
 			f.chosen[f.focus] = (f.chosen[f.focus] + 1) % len(opts)
 		}
 		return formNone, nil
@@ -285,16 +287,23 @@ func (f *form) update(msg tea.KeyMsg) (formAction, tea.Cmd) {
 	before := f.inputs[f.focus].Value()
 	var cmd tea.Cmd
 	f.inputs[f.focus], cmd = f.inputs[f.focus].Update(msg)
-	if f.inputs[f.focus].Value() != before {
-		f.err = ""
-		switch f.focus {
-		case fName:
-			f.nameEdited = true
-		case fURL, fCommand:
-			f.suggest()
-		}
-	}
+	f.edited(before)
 	return formNone, cmd
+}
+
+// edited follows a change of the focused field from before: the error
+// goes, and the name is suggested again or is the person's own now.
+func (f *form) edited(before string) {
+	if f.inputs[f.focus].Value() == before {
+		return
+	}
+	f.err = ""
+	switch f.focus {
+	case fName:
+		f.nameEdited = true
+	case fURL, fCommand:
+		f.suggest()
+	}
 }
 
 // choice is the option chosen on a choice row.
@@ -322,6 +331,7 @@ func (f *form) suggest() {
 		name = serverconf.NameFromURL(f.inputs[fURL].Value())
 	}
 	f.inputs[fName].SetValue(name)
+	f.inputs[fName].CursorEnd()
 }
 
 // envShown lists a server's env entries for the form: a secret by its name

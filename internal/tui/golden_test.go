@@ -9,8 +9,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"unicode/utf8"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
@@ -107,30 +108,33 @@ func typeInto(m *Model, keys ...tea.Msg) {
 	}
 }
 
-func runes(s string) tea.KeyMsg { return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)} }
+func runes(s string) tea.KeyPressMsg {
+	r, _ := utf8.DecodeRuneInString(s)
+	return tea.KeyPressMsg{Code: r, Text: s}
+}
 
 // TestGoldenScreens: the list with every state, the form, and help, at
 // 80x24 without colour.
 func TestGoldenScreens(t *testing.T) {
 	m := fixtureModel(t)
-	golden(t, "list", m.View(), 80, 24)
-	typeInto(m, tea.KeyMsg{Type: tea.KeyDown}, tea.KeyMsg{Type: tea.KeyDown}, tea.KeyMsg{Type: tea.KeyDown})
-	golden(t, "list-error", m.View(), 80, 24) // search: failed, its error in full
-	typeInto(m, tea.KeyMsg{Type: tea.KeyUp}, tea.KeyMsg{Type: tea.KeyUp}, tea.KeyMsg{Type: tea.KeyUp})
+	golden(t, "list", plain(m.frame()), 80, 24)
+	typeInto(m, tea.KeyPressMsg{Code: tea.KeyDown}, tea.KeyPressMsg{Code: tea.KeyDown}, tea.KeyPressMsg{Code: tea.KeyDown})
+	golden(t, "list-error", plain(m.frame()), 80, 24) // search: failed, its error in full
+	typeInto(m, tea.KeyPressMsg{Code: tea.KeyUp}, tea.KeyPressMsg{Code: tea.KeyUp}, tea.KeyPressMsg{Code: tea.KeyUp})
 
-	typeInto(m, runes("n"), runes("https://mcp.example.com/mcp"), tea.KeyMsg{Type: tea.KeyTab}, tea.KeyMsg{Type: tea.KeyTab},
-		runes("canary-golden-token"), tea.KeyMsg{Type: tea.KeyTab}, runes("X-Api-Key"))
-	golden(t, "form", m.View(), 80, 24)
-	if strings.Contains(m.View(), "canary-golden-token") {
+	typeInto(m, runes("n"), runes("https://mcp.example.com/mcp"), tea.KeyPressMsg{Code: tea.KeyTab}, tea.KeyPressMsg{Code: tea.KeyTab},
+		runes("canary-golden-token"), tea.KeyPressMsg{Code: tea.KeyTab}, runes("X-Api-Key"))
+	golden(t, "form", plain(m.frame()), 80, 24)
+	if strings.Contains(plain(m.frame()), "canary-golden-token") {
 		t.Fatal("the form shows the token")
 	}
 
-	typeInto(m, tea.KeyMsg{Type: tea.KeyEsc}, runes("?"))
-	golden(t, "help", m.View(), 80, 24)
+	typeInto(m, tea.KeyPressMsg{Code: tea.KeyEscape}, runes("?"))
+	golden(t, "help", plain(m.frame()), 80, 24)
 
 	// Wider windows give the last error its room.
 	typeInto(m, runes("x"), tea.WindowSizeMsg{Width: 120, Height: 30})
-	golden(t, "list-120x30", m.View(), 120, 30)
+	golden(t, "list-120x30", plain(m.frame()), 120, 30)
 }
 
 // TestGoldenErrorState: the form after the daemon refused a server that
@@ -163,35 +167,40 @@ func TestLoginScreen(t *testing.T) {
 		return serverEvent(s)
 	}
 	m.Update(status(apitype.AuthStatus{NeedsLogin: true, Login: "waiting"}, apitype.StateFailed))
-	golden(t, "login", m.View(), 80, 24)
+	golden(t, "login", plain(m.frame()), 80, 24)
 	// The URL is whole on the screen, and every line of it links to the
 	// whole of it (OSC 8), to open or copy.
 	link := ansi.SetHyperlink(linkURL, "id=plexus-login")
-	if v := m.View(); strings.Count(v, link) < 2 || !strings.Contains(strings.ReplaceAll(ansi.Strip(v), "\n", ""), linkURL) {
+	if v := plain(m.frame()); strings.Count(v, link) < 2 || !strings.Contains(strings.ReplaceAll(ansi.Strip(v), "\n", ""), linkURL) {
 		t.Fatalf("the login URL is not one whole link:\n%q", v)
 	}
-	if !strings.Contains(m.View(), "waiting for the browser") {
+	if !strings.Contains(plain(m.frame()), "waiting for the browser") {
 		t.Fatal("no progress while the daemon waits for the browser")
+	}
+	// ctrl+y puts the whole URL on the clipboard (OSC 52), without the
+	// line breaks its wrapping on screen would carry into a copy.
+	if cmd := m.loginKey(tea.KeyPressMsg{Code: 'y', Mod: tea.ModCtrl}); cmd == nil || fmt.Sprint(cmd()) != linkURL {
+		t.Fatalf("ctrl+y did not copy the URL whole")
 	}
 	// A pasted redirect carries the authorization code: never drawn.
 	m.Update(runes("http://127.0.0.1:7781/callback?code=canary-auth-code-77&state=af0ifjsldkj"))
-	if v := m.View(); strings.Contains(v, "canary-auth-code-77") || !strings.Contains(v, "> •••") {
+	if v := plain(m.frame()); strings.Contains(v, "canary-auth-code-77") || !strings.Contains(v, "> •••") {
 		t.Fatalf("the pasted redirect is shown:\n%s", v)
 	}
-	if cmd := m.loginKey(tea.KeyMsg{Type: tea.KeyEnter}); cmd == nil || !strings.Contains(m.View(), "completing the login of linear") {
-		t.Fatalf("enter did not send the pasted redirect:\n%s", m.View())
+	if cmd := m.loginKey(tea.KeyPressMsg{Code: tea.KeyEnter}); cmd == nil || !strings.Contains(plain(m.frame()), "completing the login of linear") {
+		t.Fatalf("enter did not send the pasted redirect:\n%s", plain(m.frame()))
 	}
 	m.busy = "" // the answer is the daemon's; this test has none
 	m.Update(status(apitype.AuthStatus{NeedsLogin: true, Login: "failed", LoginError: "access_denied"}, apitype.StateFailed))
-	if !strings.Contains(m.View(), "login failed: access_denied") {
-		t.Fatalf("a failed login is not shown:\n%s", m.View())
+	if !strings.Contains(plain(m.frame()), "login failed: access_denied") {
+		t.Fatalf("a failed login is not shown:\n%s", plain(m.frame()))
 	}
 	m.Update(status(apitype.AuthStatus{LoggedIn: true, Issuer: "https://auth.linear.app"}, apitype.StateReady))
-	if !strings.Contains(m.View(), "● logged in · linear is ready, 23 tools") {
-		t.Fatalf("the end of the login is not shown:\n%s", m.View())
+	if !strings.Contains(plain(m.frame()), "● logged in · linear is ready, 23 tools") {
+		t.Fatalf("the end of the login is not shown:\n%s", plain(m.frame()))
 	}
-	m.Update(tea.KeyMsg{Type: tea.KeyEsc})
-	if v := m.View(); !strings.Contains(v, "logged in at https://auth.linear.app") || !strings.Contains(v, "● ready") {
+	m.Update(tea.KeyPressMsg{Code: tea.KeyEscape})
+	if v := plain(m.frame()); !strings.Contains(v, "logged in at https://auth.linear.app") || !strings.Contains(v, "● ready") {
 		t.Fatalf("the list does not show the login:\n%s", v)
 	}
 }
@@ -206,16 +215,16 @@ func TestManyServersScroll(t *testing.T) {
 	}
 	m.setServers(list)
 	for range 40 {
-		m.Update(tea.KeyMsg{Type: tea.KeyDown})
+		m.Update(tea.KeyPressMsg{Code: tea.KeyDown})
 	}
-	v := m.View()
+	v := plain(m.frame())
 	if !strings.Contains(v, "› s29") || strings.Contains(v, "s00") || len(strings.Split(v, "\n")) != 24 {
 		t.Fatalf("at the end of the list:\n%s", v)
 	}
 	for range 40 {
-		m.Update(tea.KeyMsg{Type: tea.KeyUp})
+		m.Update(tea.KeyPressMsg{Code: tea.KeyUp})
 	}
-	if v := m.View(); !strings.Contains(v, "› s00") || strings.Contains(v, "s29") {
+	if v := plain(m.frame()); !strings.Contains(v, "› s00") || strings.Contains(v, "s29") {
 		t.Fatalf("back at the top:\n%s", v)
 	}
 }
@@ -224,13 +233,13 @@ func TestManyServersScroll(t *testing.T) {
 // the title (R-UI-4), with the spinner running only then.
 func TestConnectingShowsProgress(t *testing.T) {
 	m := fixtureModel(t)
-	if strings.Contains(m.View(), "connecting") || m.needsSpinner() {
+	if strings.Contains(plain(m.frame()), "connecting") || m.needsSpinner() {
 		t.Fatal("progress shown with nothing starting")
 	}
 	s, _ := m.server("docs")
 	s.Enabled, s.State = true, apitype.StateStarting
 	m.Update(serverEvent(s))
-	if !strings.Contains(m.View(), "connecting 1 · 6 servers · 1 ready") || !m.needsSpinner() || !m.spinning {
-		t.Fatalf("no progress while a server starts:\n%s", m.View())
+	if !strings.Contains(plain(m.frame()), "connecting 1 · 6 servers · 1 ready") || !m.needsSpinner() || !m.spinning {
+		t.Fatalf("no progress while a server starts:\n%s", plain(m.frame()))
 	}
 }

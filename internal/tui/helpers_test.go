@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/x/exp/teatest"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/exp/teatest/v2"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/plexus-mcp/plexus/internal/client"
@@ -40,10 +40,10 @@ func (r recorder) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return r, cmd
 }
 
-func (r recorder) View() string {
+func (r recorder) View() tea.View {
 	v := r.m.View()
 	r.mu.Lock()
-	*r.frames = append(*r.frames, v)
+	*r.frames = append(*r.frames, plain(v.Content))
 	r.mu.Unlock()
 	return v
 }
@@ -155,16 +155,16 @@ func (u *ui) waitText(texts ...string) string {
 }
 
 // namedKeys are the keys press sends by name.
-var namedKeys = map[string]tea.KeyMsg{
-	"enter":  {Type: tea.KeyEnter},
-	"tab":    {Type: tea.KeyTab},
-	"ctrl+s": {Type: tea.KeyCtrlS},
-	"esc":    {Type: tea.KeyEsc},
-	"left":   {Type: tea.KeyLeft},
-	"right":  {Type: tea.KeyRight},
-	"up":     {Type: tea.KeyUp},
-	"down":   {Type: tea.KeyDown},
-	"space":  {Type: tea.KeySpace, Runes: []rune{' '}},
+var namedKeys = map[string]tea.KeyPressMsg{
+	"enter":  {Code: tea.KeyEnter},
+	"tab":    {Code: tea.KeyTab},
+	"ctrl+s": {Code: 's', Mod: tea.ModCtrl},
+	"esc":    {Code: tea.KeyEscape},
+	"left":   {Code: tea.KeyLeft},
+	"right":  {Code: tea.KeyRight},
+	"up":     {Code: tea.KeyUp},
+	"down":   {Code: tea.KeyDown},
+	"space":  {Code: tea.KeySpace, Text: " "},
 }
 
 // press sends keys by name (namedKeys); anything else is typed as text.

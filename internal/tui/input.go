@@ -6,15 +6,15 @@ import (
 	"strings"
 	"time"
 
-	"github.com/charmbracelet/bubbles/key"
-	tea "github.com/charmbracelet/bubbletea"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
 	"github.com/plexus-mcp/plexus/internal/serverconf"
 )
 
 // key handles a key press on the current screen.
-func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
+func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	if msg.String() == "ctrl+c" {
 		return tea.Quit
 	}
@@ -56,8 +56,29 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	return tea.Batch(cmd, m.startSpinner())
 }
 
+// pasted puts pasted text (a bracketed paste, as terminals send it) into
+// the field being typed in, if any: a PEM key, a URL, a redirect.
+func (m *Model) pasted(msg tea.PasteMsg) tea.Cmd {
+	var cmd tea.Cmd
+	switch {
+	case m.screen == screenForm && m.form != nil && !m.form.saving:
+		f := m.form
+		if f.focus == fTransport || f.choices[f.focus] != nil {
+			return nil
+		}
+		before := f.inputs[f.focus].Value()
+		f.inputs[f.focus], cmd = f.inputs[f.focus].Update(msg)
+		f.edited(before)
+	case m.screen == screenLogin:
+		m.paste, cmd = m.paste.Update(msg)
+	case m.screen == screenSettings && m.setEdit != nil:
+		*m.setEdit, cmd = m.setEdit.Update(msg)
+	}
+	return cmd
+}
+
 // confirmKey handles y/n on a confirmation about m.subject.
-func (m *Model) confirmKey(msg tea.KeyMsg, yes func(name string) tea.Cmd) tea.Cmd {
+func (m *Model) confirmKey(msg tea.KeyPressMsg, yes func(name string) tea.Cmd) tea.Cmd {
 	switch msg.String() {
 	case "y", "Y":
 		name := m.subject
@@ -70,7 +91,7 @@ func (m *Model) confirmKey(msg tea.KeyMsg, yes func(name string) tea.Cmd) tea.Cm
 	return nil
 }
 
-func (m *Model) formKey(msg tea.KeyMsg) tea.Cmd {
+func (m *Model) formKey(msg tea.KeyPressMsg) tea.Cmd {
 	act, cmd := m.form.update(msg)
 	switch act {
 	case formCancel:
@@ -90,7 +111,7 @@ func (m *Model) formKey(msg tea.KeyMsg) tea.Cmd {
 }
 
 // listKey handles a key on the list.
-func (m *Model) listKey(msg tea.KeyMsg) tea.Cmd {
+func (m *Model) listKey(msg tea.KeyPressMsg) tea.Cmd {
 	k := m.keys
 	if key.Matches(msg, k.Quit) {
 		return tea.Quit
@@ -175,11 +196,19 @@ func (m *Model) setEnabled(s apitype.ServerStatus, on bool) tea.Cmd {
 
 // loginKey handles the login screen: esc goes back (the daemon keeps
 // waiting), enter sends a pasted redirect URL.
-func (m *Model) loginKey(msg tea.KeyMsg) tea.Cmd {
+func (m *Model) loginKey(msg tea.KeyPressMsg) tea.Cmd {
 	switch msg.String() {
 	case "esc":
 		m.screen, m.login = screenList, nil
 		return nil
+	case "ctrl+y":
+		// The URL whole on the clipboard (OSC 52): copying it off the
+		// screen would take the line breaks of its wrapping along.
+		if m.login == nil {
+			return nil
+		}
+		m.msg = "copied the login URL to the clipboard"
+		return tea.SetClipboard(m.login.AuthURL)
 	case "enter":
 		u := strings.TrimSpace(m.paste.Value())
 		if u == "" {

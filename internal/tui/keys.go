@@ -3,7 +3,7 @@ package tui
 import (
 	"strings"
 
-	"github.com/charmbracelet/bubbles/key"
+	"charm.land/bubbles/v2/key"
 )
 
 // keyMap is every key of the list screen. The form has its own few, handled
@@ -22,7 +22,7 @@ func newKeyMap() keyMap {
 		New:      b([]string{"n"}, "n", "new"),
 		Edit:     b([]string{"enter"}, "enter", "edit"),
 		Delete:   b([]string{"d"}, "d", "delete"),
-		Toggle:   b([]string{" "}, "space", "on/off"),
+		Toggle:   b([]string{"space"}, "space", "on/off"),
 		Enable:   b([]string{"e"}, "e", "enable"),
 		Restart:  b([]string{"r"}, "r", "restart"),
 		Login:    b([]string{"l"}, "l", "login"),

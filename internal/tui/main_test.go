@@ -1,22 +1,27 @@
 package tui
 
 import (
+	"regexp"
 	"testing"
 
-	"github.com/charmbracelet/lipgloss"
-	"github.com/muesli/termenv"
 	"go.uber.org/goleak"
 )
 
-// TestMain turns colour off, so that screens compare as text and states
-// must read by their words alone, and fails on goroutines left behind: the
-// event stream's reader and every request end with the model.
+// sgr is a Select Graphic Rendition sequence: colour, bold, reverse.
+var sgr = regexp.MustCompile("\x1b\\[[0-9;:]*m")
+
+// plain is a frame with its colours and bold taken out (hyperlinks kept),
+// so that screens compare as text and states must read by their words
+// alone.
+func plain(frame string) string { return sgr.ReplaceAllString(frame, "") }
+
+// TestMain fails on goroutines left behind: the event stream's reader and
+// every request end with the model.
 func TestMain(m *testing.M) {
-	lipgloss.SetColorProfile(termenv.Ascii)
 	goleak.VerifyTestMain(m,
 		// The harness's own watcher of SIGINT, one per test model, which
 		// it never ends; nothing of ours.
-		goleak.IgnoreTopFunction("github.com/charmbracelet/x/exp/teatest.NewTestModel.func2"),
+		goleak.IgnoreTopFunction("github.com/charmbracelet/x/exp/teatest/v2.NewTestModel.func2"),
 		// The harness's thread that starts every process of the test
 		// binary, kept for the binary's life (testenv.Start).
 		goleak.IgnoreTopFunction("github.com/plexus-mcp/plexus/internal/testenv.starterLoop"))

@@ -126,7 +126,7 @@ func TestToolNamesInEventOrder(t *testing.T) {
 	m.daemonMsg(connectedMsg{stream: &client.EventStream{}, list: &apitype.ServerList{EventSeq: 4, Servers: []apitype.ServerStatus{ready}}, conn: conn})
 	want := func(when, line string) {
 		t.Helper()
-		if v := m.View(); !strings.Contains(v, line) {
+		if v := plain(m.frame()); !strings.Contains(v, line) {
 			t.Fatalf("%s: the detail pane lacks %q:\n%s", when, line, v)
 		}
 	}

@@ -43,9 +43,9 @@ func (m *Model) formView(w, h int) []string {
 		case fGrant, fAuthMethod, fSandbox:
 			v = styleSelected.Render("["+f.choice(fl)+"]") + " " + styleDim.Render("← →")
 		default:
-			f.inputs[fl].Width = max(10, w-labelWidth-6)
+			f.inputs[fl].SetWidth(max(10, w-labelWidth-6))
 			if fl == fName {
-				f.inputs[fl].Width = 32 // the longest name, and room for the hint
+				f.inputs[fl].SetWidth(32) // the longest name, and room for the hint
 			}
 			v = f.inputs[fl].View()
 			if fl == fName && !f.nameEdited && f.inputs[fName].Value() != "" {
@@ -172,7 +172,7 @@ func definition(d apitype.ServerDefinition) string {
 // loginView shows the URL to open and follows the login through the
 // server's status (R-UI-4: OAuth waiting for the browser).
 func (m *Model) loginView(w int) []string {
-	lines := []string{"", styleTitle.Render("Log in to " + m.subject), "", "Open this URL in a browser:", ""}
+	lines := []string{"", styleTitle.Render("Log in to " + m.subject), "", "Open this URL in a browser (ctrl+y copies it whole):", ""}
 	if m.login != nil {
 		// Hard-wrapped, not cut: every character is needed. Each line is
 		// also a hyperlink (OSC 8) to the whole URL, so that a terminal
@@ -189,7 +189,7 @@ func (m *Model) loginView(w int) []string {
 	default:
 		lines = append(lines, m.spin.View()+" waiting for the browser…")
 	}
-	m.paste.Width = max(10, w-4)
+	m.paste.SetWidth(max(10, w-4))
 	return append(lines, "", "> "+m.paste.View(), "",
 		styleDim.Render("esc goes back to the list; the daemon keeps waiting for the login."))
 }

@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/charmbracelet/bubbles/textinput"
-	tea "github.com/charmbracelet/bubbletea"
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
 )
@@ -137,7 +137,7 @@ func (m *Model) settingsView(w int) []string {
 	return lines
 }
 
-func (m *Model) settingsKey(msg tea.KeyMsg) tea.Cmd {
+func (m *Model) settingsKey(msg tea.KeyPressMsg) tea.Cmd {
 	if m.settings == nil || m.busy != "" {
 		if msg.String() == "esc" || msg.String() == "q" {
 			m.screen = screenList
@@ -180,13 +180,13 @@ func (m *Model) settingsKey(msg tea.KeyMsg) tea.Cmd {
 		m.setSel = max(0, m.setSel-1)
 	case "down", "j":
 		m.setSel = min(len(settingRows)-1, m.setSel+1)
-	case " ", "enter":
+	case "space", "enter":
 		m.msg, m.errMsg = "", ""
 		if !r.toggle {
 			in := textinput.New()
 			in.Placeholder = "ms, blank for the default"
 			in.CharLimit = 12
-			in.Width = 24
+			in.SetWidth(24)
 			in.Focus()
 			m.setEdit = &in
 			return textinput.Blink

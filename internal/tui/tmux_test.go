@@ -84,6 +84,16 @@ func (x *tmux) waitText(texts ...string) string {
 			ok = ok && strings.Contains(s, t)
 		}
 		if ok {
+			// A frame is drawn in pieces (Bubble Tea v2 writes the cells
+			// that changed): the screen as it settles, not one mid-frame.
+			for range 20 {
+				time.Sleep(50 * time.Millisecond)
+				next := x.capture()
+				if next == s {
+					break
+				}
+				s = next
+			}
 			return s
 		}
 		if time.Now().After(deadline) {

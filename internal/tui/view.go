@@ -6,15 +6,23 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/charmbracelet/bubbles/key"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
 )
 
-// View draws the screen: a title line, the body of the current screen, a
+// View is the screen (frame) on the alternate screen, with the mouse off.
+func (m *Model) View() tea.View {
+	v := tea.NewView(m.frame())
+	v.AltScreen = true
+	return v
+}
+
+// frame draws the screen: a title line, the body of the current screen, a
 // status area and a footer, exactly m.height lines of at most m.width.
-func (m *Model) View() string {
+func (m *Model) frame() string {
 	w, h := max(m.width, 40), max(m.height, 12)
 	status := m.statusLines(w)
 	bodyH := h - 2 - len(status)
@@ -126,7 +134,7 @@ func (m *Model) footerLine() string {
 	case screenConfirmDelete, screenReview:
 		return footerKeys("y", "yes", "n", "no")
 	case screenLogin:
-		return footerKeys("enter", "send the pasted URL", "esc", "back to the list")
+		return footerKeys("ctrl+y", "copy the URL", "enter", "send the pasted URL", "esc", "back to the list")
 	case screenHelp:
 		return footerKeys("any key", "close")
 	case screenSettings:

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -158,7 +160,17 @@ func (c *Conn) startRemote(ctx context.Context, s Spec) error {
 	hc, ht, release := remoteHTTPClient(s, u)
 	hc.Transport = &streamTagger{base: hc.Transport, calls: &c.calls} // attribute.go
 	life, cancelLife := context.WithCancel(context.WithoutCancel(ctx))
-	c.release = func() { cancelLife(); release() }
+	c.release = func() { cancelLife(); ht.pumps.Wait(); release() }
+	ht.life, ht.log = life, c.log
+	if s.Type == "http" {
+		ht.session = &sessionKeeper{
+			script:  func() (*jsonrpc.Request, []*jsonrpc.Request) { return c.rec.script() },
+			version: c.ProtocolVersion,
+			renewed: c.sessionRenewed,
+			log:     c.log,
+		}
+		c.standalone = func() { c.listenStandalone(life, hc, s.URL) }
+	}
 	kt := &keepTransport{inner: remoteTransport(s, hc), life: life, cancel: cancelLife}
 	c.explain = func(err error) error { return ht.connectError(err, sanitized) }
 	err = c.handshake(ctx, s, kt)
@@ -167,11 +179,33 @@ func (c *Conn) startRemote(ctx context.Context, s Spec) error {
 		v := c.ProtocolVersion()
 		ht.version.Store(&v)
 		if v < "2026-07-28" {
-			c.watchers.Add(1)
-			go c.listenStandalone(life, hc, s.URL)
+			c.startStandalone()
 		}
 	}
 	return err
+}
+
+// startStandalone opens the standalone stream of a session-era server
+// (standalone.go), unless it is open or the connection has ended.
+func (c *Conn) startStandalone() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err != nil || c.standalone == nil || !c.standaloneOn.CompareAndSwap(false, true) {
+		return
+	}
+	c.watchers.Add(1) // under mu, before end could start the teardown's Wait
+	go func() {
+		defer c.standaloneOn.Store(false)
+		c.standalone()
+	}()
+}
+
+// sessionRenewed follows a renewed session (session.go): the server
+// restarted, so its lists are read again, and its standalone stream,
+// which ended with the old session, is opened on the new one.
+func (c *Conn) sessionRenewed() {
+	c.notify.post("tools")
+	c.startStandalone()
 }
 
 // connTransport hands an existing connection to the SDK.
@@ -192,8 +226,8 @@ func (c *Conn) handshake(ctx context.Context, s Spec, t mcp.Transport) error {
 	c.clientHandlers(opts)
 	c.clientInfo = s.ClientInfo
 	client := mcp.NewClient(s.ClientInfo, opts)
-	hs := &handshakeTransport{inner: t}
-	t = routeTransport{inner: hs, c: c}
+	c.rec = &recordTransport{inner: t}
+	t = routeTransport{inner: c.rec, c: c}
 	var so *mcp.ClientSessionOptions
 	if s.ProtocolVersion != "" {
 		// A session-era version: the SDK then initializes with it, without
@@ -207,7 +241,7 @@ func (c *Conn) handshake(ctx context.Context, s Spec, t mcp.Transport) error {
 		}
 		return c.connectError(ctx, PhaseHandshake, err, s.StartupTimeout)
 	}
-	c.initResult = hs.result()
+	c.initResult = c.rec.result()
 	c.mu.Lock()
 	c.session = cs
 	c.mu.Unlock()
@@ -292,27 +326,28 @@ func (c *Conn) connectError(ctx context.Context, phase string, err error, timeou
 	return &ConnectError{Server: c.name, Phase: phase, Err: err}
 }
 
-// handshakeTransport keeps the server's answer to the handshake
-// (initialize, or server/discover) as the bytes it came in: the SDK
-// decodes it into a struct that drops what it does not model, such as a
-// capability of an extension.
-type handshakeTransport struct {
+// recordTransport keeps what Plexus's SDK client sends to open the
+// session and set its state, and the server's answer to the handshake as
+// the bytes it came in: the SDK decodes that answer into a struct that
+// drops what it does not model, such as a capability of an extension; and
+// a session the server lost is opened again as it was (session.go).
+type recordTransport struct {
 	inner mcp.Transport
-	conn  *handshakeConn
+	conn  *recordConn
 }
 
-func (t *handshakeTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+func (t *recordTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	conn, err := t.inner.Connect(ctx)
 	if err != nil {
 		return nil, err
 	}
-	t.conn = &handshakeConn{Connection: conn, ids: map[jsonrpc.ID]bool{}}
+	t.conn = &recordConn{Connection: conn, ids: map[jsonrpc.ID]bool{}, subs: map[string]*jsonrpc.Request{}}
 	return t.conn, nil
 }
 
 // result returns the last successful answer to the handshake and stops
-// watching: a health check's server/discover later is not the handshake.
-func (t *handshakeTransport) result() json.RawMessage {
+// watching for one: a health check's server/discover is not the handshake.
+func (t *recordTransport) result() json.RawMessage {
 	if t.conn == nil {
 		return nil
 	}
@@ -323,26 +358,67 @@ func (t *handshakeTransport) result() json.RawMessage {
 	return t.conn.raw
 }
 
-type handshakeConn struct {
-	mcp.Connection
-	mu   sync.Mutex
-	ids  map[jsonrpc.ID]bool // guarded by mu: handshake requests awaiting their answer
-	raw  json.RawMessage     // guarded by mu
-	done bool                // guarded by mu
+// script returns the session's initialize and the requests that set its
+// state now: the log level, the resource subscriptions.
+func (t *recordTransport) script() (*jsonrpc.Request, []*jsonrpc.Request) {
+	if t.conn == nil {
+		return nil, nil
+	}
+	c := t.conn
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var state []*jsonrpc.Request
+	if c.level != nil {
+		state = append(state, c.level)
+	}
+	for _, uri := range slices.Sorted(maps.Keys(c.subs)) {
+		state = append(state, c.subs[uri])
+	}
+	return c.init, state
 }
 
-func (h *handshakeConn) Write(ctx context.Context, msg jsonrpc.Message) error {
-	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && (req.Method == "initialize" || req.Method == "server/discover") {
+type recordConn struct {
+	mcp.Connection
+	mu    sync.Mutex
+	ids   map[jsonrpc.ID]bool         // guarded by mu: handshake requests awaiting their answer
+	raw   json.RawMessage             // guarded by mu
+	done  bool                        // guarded by mu
+	init  *jsonrpc.Request            // guarded by mu: the last initialize sent
+	level *jsonrpc.Request            // guarded by mu: the last logging/setLevel
+	subs  map[string]*jsonrpc.Request // guarded by mu: resources/subscribe by URI
+}
+
+func (h *recordConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
 		h.mu.Lock()
-		if !h.done {
-			h.ids[req.ID] = true
+		switch req.Method {
+		case "initialize", "server/discover":
+			if !h.done {
+				h.ids[req.ID] = true
+				if req.Method == "initialize" {
+					h.init = req
+				}
+			}
+		case "logging/setLevel":
+			h.level = req
+		case "resources/subscribe", "resources/unsubscribe":
+			var p struct {
+				URI string `json:"uri"`
+			}
+			if json.Unmarshal(req.Params, &p) == nil {
+				if req.Method == "resources/subscribe" {
+					h.subs[p.URI] = req
+				} else {
+					delete(h.subs, p.URI)
+				}
+			}
 		}
 		h.mu.Unlock()
 	}
 	return h.Connection.Write(ctx, msg)
 }
 
-func (h *handshakeConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+func (h *recordConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := h.Connection.Read(ctx)
 	if resp, ok := msg.(*jsonrpc.Response); ok && err == nil {
 		h.mu.Lock()

@@ -276,6 +276,12 @@ func runRawFake() int {
 			}
 		case "ping":
 			reply(msg.ID, map[string]any{})
+		case "tasks/get":
+			fmt.Fprintf(os.Stdout, `{"jsonrpc":"2.0","id":%s,"result":%s}`+"\n", msg.ID, richTask)
+		default:
+			if os.Getenv("FAKE_RICH") != "" {
+				fmt.Fprintf(os.Stdout, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"Method not found"}}`+"\n", msg.ID)
+			}
 		}
 		// Anything else, server/discover included, gets no answer at all.
 	}
@@ -331,6 +337,7 @@ const (
 	richInitialize = `{"protocolVersion":"2025-06-18","serverInfo":{"name":"rich","version":"0.1","websiteUrl":"https://example.com"},` +
 		`"capabilities":{"tools":{"listChanged":false},"resources":{},"prompts":{},"extensions":{"io.modelcontextprotocol/ui":{"mimeTypes":["text/html;profile=mcp-app"]}}}}`
 	richResource = `{"uri":"ui://rich/view.html","name":"view","mimeType":"text/html;profile=mcp-app","_meta":{"ui":{"prefersBorder":true}}}`
+	richTask     = `{"taskId":"t-1","status":"working","x-vendor":{"eta":3},"pollInterval":500}`
 	richPrompt   = `{"name":"greet","description":"  Says hello.  ","arguments":[{"name":"who","required":true,"x-extra":1}],"icons":[{"src":"https://example.com/p.png"}]}`
 )
 

@@ -119,18 +119,19 @@ func (c *Conn) sendCancel(ctx context.Context, id string) {
 	c.route.Write(wctx, &jsonrpc.Request{Method: "notifications/cancelled", Params: p}) // as the server's era takes it
 }
 
-// refusedCheck turns an HTTP refusal of a health check (a 4xx whose body is
-// no JSON-RPC answer) into a JSON-RPC error answer, with the status in its
-// message. Without it the SDK's streamable client treats the refusal as a
-// broken connection and fails every call on it; with it the refusal is
-// what it is, an answer. 401 and 403 (credentials) and 404 with a session
-// (the session is gone) stay as they are: those are real losses.
+// refusedCheck turns an HTTP refusal of a request (a 4xx whose body is no
+// JSON-RPC answer: a health check, a call, a listing) into a JSON-RPC error
+// answer, with the status in its message. Without it the SDK's streamable
+// client treats the refusal as a broken connection and fails every call
+// on it, and the server is restarted; with it the refusal is what it is,
+// an answer, to that request alone. 401 and 403 (credentials) and 404
+// with a session (the session is gone) stay as they are: those are real
+// losses (refusal, remote.go).
 func refusedCheck(req *http.Request, resp *http.Response) *http.Response {
-	code := resp.StatusCode
-	if code < 400 || code >= 500 || code == http.StatusUnauthorized || code == http.StatusForbidden ||
-		(code == http.StatusNotFound && req.Header.Get("Mcp-Session-Id") != "") || req.GetBody == nil {
+	if !refusal(req, resp) || req.GetBody == nil {
 		return resp
 	}
+	code := resp.StatusCode
 	rb, err := req.GetBody()
 	if err != nil {
 		return resp
@@ -149,7 +150,7 @@ func refusedCheck(req *http.Request, resp *http.Response) *http.Response {
 			return resp
 		}
 	}
-	text := fmt.Sprintf("health check refused with HTTP %d %s", code, http.StatusText(code))
+	text := fmt.Sprintf("the server refused the request with HTTP %d %s", code, http.StatusText(code))
 	if m := jsonMessage(got); m != "" {
 		text += ": " + m
 	}

@@ -3,6 +3,7 @@ package upstream
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -13,8 +14,7 @@ import (
 // of a newer spec, white space and key order included — and so are the
 // capabilities of its initialize answer (an extension's among them). A
 // list the server does not implement ("method not found") is an empty
-// list and a warning, not a server that cannot be added (issue 43, break
-// 10).
+// list and a warning, not a server that cannot be added.
 func TestListingKeepsServerBytes(t *testing.T) {
 	var logs logBuffer
 	s := fakeSpec(t, "raw", "FAKE_RICH", "1")
@@ -78,5 +78,42 @@ func TestListPage(t *testing.T) {
 	}
 	if !slices.Equal(names(t, []json.RawMessage{[]byte(richTools[0])}), []string{"show"}) {
 		t.Error("names helper")
+	}
+}
+
+// TestForwardPassesAnyMethodOn: a request of a method Plexus has no code
+// for (the tasks extension's tasks/get) reaches the server as the client
+// wrote it, and its result comes back as the server wrote it; a method
+// the server does not know is its answer, not a lost connection.
+func TestForwardPassesAnyMethodOn(t *testing.T) {
+	s := fakeSpec(t, "raw", "FAKE_RICH", "1")
+	s.DiscoverTimeout = 300 * 1e6
+	c := mustConnect(t, s)
+	res, err := c.Forward(t.Context(), "tasks/get", json.RawMessage(`{"taskId":"t-1"}`))
+	if err != nil || string(res) != richTask {
+		t.Errorf("tasks/get = %s, %v; the server wrote %s", res, err, richTask)
+	}
+	_, err = c.Forward(t.Context(), "tasks/nonesuch", nil)
+	if je := AnswerError(err); je == nil || je.Code != -32601 || errors.Is(err, ErrTransportLost) {
+		t.Errorf("an unknown method: %v, want the server's method-not-found answer", err)
+	}
+	if !stderrHas(c, "got tasks/get") {
+		t.Error("the server never got tasks/get")
+	}
+	for _, tc := range []struct {
+		params string
+		meta   map[string]any
+		want   string
+	}{
+		{``, nil, `{}`},
+		{`{"b":1,"a":2}`, nil, `{"b":1,"a":2}`},
+		{`{"b":1}`, map[string]any{"v": "x"}, `{"_meta":{"v":"x"},"b":1}`},
+		{`{"_meta":{"mine":1}}`, map[string]any{"v": "x"}, `{"_meta":{"mine":1}}`},
+		{`[1]`, map[string]any{"v": "x"}, `[1]`},
+	} {
+		got, err := forwardParams(json.RawMessage(tc.params), tc.meta)
+		if err != nil || string(got) != tc.want {
+			t.Errorf("forwardParams(%s, %v) = %s, %v; want %s", tc.params, tc.meta, got, err, tc.want)
+		}
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"mime"
 	"net/http"
 	"net/url"
 	"slices"
@@ -15,6 +17,7 @@ import (
 	"sync/atomic"
 	"syscall"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/plexus-mcp/plexus/internal/era"
@@ -126,6 +129,15 @@ type headerTransport struct {
 	// only through a connection method it cannot reach past Plexus's
 	// routing wrapper (routeconn.go).
 	version atomic.Pointer[string]
+	// life ends with the connection: a subscriptions/listen stream, which
+	// the SDK opens without a deadline, does not outlive it (listen);
+	// pumps are the goroutines that feed those streams.
+	life  context.Context
+	pumps sync.WaitGroup
+	// session renews a session the server no longer knows (session.go);
+	// nil for legacy SSE.
+	session *sessionKeeper
+	log     *slog.Logger
 
 	mu      sync.Mutex
 	last    *StatusError          // guarded by mu; last error status, reset by a success
@@ -153,8 +165,9 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	fixEra := own && v != nil && era.HeadersDiffer(req.Header, *v)
+	cloned := false
 	if own && (len(t.headers) > 0 || fixEra) {
-		req = req.Clone(req.Context())
+		req, cloned = req.Clone(req.Context()), true
 		for k, vs := range t.headers {
 			if _, set := req.Header[http.CanonicalHeaderKey(k)]; !set {
 				req.Header[http.CanonicalHeaderKey(k)] = vs
@@ -164,20 +177,59 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			era.ServerHeaders(req.Header, *v) // the headers of the server's era (break 2)
 		}
 	}
+	if own && t.session != nil {
+		if req.Header.Get(sessionHeader) != "" && !cloned {
+			req = req.Clone(req.Context())
+		}
+		t.session.outgoing(req)
+	}
+	if own && req.Method == http.MethodPost && req.Header.Get("Mcp-Method") == "subscriptions/listen" {
+		return t.listen(req)
+	}
 	resp, err := t.base.RoundTrip(req)
 	if err != nil {
 		return resp, err
 	}
+	if own && t.session != nil && resp.StatusCode == http.StatusNotFound && req.Header.Get(sessionHeader) != "" && !isRenewal(req.Context()) {
+		if resp, err = t.sessionLost(req, resp); err != nil {
+			return nil, err
+		}
+	}
 	if resp, err = readAnswer(req, resp); err != nil {
 		return nil, err
 	}
-	if req.Method == http.MethodPost && isKeepAlive(req.Context()) {
-		return refusedCheck(req, resp), nil // not recorded: a refusal is not a failure
+	if own && t.session != nil {
+		t.session.incoming(resp)
+	}
+	if req.Method == http.MethodPost && refusal(req, resp) {
+		if out, notice := refusedNotice(req, resp); notice {
+			t.log.Warn("the server refused a notification or response Plexus sent", "status", resp.StatusCode)
+			return out, nil
+		}
+		if isKeepAlive(req.Context()) {
+			return refusedCheck(req, resp), nil // not recorded: a refusal is not a failure
+		}
+		t.record(req, resp)
+		if t.session != nil {
+			// Streamable HTTP answers a request in its POST's response
+			// (legacy SSE on its stream, which a refused POST never
+			// reaches: that refusal is the SDK's to report).
+			return refusedCheck(req, resp), nil
+		}
+		return resp, nil
 	}
 	if req.Method == http.MethodGet && !t.recordGET {
 		return resp, nil
 	}
+	t.record(req, resp)
+	return resp, nil
+}
+
+// record remembers the last HTTP failure (a status of 400 or more), for a
+// failed connect to say what went wrong, or forgets it on a success.
+func (t *headerTransport) record(req *http.Request, resp *http.Response) {
 	t.mu.Lock()
+	defer t.mu.Unlock()
 	if resp.StatusCode >= 400 {
 		t.last = &StatusError{
 			StatusCode:      resp.StatusCode,
@@ -187,8 +239,181 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	} else {
 		t.last = nil
 	}
-	t.mu.Unlock()
-	return resp, nil
+}
+
+// refusal reports whether resp refuses req: a 4xx that is an answer, not a
+// loss — not 401 or 403 (credentials) nor a 404 naming a session (the
+// session is gone, session.go).
+func refusal(req *http.Request, resp *http.Response) bool {
+	code := resp.StatusCode
+	return code >= 400 && code < 500 && code != http.StatusUnauthorized && code != http.StatusForbidden &&
+		!(code == http.StatusNotFound && req.Header.Get(sessionHeader) != "")
+}
+
+// sessionLost handles a 404 to a request on a session: the server no
+// longer knows the session. It opens a new one (session.go) and sends the
+// request again on it — a request refused so was never processed — or,
+// if no new session could be opened, returns the 404 for the SDK to take
+// the connection for lost. A GET (the standalone stream, or a call's
+// stream resumed) is not sent again: its events were the old session's.
+func (t *headerTransport) sessionLost(req *http.Request, resp *http.Response) (*http.Response, error) {
+	resp.Body.Close()
+	sent := req.Header.Get(sessionHeader)
+	ctx := context.WithValue(req.Context(), renewalKey{}, true)
+	send := func(ctx context.Context, sid string, msg jsonrpc.Message) (*http.Response, error) {
+		body, err := jsonrpc.EncodeMessage(msg)
+		if err != nil {
+			return nil, err
+		}
+		r, err := http.NewRequestWithContext(ctx, http.MethodPost, req.URL.String(), bytes.NewReader(body))
+		if err != nil {
+			return nil, err
+		}
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Accept", "application/json, text/event-stream")
+		if sid != "" {
+			r.Header.Set(sessionHeader, sid)
+		}
+		return t.RoundTrip(r)
+	}
+	notFound := func() *http.Response {
+		return &http.Response{StatusCode: http.StatusNotFound, Status: "404 Not Found", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+			Header: http.Header{}, Body: http.NoBody, Request: req}
+	}
+	if !t.session.renew(ctx, sent, send) || req.Method == http.MethodGet || (req.Body != nil && req.GetBody == nil) {
+		return notFound(), nil
+	}
+	again := req.Clone(ctx)
+	if req.GetBody != nil {
+		body, err := req.GetBody()
+		if err != nil {
+			return nil, err
+		}
+		again.Body = body
+	}
+	t.session.outgoing(again)
+	return t.base.RoundTrip(again)
+}
+
+// renewalKey marks the requests of a session's renewal, which never
+// renew a session themselves.
+type renewalKey struct{}
+
+func isRenewal(ctx context.Context) bool { v, _ := ctx.Value(renewalKey{}).(bool); return v }
+
+// refusedNotice turns a 4xx answer to a notification or a response that
+// Plexus posted (a cancellation the server does not take, say) into the
+// 202 it would have got had the server taken it: the server answered, and
+// nothing waits for an answer to a notification. Without it the SDK's
+// client takes the refusal for a broken connection and fails every call
+// on it. done is false when req carries a call.
+func refusedNotice(req *http.Request, resp *http.Response) (*http.Response, bool) {
+	if req.GetBody == nil {
+		return resp, false
+	}
+	rb, err := req.GetBody()
+	if err != nil {
+		return resp, false
+	}
+	sent, _ := io.ReadAll(io.LimitReader(rb, 1<<20))
+	msg, err := jsonrpc.DecodeMessage(sent)
+	if call, ok := msg.(*jsonrpc.Request); err != nil || (ok && call.IsCall()) {
+		return resp, false
+	}
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
+	resp.Body.Close()
+	return &http.Response{StatusCode: http.StatusAccepted, Status: "202 Accepted", Proto: resp.Proto, ProtoMajor: resp.ProtoMajor,
+		ProtoMinor: resp.ProtoMinor, Header: http.Header{}, Body: http.NoBody, Request: req}, true
+}
+
+// listen sends a subscriptions/listen (MCP 2026-07-28), whose answer is a
+// stream that lasts as long as the subscription, and which the SDK sends
+// with no deadline, its write holding every other request of the
+// connection until the answer's headers come. So the SDK gets an event
+// stream at once, fed by the real exchange, which goes on beside it and
+// ends with the connection (life) or the subscription (req's context): an
+// event stream is passed on as it comes, a JSON answer as one event once
+// it has come whole, and a refusal or a failure ends the stream, with a
+// warning (the server's list changes will not be heard). A server whose
+// answer never begins, or never ends, holds nothing: not the handshake,
+// so not add, reload or the daemon's start, and not
+// the requests after it.
+func (t *headerTransport) listen(req *http.Request) (*http.Response, error) {
+	ctx, cancel := context.WithCancel(req.Context())
+	stopLife := context.AfterFunc(t.lifeContext(), cancel)
+	pr, pw := io.Pipe()
+	t.pumps.Add(1)
+	go func() {
+		defer t.pumps.Done()
+		defer stopLife()
+		defer cancel()
+		pw.CloseWithError(t.pumpListen(req.WithContext(ctx), pw))
+	}()
+	return &http.Response{StatusCode: http.StatusOK, Status: "200 OK", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: &endingBody{ReadCloser: pr, end: cancel},
+		ContentLength: -1, Request: req}, nil
+}
+
+// listenMaxJSON bounds a JSON answer to subscriptions/listen.
+const listenMaxJSON = 4 << 20
+
+// pumpListen makes the real subscriptions/listen exchange and writes its
+// answer to w as an event stream; nil at a clean end.
+func (t *headerTransport) pumpListen(req *http.Request, w io.Writer) error {
+	refused := func(why string, args ...any) error {
+		if req.Context().Err() == nil {
+			t.log.Warn("subscriptions/listen: "+why+"; the server's list changes will not be heard", args...)
+		}
+		return nil
+	}
+	resp, err := t.base.RoundTrip(req)
+	if err != nil {
+		return refused("no answer", "err", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return refused("refused", "status", resp.StatusCode)
+	}
+	switch mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt {
+	case "text/event-stream":
+		_, err := io.Copy(w, resp.Body)
+		return err
+	case "application/json":
+		body, err := io.ReadAll(io.LimitReader(resp.Body, listenMaxJSON))
+		if err != nil {
+			return err
+		}
+		var one bytes.Buffer
+		if err := json.Compact(&one, body); err != nil {
+			return refused("an answer that is not JSON", "err", err)
+		}
+		_, err = fmt.Fprintf(w, "event: message\ndata: %s\n\n", one.Bytes())
+		return err
+	default:
+		return refused("an answer of another type", "type", resp.Header.Get("Content-Type"))
+	}
+}
+
+// lifeContext is the connection's life, or, before it is set, one that
+// never ends.
+func (t *headerTransport) lifeContext() context.Context {
+	if t.life == nil {
+		return context.Background()
+	}
+	return t.life
+}
+
+// endingBody calls end once closed.
+type endingBody struct {
+	io.ReadCloser
+	once sync.Once
+	end  func()
+}
+
+func (b *endingBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.once.Do(b.end)
+	return err
 }
 
 // connectError turns a failed handshake (or a lost connection) into a clear
@@ -233,7 +458,8 @@ func remoteHTTPClient(s Spec, origin *url.URL) (hc *http.Client, ht *headerTrans
 			base = http.DefaultTransport
 		}
 	}
-	ht = &headerTransport{base: base, headers: s.Headers.Clone(), origin: origin, recordGET: s.Type == "sse", ownOriginOnly: s.Type == "sse"}
+	ht = &headerTransport{base: base, headers: s.Headers.Clone(), origin: origin, recordGET: s.Type == "sse", ownOriginOnly: s.Type == "sse",
+		log: slog.New(slog.DiscardHandler)}
 	c.Transport = ht
 	return &c, ht, release
 }

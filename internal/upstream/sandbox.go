@@ -34,9 +34,35 @@ func sandboxReady(s Spec) error {
 	if err := sandbox.PreparePids(s.Sandbox); err != nil {
 		return &SandboxError{Missing: []string{err.Error()}}
 	}
+	if err := os.MkdirAll(filepath.Dir(s.Sandbox.Private), 0o700); err != nil {
+		return fmt.Errorf("sandbox: creating the private folder: %w", err)
+	}
+	if err := moveOldPrivate(s.Sandbox); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(filepath.Join(s.Sandbox.Private, "tmp"), 0o700); err != nil {
 		return fmt.Errorf("sandbox: creating the private folder: %w", err)
 	}
+	return nil
+}
+
+// moveOldPrivate moves a private folder kept where an earlier Plexus kept
+// it (under Plexus's home, which a server must not run in) to where it is
+// kept now, unless that holds one already, and removes the emptied parent.
+func moveOldPrivate(p *sandbox.Policy) error {
+	if p.Previous == "" {
+		return nil
+	}
+	if _, err := os.Lstat(p.Previous); err != nil {
+		return nil
+	}
+	if _, err := os.Lstat(p.Private); err == nil {
+		return nil
+	}
+	if err := os.Rename(p.Previous, p.Private); err != nil {
+		return fmt.Errorf("sandbox: moving the private folder out of Plexus's home: %w", err)
+	}
+	os.Remove(filepath.Dir(p.Previous)) // only if empty
 	return nil
 }
 

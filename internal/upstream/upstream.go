@@ -149,6 +149,12 @@ type Conn struct {
 	// initResult is the server's answer to initialize (or server/discover)
 	// as it wrote it; set before Connect returns.
 	initResult json.RawMessage
+	// rec records how the session was opened (connect.go).
+	rec *recordTransport
+	// standalone runs a session-era HTTP server's standalone stream until
+	// it ends (nil for other servers); standaloneOn is set while it runs.
+	standalone   func()
+	standaloneOn atomic.Bool
 
 	mu   sync.Mutex
 	disc Discovery // guarded by mu

@@ -1,84 +1,116 @@
-// A certified OpenID provider (oidc-provider) for Plexus's OAuth end-to-end
-// test, on 127.0.0.1 only. Configured as the MCP authorization spec asks of
-// an authorization server: dynamic client registration, PKCE S256, resource
-// indicators (RFC 8707, JWT access tokens for the MCP server's audience),
-// refresh token rotation, DPoP (RFC 9449, with nonces), client credentials
-// and revocation. The person's login and consent are approved at once (the
-// /interaction route), as a person who says yes would.
+// A certified OpenID provider (oidc-provider, npm, panva) for Plexus's
+// OAuth end-to-end tests, on 127.0.0.1 only, in one of four
+// configurations. Each keeps oidc-provider's defaults but for what an MCP
+// authorization server needs (dynamic client registration, resource
+// indicators so that tokens name the MCP server they are for, revocation
+// and introspection for the resource servers) and what the configuration
+// is about:
 //
-//   node provider.mjs PORT MCP_RESOURCE M2M_CLIENT_SECRET ACCESS_TTL_SECONDS
+//   defaults    oidc-provider's own: DPoP offered (dPoP is on by
+//               default), refresh tokens only for offline_access asked
+//               with prompt=consent by a client registered for the
+//               refresh_token grant, rotation only near a refresh token's
+//               end, the developer login and consent pages a person fills in.
+//   consent     a consent asked at every login, never taken from an
+//               earlier grant, and a refresh token only where offline
+//               access was consented to.
+//   rotation    every refresh rotates the refresh token; a second use of
+//               a spent one is taken for a replay and revokes the grant.
+//   revocation  opaque access tokens the resource servers introspect at
+//               every request, so that a revocation holds at once.
 //
+// Access tokens are JWTs the resource servers check against the
+// provider's keys, except in revocation (opaque, introspected).
+//
+//   node provider.mjs CONFIG PORT RESOURCE[,RESOURCE…] ACCESS_TTL_SECONDS RS_SECRET [CIMD]
+//
+// RS_SECRET is the secret of the resource servers' own client "rs", with
+// which they introspect. CIMD "cimd" turns on client ID metadata
+// documents (fetched over https; NODE_EXTRA_CA_CERTS names the test's CA).
 // Prints "ready ISSUER" on stdout once it listens.
 import http from 'node:http';
-import crypto from 'node:crypto';
 import Provider from 'oidc-provider';
 
-const [port, resource, m2mSecret, ttl] = process.argv.slice(2);
+const [config, port, resourceList, ttl, rsSecret, cimd] = process.argv.slice(2);
 const issuer = `http://127.0.0.1:${port}`;
 const accessTTL = Number(ttl);
+const resources = resourceList.split(',');
+const opaque = config === 'revocation';
 
-const provider = new Provider(issuer, {
+const configuration = {
   clients: [{
-    client_id: 'plexus-m2m',
-    client_secret: m2mSecret,
-    grant_types: ['client_credentials'],
+    client_id: 'rs',
+    client_secret: rsSecret,
+    grant_types: [],
     redirect_uris: [],
     response_types: [],
     token_endpoint_auth_method: 'client_secret_basic',
   }],
-  scopes: ['openid', 'offline_access', 'read'],
-  pkce: { required: () => true },
-  rotateRefreshToken: true,
-  issueRefreshToken: async (ctx, client, code) => client.grantTypeAllowed('refresh_token'),
-  ttl: { AccessToken: accessTTL, ClientCredentials: accessTTL, RefreshToken: 3600, Grant: 3600, Session: 3600, Interaction: 600 },
+  ttl: {
+    AccessToken: accessTTL,
+    // The defaults' other lifetimes, but the session's and the grant's long
+    // enough for the test.
+    RefreshToken: 3600, Grant: 3600, Session: 3600, Interaction: 600,
+  },
   features: {
-    devInteractions: { enabled: false },
     registration: { enabled: true },
-    clientCredentials: { enabled: true },
     revocation: { enabled: true },
-    dPoP: { enabled: true, nonceSecret: crypto.randomBytes(32) },
+    introspection: { enabled: true },
     resourceIndicators: {
       enabled: true,
-      defaultResource: () => resource,
+      defaultResource: () => resources[0],
       useGrantedResource: () => true,
       getResourceServerInfo: (ctx, indicator) => {
-        if (indicator !== resource) throw new Error('unknown resource');
-        return { scope: 'read', audience: resource, accessTokenTTL: accessTTL, accessTokenFormat: 'jwt', jwt: { sign: { alg: 'RS256' } } };
+        if (!resources.includes(indicator)) throw new Error('unknown resource');
+        return {
+          scope: 'read',
+          audience: indicator,
+          accessTokenTTL: accessTTL,
+          accessTokenFormat: opaque ? 'opaque' : 'jwt',
+          ...(opaque ? {} : { jwt: { sign: { alg: 'RS256' } } }),
+        };
       },
     },
   },
-  interactions: { url: (ctx, interaction) => `/interaction/${interaction.uid}` },
-});
-provider.on('server_error', (ctx, err) => console.error('server_error', err));
+};
 
-// approve logs the person in as alice and grants what the client asked.
-async function approve(req, res) {
-  const details = await provider.interactionDetails(req, res);
-  let result;
-  if (details.prompt.name === 'login') {
-    result = { login: { accountId: 'alice' } };
-  } else {
-    const grant = details.grantId
-      ? await provider.Grant.find(details.grantId)
-      : new provider.Grant({ accountId: details.session.accountId, clientId: details.params.client_id });
-    const d = details.prompt.details;
-    if (d.missingOIDCScope) grant.addOIDCScope(d.missingOIDCScope.join(' '));
-    for (const [ind, scopes] of Object.entries(d.missingResourceScopes ?? {})) grant.addResourceScope(ind, scopes.join(' '));
-    result = { consent: { grantId: await grant.save() } };
-  }
-  await provider.interactionFinished(req, res, result, { mergeWithLastSubmission: true });
+if (cimd === 'cimd') {
+  configuration.features.clientIdMetadataDocument = {
+    enabled: true,
+    ack: 'draft-02',
+    // The document is on 127.0.0.1: the test's own https server.
+    allowFetch: async () => true,
+  };
+  // oidc-provider refuses to fetch from special-use addresses, loopback
+  // among them; the test's document server is on loopback.
+  configuration.fetch = (url, options) => {
+    delete options.dispatcher;
+    return globalThis.fetch(url, options);
+  };
 }
 
-const handle = provider.callback();
-const server = http.createServer((req, res) => {
-  if (req.url.startsWith('/interaction/')) {
-    approve(req, res).catch((err) => {
-      console.error('interaction', err);
-      res.statusCode = 500;
-      res.end('interaction failed');
-    });
-    return;
-  }
-  handle(req, res);
-});
-server.listen(Number(port), '127.0.0.1', () => console.log(`ready ${issuer}`));
+switch (config) {
+  case 'defaults':
+  case 'revocation':
+    break;
+  case 'consent':
+    // Never reuse an earlier grant: every login shows the consent page;
+    // only the consent given in this login's interaction counts.
+    configuration.loadExistingGrant = async (ctx) => {
+      const grantId = ctx.oidc.result?.consent?.grantId;
+      return grantId ? ctx.oidc.provider.Grant.find(grantId) : undefined;
+    };
+    break;
+  case 'rotation':
+    configuration.rotateRefreshToken = true;
+    break;
+  default:
+    console.error(`unknown configuration ${config}`);
+    process.exit(2);
+}
+
+const provider = new Provider(issuer, configuration);
+provider.on('server_error', (ctx, err) => console.error('server_error', err));
+provider.on('grant.revoked', (ctx, grantId) => console.error('grant revoked', grantId));
+
+http.createServer(provider.callback()).listen(Number(port), '127.0.0.1', () => console.log(`ready ${issuer}`));

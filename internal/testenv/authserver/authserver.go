@@ -23,6 +23,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -63,9 +64,30 @@ type Options struct {
 	// WorkloadKey, if set, accepts the JWT bearer grant of JWTs it signed.
 	WorkloadKey crypto.PublicKey
 	// DPoP advertises ES256 DPoP, binds tokens to the proof's key, and
-	// makes the MCP endpoint require the DPoP scheme with a proof;
-	// DPoPNonce also makes both require the server's nonce.
+	// makes the MCP endpoint require the DPoP scheme with a proof, as its
+	// metadata says (dpop_bound_access_tokens_required) and its challenge
+	// (DPoP algs="ES256"); DPoPNonce also makes both require the server's
+	// nonce.
 	DPoP, DPoPNonce bool
+	// BearerOnly makes the MCP endpoint take the Bearer scheme only, as
+	// the TypeScript SDK's requireBearerAuth does: a DPoP-bound token (in
+	// either scheme) is refused with a Bearer challenge, and its metadata
+	// says nothing of DPoP, unless ClaimsDPoP says it takes DPoP anyway
+	// (a server whose metadata is wrong).
+	BearerOnly, ClaimsDPoP bool
+	// RequiresDPoP makes the MCP endpoint's metadata say it requires
+	// DPoP-bound tokens (without DPoP: tokens this server cannot issue).
+	RequiresDPoP bool
+	// NoRefreshToken issues no refresh tokens.
+	NoRefreshToken bool
+	// RefuseTokens makes the MCP endpoint refuse every token (401
+	// invalid_token), as a server behind another authorization server
+	// than it names would.
+	RefuseTokens bool
+	// RevokeOnReuse takes a second use of a refresh token for a replay,
+	// as oidc-provider does with rotation: every token of that client is
+	// revoked.
+	RevokeOnReuse bool
 	// JWTSubject, if set, makes the access tokens /token issues JWTs of
 	// this user, for the resource asked for, signed as AccessJWT signs
 	// (the server as a team's identity provider, for a real client's
@@ -86,6 +108,8 @@ type Server struct {
 	// Machine grants answered, and token requests of any kind.
 	ClientCredentials, JWTBearers, TokenRequests atomic.Int64
 	JWKSFetches                                  atomic.Int64 // of /jwks (idp.go)
+	// Replays counts refresh tokens used a second time.
+	Replays atomic.Int64
 
 	mu       sync.Mutex
 	clients  map[string]string    // id → secret ("" for public)
@@ -93,6 +117,8 @@ type Server struct {
 	codes    map[string]codeGrant // guarded by mu
 	access   map[string]grant     // access token → grant
 	refresh  map[string]grant     // live refresh tokens
+	spent    map[string]string    // spent refresh token → its client
+	lastReg  map[string]any       // the last registration request
 	last     url.Values           // the last authorization request
 	lastTok  url.Values           // the last token request
 	authHdr  []string             // Authorization headers seen at /mcp
@@ -145,7 +171,7 @@ func Start(t testing.TB, opts Options) *Server {
 	s := &Server{
 		URL: "http://" + ln.Addr().String(), opts: opts,
 		clients: map[string]string{}, redirect: map[string][]string{},
-		codes: map[string]codeGrant{}, access: map[string]grant{}, refresh: map[string]grant{},
+		codes: map[string]codeGrant{}, access: map[string]grant{}, refresh: map[string]grant{}, spent: map[string]string{},
 		jtis: map[string]bool{}, keys: []idpKey{newIDPKey(1)},
 	}
 	s.MCPURL = s.URL + "/mcp"
@@ -196,8 +222,17 @@ func (s *Server) prm(w http.ResponseWriter, _ *http.Request) {
 	if len(s.opts.Scopes) > 0 {
 		m["scopes_supported"] = s.opts.Scopes
 	}
+	if s.opts.DPoP && !s.opts.BearerOnly || s.opts.ClaimsDPoP {
+		m["dpop_signing_alg_values_supported"] = []string{"ES256"}
+	}
+	if s.opts.DPoP && !s.opts.BearerOnly || s.opts.RequiresDPoP {
+		m["dpop_bound_access_tokens_required"] = true
+	}
 	writeJSON(w, 200, m)
 }
+
+// requiresDPoP: the MCP endpoint takes DPoP-bound tokens only.
+func (s *Server) requiresDPoP() bool { return s.opts.DPoP && !s.opts.BearerOnly }
 
 func (s *Server) asm(w http.ResponseWriter, _ *http.Request) {
 	m := map[string]any{
@@ -243,10 +278,16 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 		RedirectURIs    []string `json:"redirect_uris"`
 		ApplicationType string   `json:"application_type"`
 	}
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.RedirectURIs) == 0 {
+	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	if err := json.Unmarshal(body, &req); err != nil || len(req.RedirectURIs) == 0 {
 		oauthError(w, 400, "invalid_client_metadata")
 		return
 	}
+	var all map[string]any
+	json.Unmarshal(body, &all)
+	s.mu.Lock()
+	s.lastReg = all
+	s.mu.Unlock()
 	if req.ApplicationType != "native" {
 		oauthError(w, 400, "invalid_client_metadata")
 		return
@@ -374,6 +415,12 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	case "refresh_token":
 		rt := r.PostForm.Get("refresh_token")
 		old, ok := s.refresh[rt]
+		if client, reused := s.spent[rt]; reused && client == id {
+			s.Replays.Add(1)
+			if s.opts.RevokeOnReuse {
+				s.revokeClientLocked(id)
+			}
+		}
 		if !ok || old.client != id {
 			oauthError(w, 400, "invalid_grant")
 			return
@@ -385,6 +432,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		delete(s.refresh, rt) // rotation: a refresh token is spent once
+		s.spent[rt] = id
 		s.Refreshes.Add(1)
 		g = old
 	default:
@@ -408,18 +456,22 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	}
 	ans := map[string]any{"access_token": at, "token_type": typ, "refresh_token": rt,
 		"expires_in": int(s.opts.AccessTTL.Seconds()), "scope": strings.Join(g.scopes, " ")}
-	if r.PostForm.Get("grant_type") != "authorization_code" && r.PostForm.Get("grant_type") != "refresh_token" {
+	if s.opts.NoRefreshToken || r.PostForm.Get("grant_type") != "authorization_code" && r.PostForm.Get("grant_type") != "refresh_token" {
 		delete(ans, "refresh_token") // RFC 6749 §4.4.3: none for client credentials
 		delete(s.refresh, rt)
 	}
 	writeJSON(w, 200, ans)
 }
 
-// protect is the bearer check in front of the MCP handler; the admin tool
+// protect is the token check in front of the MCP handler; the admin tool
 // needs AdminScope.
 func (s *Server) protect(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		challenge := fmt.Sprintf(`Bearer resource_metadata="%s/.well-known/oauth-protected-resource/mcp"`, s.URL)
+		prm := fmt.Sprintf(`resource_metadata="%s/.well-known/oauth-protected-resource/mcp"`, s.URL)
+		challenge := "Bearer " + prm
+		if s.requiresDPoP() {
+			challenge = `DPoP algs="ES256", ` + prm
+		}
 		h := r.Header.Get("Authorization")
 		tok, ok := strings.CutPrefix(h, "Bearer ")
 		if dtok, dpop := strings.CutPrefix(h, "DPoP "); dpop {
@@ -429,7 +481,12 @@ func (s *Server) protect(next http.Handler) http.Handler {
 		s.authHdr = append(s.authHdr, h)
 		g, live := s.access[tok]
 		proofErr := ""
-		if ok && live && g.jkt != "" {
+		switch {
+		case s.opts.BearerOnly && ok && (!strings.HasPrefix(h, "Bearer ") || live && g.jkt != ""):
+			// requireBearerAuth: another scheme, or a bound token it
+			// cannot check, is an invalid token.
+			proofErr = "bearer"
+		case ok && live && g.jkt != "":
 			// A bound token: the DPoP scheme, and a proof by its key.
 			s.rotateNonceLocked()
 			w.Header().Set("DPoP-Nonce", s.nonce)
@@ -442,14 +499,21 @@ func (s *Server) protect(next http.Handler) http.Handler {
 			case jkt != g.jkt:
 				proofErr = "invalid_dpop_proof"
 			}
+		case ok && live && s.requiresDPoP():
+			proofErr = "invalid_token" // a bearer token where DPoP is required
 		}
 		s.mu.Unlock()
-		if proofErr != "" {
-			w.Header().Set("WWW-Authenticate", fmt.Sprintf(`DPoP error="%s", resource_metadata="%s/.well-known/oauth-protected-resource/mcp"`, proofErr, s.URL))
+		if proofErr == "bearer" {
+			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token", error_description="expected Bearer TOKEN", `+prm)
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
 		}
-		if !ok || !live || time.Now().After(g.expires) || g.resource != s.MCPURL {
+		if proofErr != "" {
+			w.Header().Set("WWW-Authenticate", fmt.Sprintf(`DPoP algs="ES256", error="%s", %s`, proofErr, prm))
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		if !ok || !live || time.Now().After(g.expires) || g.resource != s.MCPURL || s.opts.RefuseTokens {
 			w.Header().Set("WWW-Authenticate", challenge)
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
@@ -477,6 +541,36 @@ func (s *Server) Revoke() {
 	defer s.mu.Unlock()
 	s.access = map[string]grant{}
 	s.refresh = map[string]grant{}
+}
+
+// revokeClientLocked revokes every token of client (a replayed refresh
+// token). s.mu is held.
+func (s *Server) revokeClientLocked(client string) {
+	for k, g := range s.access {
+		if g.client == client {
+			delete(s.access, k)
+		}
+	}
+	for k, g := range s.refresh {
+		if g.client == client {
+			delete(s.refresh, k)
+		}
+	}
+}
+
+// LastRegistration is the last dynamic registration request, as JSON.
+func (s *Server) LastRegistration() map[string]any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lastReg
+}
+
+// RevokeAccess revokes every access token issued so far, and keeps the
+// refresh tokens: a client that refreshes goes on.
+func (s *Server) RevokeAccess() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.access = map[string]grant{}
 }
 
 // ExpireAccess makes every access token issued so far expired.

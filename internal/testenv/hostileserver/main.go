@@ -4,7 +4,7 @@
 // worked and "refused: …" (the error) when it did not; it never exits on a
 // failed attack. A failure to refuse is the test's to judge.
 //
-// Attacks: read FILE, write FILE, connect HOST:PORT, resolve HOST, env VAR,
+// Attacks: read FILE, write FILE, cwd (answer the working directory), connect HOST:PORT, resolve HOST, env VAR,
 // tunnel HOST:PORT (HTTP CONNECT through $HTTPS_PROXY, then GET / in the
 // tunnel: answers the body), fetch URL (a plain HTTP GET through
 // $HTTP_PROXY: answers the body), curl ARGS (run curl -sSf --max-time 10
@@ -16,6 +16,17 @@
 // double fork, and answer its pid), ptrace-sibling (start a child and
 // PTRACE_ATTACH to it), forkbomb TOKEN (start a shell fork bomb marked with
 // TOKEN in the background and answer at once).
+//
+// The escapes of R-SBX-4 (Linux): unix PATH or unix @NAME (connect to a
+// pathname or abstract unix socket), daemon SOCKET|MARKER (ask the daemon's
+// API to add an unsandboxed server whose command writes MARKER), userns and
+// unshare (make a user namespace by clone, and by util-linux's unshare),
+// ps TOKEN (list the processes, looking for one running TOKEN), mem PID
+// (read another process's memory), kill PID, ptrace PID, symlink DIR|FILE
+// and hardlink DIR|FILE (link to FILE from an allowed DIR and read it),
+// sysvshm KEY (read a System V shared memory segment), setuid PROGRAM (run a
+// setuid copy of this server as `whoami`: did it gain anything?), forks N
+// (start N processes) and alloc MB (allocate MB MiB), each in a child.
 //
 // Run as `hostileserver linger TOKEN` it sleeps until killed.
 package main
@@ -42,6 +53,9 @@ type attemptInput struct {
 func main() {
 	if len(os.Args) > 2 && os.Args[1] == "linger" {
 		time.Sleep(time.Hour)
+		return
+	}
+	if len(os.Args) > 1 && runMode(os.Args[1:]) {
 		return
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "hostileserver", Version: "1"}, nil)
@@ -105,6 +119,8 @@ func attempt(attack, target string) (string, error) {
 		}
 		syscall.Close(fd)
 		return "opened a raw socket", nil
+	case "cwd":
+		return os.Getwd()
 	case "env":
 		v, ok := os.LookupEnv(target)
 		if !ok {
@@ -141,6 +157,9 @@ func attempt(attack, target string) (string, error) {
 			}
 		}()
 		return "fork bomb started", nil
+	}
+	if msg, err, ok := escape(attack, target); ok {
+		return msg, err
 	}
 	return "", fmt.Errorf("unknown attack %q", attack)
 }

@@ -96,7 +96,7 @@ function showSignin() {
 function stateText(st) {
   if (st.state === 'disabled' || (!st.state && !st.enabled)) return 'disabled';
   if (st.needsApproval) return 'needs approval';
-  if (st.auth && st.auth.needsLogin && st.state !== 'ready') return 'needs login';
+  if (st.state === 'needs-login' || (st.auth && st.auth.needsLogin && st.state !== 'ready')) return 'needs login';
   if (st.crashLooping) return 'crash-looping';
   if (st.state === 'failed' && (st.httpStatus === 401 || st.httpStatus === 403)) return 'unauthorized';
   return st.state || 'unknown';
@@ -171,9 +171,11 @@ function canLogIn(st) {
 
 function authText(a) {
   if (a.login === 'waiting') return 'waiting for the browser to finish logging in…';
+  if (a.login === 'checking') return 'logged in; checking that the server takes the new token…';
   if (a.login === 'failed') return 'login failed: ' + (a.loginError || 'unknown error');
-  if (a.needsLogin) return 'needs a login';
-  if (a.loggedIn) return 'logged in' + (a.issuer ? ' at ' + a.issuer : '') + (a.expiresAt ? ', token until ' + when(a.expiresAt) : '');
+  if (a.needsLogin) return 'needs a login' + (a.reason ? ' (' + a.reason + ')' : '');
+  if (a.loggedIn && !a.refreshToken && a.expiresAt) return 'logged in' + (a.issuer ? ' at ' + a.issuer : '') + '; no refresh token: the login ends ' + when(a.expiresAt);
+  if (a.loggedIn) return 'logged in' + (a.issuer ? ' at ' + a.issuer : '') + (a.expiresAt ? ', token until ' + when(a.expiresAt) + ', renewed before' : '');
   return 'OAuth';
 }
 
@@ -270,7 +272,7 @@ function renderTools(st) {
 // needsAttention is a server a person has to look at.
 function needsAttention(st) {
   if (!st.enabled) return false;
-  return st.state === 'failed' || st.state === 'backoff' || st.crashLooping || st.needsApproval ||
+  return st.state === 'failed' || st.state === 'backoff' || st.state === 'needs-login' || st.crashLooping || st.needsApproval ||
     (st.auth && st.auth.needsLogin) || (st.held && st.held.length > 0);
 }
 
