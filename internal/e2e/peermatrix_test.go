@@ -331,7 +331,7 @@ func runMatrix(t *testing.T, e *testenv.Env, base, token string, servers []matri
 	}
 	var ts []tsRow
 	var wg sync.WaitGroup
-	busy := make(chan struct{}, testenv.RaceOr(24, 8))
+	busy := make(chan struct{}, testenv.RaceOr(48, 12))
 	for i, s := range setups {
 		ep, notReady := endpoint(s)
 		if notReady != "" {
@@ -345,7 +345,7 @@ func runMatrix(t *testing.T, e *testenv.Env, base, token string, servers []matri
 		}
 		wg.Go(func() {
 			busy <- struct{}{}
-			ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 			defer cancel()
 			connect := connectGoSDK
 			if s.client == "mcp-go" {
