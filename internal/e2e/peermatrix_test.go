@@ -17,7 +17,7 @@ import (
 	"github.com/plexus-mcp/plexus/internal/testenv"
 )
 
-// TestPeerMatrix is issue 43's peer matrix: the same set of tools,
+// TestPeerMatrix is the peer matrix: the same set of tools,
 // resources and prompts (testenv/peerserver, testenv/peerkit) served by
 // the go-sdk, mcp-go (stdio, streamable HTTP stateful and stateless,
 // legacy SSE), the TypeScript SDK 1.x and 2.x and fastmcp, put behind
