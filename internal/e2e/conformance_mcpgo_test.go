@@ -48,7 +48,7 @@ func startListening(t *testing.T, cmd *exec.Cmd, addr string) string {
 	}
 }
 
-// TestConformanceSuites43 is issue 43's conformance check: suites 0.1.16
+// TestConformanceSuitesMCPGo runs the conformance suites 0.1.16
 // (every server scenario), 0.2.0-alpha.11 and 0.2.0-alpha.12 (the
 // 2026-07-28 scenarios) against mcp-go's own conformance server, directly
 // and through a bare profile with the upstream era negotiated and pinned
@@ -56,7 +56,7 @@ func startListening(t *testing.T, cmd *exec.Cmd, addr string) string {
 // fixture (0.1.16 and alpha.11 in front of it are TestConformanceThroughFace's).
 // Every scenario that passes directly must pass through Plexus, the first
 // time; the verdicts and the counts per server and suite are printed.
-func TestConformanceSuites43(t *testing.T) {
+func TestConformanceSuitesMCPGo(t *testing.T) {
 	t.Parallel()
 	needConformance(t)
 	mcpgo := mcpGoConformanceServer(t)

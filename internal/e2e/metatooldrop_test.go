@@ -13,7 +13,7 @@ import (
 	"github.com/plexus-mcp/plexus/internal/testenv"
 )
 
-// TestDroppedPOSTCancelsUpstream is issue 43's break 14: a client whose
+// TestDroppedPOSTCancelsUpstream: a client whose
 // POST carrying a call goes away — the connection dropped, no
 // notifications/cancelled — has cancelled that call, and the server
 // upstream is told so, whether the call was a tool's own (a bare profile)

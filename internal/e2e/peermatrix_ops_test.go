@@ -79,7 +79,7 @@ func (l *logSink) take() []string {
 // observations. idle runs "idle" after the pause.
 func runOps(ctx context.Context, s peerSession, key string) map[string]string {
 	obs := map[string]string{}
-	opCtx := func() (context.Context, context.CancelFunc) { return context.WithTimeout(ctx, 5*time.Second) }
+	opCtx := func() (context.Context, context.CancelFunc) { return context.WithTimeout(ctx, opTimeout) }
 	do := func(op string, f func(ctx context.Context) (string, error)) {
 		c, cancel := opCtx()
 		defer cancel()
@@ -111,7 +111,7 @@ func runOps(ctx context.Context, s peerSession, key string) map[string]string {
 			seen = append(seen, fmt.Sprintf("%g/%g", p, total))
 			mu.Unlock()
 		})
-		time.Sleep(100 * time.Millisecond) // notifications that race the result
+		settle(func() int { mu.Lock(); defer mu.Unlock(); return len(seen) }) // notifications that race the result
 		mu.Lock()
 		defer mu.Unlock()
 		return "progress " + strings.Join(seen, " ") + "; " + appendErr(res, err), nil
@@ -119,8 +119,9 @@ func runOps(ctx context.Context, s peerSession, key string) map[string]string {
 	logged := func(ctx context.Context) (string, error) {
 		s.logs()
 		res, err := s.call(ctx, "log", map[string]any{}, nil)
-		time.Sleep(100 * time.Millisecond)
-		return appendErr(res, err) + "; received [" + strings.Join(s.logs(), " ") + "]", nil
+		var got []string
+		settle(func() int { got = append(got, s.logs()...); return len(got) })
+		return appendErr(res, err) + "; received [" + strings.Join(got, " ") + "]", nil
 	}
 	do("log", logged)
 	do("log-level", func(ctx context.Context) (string, error) {
@@ -163,7 +164,7 @@ func runOps(ctx context.Context, s peerSession, key string) map[string]string {
 	})
 	do("cancel", func(ctx context.Context) (string, error) {
 		state := ""
-		for end := time.Now().Add(2 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		for end := time.Now().Add(3 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
 			st, err := s.call(ctx, "slow_status", map[string]any{"key": key + "-c"}, nil)
 			if err != nil {
 				return clientSaw + "; server: " + errText(err), nil
@@ -196,9 +197,28 @@ func runOps(ctx context.Context, s peerSession, key string) map[string]string {
 	return obs
 }
 
+// opTimeout bounds one operation: far above what an answer takes, so that
+// a loaded machine does not make a cell differ; a call that hangs costs
+// this much.
+const opTimeout = 10 * time.Second
+
+// settle waits until count (what arrived so far) has not grown for 400
+// ms, 3 s at most: notifications that race a call's result are counted
+// however loaded the machine, and a complete set costs 0.4 s.
+func settle(count func() int) {
+	last, since := count(), time.Now()
+	for end := time.Now().Add(3 * time.Second); time.Now().Before(end); time.Sleep(25 * time.Millisecond) {
+		if n := count(); n != last {
+			last, since = n, time.Now()
+		} else if time.Since(since) >= 400*time.Millisecond {
+			return
+		}
+	}
+}
+
 // runIdle is the last operation: a call after the session sat idle.
 func runIdle(ctx context.Context, s peerSession) string {
-	c, cancel := context.WithTimeout(ctx, 5*time.Second)
+	c, cancel := context.WithTimeout(ctx, opTimeout)
 	defer cancel()
 	res, err := s.call(c, "echo", map[string]any{"text": "still there"}, nil)
 	return appendErr(res, err)

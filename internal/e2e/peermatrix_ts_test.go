@@ -77,13 +77,13 @@ type tsRow struct {
 // runTSClients runs the rows in client.mjs and returns each row's
 // observations; a row client.mjs did not report says so in every cell.
 func runTSClients(t *testing.T, rows []tsRow, idle time.Duration) map[string]map[string]string {
-	plan, _ := json.Marshal(map[string]any{"idleMs": idle.Milliseconds(), "parallel": 20, "rows": rows})
+	plan, _ := json.Marshal(map[string]any{"idleMs": idle.Milliseconds(), "parallel": 48, "rows": rows})
 	p := filepath.Join(t.TempDir(), "plan.json")
 	if err := os.WriteFile(p, plan, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	argv := testenv.PeerKitArgv(t, "client.mjs", p)
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	var stdout, stderr bytes.Buffer

@@ -15,6 +15,20 @@ const plan = JSON.parse(readFileSync(process.argv[2], 'utf8'));
 const ANSWER = { name: 'Ada', text: 'sampled', model: 'peer-model', root: 'file:///peer-root' };
 const sleep = ms => new Promise(r => setTimeout(r, ms));
 
+// settle waits until count() (what arrived so far) has not grown for 400
+// ms, 3 s at most (peermatrix_ops_test.go's settle).
+async function settle(count) {
+    let last = count(),
+        since = Date.now();
+    for (const end = Date.now() + 3000; Date.now() < end; await sleep(25)) {
+        const n = count();
+        if (n !== last) {
+            last = n;
+            since = Date.now();
+        } else if (Date.now() - since >= 400) return;
+    }
+}
+
 const v1 = {
     Client: (await import('@modelcontextprotocol/sdk/client/index.js')).Client,
     StreamableHTTP: (await import('@modelcontextprotocol/sdk/client/streamableHttp.js')).StreamableHTTPClientTransport,
@@ -89,7 +103,7 @@ async function session(row) {
     }
     await client.connect(transportOf(row.endpoint, row.client), { timeout: 30000 });
     const callOpts = (progress, signal) => ({
-        timeout: 5000,
+        timeout: 10000,
         ...(progress ? { onprogress: p => progress(p.progress, p.total) } : {}),
         ...(signal ? { signal } : {})
     });
@@ -120,19 +134,19 @@ async function session(row) {
             return (r.isError ? 'isError: ' : '') + body;
         },
         async read(uri) {
-            const r = await client.readResource({ uri }, { timeout: 5000 });
+            const r = await client.readResource({ uri }, { timeout: 10000 });
             return r.contents.map(c => `${c.uri} ${c.mimeType} ${c.text}`).join('; ');
         },
         async prompt(name, args) {
-            const r = await client.getPrompt({ name, arguments: args }, { timeout: 5000 });
+            const r = await client.getPrompt({ name, arguments: args }, { timeout: 10000 });
             return r.messages.map(m => `${m.role}: ${canonical(m.content)}`).join('; ');
         },
         async complete(prompt, arg, value) {
-            const r = await client.complete({ ref: { type: 'ref/prompt', name: prompt }, argument: { name: arg, value } }, { timeout: 5000 });
+            const r = await client.complete({ ref: { type: 'ref/prompt', name: prompt }, argument: { name: arg, value } }, { timeout: 10000 });
             return r.completion.values.join(',');
         },
-        setLevel: level => client.setLoggingLevel(level, { timeout: 5000 }),
-        ping: () => client.ping({ timeout: 5000 }),
+        setLevel: level => client.setLoggingLevel(level, { timeout: 10000 }),
+        ping: () => client.ping({ timeout: 10000 }),
         logs: () => logs.splice(0),
         close: () => client.close()
     };
@@ -153,14 +167,15 @@ async function runOps(s, key) {
     await doOp('progress', async () => {
         const seen = [];
         const res = await withErr(() => s.call('slow', { key: `${key}-p`, steps: 3, ms: 20 }, (p, total) => seen.push(`${p}/${total}`)));
-        await sleep(100);
+        await settle(() => seen.length);
         return `progress ${seen.join(' ')}; ${res}`;
     });
     const logged = async () => {
         s.logs();
         const res = await withErr(() => s.call('log', {}));
-        await sleep(100);
-        return `${res}; received [${s.logs().join(' ')}]`;
+        const got = [];
+        await settle(() => got.push(...s.logs()));
+        return `${res}; received [${got.join(' ')}]`;
     };
     await doOp('log', logged);
     await doOp('log-level', async () => {
@@ -187,7 +202,7 @@ async function runOps(s, key) {
     await doOp('after-cancel', () => s.call('ask', { kind: 'elicitation' }));
     await doOp('cancel', async () => {
         let state = '';
-        for (const end = Date.now() + 2000; Date.now() < end; await sleep(50)) {
+        for (const end = Date.now() + 3000; Date.now() < end; await sleep(50)) {
             try {
                 state = await s.call('slow_status', { key: `${key}-c` });
             } catch (e) {

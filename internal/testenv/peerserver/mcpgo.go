@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 the peer matrix exercises what MCP 2026-07-28 deprecates (sampling, roots, logging, ping) because session-era peers still use it, through the deprecation window.
+
 package main
 
 import (
