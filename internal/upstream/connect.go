@@ -15,6 +15,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/plexus-mcp/plexus/internal/era"
 )
 
 // Phases of Connect, as named in a ConnectError.
@@ -178,7 +180,7 @@ func (c *Conn) startRemote(ctx context.Context, s Spec) error {
 	if err == nil && s.Type == "http" {
 		v := c.ProtocolVersion()
 		ht.version.Store(&v)
-		if v < "2026-07-28" {
+		if !era.IsStateless(v) {
 			c.startStandalone()
 		}
 	}

@@ -11,7 +11,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/plexus-mcp/plexus/internal/era"
 )
 
 // Each era's health check. A session-era server answers ping. MCP
@@ -48,14 +49,10 @@ func (c *Conn) Ping(ctx context.Context) error {
 // for a session-era server.
 func (c *Conn) eraMeta() map[string]any {
 	v := c.ProtocolVersion()
-	if v < "2026-07-28" {
+	if !era.IsStateless(v) {
 		return nil
 	}
-	return map[string]any{
-		mcp.MetaKeyProtocolVersion:    v,
-		mcp.MetaKeyClientInfo:         c.clientInfo,
-		mcp.MetaKeyClientCapabilities: map[string]any{},
-	}
+	return era.RequestMeta(v, era.Caller{Info: c.clientInfo})
 }
 
 // keepAliveKey marks the context of a health check, so that the HTTP
