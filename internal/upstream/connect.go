@@ -247,7 +247,6 @@ func (c *Conn) handshake(ctx context.Context, s Spec, t mcp.Transport) error {
 	c.mu.Lock()
 	c.session = cs
 	c.mu.Unlock()
-	c.askForLogs(ctx, cs)
 	c.watchers.Add(1)
 	go c.watchSession(cs)
 	return nil

@@ -275,16 +275,13 @@ func (c *Conn) WatchResources(key string, fn func(uri string)) {
 	c.resWatch[key] = fn
 }
 
-// askForLogs is what a connection asks of a server's log messages at its
-// start: nothing. A server sends what it sends by default until a client
-// asks for a level (WantLogs), as it would to that client directly; a
-// 2026-07-28 server is told each caller's level with its request.
-func (c *Conn) askForLogs(context.Context, *mcp.ClientSession) {}
-
 // WantLogs asks a session-era server that offers logging for its log
 // messages at level, when that is more than it was asked for before: the
 // connection is shared, and each client gets the messages at its own
-// level or above (the face filters).
+// level or above (the face filters). Nothing is asked at connect: a
+// server sends what it sends by default until a client asks for a level,
+// as it would to that client directly; a 2026-07-28 server is told each
+// caller's level with its request.
 func (c *Conn) WantLogs(ctx context.Context, level string) {
 	if err := c.usable(); err != nil || era.IsStateless(c.ProtocolVersion()) || c.Capabilities().Logging == nil {
 		return

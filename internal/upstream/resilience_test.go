@@ -304,6 +304,13 @@ func TestLostSessionIsRenewed(t *testing.T) {
 	if _, err := c.CallTool(t.Context(), "echo", json.RawMessage(`{"n":1}`)); err != nil {
 		t.Fatal(err)
 	}
+	// A client asked for log messages: the new session must be set to
+	// the same level (Plexus sets none at connect).
+	c.WantLogs(t.Context(), "info")
+	if !waitFor(5*time.Second, func() bool { return rs.count(0, "logging/setLevel") == 1 }) {
+		n := rs.count(0, "logging/setLevel")
+		t.Fatalf("the first session got logging/setLevel %d times, want once", n)
+	}
 	rs.restart()
 	res, err := c.CallTool(t.Context(), "echo", json.RawMessage(`{"n":2}`))
 	if err != nil {
