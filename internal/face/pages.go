@@ -104,12 +104,6 @@ func (o *offered) changed() {
 	o.pages.Store(nil)
 }
 
-// has reports whether key is offered; the caller holds syncMu.
-func (o *offered) has(key string) bool {
-	_, ok := o.defs[key]
-	return ok
-}
-
 // rendered returns the list's pages, rendering them if it changed since;
 // nil if they cannot be rendered.
 func (p *profile) rendered(k listKind) *renderedList {

@@ -152,13 +152,6 @@ func (p *profile) sessionByID(id string) *session {
 	return p.sessions[id]
 }
 
-// liveSessions counts the profile's sessions.
-func (p *profile) liveSessions() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.sessions)
-}
-
 // touch records that a request of the session started or ended now.
 func (s *session) touch() { s.last.Store(time.Now().UnixNano()) }
 
