@@ -291,7 +291,9 @@ func (t *headerTransport) sessionLost(req *http.Request, resp *http.Response) (*
 		}
 		again.Body = body
 	}
-	t.session.outgoing(again)
+	// The live session now: req went out on the one the server lost
+	// (the SDK's, or one renewed before).
+	t.session.resend(again)
 	return t.base.RoundTrip(again)
 }
 

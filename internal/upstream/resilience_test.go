@@ -338,6 +338,14 @@ func TestLostSessionIsRenewed(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Error("no list refresh after the session was renewed")
 	}
+	// A second restart: the renewed session is lost in turn, and the
+	// refused call goes out on the newest one.
+	rs.restart()
+	if res, err := c.CallTool(t.Context(), "echo", json.RawMessage(`{"n":3}`)); err != nil {
+		t.Fatalf("the call after the second restart: %v", err)
+	} else if got := resultText(t, res); got != `{"n":3}` {
+		t.Errorf("echo = %s", got)
+	}
 	select {
 	case <-c.Done():
 		t.Fatalf("the connection ended: %v", c.Err())
