@@ -69,10 +69,20 @@ func newExchange(s *session, version string, w http.ResponseWriter, keys []strin
 	for _, k := range keys {
 		ex.open[k] = true
 	}
-	if s != nil && era.Primes(version) {
+	if s != nil && era.Primes(version) && len(keys) > 0 {
 		ex.settle = time.AfterFunc(primeAfter, ex.prime)
 	}
 	return ex
+}
+
+// unused lets go of an exchange that will not be served (its POST was
+// refused): its priming timer must not write to the POST after its
+// handler returned.
+func (ex *exchange) unused() {
+	if ex.settle != nil {
+		ex.settle.Stop()
+	}
+	ex.release()
 }
 
 // resumable reports whether the exchange's events carry ids a client may

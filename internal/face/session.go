@@ -248,6 +248,7 @@ func (s *session) post(w http.ResponseWriter, r *http.Request, msgs []envelope, 
 	for _, k := range keys {
 		if s.pending[k] != nil {
 			s.mu.Unlock()
+			ex.unused()
 			writeJSON(w, http.StatusBadRequest, errorAnswer(msgs[0].id, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "duplicate in-flight request id"}))
 			return pathRefused, reasonBadRequest
 		}
