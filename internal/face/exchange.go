@@ -63,9 +63,10 @@ const primeAfter = 200 * time.Millisecond
 // reconnection delays (one second for the TypeScript SDK's).
 const resumeWindow = 10 * time.Second
 
-// newExchange is the answer to a POST carrying the requests keys.
-func newExchange(s *session, version string, w http.ResponseWriter, keys []string, single bool) *exchange {
-	ex := &exchange{s: s, version: version, w: w, post: w, single: single, open: make(map[string]bool, len(keys)), ended: make(chan struct{}), sent: -1}
+// newExchange is the answer to a POST carrying the requests keys, with
+// header set on it (set before its priming timer may read it).
+func newExchange(s *session, version string, w http.ResponseWriter, keys []string, single bool, header http.Header) *exchange {
+	ex := &exchange{s: s, version: version, w: w, post: w, single: single, header: header, open: make(map[string]bool, len(keys)), ended: make(chan struct{}), sent: -1}
 	for _, k := range keys {
 		ex.open[k] = true
 	}

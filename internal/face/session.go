@@ -242,8 +242,7 @@ func (s *session) post(w http.ResponseWriter, r *http.Request, msgs []envelope, 
 		}
 	}
 	version, _ := s.era()
-	ex := newExchange(s, version, w, keys, !batch && len(keys) == 1)
-	ex.header = header
+	ex := newExchange(s, version, w, keys, !batch && len(keys) == 1, header)
 	s.mu.Lock()
 	for _, k := range keys {
 		if s.pending[k] != nil {

@@ -72,7 +72,7 @@ type question struct {
 // waitCall serves a stateless client's tools/call: a new call, or the
 // next round of one waiting for its answers.
 func (p *profile) waitCall(w http.ResponseWriter, r *http.Request, req callRequest, caps *clientCaps) {
-	ex := newExchange(nil, era.Stateless, w, []string{"call"}, true)
+	ex := newExchange(nil, era.Stateless, w, []string{"call"}, true, nil)
 	if _, state := era.Responses(req.params); strings.HasPrefix(state, statePrefix) {
 		c := p.pendingCall(strings.TrimPrefix(state, statePrefix), req.name, userOf(r))
 		if c == nil {
