@@ -74,14 +74,57 @@ func (l *logSink) take() []string {
 	return out
 }
 
+// A lane is the rows of one server entry whose server's messages in the
+// middle of a call say nothing of the call they belong to: a session-era
+// server over stdio or legacy SSE, whose question or log message comes on
+// the one stream every call shares. When calls of several clients are in
+// flight, Plexus cannot tell whose it is and refuses rather than guess; a
+// client directly has only its own calls in flight. So in a lane the
+// operations that make the server ask or log (exclusiveOps, and the
+// cancelled call with the question right after it) run alone, and the
+// others beside each other: the matrix measures a client's experience,
+// not its own concurrency. nil: no lane (direct, or a server whose
+// messages are tagged by their call's stream).
+type lane = sync.RWMutex
+
+// exclusiveOps are the operations that run alone in their lane.
+var exclusiveOps = map[string]bool{"log": true, "log-level": true, "elicit": true, "sample": true, "roots": true, "legacy-ask": true}
+
+// hold runs f holding l: alone if ex, else beside the lane's other
+// shared holders.
+func hold(l *lane, ex bool, f func()) {
+	switch {
+	case l == nil:
+	case ex:
+		l.Lock()
+		defer l.Unlock()
+	default:
+		l.RLock()
+		defer l.RUnlock()
+	}
+	f()
+}
+
 // runOps runs the operations up to "ping" on s, keyed by key (unique per
 // session: the server notes slow calls under it), and returns the
 // observations. idle runs "idle" after the pause.
-func runOps(ctx context.Context, s peerSession, key string) map[string]string {
+func runOps(ctx context.Context, s peerSession, key string, l *lane) map[string]string {
 	obs := map[string]string{}
-	opCtx := func() (context.Context, context.CancelFunc) { return context.WithTimeout(ctx, opTimeout) }
+	opCtx := func(op string) (context.Context, context.CancelFunc) { return context.WithTimeout(ctx, timeoutOf(op)) }
 	do := func(op string, f func(ctx context.Context) (string, error)) {
-		c, cancel := opCtx()
+		hold(l, exclusiveOps[op], func() {
+			c, cancel := opCtx(op)
+			defer cancel()
+			got, err := f(c)
+			if err != nil {
+				got = appendErr(got, err)
+			}
+			obs[op] = got
+		})
+	}
+	// doIn runs an operation inside a section of the lane held already.
+	doIn := func(op string, f func(ctx context.Context) (string, error)) {
+		c, cancel := opCtx(op)
 		defer cancel()
 		got, err := f(c)
 		if err != nil {
@@ -133,35 +176,9 @@ func runOps(ctx context.Context, s peerSession, key string) map[string]string {
 	do("noargs-after-level", func(ctx context.Context) (string, error) { return s.call(ctx, "hello", nil, nil) })
 	// cancel: a slow call cancelled at its first progress; then, at once,
 	// a question (after-cancel); then what the server saw of the cancel.
-	cctx, ccancel := context.WithCancel(ctx)
-	first := make(chan struct{})
-	var once sync.Once
-	ended := make(chan string, 1)
-	go func() {
-		res, err := s.call(cctx, "slow", map[string]any{"key": key + "-c", "steps": 50, "ms": 100}, func(float64, float64) {
-			once.Do(func() { close(first) })
-		})
-		switch {
-		case err != nil && cctx.Err() != nil:
-			ended <- "client: cancelled"
-		default:
-			ended <- "client: " + appendErr(res, err)
-		}
-	}()
-	select {
-	case <-first:
-	case <-time.After(3 * time.Second):
-	}
-	ccancel()
+	// The cancelled call and the question run alone in a lane.
 	var clientSaw string
-	select {
-	case clientSaw = <-ended:
-	case <-time.After(5 * time.Second):
-		clientSaw = "client: still waiting 5s after cancelling"
-	}
-	do("after-cancel", func(ctx context.Context) (string, error) {
-		return s.call(ctx, "ask", map[string]any{"kind": "elicitation"}, nil)
-	})
+	hold(l, true, func() { clientSaw = cancelThenAsk(ctx, s, key, doIn) })
 	do("cancel", func(ctx context.Context) (string, error) {
 		state := ""
 		for end := time.Now().Add(3 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
@@ -197,10 +214,61 @@ func runOps(ctx context.Context, s peerSession, key string) map[string]string {
 	return obs
 }
 
+// cancelThenAsk calls the slow tool, cancels it at its first progress,
+// and at once asks a question (the operation after-cancel, run by do);
+// it returns what the client saw of the cancelled call.
+func cancelThenAsk(ctx context.Context, s peerSession, key string, do func(op string, f func(ctx context.Context) (string, error))) string {
+	cctx, ccancel := context.WithCancel(ctx)
+	first := make(chan struct{})
+	var once sync.Once
+	ended := make(chan string, 1)
+	go func() {
+		res, err := s.call(cctx, "slow", map[string]any{"key": key + "-c", "steps": 50, "ms": 100}, func(float64, float64) {
+			once.Do(func() { close(first) })
+		})
+		switch {
+		case err != nil && cctx.Err() != nil:
+			ended <- "client: cancelled"
+		default:
+			ended <- "client: " + appendErr(res, err)
+		}
+	}()
+	select {
+	case <-first:
+	case <-time.After(3 * time.Second):
+	}
+	ccancel()
+	var clientSaw string
+	select {
+	case clientSaw = <-ended:
+	case <-time.After(5 * time.Second):
+		clientSaw = "client: still waiting 5s after cancelling"
+	}
+	do("after-cancel", func(ctx context.Context) (string, error) {
+		return s.call(ctx, "ask", map[string]any{"kind": "elicitation"}, nil)
+	})
+	return clientSaw
+}
+
 // opTimeout bounds one operation: far above what an answer takes, so that
 // a loaded machine does not make a cell differ; a call that hangs costs
-// this much.
-const opTimeout = 10 * time.Second
+// this much. A question the client answers at once (askOps) gets
+// askTimeout: the servers and clients that never answer one (a stateless
+// server, a client whose answer a server refuses) hang on every one,
+// directly as through Plexus, and four of them made the slowest rows.
+const (
+	opTimeout  = 10 * time.Second
+	askTimeout = 5 * time.Second
+)
+
+var askOps = map[string]bool{"after-cancel": true, "elicit": true, "sample": true, "roots": true, "legacy-ask": true}
+
+func timeoutOf(op string) time.Duration {
+	if askOps[op] {
+		return askTimeout
+	}
+	return opTimeout
+}
 
 // settle waits until count (what arrived so far) has not grown for 400
 // ms, 3 s at most: notifications that race a call's result are counted

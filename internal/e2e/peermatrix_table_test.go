@@ -90,7 +90,7 @@ func matrixTable(setups []matrixSetup, results map[string]matrixResult) (string,
 	tw.Flush()
 	fmt.Fprintf(&b, "\n%d of %d cells differ from direct", differ, total)
 	if unmatched > 0 {
-		fmt.Fprintf(&b, " (%d rows · have no direct baseline: the client cannot connect to that server directly)", unmatched)
+		fmt.Fprintf(&b, " (%d rows · have no direct baseline: the client cannot connect to or use that server directly)", unmatched)
 	}
 	fmt.Fprintln(&b, ".")
 	for _, group := range []struct {
@@ -144,9 +144,14 @@ func matrixTable(setups []matrixSetup, results map[string]matrixResult) (string,
 	return b.String(), differ, total
 }
 
-// noBaseline reports whether a direct row never connected.
+// noBaseline reports whether a direct row never connected, or connected
+// to nothing it could use.
 func noBaseline(direct matrixResult) bool {
-	return strings.HasPrefix(direct.obs["lists"], "connect: ")
+	// Connected, but neither a call nor a ping works: the client cannot
+	// use the server directly either (go-sdk's SSE client in front of
+	// mcp-go's SSE server: "client is closing: EOF").
+	broken := strings.HasPrefix(direct.obs["call"], "error: ") && strings.HasPrefix(direct.obs["ping"], "error: ")
+	return strings.HasPrefix(direct.obs["lists"], "connect: ") || broken
 }
 
 // difference says how got differs from want, short: both whole when they

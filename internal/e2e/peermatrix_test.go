@@ -32,7 +32,9 @@ import (
 // The table goes to the log and to .cache/peer-matrix/table.txt under the
 // repository, every observation to observations.json beside it. Every differing cell fails the test, unless
 // PLEXUS_MATRIX_REPORT=1, which only reports them (to see where the
-// product stands). PLEXUS_MATRIX_ONLY=REGEXP runs only the setups whose
+// product stands). The test command runs a slice of the clients
+// (plainClients), PLEXUS_FULL_MATRIX=1 all of them in both eras.
+// PLEXUS_MATRIX_ONLY=REGEXP runs only the setups whose
 // label (server/upstream/face/client@era) matches; PLEXUS_MATRIX_IDLE
 // (a Go duration) sets the idle pause of "idle".
 //
@@ -70,7 +72,8 @@ func TestPeerMatrix(t *testing.T) {
 	start := time.Now()
 
 	servers := matrixServers(t, short)
-	setups := matrixSetups(servers, short, only)
+	full := os.Getenv("PLEXUS_FULL_MATRIX") == "1"
+	setups := matrixSetups(servers, short, full, only)
 	if len(setups) == 0 {
 		t.Skip("PLEXUS_MATRIX_ONLY matches no setup")
 	}
@@ -93,15 +96,56 @@ func TestPeerMatrix(t *testing.T) {
 	if b, err := json.MarshalIndent(raw, "", " "); err == nil {
 		os.WriteFile(filepath.Join(filepath.Dir(out), "observations.json"), b, 0o644)
 	}
-	if differ > 0 {
-		msg := fmt.Sprintf("%d of %d cells differ from direct (table in the log and in %s)", differ, total, out)
-		if report {
-			t.Log(msg)
-		} else {
-			t.Error(msg)
-			t.Logf("the daemon's log:\n%s", lastLines(e.DaemonOutput(), 200))
+	if differ == 0 {
+		return
+	}
+	msg := fmt.Sprintf("%d of %d cells differ from direct (table in the log and in %s)", differ, total, out)
+	if report {
+		t.Log(msg)
+		return
+	}
+	t.Log(msg)
+	known := knownDifferences(t)
+	unknown, stillKnown := 0, map[string]bool{}
+	for _, s := range setups {
+		want, got := results[s.directOf().label()], results[s.label()]
+		if s.upstream == "direct" || noBaseline(want) {
+			continue
+		}
+		for _, op := range matrixOps {
+			if want.obs[op] == got.obs[op] {
+				continue
+			}
+			if pair := s.server + " " + op; known[pair] {
+				stillKnown[pair] = true
+				continue
+			}
+			unknown++
+			t.Errorf("%s %s differs from direct, and that server and operation were equal: %s", s.label(), op, difference(want.obs[op], got.obs[op]))
 		}
 	}
+	t.Logf("%d differing cells are of a server and operation in testdata/peermatrix/known.txt (%d pairs of its %d)", differ-unknown, len(stillKnown), len(known))
+	if unknown > 0 {
+		t.Logf("the daemon's log:\n%s", lastLines(e.DaemonOutput(), 200))
+	}
+}
+
+// knownDifferences are the pairs "SERVER OPERATION" in which Plexus is
+// known to differ from direct in some setups (testdata/peermatrix/known.txt):
+// the matrix fails on a differing cell outside them, so what is equal stays
+// equal, and a fix removes its pair.
+func knownDifferences(t *testing.T) map[string]bool {
+	b, err := os.ReadFile(filepath.Join("testdata", "peermatrix", "known.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]bool{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
+			out[strings.Join(strings.Fields(line), " ")] = true
+		}
+	}
+	return out
 }
 
 // matrixServer is one server of the matrix: how a client reaches it
@@ -110,6 +154,22 @@ type matrixServer struct {
 	name   string       // e.g. mcpgo-http
 	direct peerEndpoint // how a client reaches it directly
 	entry  string       // its extensions.json server entry (JSON)
+}
+
+// laned: the server's messages in the middle of a call come on a stream
+// every call shares (stdio, legacy SSE), so its rows through Plexus run
+// in lanes (peermatrix_ops_test.go), and the TypeScript rows, whose
+// client runs in another process, reach it through entries of their own
+// (NAME-ts, NAME-ts-pinned).
+func (s matrixServer) laned() bool { return s.direct.kind == "stdio" || s.direct.kind == "sse" }
+
+// entries are the server's entries in the daemon's configuration.
+func (s matrixServer) entries() []string {
+	out := []string{s.name, s.name + "-pinned"}
+	if s.laned() {
+		out = append(out, s.name+"-ts", s.name+"-ts-pinned")
+	}
+	return out
 }
 
 // matrixSetup is one row: a client in an era on a server, directly
@@ -200,14 +260,21 @@ func matrixServers(t *testing.T, short bool) []matrixServer {
 	return out
 }
 
+// plainClients are the clients of the test command's run (not
+// PLEXUS_FULL_MATRIX): each library once, the Go and TypeScript 2.x
+// clients in the era the other Go or TypeScript client does not take, so
+// that both eras meet every server, face and upstream era.
+var plainClients = map[string]bool{"go-sdk@" + era2026: true, "mcp-go@" + era2025: true, "ts-sdk-2@" + era2026: true, "ts-sdk-1@" + era2025: true}
+
 // matrixSetups are the rows: every client and era directly and through
-// Plexus, both upstream eras and both faces. Under -short, a slice: the
-// Go clients, in front of go-sdk over HTTP and mcp-go over stdio.
-func matrixSetups(servers []matrixServer, short bool, only *regexp.Regexp) []matrixSetup {
+// Plexus, both upstream eras and both faces (with full; else the clients
+// of plainClients). Under -short, a slice: the Go clients, in front of
+// go-sdk over HTTP and mcp-go over stdio.
+func matrixSetups(servers []matrixServer, short, full bool, only *regexp.Regexp) []matrixSetup {
 	var out []matrixSetup
 	for _, s := range servers {
 		for _, c := range matrixClients {
-			if short && strings.HasPrefix(c.name, "ts-") {
+			if short && strings.HasPrefix(c.name, "ts-") || !short && !full && !plainClients[c.name+"@"+c.era] {
 				continue
 			}
 			var rows []matrixSetup
@@ -232,16 +299,20 @@ func matrixSetups(servers []matrixServer, short bool, only *regexp.Regexp) []mat
 }
 
 // matrixDaemon starts one daemon with every server twice — NAME with the
-// era negotiated, NAME-pinned pinned to 2025-11-25 — each in a bare
+// era negotiated, NAME-pinned pinned to 2025-11-25 (a laned server twice
+// more, for the TypeScript rows) — each in a bare
 // profile of its name, written to the configuration before the daemon
 // starts (so no `plexus add` can hold the test).
 func matrixDaemon(t *testing.T, servers []matrixServer) (*testenv.Env, string, string) {
 	e := testenv.New(t)
 	var entries, profiles []string
 	for _, s := range servers {
-		for _, up := range []struct{ suffix, extra string }{{"", ""}, {"-pinned", `, "protocolVersion": "2025-11-25"`}} {
-			name := s.name + up.suffix
-			entry := strings.TrimSuffix(s.entry, "}") + `, "keepAliveMs": 2000` + up.extra + "}"
+		for _, name := range s.entries() {
+			extra := ""
+			if strings.HasSuffix(name, "-pinned") {
+				extra = `, "protocolVersion": "2025-11-25"`
+			}
+			entry := strings.TrimSuffix(s.entry, "}") + `, "keepAliveMs": 2000` + extra + "}"
 			entries = append(entries, fmt.Sprintf("%q: %s", name, entry))
 			profiles = append(profiles, fmt.Sprintf(`%q: {"servers": [%q], "naming": "bare"}`, name, name))
 		}
@@ -265,6 +336,10 @@ func matrixDaemon(t *testing.T, servers []matrixServer) (*testenv.Env, string, s
 func matrixReady(t *testing.T, e *testenv.Env, servers []matrixServer) map[string]string {
 	c := client.New(e.Home)
 	states := map[string]string{}
+	entryCount := 0
+	for _, s := range servers {
+		entryCount += len(s.entries())
+	}
 	began := time.Now()
 	for end := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
@@ -279,7 +354,7 @@ func matrixReady(t *testing.T, e *testenv.Env, servers []matrixServer) map[strin
 				}
 				settled = settled && (s.State == "ready" || s.State == "failed" || s.State == "backoff" || s.State == "disabled")
 			}
-			if settled && len(st.Servers) == 2*len(servers) {
+			if settled && len(st.Servers) == entryCount {
 				if time.Since(began) > 10*time.Second {
 					t.Logf("the servers took %s to settle: %v", time.Since(began).Round(time.Millisecond), states)
 				}
@@ -307,14 +382,30 @@ func runMatrix(t *testing.T, e *testenv.Env, base, token string, servers []matri
 	for _, s := range servers {
 		byName[s.name] = s
 	}
+	lanes := map[string]*lane{}
+	for _, s := range servers {
+		if s.laned() {
+			for _, name := range s.entries() {
+				lanes[name] = &lane{}
+			}
+		}
+	}
+	// profileOf is the entry (and bare profile) a row goes through.
+	profileOf := func(s matrixSetup) string {
+		profile := s.server
+		if strings.HasPrefix(s.client, "ts-") && byName[s.server].laned() {
+			profile += "-ts"
+		}
+		if s.upstream == "pinned" {
+			profile += "-pinned"
+		}
+		return profile
+	}
 	endpoint := func(s matrixSetup) (peerEndpoint, string) {
 		if s.upstream == "direct" {
 			return byName[s.server].direct, ""
 		}
-		profile := s.server
-		if s.upstream == "pinned" {
-			profile += "-pinned"
-		}
+		profile := profileOf(s)
 		if st := ready[profile]; st != "ready" {
 			return peerEndpoint{}, "the server is not ready: " + st
 		}
@@ -341,7 +432,11 @@ func runMatrix(t *testing.T, e *testenv.Env, base, token string, servers []matri
 		}
 		key := fmt.Sprintf("k%d", i)
 		if strings.HasPrefix(s.client, "ts-") {
-			ts = append(ts, tsRow{ID: s.label(), Client: s.client, Era: s.era, Key: key, Endpoint: tsEndpointOf(ep)})
+			row := tsRow{ID: s.label(), Client: s.client, Era: s.era, Key: key, Endpoint: tsEndpointOf(ep)}
+			if s.upstream != "direct" && lanes[profileOf(s)] != nil {
+				row.Lane = profileOf(s)
+			}
+			ts = append(ts, row)
 			continue
 		}
 		wg.Go(func() {
@@ -359,10 +454,14 @@ func runMatrix(t *testing.T, e *testenv.Env, base, token string, servers []matri
 				return
 			}
 			defer sess.close()
-			obs := runOps(ctx, sess, key)
+			var l *lane
+			if s.upstream != "direct" {
+				l = lanes[profileOf(s)]
+			}
+			obs := runOps(ctx, sess, key, l)
 			<-busy
 			time.Sleep(idle)
-			obs["idle"] = runIdle(ctx, sess)
+			hold(l, false, func() { obs["idle"] = runIdle(ctx, sess) })
 			put(s, matrixResult{obs: obs})
 		})
 	}

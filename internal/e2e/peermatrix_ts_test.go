@@ -71,6 +71,7 @@ type tsRow struct {
 	Client   string     `json:"client"`
 	Era      string     `json:"era"`
 	Key      string     `json:"key"`
+	Lane     string     `json:"lane,omitempty"` // the lane the row runs in, if any
 	Endpoint tsEndpoint `json:"endpoint"`
 }
 

@@ -102,8 +102,9 @@ async function session(row) {
         client.setNotificationHandler('notifications/message', n => logs.push(`${n.params.level}:${typeof n.params.data === 'string' ? n.params.data : canonical(n.params.data)}`));
     }
     await client.connect(transportOf(row.endpoint, row.client), { timeout: 30000 });
-    const callOpts = (progress, signal) => ({
-        timeout: 10000,
+    // ask and ask_legacy: askTimeout in peermatrix_ops_test.go.
+    const callOpts = (progress, signal, name) => ({
+        timeout: name === 'ask' || name === 'ask_legacy' ? 5000 : 10000,
         ...(progress ? { onprogress: p => progress(p.progress, p.total) } : {}),
         ...(signal ? { signal } : {})
     });
@@ -128,8 +129,8 @@ async function session(row) {
             const params = args === undefined ? { name } : { name, arguments: args };
             const r =
                 row.client === 'ts-sdk-1'
-                    ? await client.callTool(params, undefined, callOpts(progress, signal))
-                    : await client.callTool(params, callOpts(progress, signal));
+                    ? await client.callTool(params, undefined, callOpts(progress, signal, name))
+                    : await client.callTool(params, callOpts(progress, signal, name));
             const body = (r.content ?? []).map(c => (c.type === 'text' ? c.text : canonical(c))).join('');
             return (r.isError ? 'isError: ' : '') + body;
         },
@@ -152,11 +153,50 @@ async function session(row) {
     };
 }
 
+// Lanes (peermatrix_ops_test.go's lane): in a row's lane, the operations
+// that make the server ask or log run alone, the others beside each other;
+// first come, first served, as Go's sync.RWMutex.
+const EXCLUSIVE = new Set(['log', 'log-level', 'elicit', 'sample', 'roots', 'legacy-ask']);
+const lanes = new Map();
+function pump(l) {
+    while (l.queue.length) {
+        const next = l.queue[0];
+        if (next.ex) {
+            if (l.readers === 0 && !l.writer) {
+                l.writer = true;
+                l.queue.shift();
+                next.resolve();
+            }
+            return;
+        }
+        if (l.writer) return;
+        l.readers++;
+        l.queue.shift();
+        next.resolve();
+    }
+}
+async function hold(name, ex, f) {
+    if (!name) return f();
+    if (!lanes.has(name)) lanes.set(name, { readers: 0, writer: false, queue: [] });
+    const l = lanes.get(name);
+    await new Promise(resolve => {
+        l.queue.push({ ex, resolve });
+        pump(l);
+    });
+    try {
+        return await f();
+    } finally {
+        if (ex) l.writer = false;
+        else l.readers--;
+        pump(l);
+    }
+}
+
 // runOps mirrors peermatrix_ops_test.go's runOps.
-async function runOps(s, key) {
+async function runOps(s, key, lane) {
     const obs = {};
     const doOp = async (op, f) => {
-        obs[op] = await withErr(f);
+        obs[op] = await hold(lane, EXCLUSIVE.has(op), () => withErr(f));
     };
     await doOp('lists', () => s.lists());
     await doOp('call', () => s.call('echo', { text: 'hi' }));
@@ -187,19 +227,23 @@ async function runOps(s, key) {
         return logged();
     });
     await doOp('noargs-after-level', () => s.call('hello'));
-    const abort = new AbortController();
-    let first;
-    const firstSeen = new Promise(r => (first = r));
-    const ended = s
-        .call('slow', { key: `${key}-c`, steps: 50, ms: 100 }, () => first(), abort.signal)
-        .then(
-            r => `client: ${r}`,
-            e => (abort.signal.aborted ? 'client: cancelled' : `client: ${errText(e)}`)
-        );
-    await Promise.race([firstSeen, sleep(3000)]);
-    abort.abort();
-    const clientSaw = await Promise.race([ended, sleep(5000).then(() => 'client: still waiting 5s after cancelling')]);
-    await doOp('after-cancel', () => s.call('ask', { kind: 'elicitation' }));
+    // The cancelled call and the question right after it run alone in a lane.
+    const clientSaw = await hold(lane, true, async () => {
+        const abort = new AbortController();
+        let first;
+        const firstSeen = new Promise(r => (first = r));
+        const ended = s
+            .call('slow', { key: `${key}-c`, steps: 50, ms: 100 }, () => first(), abort.signal)
+            .then(
+                r => `client: ${r}`,
+                e => (abort.signal.aborted ? 'client: cancelled' : `client: ${errText(e)}`)
+            );
+        await Promise.race([firstSeen, sleep(3000)]);
+        abort.abort();
+        const saw = await Promise.race([ended, sleep(5000).then(() => 'client: still waiting 5s after cancelling')]);
+        obs['after-cancel'] = await withErr(() => s.call('ask', { kind: 'elicitation' }));
+        return saw;
+    });
     await doOp('cancel', async () => {
         let state = '';
         for (const end = Date.now() + 3000; Date.now() < end; await sleep(50)) {
@@ -258,10 +302,10 @@ await Promise.all(
             results[row.id] = Object.fromEntries(ops.map(op => [op, `connect: ${errText(e)}`]));
             return;
         }
-        const obs = await runOps(s, row.key);
+        const obs = await runOps(s, row.key, row.lane);
         release();
         await sleep(plan.idleMs);
-        obs.idle = await withErr(() => s.call('echo', { text: 'still there' }));
+        obs.idle = await hold(row.lane, false, () => withErr(() => s.call('echo', { text: 'still there' })));
         results[row.id] = obs;
         await withErr(() => s.close());
     })
