@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -428,6 +429,8 @@ func runMatrix(t *testing.T, e *testenv.Env, base, token string, servers []matri
 	}
 	var ts []tsRow
 	var wg sync.WaitGroup
+	began := time.Now()
+	var goDone atomic.Int64 // when the last Go row to end ended, since began
 	busy := make(chan struct{}, testenv.RaceOr(48, 12))
 	for i, s := range setups {
 		ep, notReady := endpoint(s)
@@ -445,6 +448,7 @@ func runMatrix(t *testing.T, e *testenv.Env, base, token string, servers []matri
 			continue
 		}
 		wg.Go(func() {
+			defer func() { goDone.Store(int64(time.Since(began))) }()
 			busy <- struct{}{}
 			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 			defer cancel()
@@ -463,23 +467,43 @@ func runMatrix(t *testing.T, e *testenv.Env, base, token string, servers []matri
 			if s.upstream != "direct" {
 				l = lanes[profileOf(s)]
 			}
+			opsBegan := time.Now()
 			obs := runOps(ctx, sess, key, l)
+			if d := time.Since(opsBegan); d > 20*time.Second {
+				t.Logf("%s: its operations took %s", s.label(), d.Round(time.Second))
+			}
 			<-busy
 			time.Sleep(idle)
 			hold(l, false, func() { obs["idle"] = runIdle(ctx, sess) })
 			put(s, matrixResult{obs: obs})
 		})
 	}
-	if len(ts) > 0 {
+	// The TypeScript rows in two node processes (one core each at most),
+	// the rows of one server in the same one (its lanes are the process's).
+	serverIndex := map[string]int{}
+	for i, s := range servers {
+		serverIndex[s.name] = i
+	}
+	var halves [2][]tsRow
+	for _, r := range ts {
+		server, _, _ := strings.Cut(r.ID, "/")
+		halves[serverIndex[server]%2] = append(halves[serverIndex[server]%2], r)
+	}
+	for _, rows := range halves {
+		if len(rows) == 0 {
+			continue
+		}
 		wg.Go(func() {
-			for id, obs := range runTSClients(t, ts, idle) {
+			for id, obs := range runTSClients(t, rows, idle) {
 				mu.Lock()
 				results[id] = matrixResult{obs: obs}
 				mu.Unlock()
 			}
+			t.Logf("%d TypeScript rows ended after %s", len(rows), time.Since(began).Round(time.Second))
 		})
 	}
 	wg.Wait()
+	t.Logf("the last Go row ended after %s", time.Duration(goDone.Load()).Round(time.Second))
 	return results
 }
 
