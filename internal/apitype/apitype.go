@@ -223,6 +223,9 @@ type Settings struct {
 	// without it (or with null) keeps them, an empty object removes them
 	// all; an answer always has it.
 	Profiles map[string]Profile `json:"profiles"`
+	// Registry is the MCP registry `plexus search` and the catalog use;
+	// always set in an answer, and a PUT without it keeps it.
+	Registry *RegistrySettings `json:"registry,omitempty"`
 }
 
 // FaceSettings are the gates of Plexus as an MCP server, both off by

@@ -3,9 +3,13 @@
 package atomicfile
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 )
 
 // WriteFile writes data to path atomically with the given permissions: it
@@ -56,19 +60,48 @@ func WriteFile(path string, data []byte, perm os.FileMode) (err error) {
 // that strays left by a crash can be found and removed.
 func TempPattern(name string) string { return "." + name + ".tmp-*" }
 
-// RemoveStrays deletes temporary files a crash left next to name in dir;
-// call it before the first write after a start.
-func RemoveStrays(dir, name string) error {
-	strays, err := filepath.Glob(filepath.Join(dir, TempPattern(name)))
-	if err != nil {
-		return err
+// IsTemp reports whether file (a base name) is a temporary file of a write
+// of name exactly as WriteFile names them: the pattern's "*" is the digits
+// os.CreateTemp puts there. A name a person gave a file of their own
+// (".pins.json.tmp-mine") is not one.
+func IsTemp(file, name string) bool {
+	rest, ok := strings.CutPrefix(file, "."+name+".tmp-")
+	if !ok || rest == "" || len(rest) > 20 {
+		return false
 	}
-	for _, p := range strays {
-		if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
-			return err
+	for _, c := range rest {
+		if c < '0' || c > '9' {
+			return false
 		}
 	}
-	return nil
+	return true
+}
+
+// RemoveStrays deletes the temporary files that writes of names, killed
+// before their rename, left in dir: regular files that IsTemp names, and
+// nothing else (a link or a directory of such a name is not one WriteFile
+// made). It returns the names it removed. Call it only while nothing can
+// be writing names in dir — for the daemon's home, while holding its lock
+// — or it would remove a write in progress.
+func RemoveStrays(dir string, names ...string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var removed []string
+	for _, e := range entries {
+		if !e.Type().IsRegular() || !slices.ContainsFunc(names, func(n string) bool { return IsTemp(e.Name(), n) }) {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return removed, err
+		}
+		removed = append(removed, e.Name())
+	}
+	return removed, nil
 }
 
 // testHook, set only by tests, runs between the steps of a write so that a

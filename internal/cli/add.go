@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
+	"github.com/plexus-mcp/plexus/internal/client"
 	"github.com/plexus-mcp/plexus/internal/cmdline"
 )
 
@@ -60,9 +61,10 @@ func (f *serverFlags) register(fs *pflag.FlagSet, edit bool) {
 func (a *app) addCommand() *cobra.Command {
 	var f serverFlags
 	var sb sandboxFlags
+	var reg registryAdd
 	var disabled bool
 	cmd := &cobra.Command{
-		Use:   "add NAME (URL | -- COMMAND [ARGS...] | --command LINE)",
+		Use:   "add NAME (URL | -- COMMAND [ARGS...] | --command LINE | --from-registry NAME[@VERSION])",
 		Short: "Add a server",
 		Long: `Add a server: a remote one by its URL, or a local one by the command that runs
 it over stdio. The daemon starts the server to check that it works before
@@ -75,15 +77,29 @@ it without a shell.
 Secrets are never written in the settings: store them with
 ` + "`plexus secret set VAR`" + ` and refer to them by name with --header, --env
 and --bearer-env. A key in the URL's query (?api_key=…, ?token=…) is stored
-as the managed secret <NAME>_<PARAM> and the URL keeps ${<NAME>_<PARAM>}.`,
+as the managed secret <NAME>_<PARAM> and the URL keeps ${<NAME>_<PARAM>}.
+
+--from-registry adds a server of the MCP registry (plexus search finds it,
+plexus show says what it needs): its npm, PyPI or NuGet package runs with npx,
+uvx or dnx, its remote is connected to; required inputs are given with --set
+KEY=VALUE or asked for, secrets are asked for at a terminal (or stored before
+with plexus secret set VAR) and kept as managed secrets.`,
 		Example: `  plexus add search https://mcp.example.com/mcp --header X-Api-Key=SEARCH_KEY
   plexus add legacy https://old.example.com/sse --transport sse --bearer-env LEGACY_TOKEN
   plexus add billing https://billing.example.com/mcp --oauth-grant client_credentials --client-id plexus --client-secret-env BILLING_SECRET
   plexus add fs -- npx -y @modelcontextprotocol/server-filesystem /srv/docs
   plexus add fs --command 'npx -y @modelcontextprotocol/server-filesystem "/srv/my docs"'
   plexus add notes --sandbox --allow-write ~/notes -- npx -y @modelcontextprotocol/server-filesystem ~/notes
-  plexus add gh --env GITHUB_TOKEN=MY_GITHUB_TOKEN -- github-mcp-server stdio`,
+  plexus add gh --env GITHUB_TOKEN=MY_GITHUB_TOKEN -- github-mcp-server stdio
+  plexus add --from-registry io.github.github/github-mcp-server
+  plexus add --from-registry io.github.neo4j-contrib/mcp-neo4j-cypher graph --set NEO4J_URI=bolt://127.0.0.1:7687`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if reg.ref != "" {
+				return a.addFromRegistry(cmd, args, &reg, &f, &sb, disabled)
+			}
+			if reg.option != 0 || len(reg.sets) > 0 {
+				return usagef("--option and --set go with --from-registry")
+			}
 			req, err := buildAdd(args, cmd.ArgsLenAtDash(), &f, disabled)
 			if err != nil {
 				return err
@@ -96,29 +112,36 @@ as the managed secret <NAME>_<PARAM> and the URL keeps ${<NAME>_<PARAM>}.`,
 				return err
 			}
 			a.noteURLSecrets(req.Secrets)
-			stop := func() {}
-			if !f.noVerify && !disabled {
-				stop = a.watchStart(cmd.Context(), c, req.Name, "starting "+req.Name+" to check that it works")
-			}
-			wr, err := c.AddServer(cmd.Context(), req, 0)
-			stop()
-			if err != nil {
-				if timedOut := startTimedOut(err, req.Name, true); timedOut != err {
-					return fmt.Errorf("adding %s: %w", req.Name, timedOut)
-				}
-				return withRemedy(fmt.Errorf("adding %s: %w", req.Name, err), apitype.CodeConflict,
-					"`plexus edit NAME` changes an existing server; --no-verify saves one that cannot start yet")
-			}
-			if wr.Server != nil {
-				a.warnAll(wr.Server.Warnings)
-			}
-			return a.done(cmd, wr, func() { fmt.Fprintf(a.stdout(), "added %s (%s)\n", req.Name, summary(wr.Server)) })
+			return a.addServer(cmd, c, req, !f.noVerify && !disabled,
+				"`plexus edit NAME` changes an existing server; --no-verify saves one that cannot start yet")
 		},
 	}
 	f.register(cmd.Flags(), false)
 	cmd.Flags().BoolVar(&disabled, "disabled", false, "save the server switched off")
 	sb.register(cmd.Flags(), false)
+	reg.register(cmd)
 	return cmd
+}
+
+// addServer adds req, following its start when it is verified, and
+// reports the result; remedy is the advice when it cannot start.
+func (a *app) addServer(cmd *cobra.Command, c *client.Client, req apitype.PutServerRequest, verified bool, remedy string) error {
+	stop := func() {}
+	if verified {
+		stop = a.watchStart(cmd.Context(), c, req.Name, "starting "+req.Name+" to check that it works")
+	}
+	wr, err := c.AddServer(cmd.Context(), req, 0)
+	stop()
+	if err != nil {
+		if timedOut := startTimedOut(err, req.Name, true); timedOut != err {
+			return fmt.Errorf("adding %s: %w", req.Name, timedOut)
+		}
+		return withRemedy(fmt.Errorf("adding %s: %w", req.Name, err), apitype.CodeConflict, remedy)
+	}
+	if wr.Server != nil {
+		a.warnAll(wr.Server.Warnings)
+	}
+	return a.done(cmd, wr, func() { fmt.Fprintf(a.stdout(), "added %s (%s)\n", req.Name, summary(wr.Server)) })
 }
 
 // buildAdd turns add's arguments into the request. dash is the number of

@@ -115,7 +115,7 @@ plexus_snapshot) it asks to switch them on; --yes does without asking.`
 				}
 			}
 			res := connectResult{Client: args[0], Path: plan.Path, Changed: plan.Changed, DryRun: o.dryRun,
-				Diff: maskDiff(plan.Diff(), opts.Command), Moved: moving}
+				Diff: clientconf.MaskDiff(plan.Diff(), opts.Command), Moved: moving}
 			if !connect && moved != nil {
 				res.Restored = moved.Names
 			}

@@ -68,6 +68,7 @@ warnings and progress to stderr; --json prints stable JSON for scripts.`,
 		a.enableCommand(true), a.enableCommand(false), a.restartCommand(), a.logsCommand(),
 		a.loginCommand(), a.logoutCommand())
 	add(groupServers, a.importCommand(), a.exportCommand(), a.connectCommand(true), a.connectCommand(false))
+	add(groupServers, a.searchCommand(), a.showCommand())
 	add(groupServers, a.acceptCommand(), a.approveCommand(), a.tuiCommand())
 	add(groupCatalog, a.toolsCommand(), a.callCommand(), a.resourcesCommand(), a.promptsCommand())
 	add(groupSecrets, a.secretCommand())

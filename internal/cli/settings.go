@@ -25,6 +25,7 @@ const (
 	setWrite         = "face.allowWrite"
 	setSessionIdle   = "face.sessionIdleMs"
 	setMaxSessions   = "face.maxSessions"
+	setRegistryURL   = "registry.url"
 	setProfilePrefix = "profiles."
 )
 
@@ -44,6 +45,8 @@ func (a *app) settingsCommand() *cobra.Command {
   face.allowWrite         also offer plexus_restart, plexus_set_enabled and plexus_add_server
   face.sessionIdleMs      a client session ends after this long without a request (default 1800000)
   face.maxSessions        the live sessions one profile holds at most (default 1000)
+  registry.url            the MCP registry ` + "`plexus search`" + ` and the catalog use (default
+                          https://registry.modelcontextprotocol.io; a company's own serves the same API)
   profiles.NAME           a profile, as JSON: {"servers": [...], "naming": "plexus"|"bare", "metaTools": bool,
                           "controlTools": bool}
 
@@ -83,7 +86,7 @@ func (a *app) settingsShowCommand() *cobra.Command {
 				return printJSON(a.stdout(), s)
 			}
 			t := &table{header: []string{"KEY", "VALUE"}}
-			for _, k := range []string{setCallTimeout, setRetry, setClientDoc, setExternalCall, setWrite} {
+			for _, k := range []string{setCallTimeout, setRetry, setClientDoc, setExternalCall, setWrite, setRegistryURL} {
 				v, _ := settingValue(s, k)
 				t.add(k, v)
 			}
@@ -229,6 +232,11 @@ func settingValue(s *apitype.Settings, key string) (string, any) {
 			return "1000 (default)", 0
 		}
 		return strconv.Itoa(face.MaxSessions), face.MaxSessions
+	case setRegistryURL:
+		if s.Registry == nil {
+			return "", ""
+		}
+		return s.Registry.URL, s.Registry.URL
 	}
 	p, ok := s.Profiles[strings.TrimPrefix(key, setProfilePrefix)]
 	if !ok {
@@ -296,6 +304,12 @@ func applySetting(s *apitype.Settings, key, value string, set bool) error {
 		} else {
 			s.Face.AllowWrite = on
 		}
+	case setRegistryURL:
+		// "" is the official registry; the daemon checks the URL.
+		if !set {
+			value = ""
+		}
+		s.Registry = &apitype.RegistrySettings{URL: value}
 	default:
 		name := strings.TrimPrefix(key, setProfilePrefix)
 		if s.Profiles == nil {

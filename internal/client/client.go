@@ -2,7 +2,8 @@
 //
 // Every front end (the CLI, the terminal UI) changes state only through the
 // daemon (R-OWN-2), and reaches it through this package alone: HTTP/JSON on
-// the unix socket $PLEXUS_HOME/plexus.sock. The wire structs live in
+// the unix socket $PLEXUS_HOME/plexus.sock, each request carrying the
+// token in $PLEXUS_HOME/token (token.go). The wire structs live in
 // internal/apitype; this package adds the transport, the routes and the
 // translation of failures into errors a front end can turn into a remedy.
 package client
@@ -71,6 +72,7 @@ type Client struct {
 	// transport but must never get an overall Timeout: a stream is open for
 	// as long as its reader wants it.
 	streams *http.Client
+	tok     token // sent with every request (token.go)
 }
 
 // Dial connects to the daemon's socket.
@@ -99,8 +101,9 @@ func New(home string) *Client {
 		MaxIdleConns:    4,
 		IdleConnTimeout: 30 * time.Second,
 	}
-	c.hc = &http.Client{Transport: tr}
-	c.streams = &http.Client{Transport: tr}
+	auth := authTransport{c: c, base: tr}
+	c.hc = &http.Client{Transport: auth}
+	c.streams = &http.Client{Transport: auth}
 	return c
 }
 
@@ -140,6 +143,11 @@ func (c *Client) do(ctx context.Context, r request, out any) error {
 	}
 	if r.ifMatch > 0 {
 		req.Header.Set(apitype.HeaderIfMatch, strconv.FormatInt(r.ifMatch, 10))
+	}
+	if tok := c.tok.get(c.home); tok != "" {
+		// Here rather than by the transport, which must copy a request
+		// to add a header: this is the path of every call.
+		req.Header.Set("Authorization", "Bearer "+tok)
 	}
 
 	resp, err := c.hc.Do(req)

@@ -280,3 +280,27 @@ func TestLaunchEntry(t *testing.T) {
 		}
 	}
 }
+
+// TestMaskDiff: a diff shows keys and Plexus's own entry, never the
+// values of the user's other entries or their comments.
+func TestMaskDiff(t *testing.T) {
+	diff := `--- a
++++ a
+@@ -1,3 +1,4 @@
+ {"mcpServers": {
+-  "gh": {"command": "gh-mcp", "env": {"GITHUB_TOKEN": "ghp_canary"}} // my pat ghp_canary
++  "gh": {"command": "gh-mcp", "env": {"GITHUB_TOKEN": "ghp_canary"}},
++  "plexus": {"command": "/usr/bin/plexus", "args": ["mcp"]}
+ }}
+ token = ghp_canary
+`
+	got := MaskDiff(diff, "/usr/bin/plexus")
+	if strings.Contains(got, "ghp_canary") || strings.Contains(got, "my pat") {
+		t.Errorf("a value shows:\n%s", got)
+	}
+	for _, want := range []string{`"plexus": {"command": "/usr/bin/plexus", "args": ["mcp"]}`, `"GITHUB_TOKEN": "…"`, "// …", "token = …"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("want %q in:\n%s", want, got)
+		}
+	}
+}

@@ -102,6 +102,8 @@ func (d *decoder) mcp(path string, n *node) MCP {
 			m.Face = d.face(p, v)
 		case "profiles":
 			m.Profiles = decodeMap(d, p, v, d.profile)
+		case "registry":
+			m.Registry = d.registry(p, v)
 		default:
 			return false
 		}
@@ -228,6 +230,18 @@ func (d *decoder) face(path string, n *node) *Face {
 		return true
 	})
 	return &f
+}
+
+func (d *decoder) registry(path string, n *node) *Registry {
+	var r Registry
+	d.object(path, n, registryKeys, func(key, p string, v *node) bool {
+		if key != "url" {
+			return false
+		}
+		r.URL = d.str(p, v)
+		return true
+	})
+	return &r
 }
 
 func (d *decoder) profile(path string, n *node) Profile {

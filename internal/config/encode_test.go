@@ -51,6 +51,7 @@ func fullFile() *File {
 			Face: &Face{AllowWrite: true, AllowExternalCall: true, SessionIdleMs: 60000, MaxSessions: 50},
 			Profiles: map[string]Profile{"solo": {Servers: []string{"remote"}, Naming: NamingBare, MetaTools: true, ControlTools: &yes,
 				Users: []string{"ada@example.com"}, Groups: []string{"eng"}}},
+			Registry: &Registry{URL: "https://registry.example.com"},
 		},
 		Team: &Team{Resource: "https://plexus.example.com/mcp", Issuers: []string{"https://idp.example.com"},
 			UserClaim: "email", GroupsClaim: "roles", Scopes: []string{"mcp"}},

@@ -2,6 +2,7 @@ package config
 
 import (
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -33,6 +34,29 @@ type MCP struct {
 	Servers  map[string]Server  `json:"servers,omitempty"`
 	Face     *Face              `json:"face,omitempty"`
 	Profiles map[string]Profile `json:"profiles,omitempty"`
+	// Registry is where `plexus search` and the catalog look for servers;
+	// nil is the official MCP registry.
+	Registry *Registry `json:"registry,omitempty"`
+}
+
+// DefaultRegistryURL is the official MCP registry.
+const DefaultRegistryURL = "https://registry.modelcontextprotocol.io"
+
+// Registry is the MCP registry the daemon searches (its REST API under
+// /v0.1): the official one, or a company's own.
+type Registry struct {
+	// URL is the registry's base URL, without /v0.1; "" is the official
+	// one.
+	URL string `json:"url,omitempty"`
+}
+
+// RegistryURL is the registry's base URL (the official one if unset),
+// without a trailing slash.
+func (m MCP) RegistryURL() string {
+	if m.Registry == nil || m.Registry.URL == "" {
+		return DefaultRegistryURL
+	}
+	return strings.TrimRight(m.Registry.URL, "/")
 }
 
 // Server types.

@@ -93,6 +93,19 @@ func CheckClientMetadataURL(raw string) error {
 	return nil
 }
 
+// CheckRegistryURL checks an MCP registry's base URL: https (http only on
+// the loopback interface, as for OAuth: the answers say what commands run),
+// without a query, as the API's paths are added to it.
+func CheckRegistryURL(raw string) error {
+	if err := CheckOAuthURL(raw); err != nil {
+		return err
+	}
+	if strings.ContainsAny(raw, "?$") {
+		return errors.New("must be the registry's base URL, without a query or a placeholder (such as https://registry.modelcontextprotocol.io)")
+	}
+	return nil
+}
+
 func isLoopback(host string) bool {
 	if strings.EqualFold(host, "localhost") {
 		return true

@@ -54,6 +54,11 @@ func validateFile(ps *problems, f *File) {
 			ps.add("mcp.face.maxSessions", "must not be negative")
 		}
 	}
+	if m.Registry != nil && m.Registry.URL != "" {
+		if err := CheckRegistryURL(m.Registry.URL); err != nil {
+			ps.add("mcp.registry.url", err.Error())
+		}
+	}
 	for _, name := range slices.Sorted(maps.Keys(m.Servers)) {
 		p := KeyPath("mcp.servers", name)
 		if !validName(name) {

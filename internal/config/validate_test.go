@@ -183,3 +183,33 @@ func TestNoSecretsInErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestRegistryURL(t *testing.T) {
+	for _, tc := range []struct{ url, want string }{
+		{"https://registry.example.com", ""},
+		{"https://registry.example.com/base/", ""},
+		{"http://127.0.0.1:8080", ""},
+		{"http://registry.example.com", "must use https"},
+		{"ftp://registry.example.com", "https://"},
+		{"https://registry.example.com/?q=1", "without a query"},
+		{"https://user:pw@registry.example.com", "userinfo"},
+	} {
+		f := &File{MCP: MCP{Registry: &Registry{URL: tc.url}}}
+		err := Validate(f)
+		if tc.want == "" {
+			if err != nil {
+				t.Errorf("%s: %v", tc.url, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), "mcp.registry.url") || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want mcp.registry.url: …%s…", tc.url, err, tc.want)
+		}
+	}
+	if got := (MCP{}).RegistryURL(); got != DefaultRegistryURL {
+		t.Errorf("default registry = %q", got)
+	}
+	if got := (MCP{Registry: &Registry{URL: "https://r.example.com/x/"}}).RegistryURL(); got != "https://r.example.com/x" {
+		t.Errorf("registry URL = %q", got)
+	}
+}

@@ -126,14 +126,15 @@ func unknownKey(parent, key string, known []string) string {
 // The known keys come from the json tags, so that suggestions cannot drift
 // from the schema.
 var (
-	fileKeys    = jsonKeys[File]()
-	mcpKeys     = jsonKeys[MCP]()
-	serverKeys  = jsonKeys[Server]()
-	oauthKeys   = jsonKeys[OAuth]()
-	faceKeys    = jsonKeys[Face]()
-	profileKeys = jsonKeys[Profile]()
-	teamKeys    = jsonKeys[Team]()
-	envKeys     = jsonKeys[Ref]()
+	fileKeys     = jsonKeys[File]()
+	mcpKeys      = jsonKeys[MCP]()
+	serverKeys   = jsonKeys[Server]()
+	oauthKeys    = jsonKeys[OAuth]()
+	faceKeys     = jsonKeys[Face]()
+	registryKeys = jsonKeys[Registry]()
+	profileKeys  = jsonKeys[Profile]()
+	teamKeys     = jsonKeys[Team]()
+	envKeys      = jsonKeys[Ref]()
 )
 
 func jsonKeys[T any]() []string {

@@ -18,6 +18,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log"
 	"log/slog"
 	"net"
 	"net/http"
@@ -81,10 +82,11 @@ type Options struct {
 }
 
 // Run runs the daemon until ctx is done, or until one of its servers fails.
-// Its steps, in order: the home and its lock, the log, the settings and
-// pins, the socket, the engine and its faces, the loopback listener; then
-// serve until the end, and shut down in the order written at the top of
-// this file.
+// Its steps, in order: the home and its lock, the log, the temporary
+// files of interrupted saves (removed), the settings and pins, the token,
+// the socket, the engine and its faces, the loopback listener; then serve
+// until the end, and shut down in the order written at the top of this
+// file.
 func Run(ctx context.Context, opts Options) error {
 	start := time.Now()
 	if err := store.EnsureHome(opts.Home); err != nil {
@@ -100,11 +102,20 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	defer closeLog()
+	if err := removeStrays(opts.Home, log); err != nil {
+		return err
+	}
 	st, pn, db, err := openState(ctx, opts.Home, opts.Store, log)
 	if err != nil {
 		return err
 	}
 	defer st.Docs().Close()
+	// The token: what every client sends, on the socket as on the
+	// loopback address (localapi).
+	token, err := loadToken(opts.Home)
+	if err != nil {
+		return err
+	}
 	sock := filepath.Join(opts.Home, SocketName)
 	ln, err := listenSocket(sock)
 	if err != nil {
@@ -112,12 +123,13 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	defer os.Remove(sock)
 	p := newParts(opts, log, st, pn)
+	p.api.Token = token
 	pc, err := p.peerChannel(opts.Peer, db)
 	if err != nil {
 		ln.Close()
 		return err
 	}
-	tcp, err := p.loopback(opts)
+	tcp, err := p.loopback(opts, token)
 	if err == nil {
 		tcp, err = p.metricsListener(opts, tcp)
 	}
@@ -131,7 +143,7 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	return p.serve(ctx, opts, ln, tcp, pc, func() {
 		log.Info("daemon ready", "home", opts.Home, "store", storeKind(opts.Store), "socket", sock, "http", tcp.addr(), "pid", os.Getpid(),
-			"servers", len(st.Config().MCP.Servers), "replica", pc.id(), "peer", pc.advertised(), "startup_ms", time.Since(start).Milliseconds())
+			"servers", len(st.Config().MCP.Servers), "replica", pc.id(), "peer", pc.advertised(), "startup_ms", time.Since(start).Milliseconds(), "max_conns", connBudget())
 	})
 }
 
@@ -230,17 +242,13 @@ func (ts tcpServers) addr() string {
 // off, and leaves out a default loopback address that is taken (another
 // daemon, another home): the daemon then runs on the socket alone rather
 // than not at all, and says so.
-func (p *parts) loopback(opts Options) (tcpServers, error) {
+func (p *parts) loopback(opts Options, token string) (tcpServers, error) {
 	if opts.Listen == "off" {
 		return nil, nil
 	}
 	addr := opts.Listen
 	if addr == "" {
 		addr = DefaultListen
-	}
-	token, err := loadToken(opts.Home)
-	if err != nil {
-		return nil, err
 	}
 	tln, network, err := listenHTTP(addr, p.h.LiveConfig().Team != nil)
 	switch {
@@ -264,26 +272,31 @@ func (p *parts) loopback(opts Options) (tcpServers, error) {
 	// fallbacks answer 404 (network.go). Both reach the face through
 	// p.mcp, the internal channel's router when there is one.
 	p.team.token = lb
-	server := func(h http.Handler) *http.Server {
-		return &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(p.log.Handler(), slog.LevelWarn)}
+	// Each address is served under limits of its own (limits.go).
+	server := func(ln net.Listener, pod bool, h http.Handler) *tcpServer {
+		l := limitTCP(ln, ln.Addr().String(), p.log)
+		return &tcpServer{srv: l.Server(h, p.errorLog(), nil), ln: l, pod: pod}
 	}
 	if !network {
-		return tcpServers{{srv: server(loopbackMux(lb, p.team, p.api, p.hl, tln.Addr().String(), p.log)), ln: tln}}, nil
+		return tcpServers{server(tln, false, loopbackMux(lb, p.team, p.api, p.hl, tln.Addr().String(), p.log))}, nil
 	}
 	// T7: beyond loopback only in team mode, and then only the face
 	// behind the team's tokens, its metadata and the probes (network.go).
 	p.log.Warn("listening beyond loopback: team mode serves only the face there, behind the team's tokens; the web page and metrics stay on loopback",
 		"addr", tln.Addr().String())
 	pod := &teamSwitch{h: p.h, face: p.fc, route: p.mcp, log: p.log.With("component", "team")}
-	out := tcpServers{{srv: server(networkMux(pod, p.hl)), ln: tln, pod: true}}
+	out := tcpServers{server(tln, true, networkMux(pod, p.hl))}
 	beside := cmp.Or(opts.LoopbackListen, DefaultListen)
 	local, err := net.Listen("tcp", beside)
 	if err != nil {
 		p.log.Warn("loopback address in use: the web page and metrics are off", "addr", beside, "err", err)
 		return out, nil
 	}
-	return append(out, &tcpServer{srv: server(loopbackMux(lb, p.team, p.api, p.hl, local.Addr().String(), p.log)), ln: local}), nil
+	return append(out, server(local, false, loopbackMux(lb, p.team, p.api, p.hl, local.Addr().String(), p.log))), nil
 }
+
+// errorLog is where net/http's servers report, as warnings of the log.
+func (p *parts) errorLog() *log.Logger { return slog.NewLogLogger(p.log.Handler(), slog.LevelWarn) }
 
 // serve starts the servers and serves the socket (and tcp's listeners)
 // until ctx is done or a server fails, then shuts down. Every goroutine it
@@ -292,12 +305,10 @@ func (p *parts) serve(ctx context.Context, opts Options, ln net.Listener, tcp tc
 	p.api.HTTPAddr = tcp.addr()
 	p.api.Mount(face.Path, p.fc)
 	p.api.Mount(face.Path+"/", p.fc)
-	srv := &http.Server{
-		Handler:           p.api,
-		ConnContext:       localapi.ConnContext,
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(p.log.Handler(), slog.LevelWarn),
-	}
+	// The socket under limits of its own, apart from TCP's, with a
+	// reserve of file descriptors (limits.go).
+	sl := limitSocket(ln, p.log)
+	srv := sl.Server(p.api, p.errorLog(), localapi.ConnContext)
 	// Servers start in the background; the API answers at once and shows
 	// each server as "starting" until it is ready. The set is in place
 	// before the API answers, so that its first status lists every server.
@@ -309,7 +320,7 @@ func (p *parts) serve(ctx context.Context, opts Options, ln net.Listener, tcp tc
 	for _, t := range tcp {
 		g.Go(func() error { return served(t.ln.Addr().String(), t.srv.Serve(t.ln)) })
 	}
-	g.Go(func() error { return served("the socket", srv.Serve(ln)) })
+	g.Go(func() error { return served("the socket", srv.Serve(sl)) })
 	if pc != nil {
 		g.Go(func() error { return served("the internal channel", pc.srv.Serve(pc.ln)) })
 		g.Go(func() error { return pc.reg.Run(gctx) })

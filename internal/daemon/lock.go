@@ -2,10 +2,14 @@ package daemon
 
 import (
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/plexus-mcp/plexus/internal/docstore"
 )
 
 // homeLock makes sure one daemon owns a home directory.
@@ -34,4 +38,20 @@ func acquireLock(home string) (*homeLock, error) {
 func (l *homeLock) release() {
 	unlockFile(l.f)
 	l.f.Close()
+}
+
+// removeStrays removes what saves that were killed mid-way left in the
+// home: the temporary files of its documents (the OAuth tokens' among
+// them, which would otherwise outlive a logout) and of its token. Only
+// the holder of the lock may, and before anything of its own saves: a
+// save in progress has a temporary file of the same name.
+func removeStrays(home string, log *slog.Logger) error {
+	removed, err := docstore.RemoveStrays(home, append(slices.Clone(Documents), TokenName)...)
+	if len(removed) > 0 {
+		log.Warn("removed the temporary files of saves that were interrupted", "files", removed)
+	}
+	if err != nil {
+		return fmt.Errorf("removing the temporary files of interrupted saves in %s: %w", home, err)
+	}
+	return nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
 	"github.com/plexus-mcp/plexus/internal/atomicfile"
+	"github.com/plexus-mcp/plexus/internal/connlimit"
 	"github.com/plexus-mcp/plexus/internal/localapi"
 	"github.com/plexus-mcp/plexus/internal/webui"
 )
@@ -21,7 +22,8 @@ import (
 // the MCP face.
 const DefaultListen = "127.0.0.1:7780"
 
-// TokenName is the file under the home that holds the loopback token.
+// TokenName is the file under the home that holds the daemon's token,
+// which every request carries, on the socket as on the loopback address.
 const TokenName = "token"
 
 // loadToken reads $PLEXUS_HOME/token, creating it (0600, 256 random bits)
@@ -59,7 +61,8 @@ func loadToken(home string) (string, error) {
 // has its own guard and session cookie. It also lets the settings API mint
 // login links to the page (`plexus ui`).
 func loopbackMux(lb *localapi.Loopback, team *teamSwitch, api *localapi.Handler, hl *health, addr string, log *slog.Logger) http.Handler {
-	web := webui.New(webui.Options{API: api.Trusted(), Log: log.With("component", "webui")})
+	// What the page's guard admits to the API is proven (connlimit).
+	web := webui.New(webui.Options{API: connlimit.Proven(api.Trusted()), Log: log.With("component", "webui")})
 	api.UILogin = func() (apitype.UILogin, error) {
 		link, exp, err := web.LoginLink(addr)
 		return apitype.UILogin{URL: link, ExpiresAt: exp}, err

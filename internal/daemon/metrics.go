@@ -3,7 +3,6 @@ package daemon
 import (
 	"fmt"
 	"net/http"
-	"time"
 )
 
 // metricsListener adds to tcp, when opts.MetricsListen is set, a listener
@@ -23,7 +22,11 @@ func (p *parts) metricsListener(opts Options, tcp tcpServers) (tcpServers, error
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", p.mtr.Handler())
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	// Under limits of its own (limits.go): with no credential, each of
+	// its connections stays unproven, the oldest closed by a new one
+	// beyond the bound, so that a flood of it holds nothing the other
+	// listeners need.
+	l := limitTCP(ln, "metrics "+ln.Addr().String(), p.log)
 	// pod: it is not the loopback address of the web page and the API.
-	return append(tcp, &tcpServer{srv: srv, ln: ln, pod: true}), nil
+	return append(tcp, &tcpServer{srv: l.Server(mux, p.errorLog(), nil), ln: l, pod: true}), nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/plexus-mcp/plexus/internal/caller"
 	"github.com/plexus-mcp/plexus/internal/config"
+	"github.com/plexus-mcp/plexus/internal/connlimit"
 	"github.com/plexus-mcp/plexus/internal/face"
 	"github.com/plexus-mcp/plexus/internal/host"
 	"github.com/plexus-mcp/plexus/internal/peer"
@@ -111,9 +112,14 @@ func (p *parts) peerChannel(po PeerOptions, db *pgstore.Store) (*peerServer, err
 	mux.Handle(face.Path+"/", routed)
 	mux.Handle(peer.ServerPath+"{server}", owners.ServeOwned(p.h.RunsHere, p.serveServer))
 	mux.HandleFunc("GET "+alivePath, func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })
-	srv := &http.Server{Handler: peer.NewGuard(keys, self, log, mux), ReadHeaderTimeout: 10 * time.Second,
-		TLSConfig: peer.ServerTLS(cert), ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
-	return &peerServer{srv: srv, ln: tls.NewListener(ln, srv.TLSConfig), reg: reg, owners: owners, tr: tr, db: db}, nil
+	// What the channel's credential admits is proven (connlimit): the
+	// rest of the channel's connections are bounded as the other
+	// listeners' are (limits.go), the TLS handshake within the header
+	// timeout.
+	l := limitTCP(ln, "the internal channel", log)
+	srv := l.Server(peer.NewGuard(keys, self, log, connlimit.Proven(mux)), slog.NewLogLogger(log.Handler(), slog.LevelWarn), nil)
+	srv.TLSConfig = peer.ServerTLS(cert)
+	return &peerServer{srv: srv, ln: tls.NewListener(l, srv.TLSConfig), reg: reg, owners: owners, tr: tr, db: db}, nil
 }
 
 // serveServer serves a stdio server this replica runs to another replica,

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/plexus-mcp/plexus/internal/config"
+	"github.com/plexus-mcp/plexus/internal/connlimit"
 	"github.com/plexus-mcp/plexus/internal/host"
 	"github.com/plexus-mcp/plexus/internal/teamauth"
 )
@@ -48,8 +49,9 @@ func (s *teamSwitch) guards() (*teamauth.Resource, http.Handler, http.Handler) {
 	defer s.mu.Unlock()
 	if s.res == nil || !reflect.DeepEqual(s.res.Team(), *t) {
 		s.res = teamauth.New(t, teamauth.Options{Log: s.log})
-		s.guard = s.res.Guard(s.route)
-		s.direct = s.res.Guard(s.face)
+		// What a member's token admits is proven (connlimit).
+		s.guard = s.res.Guard(connlimit.Proven(s.route))
+		s.direct = s.res.Guard(connlimit.Proven(s.face))
 		s.log.Info("team mode: the face takes the team's access tokens", "resource", t.Resource, "issuers", t.Issuers)
 	}
 	return s.res, s.guard, s.direct

@@ -29,14 +29,14 @@ type Files struct {
 var _ Backend = Files{}
 
 // OpenFiles returns the Files of home, first removing the temporary files
-// that an interrupted save of one of names, or of a revision, left behind:
-// the files themselves are whole (old or new).
+// that an interrupted save of one of names, or of a revision, left behind
+// (RemoveStrays): the files themselves are whole (old or new). The caller
+// holds the home's lock.
 func OpenFiles(home string, names ...string) (Files, error) {
-	f := Files{Home: home}
-	if err := f.removeStrays(names); err != nil {
+	if _, err := RemoveStrays(home, names...); err != nil {
 		return Files{}, fmt.Errorf("removing temporary files of an interrupted save: %w", err)
 	}
-	return f, nil
+	return Files{Home: home}, nil
 }
 
 func (f Files) path(name string) string { return filepath.Join(f.Home, name) }
@@ -150,23 +150,53 @@ func (f Files) RevisionData(name, revision string) ([]byte, error) {
 	return os.ReadFile(filepath.Join(f.path(RevisionsDir), revision))
 }
 
-func (f Files) removeStrays(names []string) error {
-	for _, name := range names {
-		if err := atomicfile.RemoveStrays(f.Home, name); err != nil {
-			return err
-		}
-	}
-	dir := f.path(RevisionsDir)
-	strays, err := filepath.Glob(filepath.Join(dir, atomicfile.TempPattern("*")))
+// RemoveStrays removes the temporary files that saves of names (and of
+// their kept versions, under RevisionsDir), killed before their rename,
+// left in home, and returns the paths it removed, relative to home. Only
+// files named as atomicfile names its temporary files go; the documents
+// themselves are whole (old or new). Call it only while holding the
+// home's lock: a save in progress has a temporary file of the same name.
+func RemoveStrays(home string, names ...string) ([]string, error) {
+	removed, err := atomicfile.RemoveStrays(home, names...)
 	if err != nil {
-		return err
+		return removed, err
 	}
-	for _, p := range strays {
-		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
+	dir := filepath.Join(home, RevisionsDir)
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return removed, nil
+	}
+	if err != nil {
+		return removed, err
+	}
+	var revs []string
+	for _, e := range entries {
+		if rev, ok := revisionOfTemp(e.Name(), names); ok {
+			revs = append(revs, rev)
 		}
 	}
-	return nil
+	gone, err := atomicfile.RemoveStrays(dir, revs...)
+	for _, g := range gone {
+		removed = append(removed, filepath.Join(RevisionsDir, g))
+	}
+	return removed, err
+}
+
+// revisionOfTemp returns the revision a temporary file in RevisionsDir
+// was being written as, if it is one of a revision of names.
+func revisionOfTemp(file string, names []string) (string, bool) {
+	i := strings.LastIndex(file, ".tmp-")
+	if i < 1 || file[0] != '.' {
+		return "", false
+	}
+	rev := file[1:i]
+	for _, n := range names {
+		stamp, ok := strings.CutPrefix(rev, n+".")
+		if _, err := time.Parse(stampLayout, stamp); ok && err == nil {
+			return rev, atomicfile.IsTemp(file, rev)
+		}
+	}
+	return "", false
 }
 
 // Shared is false: one daemon owns a home.

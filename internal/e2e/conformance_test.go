@@ -154,25 +154,47 @@ func runSuite(t *testing.T, version, spec, url string, scenarios ...string) map[
 // runSuiteIn is runSuite keeping the suite's results for a closer look.
 func runSuiteIn(t *testing.T, version, spec, url string, scenarios ...string) suiteRun {
 	t.Helper()
+	run, err := startSuite(t, version, spec, url, scenarios...)()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
+
+// startSuite starts a run of the suite and returns what waits for its end,
+// so that runs against different servers overlap: a run mostly waits on
+// node and on the server, not on a CPU. It does not fail t (its run may
+// end on another goroutine): the wait says what went wrong.
+func startSuite(t *testing.T, version, spec, url string, scenarios ...string) func() (suiteRun, error) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
-	defer cancel()
 	run := suiteRun{verdicts: map[string]bool{}, out: t.TempDir()}
 	cmd := exec.CommandContext(ctx, "bash", append([]string{filepath.Join(testenv.RepoRoot(), "tools", "conformance.sh"), "server", url}, scenarios...)...)
 	cmd.Env = append(os.Environ(), "CONFORMANCE_VERSION="+version, "CONFORMANCE_SPEC_VERSION="+spec, "CONFORMANCE_OUT="+run.out)
-	out, err := testenv.CombinedOutput(t, cmd)
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	for sc.Scan() {
-		if m := verdict.FindStringSubmatch(sc.Text()); m != nil {
-			run.verdicts[m[2]] = m[1] == "PASS"
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := testenv.Start(t, cmd); err != nil {
+		cancel()
+		return func() (suiteRun, error) { return run, err }
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait(); cancel() }()
+	return func() (suiteRun, error) {
+		err := <-done
+		sc := bufio.NewScanner(bytes.NewReader(out.Bytes()))
+		for sc.Scan() {
+			if m := verdict.FindStringSubmatch(sc.Text()); m != nil {
+				run.verdicts[m[2]] = m[1] == "PASS"
+			}
 		}
+		if len(run.verdicts) == 0 {
+			return run, fmt.Errorf("conformance.sh %s against %s gave no verdicts (%v):\n%s", version, url, err, out.Bytes())
+		}
+		if err != nil {
+			t.Logf("suite %s against %s:\n%s", version, url, out.Bytes())
+		}
+		return run, nil
 	}
-	if len(run.verdicts) == 0 {
-		t.Fatalf("conformance.sh gave no verdicts (%v):\n%s", err, out)
-	}
-	if err != nil {
-		t.Logf("suite %s against %s:\n%s", version, url, out)
-	}
-	return run
 }
 
 // checks are the suite's checks of one scenario of a run, as its
@@ -412,11 +434,36 @@ func TestConformanceThroughFace(t *testing.T) {
 			label += "/" + suite.spec
 		}
 		t.Run(label, func(t *testing.T) {
-			var results []conformanceResult
+			// Every target's two runs at once: each run is one node
+			// process driving one server, mostly waiting, and the runs
+			// share nothing but the daemon (whose faithfulness under
+			// that load is part of what is tested).
+			// Targets that share a server share its direct run.
+			type pending struct{ direct, plexus func() (suiteRun, error) }
+			var started []pending
+			directs := map[string]func() (suiteRun, error){}
 			for _, target := range suite.targets {
-				direct := runSuiteIn(t, suite.version, suite.spec, target.direct)
-				r := conformanceResult{target: target, direct: direct.verdicts,
-					plexus: runSuite(t, suite.version, suite.spec, face+"/mcp/"+target.profile)}
+				direct := directs[target.direct]
+				if direct == nil {
+					direct = sync.OnceValues(startSuite(t, suite.version, suite.spec, target.direct))
+					directs[target.direct] = direct
+				}
+				started = append(started, pending{
+					direct: direct,
+					plexus: startSuite(t, suite.version, suite.spec, face+"/mcp/"+target.profile),
+				})
+			}
+			var results []conformanceResult
+			for i, target := range suite.targets {
+				direct, err := started[i].direct()
+				if err != nil {
+					t.Fatalf("%s directly: %v", target.name, err)
+				}
+				plexus, err := started[i].plexus()
+				if err != nil {
+					t.Fatalf("%s through Plexus: %v", target.name, err)
+				}
+				r := conformanceResult{target: target, direct: direct.verdicts, plexus: plexus.verdicts}
 				results = append(results, r)
 				for _, name := range r.lost() {
 					if why, ok := answerless(t, direct, name); ok {

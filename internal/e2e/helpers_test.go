@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -94,5 +95,28 @@ func mustContain(t *testing.T, what, s, sub string) {
 	t.Helper()
 	if !strings.Contains(s, sub) {
 		t.Fatalf("%s: want %q in:\n%s", what, sub, s)
+	}
+}
+
+// noLeaks stops the daemon and fails the test if any canary is in
+// outputs (what commands printed), the daemon's log and output, or the
+// settings file.
+func noLeaks(t *testing.T, e *testenv.Env, outputs []string, canaries ...string) {
+	t.Helper()
+	e.StopDaemon()
+	for _, f := range []string{"logs.jsonl", "extensions.json"} {
+		b, err := os.ReadFile(filepath.Join(e.Home, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		outputs = append(outputs, f+"\n"+string(b))
+	}
+	outputs = append(outputs, "daemon output\n"+e.DaemonOutput())
+	for _, o := range outputs {
+		for _, c := range canaries {
+			if strings.Contains(o, c) {
+				t.Errorf("the canary leaked in:\n%s", o)
+			}
+		}
 	}
 }

@@ -69,20 +69,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 		run("", args...)
 	}
 
-	e.StopDaemon()
-	for _, f := range []string{"logs.jsonl", "extensions.json"} {
-		b, err := os.ReadFile(filepath.Join(e.Home, f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		outputs = append(outputs, f+"\n"+string(b))
-	}
-	outputs = append(outputs, "daemon output\n"+e.DaemonOutput())
-	for _, o := range outputs {
-		if strings.Contains(o, canary) {
-			t.Errorf("the canary leaked in:\n%s", o)
-		}
-	}
+	noLeaks(t, e, outputs, canary)
 	// The secret is where it belongs, and only there.
 	b, _ := os.ReadFile(filepath.Join(e.Home, "creds.json"))
 	if !strings.Contains(string(b), canary) {

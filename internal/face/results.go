@@ -46,8 +46,14 @@ func (p *profile) noteDecoded(res *mcp.CallToolResult) {
 	}
 }
 
-func (p *profile) readResult(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-	pg, err := p.f.h.ReadResult(req.Params.URI)
+// readResult reads a page of a kept result as the client session (and,
+// in team mode, the member) asking: the host answers only its own.
+func (p *profile) readResult(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	d, err := p.downstream(ctx, req.Session)
+	if err != nil {
+		return nil, passOn(err)
+	}
+	pg, err := d.sess.ReadResult(withCaller(ctx, req.Extra), req.Params.URI)
 	if err != nil {
 		var nf *host.NotFoundError
 		if errors.As(err, &nf) {

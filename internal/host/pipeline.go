@@ -85,7 +85,7 @@ func (h *Host) invoke(ctx context.Context, snap *snapshot, ix indexed, invoke in
 		res, err := callFailure(ctx, cctx, err, ix.server, timeout)
 		return callResult{res: res}, err
 	}
-	return h.capResult(ix, snap, out), nil
+	return h.capResult(ctx, ix, snap, out), nil
 }
 
 // outcome names a call's outcome for the metrics: "ok", "tool_error", or

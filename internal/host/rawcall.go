@@ -39,7 +39,7 @@ func (s *Session) CallRaw(ctx context.Context, name string, params map[string]js
 	if !ok || ix.entry.Kind != catalog.KindTool {
 		return nil, false, nil
 	}
-	res, err = s.h.callRaw(ctx, snap, ix, params)
+	res, err = s.h.callRaw(inSession(ctx, s.ID), snap, ix, params)
 	return res, true, err
 }
 
@@ -73,7 +73,7 @@ func (s *Session) CallServerRaw(ctx context.Context, server, tool string, params
 		return nil, &NotFoundError{What: "tool", Name: tool}
 	}
 	ix := indexed{entry: catalog.Entry{Server: server, Tool: tool, Name: tool, Kind: catalog.KindTool}, server: srv}
-	return s.h.callRaw(ctx, snap, ix, params)
+	return s.h.callRaw(inSession(ctx, s.ID), snap, ix, params)
 }
 
 // offServer reports whether the session has server switched off or runs

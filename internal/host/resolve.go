@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/plexus-mcp/plexus/internal/config"
@@ -114,7 +115,13 @@ func (h *Host) resolve(name string, sc config.Server, cfg *config.File, lookup f
 			if err != nil {
 				return spec, wrap("bearerTokenEnvVar", err)
 			}
-			spec.Headers.Set("Authorization", "Bearer "+tok)
+			// A token stored with its scheme, as some servers' documents
+			// tell people to give it, is not prefixed twice.
+			if len(tok) > 7 && strings.EqualFold(tok[:7], "bearer ") {
+				spec.Headers.Set("Authorization", tok)
+			} else {
+				spec.Headers.Set("Authorization", "Bearer "+tok)
+			}
 		}
 		if err := h.authorize(&spec, sc, get); err != nil {
 			return spec, wrap("oauth", err)

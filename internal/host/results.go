@@ -1,6 +1,7 @@
 package host
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/plexus-mcp/plexus/internal/caller"
 	"github.com/plexus-mcp/plexus/internal/config"
 )
 
@@ -21,6 +23,14 @@ import (
 // a while and answers the call with a resource_link to it, which the
 // client reads in pages of at most the cap. What is kept is bounded in
 // total; the oldest goes first, and each expires on its own.
+//
+// A kept result belongs to whoever made the call (resultOwner): the host
+// session it was made in and, in team mode, the member who made it. Only
+// they read it (Session.ReadResult); to anyone else — another session, of
+// the same profile or not, another member — it answers exactly as an id
+// that was never kept does, page for page, so that a link that leaked
+// (into a shared transcript, a log, another tool's input) reads nothing
+// and does not even tell that the result exists.
 
 // ResultsURI starts the URI of every kept result.
 const ResultsURI = "plexus://results/"
@@ -42,12 +52,41 @@ type resultStore struct {
 type keptResult struct {
 	data  []byte // the result as the server gave it, JSON
 	page  int    // bytes per page
+	owner resultOwner
 	timer *time.Timer
+}
+
+// resultOwner is who may read a kept result: the host session whose call
+// made it ("" for a call made in none — the settings API's POST /v1/call,
+// whose kept results no session reads) and the team member who made the
+// call ("" on the one-machine daemon), named by their token's issuer and
+// subject: a user name alone may repeat across issuers.
+type resultOwner struct {
+	session string
+	member  string
+}
+
+type sessionKey struct{}
+
+// inSession marks ctx as a call or read of session id: what the results
+// it keeps belong to.
+func inSession(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, sessionKey{}, id)
+}
+
+// ownerOf is who a call or read in ctx is made by.
+func ownerOf(ctx context.Context) resultOwner {
+	var o resultOwner
+	o.session, _ = ctx.Value(sessionKey{}).(string)
+	if id, ok := caller.From(ctx); ok {
+		o.member = id.Issuer + "\n" + id.Subject
+	}
+	return o
 }
 
 // capResult keeps a result over its server's cap and returns the link to
 // it instead; any other result is returned as it is.
-func (h *Host) capResult(ix indexed, snap *snapshot, out callResult) callResult {
+func (h *Host) capResult(ctx context.Context, ix indexed, snap *snapshot, out callResult) callResult {
 	limit := ix.server.Config().MaxResultBytes
 	if limit <= 0 {
 		limit = config.DefaultMaxResultBytes
@@ -59,7 +98,7 @@ func (h *Host) capResult(ix indexed, snap *snapshot, out callResult) callResult 
 	if err != nil || int64(len(data)) <= limit {
 		return out
 	}
-	id, pages, err := h.results.keep(data, int(max(limit, minPage)))
+	id, pages, err := h.results.keep(data, int(max(limit, minPage)), ownerOf(ctx))
 	if err != nil {
 		h.log.Warn("a result over its cap could not be kept", "server", ix.entry.Server, "bytes", len(data), "err", err)
 		return callResult{res: errorResult(fmt.Sprintf("the result of %s was %s, over its maxResultBytes (%s), and %v", ix.entry.Server, size(len(data)), size(int(limit)), err), "result_too_large", "")}
@@ -115,8 +154,8 @@ func size(n int) string {
 	return fmt.Sprintf("%d bytes", n)
 }
 
-// keep stores data and returns its id and number of pages.
-func (s *resultStore) keep(data []byte, page int) (string, int, error) {
+// keep stores data for owner and returns its id and number of pages.
+func (s *resultStore) keep(data []byte, page int, owner resultOwner) (string, int, error) {
 	if len(data) > resultsTotal {
 		return "", 0, fmt.Errorf("is larger than all Plexus keeps of results (%s)", size(resultsTotal))
 	}
@@ -131,7 +170,7 @@ func (s *resultStore) keep(data []byte, page int) (string, int, error) {
 	for s.total+len(data) > resultsTotal && len(s.order) > 0 {
 		s.dropLocked(s.order[0])
 	}
-	k := &keptResult{data: data, page: page}
+	k := &keptResult{data: data, page: page, owner: owner}
 	k.timer = time.AfterFunc(resultsTTL, func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -194,9 +233,17 @@ type ResultPage struct {
 	Next  string // the next page's URI; "" on the last
 }
 
-// ReadResult reads a page of a kept result: uri is ResultsURI + id + "/" +
-// page. The error names what is wrong (unknown, expired, no such page).
-func (h *Host) ReadResult(uri string) (ResultPage, error) {
+// ReadResult reads a page of a kept result of the session's: uri is
+// ResultsURI + id + "/" + page. ctx names the member reading, in team
+// mode (caller.With), who must be the one who made the call. The error
+// names what is wrong (unknown, expired, no such page); a result of
+// another session or member is unknown.
+func (s *Session) ReadResult(ctx context.Context, uri string) (ResultPage, error) {
+	s.touch()
+	return s.h.readResult(ownerOf(inSession(ctx, s.ID)), uri)
+}
+
+func (h *Host) readResult(reader resultOwner, uri string) (ResultPage, error) {
 	rest, ok := strings.CutPrefix(uri, ResultsURI)
 	id, pg, ok2 := strings.Cut(rest, "/")
 	n, err := strconv.Atoi(pg)
@@ -207,7 +254,9 @@ func (h *Host) ReadResult(uri string) (ResultPage, error) {
 	s.mu.Lock()
 	k := s.byID[id]
 	s.mu.Unlock()
-	if k == nil {
+	// Another's result is not kept, as far as the reader can tell: the
+	// same answer, before its page count can show.
+	if k == nil || k.owner != reader {
 		return ResultPage{}, fmt.Errorf("result %s is not kept (any more): results are kept for %s; call the tool again", id, resultsTTL)
 	}
 	ps := pages(k.data, k.page)

@@ -218,6 +218,7 @@ func (s *Session) visible(snap *snapshot) []indexed {
 // Call calls a tool of the session's catalog.
 func (s *Session) Call(ctx context.Context, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
 	s.touch()
+	ctx = inSession(ctx, s.ID) // what its kept results belong to (results.go)
 	snap := s.h.snap.Load()
 	if ix, ok := s.find(snap, name); ok {
 		return s.h.observed(ctx, snap, ix, name, args)

@@ -2,6 +2,7 @@ package host
 
 import (
 	"maps"
+	"strings"
 
 	"github.com/plexus-mcp/plexus/internal/config"
 )
@@ -20,6 +21,9 @@ type Settings struct {
 	// Profiles are mcp.profiles; nil in SetSettings keeps them, an empty
 	// map removes them all.
 	Profiles map[string]config.Profile
+	// Registry is mcp.registry; nil in SetSettings keeps it, a URL of ""
+	// (or the official one's) restores the default.
+	Registry *config.Registry
 }
 
 // Settings returns the section-wide settings (0: the default).
@@ -31,7 +35,7 @@ func (h *Host) Settings() Settings {
 	}
 	doc := cur.MCP.OAuthClientMetadataURL
 	return Settings{Revision: cur.Revision, CallTimeoutMs: cur.MCP.CallTimeoutMs, RetryMs: cur.MCP.RetryMs,
-		OAuthClientMetadataURL: &doc, Face: &face, Profiles: maps.Clone(cur.MCP.Profiles)}
+		OAuthClientMetadataURL: &doc, Face: &face, Profiles: maps.Clone(cur.MCP.Profiles), Registry: &config.Registry{URL: cur.MCP.RegistryURL()}}
 }
 
 // SetSettings saves the section-wide settings (0 restores the default).
@@ -63,6 +67,12 @@ func (h *Host) SetSettings(s Settings, based int64) (int64, error) {
 		next.MCP.Profiles = nil
 		if len(s.Profiles) > 0 {
 			next.MCP.Profiles = maps.Clone(s.Profiles)
+		}
+	}
+	if s.Registry != nil {
+		next.MCP.Registry = nil
+		if u := s.Registry.URL; u != "" && strings.TrimRight(u, "/") != config.DefaultRegistryURL {
+			next.MCP.Registry = &config.Registry{URL: u}
 		}
 	}
 	if err := config.Validate(next); err != nil {

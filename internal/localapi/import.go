@@ -33,6 +33,12 @@ func (a *Handler) importServers(w http.ResponseWriter, r *http.Request) {
 	if !decodeBody(w, r, maxImportBody, &req) {
 		return
 	}
+	a.importContent(w, r, req)
+}
+
+// importContent imports req's file content (POST /v1/import, and the web
+// page's import of a client's file the daemon read).
+func (a *Handler) importContent(w http.ResponseWriter, r *http.Request, req apitype.ImportRequest) {
 	content := []byte(req.Content)
 	dialect := req.Dialect
 	if dialect == "" {
@@ -206,7 +212,7 @@ func writeImportError(w http.ResponseWriter, err error) {
 // registers `plexus mcp` in that client.
 func (a *Handler) export(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	s, err := exporter.Export(q.Get("client"), exporter.Options{Command: q.Get("command"), GOOS: runtime.GOOS})
+	s, err := exporter.Export(q.Get("client"), exporter.Options{Command: q.Get("command"), GOOS: runtimeGOOS})
 	if err != nil {
 		writeError(w, http.StatusBadRequest, apitype.ErrorBody{Code: apitype.CodeBadRequest, Message: err.Error()})
 		return
@@ -215,6 +221,9 @@ func (a *Handler) export(w http.ResponseWriter, r *http.Request) {
 		Client: s.Client, Path: s.Path, Format: s.Format, Text: s.Text, Command: s.Command, Notes: s.Notes,
 	})
 }
+
+// runtimeGOOS is the system whose client files the daemon reads and writes.
+const runtimeGOOS = runtime.GOOS
 
 // sandboxAll gives every stdio server without a sandbox the strict one.
 func sandboxAll(servers map[string]config.Server) {

@@ -3,7 +3,6 @@ package localapi
 import (
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -46,7 +45,7 @@ func serveImport(t *testing.T) (*http.Client, *store.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: New(h, slog.New(slog.DiscardHandler)), ConnContext: ConnContext}
+	srv := &http.Server{Handler: apiHandler(h), ConnContext: ConnContext}
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
 	return unixClient(sock), st

@@ -2,24 +2,43 @@
 // one route table, one error shape (apitype.Error) for every failure, and an
 // identity check on every request.
 //
-// Over the unix socket the peer's user is read from the kernel (SO_PEERCRED
-// on Linux, LOCAL_PEERCRED on macOS and FreeBSD, the peer process's token
-// on Windows) and must be the daemon's own (or root's); if the check cannot
-// be made the request is refused — the API fails closed.
+// The socket is reachable by more than the daemon's clients: any program
+// of the user that knows its path, the servers the daemon itself runs, a
+// sandboxed server if its sandbox lets it connect. So a request over it
+// passes two checks, and the API fails closed when either cannot be made
+// (docs/security.md):
+//
+//   - the caller's process (checked once per connection): its user, read
+//     from the kernel (SO_PEERCRED on Linux, LOCAL_PEERCRED on macOS and
+//     FreeBSD, the peer process's token on Windows), must be the daemon's
+//     own (or root's); and where the platform can tell, it must not be a
+//     process the daemon started, nor (Linux) run in other PID or user
+//     namespaces than the daemon's — as a sandboxed server does;
+//   - the request must carry the daemon's token (Authorization: Bearer),
+//     the content of $PLEXUS_HOME/token, 0600 in the 0700 home: what the
+//     CLI, the terminal UI and `plexus mcp` read, and what a sandbox that
+//     keeps a server out of the home keeps from it. It is the same token
+//     the loopback address takes.
 package localapi
 
 import (
 	"context"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
+	"strings"
+	"sync"
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
 	"github.com/plexus-mcp/plexus/internal/buildinfo"
+	"github.com/plexus-mcp/plexus/internal/connlimit"
 	"github.com/plexus-mcp/plexus/internal/host"
+	"github.com/plexus-mcp/plexus/internal/registry"
 
 	"github.com/plexus-mcp/plexus/internal/jsonerr"
 )
@@ -42,15 +61,25 @@ type Handler struct {
 	// POST /v1/ui/login; nil when the daemon serves no page. Set before
 	// serving.
 	UILogin func() (apitype.UILogin, error)
+	// Token is what every request must carry; set before serving. Without
+	// one every request is refused.
+	Token string
+	// Registry reads MCP registries; nil makes one with its cache under
+	// the home on first use.
+	Registry *registry.Client
 
-	host *host.Host
-	log  *slog.Logger
-	mux  *http.ServeMux
+	regOnce sync.Once
+	// executable is the daemon's own program, which a client's entry
+	// runs (os.Executable; a test's stands in).
+	executable func() (string, error)
+	host       *host.Host
+	log        *slog.Logger
+	mux        *http.ServeMux
 }
 
 // New returns the API handler over h.
 func New(h *host.Host, log *slog.Logger) *Handler {
-	a := &Handler{host: h, log: log, mux: http.NewServeMux()}
+	a := &Handler{host: h, log: log, mux: http.NewServeMux(), executable: os.Executable}
 	a.routes()
 	return a
 }
@@ -103,6 +132,12 @@ func (a *Handler) routes() {
 	m.HandleFunc("POST /v1/suggest/name", a.suggestName)
 	m.HandleFunc("GET /v1/settings", a.getSettings)
 	m.HandleFunc("PUT /v1/settings", a.putSettings)
+	m.HandleFunc("GET /v1/registry/servers", a.listRegistry)
+	m.HandleFunc("GET /v1/registry/servers/{name}", a.showRegistry)
+	m.HandleFunc("POST /v1/registry/plan", a.planRegistry)
+	m.HandleFunc("GET /v1/clients", a.listClients)
+	m.HandleFunc("POST /v1/clients/{client}/import", a.importClient)
+	m.HandleFunc("POST /v1/clients/{client}/connect", a.connectClient)
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, apitype.ErrorBody{Code: apitype.CodeNotFound,
 			Message: "no such API route: " + r.Method + " " + r.URL.Path,
@@ -110,30 +145,77 @@ func (a *Handler) routes() {
 	})
 }
 
-// ServeHTTP checks the caller's identity, then routes.
+// ServeHTTP checks the caller's process and token, then routes.
 func (a *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err := checkPeer(r.Context()); err != nil {
-		a.log.Warn("request refused", "reason", err.Error())
-		writeError(w, http.StatusForbidden, apitype.ErrorBody{Code: apitype.CodeUnauthorized,
-			Message: "refused: " + err.Error()})
+		a.refuse(w, http.StatusForbidden, err.Error(),
+			"run plexus as the user that runs the daemon, outside any sandbox or container, and not from a server the daemon runs")
 		return
 	}
+	if !bearer(r, a.Token) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="plexus"`)
+		a.refuse(w, http.StatusUnauthorized, "a token is required: send Authorization: Bearer <the content of $PLEXUS_HOME/token>",
+			"run plexus with the daemon's PLEXUS_HOME: it reads the token from $PLEXUS_HOME/token")
+		return
+	}
+	connlimit.Prove(r.Context())
 	a.mux.ServeHTTP(w, r)
+}
+
+// refuse answers a request the guard refused, and closes its connection:
+// a refused caller gets nothing more of it, not even the reading of the
+// rest of its body. hint is what a person refused should do (a front end
+// shows it instead of its own remedy for the code).
+func (a *Handler) refuse(w http.ResponseWriter, status int, reason, hint string) {
+	a.log.Warn("request refused", "reason", reason)
+	w.Header().Set("Connection", "close")
+	writeError(w, status, apitype.ErrorBody{Code: apitype.CodeUnauthorized, Message: "refused: " + reason, Hint: hint})
+}
+
+// bearer reports whether r carries token as its bearer token. No token
+// is never carried.
+func bearer(r *http.Request, token string) bool {
+	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	return ok && token != "" && subtle.ConstantTimeCompare([]byte(tok), []byte(token)) == 1
 }
 
 type connKey struct{}
 
+// peerConn is an accepted connection and the verdict on its caller,
+// made at its first request.
+type peerConn struct {
+	c    net.Conn
+	once sync.Once
+	err  error
+}
+
 // ConnContext records the accepted connection so that ServeHTTP can check
 // the peer's credentials. Install it as http.Server.ConnContext.
 func ConnContext(ctx context.Context, c net.Conn) context.Context {
-	return context.WithValue(ctx, connKey{}, c)
+	return context.WithValue(ctx, connKey{}, &peerConn{c: c})
 }
 
-// checkPeer allows only the daemon's own user, or root, over a unix socket.
-// How the kernel names the peer is the platform's (peer_*.go). Anything it
-// cannot verify is refused.
+// checkPeer allows only the daemon's own user, or root, over a unix
+// socket, and of those only processes the platform admits (peer_*.go).
+// Anything it cannot verify is refused. The verdict holds for the
+// connection: the kernel names the process that connected, once.
 func checkPeer(ctx context.Context) error {
-	c, _ := ctx.Value(connKey{}).(net.Conn)
+	pc, _ := ctx.Value(connKey{}).(*peerConn)
+	if pc == nil {
+		return errors.New("the caller's identity cannot be checked on this connection")
+	}
+	pc.once.Do(func() { pc.err = verifyPeer(pc.c) })
+	return pc.err
+}
+
+func verifyPeer(c net.Conn) error {
+	for {
+		nc, ok := c.(interface{ NetConn() net.Conn })
+		if !ok {
+			break
+		}
+		c = nc.NetConn()
+	}
 	uc, ok := c.(*net.UnixConn)
 	if !ok {
 		return errors.New("the caller's identity cannot be checked on this connection")

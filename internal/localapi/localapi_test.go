@@ -35,10 +35,33 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// testToken is the token of the API the tests serve (apiHandler), which
+// unixClient sends.
+const testToken = "test-token-0123456789abcdef0123456789abcdef"
+
+// apiHandler is the API over h, taking testToken.
+func apiHandler(h *host.Host) *Handler {
+	a := New(h, slog.New(slog.DiscardHandler))
+	a.Token = testToken
+	return a
+}
+
+// unixClient reaches the socket sock, sending testToken.
 func unixClient(sock string) *http.Client {
-	return &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+	return &http.Client{Transport: withToken{&http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 		return (&net.Dialer{}).DialContext(ctx, "unix", sock)
-	}}}
+	}}}}
+}
+
+// withToken sends testToken with every request that names none.
+type withToken struct{ base http.RoundTripper }
+
+func (t withToken) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Header.Get("Authorization") == "" {
+		r = r.Clone(r.Context())
+		r.Header.Set("Authorization", "Bearer "+testToken)
+	}
+	return t.base.RoundTrip(r)
 }
 
 // serve runs the API over a real store on a unix socket.
@@ -55,12 +78,15 @@ func serveIn(t *testing.T, dir string) (sock string, c *http.Client) {
 	}
 	h := host.New(host.Options{Store: st})
 	t.Cleanup(h.Close)
-	sock = filepath.Join(dir, "plexus.sock") // where client.New(dir) looks
+	sock = filepath.Join(dir, "plexus.sock") // where client.New(dir) looks, and the token:
+	if err := os.WriteFile(filepath.Join(dir, "token"), []byte(testToken+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	ln, err := net.Listen("unix", sock)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: New(h, slog.New(slog.DiscardHandler)), ConnContext: ConnContext}
+	srv := &http.Server{Handler: apiHandler(h), ConnContext: ConnContext}
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
 	return sock, unixClient(sock)

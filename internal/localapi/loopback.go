@@ -1,7 +1,6 @@
 package localapi
 
 import (
-	"crypto/subtle"
 	"log/slog"
 	"net"
 	"net/http"
@@ -9,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
+	"github.com/plexus-mcp/plexus/internal/connlimit"
 )
 
 // Loopback guards the daemon's loopback TCP address (R-OWN-4): every
@@ -45,20 +45,15 @@ func (l *Loopback) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		l.refuse(w, http.StatusUnauthorized, "a token is required: send Authorization: Bearer <the content of $PLEXUS_HOME/token>")
 		return
 	}
+	connlimit.Prove(r.Context())
 	l.mux.ServeHTTP(w, r)
 }
 
-func (l *Loopback) authorized(r *http.Request) bool {
-	auth := r.Header.Get("Authorization")
-	tok, ok := strings.CutPrefix(auth, "Bearer ")
-	if !ok || len(l.token) == 0 {
-		return false
-	}
-	return subtle.ConstantTimeCompare([]byte(tok), l.token) == 1
-}
+func (l *Loopback) authorized(r *http.Request) bool { return bearer(r, string(l.token)) }
 
 func (l *Loopback) refuse(w http.ResponseWriter, status int, msg string) {
 	l.log.Warn("loopback request refused", "status", status, "reason", msg)
+	w.Header().Set("Connection", "close") // and nothing more is read of it
 	writeError(w, status, apitype.ErrorBody{Code: apitype.CodeUnauthorized, Message: "refused: " + msg})
 }
 

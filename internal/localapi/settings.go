@@ -36,6 +36,9 @@ func (a *Handler) putSettings(w http.ResponseWriter, r *http.Request) {
 				Users: p.Users, Groups: p.Groups}
 		}
 	}
+	if req.Registry != nil {
+		in.Registry = &config.Registry{URL: req.Registry.URL}
+	}
 	rev, err := a.host.SetSettings(in, based)
 	if err != nil {
 		a.renderError(w, r, err)
@@ -55,6 +58,9 @@ func settingsOut(s host.Settings) apitype.Settings {
 	if s.Face != nil {
 		out.Face = &apitype.FaceSettings{AllowExternalCall: s.Face.AllowExternalCall, AllowWrite: s.Face.AllowWrite,
 			SessionIdleMs: s.Face.SessionIdleMs, MaxSessions: s.Face.MaxSessions}
+	}
+	if s.Registry != nil {
+		out.Registry = &apitype.RegistrySettings{URL: s.Registry.URL}
 	}
 	for name, p := range s.Profiles {
 		out.Profiles[name] = apitype.Profile{Servers: p.Servers, Naming: p.Naming, MetaTools: p.MetaTools, ControlTools: p.ControlTools,

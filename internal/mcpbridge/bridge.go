@@ -50,7 +50,10 @@ type Bridge struct {
 	// Dial, if set, connects to the face's server for the POSTs, which
 	// then go out in the goroutine that reads the answer (rawhttp); the
 	// event stream and the session's end still go through HTTP.
-	Dial    func(ctx context.Context) (net.Conn, error)
+	Dial func(ctx context.Context) (net.Conn, error)
+	// Header is sent with the POSTs made through Dial: the daemon's
+	// token, which the HTTP client sends with the rest.
+	Header  http.Header
 	raw     *rawhttp.Client
 	rawPath string // the face's path on it
 	// Warn reports problems that do not end the bridge; may be nil.
@@ -379,6 +382,9 @@ func (b *Bridge) relay(resp *http.Response, h *head) {
 // do POSTs msg to the face: through rawhttp when the bridge can dial.
 func (b *Bridge) do(ctx context.Context, hdr http.Header, msg []byte) (*http.Response, error) {
 	if b.raw != nil {
+		for k, v := range b.Header {
+			hdr[k] = v
+		}
 		return b.raw.Do(ctx, http.MethodPost, b.rawPath, hdr, msg)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, b.URL, bytes.NewReader(msg))

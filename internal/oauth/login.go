@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/plexus-mcp/plexus/internal/connlimit"
 )
 
 // loginRun is one login in progress: the pending flow and its loopback
@@ -96,9 +98,16 @@ func (m *Manager) startRun(ctx context.Context, p LoginParams, ln net.Listener, 
 				notThisLogin(w)
 				return
 			}
+			connlimit.Prove(r.Context())
 			m.answerRedirect(w, run, m.complete(context.WithoutCancel(r.Context()), run, "http://"+r.Host+r.URL.RequestURI()))
 		})
-		run.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		// Under connlimit's bounds, as every listener of the daemon: the
+		// browser's return is one connection, which the login's state
+		// proves; any more a local program opens are bounded, the oldest
+		// closed first, each with the header and body deadlines.
+		lim := connlimit.New(ln, "the login callback of "+p.Server, connlimit.Default(callbackConns), m.log)
+		ln = lim
+		run.srv = lim.Server(mux, nil, nil)
 		// One request per connection: a kept-alive connection would outlive
 		// the login and could reach the next login's listener on the same port.
 		run.srv.SetKeepAlivesEnabled(false)
@@ -189,6 +198,10 @@ func (m *Manager) listen(server string) (net.Listener, error) {
 	}
 	return net.Listen("tcp", "127.0.0.1:0")
 }
+
+// callbackConns bounds the connections of a login's redirect listener:
+// a browser's return needs one.
+const callbackConns = 32
 
 var errLoginOver = errors.New("this login is over: start a new one with `plexus login NAME`")
 

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -241,6 +243,58 @@ func TestForgedRedirectChangesNothing(t *testing.T) {
 	resp.Body.Close()
 	if st := m.Status("srv"); !st.LoggedIn || st.Login != "" {
 		t.Fatalf("the login's own redirect after forged ones: %+v", st)
+	}
+}
+
+// TestLoginCallbackIsBounded: a program of the machine that opens
+// connections to a login's loopback listener and sends nothing of a
+// request holds a few of them at most, the oldest closed first — not one
+// file of the daemon per connection for the header timeout's 10 s, which
+// enough of them would exhaust — and the login's own redirect then
+// completes it.
+func TestLoginCallbackIsBounded(t *testing.T) {
+	t.Parallel() // its second of waiting beside the others
+	as := authserver.Start(t, authserver.Options{})
+	var c clock
+	m := open(t, t.TempDir(), &c, nil)
+	pd, err := m.StartLogin(context.Background(), oauth.LoginParams{Server: "srv", URL: as.MCPURL}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := url.Parse(pd.RedirectURI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const flood = 100
+	var conns []net.Conn
+	for range flood {
+		conn, err := net.Dial("tcp", u.Host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		conn.Write([]byte("GET /callback HTTP/1.1\r\n"))
+		conns = append(conns, conn)
+	}
+	held := 0
+	deadline := time.Now().Add(time.Second)
+	for _, conn := range conns {
+		conn.SetReadDeadline(deadline)
+		var ne net.Error
+		if _, err := conn.Read(make([]byte, 1)); errors.As(err, &ne) && ne.Timeout() {
+			held++
+		}
+	}
+	if held > 32 {
+		t.Errorf("%d of %d connections that sent no request were still open after a second, want the oldest closed beyond a bound", held, flood)
+	}
+	resp, err := http.Get(pd.AuthURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if st := m.Status("srv"); !st.LoggedIn || st.Login != "" {
+		t.Fatalf("the login's own redirect after the flood: %+v", st)
 	}
 }
 

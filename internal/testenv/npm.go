@@ -110,3 +110,25 @@ type installError struct {
 }
 
 func (e *installError) Error() string { return "npm ci: " + e.err.Error() + "\n" + e.out }
+
+// NPMProject makes dir the npm project of the servers testenv installs
+// (package.json and a link to .cache/npm's node_modules), installing them
+// first if needed: `npx -y PACKAGE@VERSION` run in dir or below — a
+// daemon's home inside it — then takes the installed package of that
+// version, without the network (npm's own rule for a project's
+// dependencies).
+func NPMProject(t testing.TB, dir string) {
+	t.Helper()
+	NPMBin(t, "mcp-server-memory")
+	cache := filepath.Join(RepoRoot(), ".cache", "npm")
+	if err := os.Symlink(filepath.Join(cache, "node_modules"), filepath.Join(dir, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(cache, "package.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "package.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

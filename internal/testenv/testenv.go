@@ -72,6 +72,9 @@ type Env struct {
 	ExtraEnv []string
 	// DaemonArgs are added to `plexus daemon`'s (a database store, say).
 	DaemonArgs []string
+	// DaemonWrap, if set, runs the daemon: its argv, to which the
+	// daemon's own is added (a shell that sets limits, then execs).
+	DaemonWrap []string
 
 	daemon    *exec.Cmd
 	daemonOut *SyncBuffer
@@ -95,7 +98,9 @@ func (e *Env) environ() []string {
 func (e *Env) StartDaemon() {
 	e.t.Helper()
 	// A free port of its own: tests run many daemons at once.
-	cmd := exec.Command(e.Bin, append([]string{"daemon", "--listen", "127.0.0.1:0"}, e.DaemonArgs...)...)
+	argv := append([]string{e.Bin, "daemon", "--listen", "127.0.0.1:0"}, e.DaemonArgs...)
+	argv = append(append([]string{}, e.DaemonWrap...), argv...)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = e.environ()
 	e.daemonOut = &SyncBuffer{}
 	cmd.Stdout = e.daemonOut
@@ -124,6 +129,7 @@ func (e *Env) WaitReady(d time.Duration) {
 		}
 		select {
 		case werr := <-e.waitErr:
+			e.daemon = nil // gone: nothing for StopDaemon to wait for
 			e.t.Fatalf("daemon exited: %v\n%s", werr, e.daemonOut)
 		default:
 		}

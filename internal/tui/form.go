@@ -80,6 +80,10 @@ type form struct {
 	// managed secrets while the URL still refers to them.
 	urlSecrets map[string]string
 
+	// from says where a new server's settings came from (a registry
+	// entry), shown above the fields; "" for one typed.
+	from string
+
 	saving bool
 	// savingSince is when the save began, and startLine the latest stderr
 	// line of the server it starts: a first start can take long (`npx -y`

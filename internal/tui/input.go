@@ -50,6 +50,8 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		cmd = m.loginKey(msg)
 	case screenSettings:
 		cmd = m.settingsKey(msg)
+	case screenSearch:
+		cmd = m.searchKey(msg)
 	default:
 		cmd = m.listKey(msg)
 	}
@@ -73,6 +75,10 @@ func (m *Model) pasted(msg tea.PasteMsg) tea.Cmd {
 		m.paste, cmd = m.paste.Update(msg)
 	case m.screen == screenSettings && m.setEdit != nil:
 		*m.setEdit, cmd = m.setEdit.Update(msg)
+	case m.screen == screenSearch && m.search.ask != nil:
+		m.search.ask.input, cmd = m.search.ask.input.Update(msg)
+	case m.screen == screenSearch:
+		m.search.query, cmd = m.search.query.Update(msg)
 	}
 	return cmd
 }
@@ -124,6 +130,9 @@ func (m *Model) listKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.msg, m.errMsg = "", ""
 		m.screen, m.setEdit = screenSettings, nil
 		return m.loadSettings()
+	}
+	if key.Matches(msg, k.Search) {
+		return m.openSearch()
 	}
 	if key.Matches(msg, k.New) {
 		m.msg, m.errMsg = "", ""

@@ -9,7 +9,7 @@ import (
 // keyMap is every key of the list screen. The form has its own few, handled
 // in form.go and listed in help.
 type keyMap struct {
-	Up, Down, New, Edit, Delete, Toggle, Enable, Restart, Login, Review, Settings, Help, Quit key.Binding
+	Up, Down, New, Search, Edit, Delete, Toggle, Enable, Restart, Login, Review, Settings, Help, Quit key.Binding
 }
 
 func newKeyMap() keyMap {
@@ -20,6 +20,7 @@ func newKeyMap() keyMap {
 		Up:       b([]string{"up", "k"}, "↑/k", "move up"),
 		Down:     b([]string{"down", "j"}, "↓/j", "move down"),
 		New:      b([]string{"n"}, "n", "new"),
+		Search:   b([]string{"/"}, "/", "find in the registry"),
 		Edit:     b([]string{"enter"}, "enter", "edit"),
 		Delete:   b([]string{"d"}, "d", "delete"),
 		Toggle:   b([]string{"space"}, "space", "on/off"),
@@ -56,10 +57,10 @@ func footerKeys(pairs ...string) string {
 const helpText = `Keys on the list
   ↑ ↓  k j     move between servers
   n            add a server: opens the form
+  /            find a server in the MCP registry, and add it with the form
   enter        edit the selected server in the same form
   d            delete it and its credentials (asks first)
-  space        switch it on or off
-  e            re-enable a server switched off
+  space  e     switch it on or off; e switches it on
   r            restart it now
   l            log in to a server that needs OAuth: shows the URL to open
   a            review a changed tool or a pending server, then accept

@@ -24,7 +24,7 @@ func (m *Model) listView(w, h int) []string {
 		return []string{"", "  Connecting to the daemon…"}
 	}
 	if len(m.servers) == 0 {
-		return []string{"", "  No servers yet. Press n to add one, ? for help."}
+		return []string{"", "  No servers yet. Press / to find one in the MCP registry, n to add one by hand, ? for help."}
 	}
 	head := "  " + col("NAME", colName) + " " + col("STATE", colState) + " " + col("TRANSPORT", colTransport) + " " +
 		right("TOOLS", colTools) + "  LAST ERROR"

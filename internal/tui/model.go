@@ -26,6 +26,7 @@ const (
 	screenLogin
 	screenHelp
 	screenSettings
+	screenSearch
 )
 
 // maxStderr is how many stderr lines are kept per server for the detail
@@ -68,6 +69,9 @@ type Model struct {
 	settings *apitype.Settings
 	setSel   int
 	setEdit  *textinput.Model
+
+	// search is the registry screen's (registry.go); nil until opened.
+	search *search
 
 	// order tells answers and events apart by age (order.go).
 	order order
@@ -178,6 +182,8 @@ func (m *Model) daemonMsg(msg tea.Msg) tea.Cmd {
 		return m.done(msg)
 	case settingsMsg:
 		return m.settingsDone(msg)
+	case registryListMsg, registryPlanMsg:
+		return m.registryMsg(msg)
 	case loginMsg:
 		m.busy = ""
 		if msg.err != nil {

@@ -20,6 +20,9 @@ const labelWidth = 14
 func (m *Model) formView(w, h int) []string {
 	f := m.form
 	lines := []string{""}
+	if f.from != "" {
+		lines = []string{styleDim.Render(ansi.Truncate(f.from+" · type the secrets, then ctrl+s", w, "…"))}
+	}
 	for _, fl := range f.fields() {
 		mark := "  "
 		if fl == f.focus {

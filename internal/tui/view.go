@@ -38,6 +38,8 @@ func (m *Model) frame() string {
 		body = m.loginView(w)
 	case screenSettings:
 		body = m.settingsView(w)
+	case screenSearch:
+		body = m.searchView(w, bodyH)
 	default:
 		body = m.listView(w, bodyH)
 	}
@@ -73,6 +75,8 @@ func (m *Model) titleLine(w int) string {
 		left += " › help"
 	case m.screen == screenSettings:
 		left += " › settings"
+	case m.screen == screenSearch:
+		left += " › registry"
 	}
 	ready, starting := 0, 0
 	for _, s := range m.servers {
@@ -142,10 +146,15 @@ func (m *Model) footerLine() string {
 			return footerKeys("enter", "save", "esc", "cancel")
 		}
 		return footerKeys("↑ ↓", "move", "space", "switch or edit", "esc", "back to the list")
+	case screenSearch:
+		if m.search != nil && m.search.ask != nil {
+			return footerKeys("enter", "next", "esc", "cancel")
+		}
+		return footerKeys("type", "a name", "enter", "search, or add the one chosen", "↑ ↓", "choose", "esc", "back")
 	}
 	s, ok := m.selected()
 	if !ok {
-		return footer(k.New, k.Help, k.Quit)
+		return footer(k.New, k.Search, k.Help, k.Quit)
 	}
 	bs := []key.Binding{k.New, k.Edit, k.Delete, k.Toggle}
 	switch {

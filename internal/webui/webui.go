@@ -85,7 +85,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.login(w, r)
 	case p == "/logout":
 		s.logout(w, r)
-	case p == "/" || p == "/app.js" || p == "/oauth.js" || p == "/app.css":
+	case p == "/" || p == "/app.js" || p == "/oauth.js" || p == "/guide.js" || p == "/app.css":
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			s.refuse(w, r, http.StatusMethodNotAllowed, "method not allowed")
 			return

@@ -114,10 +114,12 @@ function when(t) {
 }
 
 function renderServer(st) {
-  const li = el('li', { class: 'server s-' + st.state, 'data-name': st.name, 'data-state': st.state });
+  const li = el('li', { class: 'server s-' + st.state + (needsAttention(st) ? ' needs-attention' : '') + (!st.enabled || st.state === 'stopped' ? ' off' : ''),
+    'data-name': st.name, 'data-state': st.state });
   const label = stateText(st);
   li.append(el('h3', {}, el('span', { class: 'name' }, st.name),
-    el('span', { class: 'state s-' + st.state, 'data-testid': 'state' }, 'State: ' + label)));
+    el('span', { class: 'state s-' + st.state, 'data-testid': 'state' }, 'State: ' + label),
+    marks(st)));
   const dl = el('dl', { class: 'facts' });
   fact(dl, 'Transport', st.type === 'stdio' ? 'stdio' : st.type === 'sse' ? 'HTTP+SSE' : 'Streamable HTTP');
   fact(dl, 'Tools', String(st.tools) + (st.held && st.held.length ? ' (' + st.held.length + ' held back)' : ''));
@@ -160,6 +162,17 @@ function renderServer(st) {
   li.append(act, el('p', { class: 'err card-error', role: 'alert' }, cardErrors.get(st.name) || ''),
     el('p', { class: 'progress card-note', role: 'status' }, cardNotes.get(st.name) || ''));
   return li;
+}
+
+// marks are a card's badges, in words, for what its state does not say:
+// its sandbox, and a login it needs while it still runs. (A server
+// switched off or stopped says so in its state, and is dimmed and listed
+// last; one that needs a login and does not run says so too.)
+function marks(st) {
+  const out = [];
+  if (st.sandbox) out.push(el('span', { class: 'badge sandboxed', 'data-testid': 'mark-sandboxed', title: st.sandbox }, 'sandboxed: ' + st.sandbox));
+  if (st.auth && st.auth.needsLogin && stateText(st) !== 'needs login') out.push(el('span', { class: 'badge login', 'data-testid': 'mark-login' }, 'needs login'));
+  return out;
 }
 
 // canLogIn: a login can succeed only on an enabled remote server that uses
@@ -231,9 +244,16 @@ function fmt(v) {
   return typeof v === 'string' ? v : JSON.stringify(v, null, 2);
 }
 
+// rank puts the servers that need a person first and those switched off
+// or stopped last.
+function rank(st) {
+  if (needsAttention(st)) return 0;
+  return !st.enabled || st.state === 'stopped' ? 2 : 1;
+}
+
 function render() {
   const ul = $('servers');
-  const names = [...servers.keys()].sort();
+  const names = [...servers.keys()].sort((a, b) => rank(servers.get(a)) - rank(servers.get(b)) || (a < b ? -1 : a > b ? 1 : 0));
   ul.replaceChildren(...names.map((n) => renderServer(servers.get(n))));
   $('empty').hidden = names.length > 0;
   listChanged();
@@ -357,7 +377,8 @@ function reconnected() {
 function drawServer(st) {
   servers.set(st.name, st);
   const old = document.querySelector('#servers > li[data-name="' + CSS.escape(st.name) + '"]');
-  if (!old) { render(); return; }
+  const before = old && old.classList.contains('needs-attention') ? 0 : old && old.classList.contains('off') ? 2 : 1;
+  if (!old || before !== rank(st)) { render(); return; }
   const open = [...old.querySelectorAll('details')].map((d) => d.open);
   const logs = old.querySelector('.logs');
   const fresh = renderServer(st);
@@ -496,7 +517,7 @@ function showTransport() {
 }
 
 let rowSeq = 0;
-function addRow(name, ref, plain) {
+function addRow(name, ref, plain, hint) {
   const i = ++rowSeq;
   const isPlain = typeof plain === 'string';
   // A plain value ({"value": …}) is a setting, not a secret: shown and
@@ -504,7 +525,7 @@ function addRow(name, ref, plain) {
   const value = isPlain
     ? el('input', { 'aria-label': 'Value ' + i, class: 'r-value', type: 'text', value: plain, autocomplete: 'off', spellcheck: 'false' })
     : el('input', { 'aria-label': 'Value ' + i, class: 'r-value', type: 'password', autocomplete: 'new-password',
-      placeholder: ref ? 'blank keeps, - removes' : '' });
+      placeholder: hint || (ref ? 'blank keeps, - removes' : ''), title: hint || null });
   const tr = el('tr', {},
     el('td', {}, el('input', { 'aria-label': 'Name ' + i, class: 'r-name', value: name || '', autocomplete: 'off', spellcheck: 'false' })),
     el('td', {}, el('input', { 'aria-label': 'Secret variable ' + i, class: 'r-var', value: ref || '', autocomplete: 'off', spellcheck: 'false',
@@ -578,6 +599,9 @@ function clearErrors() {
 
 function openEditor(name) {
   clearErrors();
+  $('form-from').hidden = true;
+  $('form-from').replaceChildren();
+  $('saved').hidden = true;
   $('server-form').reset();
   $('f-rows').replaceChildren();
   editing = null;
@@ -763,10 +787,11 @@ async function save(ev) {
       (starting.line ? ' · ' + starting.line.slice(0, 120) : '');
   }, 1000);
   try {
-    await readStatuses(() => editing
+    const res = await readStatuses(() => editing
       ? api('PUT', '/servers/' + enc(editing.name), req, editing.revision)
       : api('POST', '/servers', req), showAnswer);
     closeEditor();
+    confirmSaved(req.name, res && res.server, req.noVerify);
     loadSecrets();
   } catch (e) {
     showFormError(e);
@@ -776,6 +801,59 @@ async function save(ev) {
     $('save').disabled = false;
     $('form-progress').textContent = '';
   }
+}
+
+// confirmSaved says at the top of the page that a save is done, and in
+// what state the server is.
+function confirmSaved(name, st, noVerify) {
+  let msg = 'Saved ' + name;
+  if (st) msg += ': ' + stateText(st) + (st.state === 'ready' ? ', ' + plural(st.tools, 'tool') : '');
+  if (noVerify) msg += ' (saved without starting it first)';
+  $('saved').textContent = msg + '.';
+  $('saved').hidden = false;
+  const li = document.querySelector('#servers > li[data-name="' + CSS.escape(name) + '"]');
+  if (li) li.scrollIntoView({ block: 'nearest' });
+}
+
+// openEditorWith opens the add form filled from a registry server's plan
+// (guide.js): its name, command or URL, its variables and headers — a
+// secret as its managed variable with an empty value to type, described —
+// and what the registry says of it.
+function openEditorWith(plan) {
+  openEditor(null);
+  const c = plan.config || {};
+  $('f-name').value = plan.server;
+  nameEdited = true;
+  $('h-name').textContent = '(from the registry)';
+  const t = c.type || 'stdio';
+  document.querySelector('input[name="type"][value="' + t + '"]').checked = true;
+  showTransport();
+  const about = new Map((plan.fields || []).filter((f) => f.var).map((f) => [f.var, f]));
+  const hint = (ref) => {
+    const f = about.get(ref);
+    if (!f) return '';
+    const what = (f.required ? 'required' : 'optional') + (f.description ? ': ' + f.description : '');
+    return f.stored ? 'stored: blank keeps it (' + what + ')' : what;
+  };
+  if (t === 'stdio') {
+    $('f-command').value = [c.command || '', ...(c.args || [])].map(quoteArg).join(' ');
+    for (const [k, v] of Object.entries(c.env || {})) {
+      if (v && typeof v.value === 'string') addRow(k, '', v.value); else addRow(k, v && v.env, undefined, hint(v && v.env));
+    }
+  } else {
+    $('f-url').value = c.url || '';
+    if (c.bearerTokenEnvVar) addRow('Authorization', 'Bearer ${' + c.bearerTokenEnvVar + '}', undefined, hint(c.bearerTokenEnvVar));
+    for (const [k, v] of Object.entries(c.headers || {})) {
+      const ref = typeof v === 'string' ? v : v && v.env;
+      const m = typeof v === 'string' && v.match(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/);
+      addRow(k, ref, undefined, hint(m ? m[1] : ref));
+    }
+  }
+  const from = $('form-from');
+  from.replaceChildren(el('p', {}, 'From the MCP registry: ', el('strong', {}, plan.name + ' ' + plan.version),
+    ' (' + plan.option.kind + ' ' + plan.option.label + '). Type the secrets below; nothing is saved until the server starts.'),
+  ...(plan.notes || []).map((n) => el('p', { class: 'hint' }, n)));
+  from.hidden = false;
 }
 
 // starting is the server a save is waiting for: its name, since when,
@@ -930,6 +1008,7 @@ function follow() {
 
 async function start() {
   $('add').addEventListener('click', () => openEditor(null));
+  $('empty-add').addEventListener('click', () => openEditor(null));
   $('reload').addEventListener('click', async () => {
     notice('');
     try { await api('POST', '/reload'); await refresh(); } catch (e) { notice('reload: ' + describe(e)); }

@@ -9,7 +9,7 @@
 //   SHOTS         where to save the screenshots
 // It prints one line per step and exits non-zero on the first failure.
 'use strict';
-const { launch } = require('./launch.cjs');
+const { launch, drive } = require('./launch.cjs');
 const assert = require('node:assert/strict');
 const path = require('node:path');
 
@@ -33,28 +33,10 @@ async function main() {
   const page = await context.newPage();
   page.setDefaultTimeout(T);
   page.on('dialog', (d) => d.accept());
-  const consoleErrors = [];
-  page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()); });
-  page.on('pageerror', (e) => consoleErrors.push(String(e)));
-
   // Every response body the browser receives (the event stream is checked
   // by the Go test, which follows it for the whole run).
-  const bodies = [];
-  const pending = [];
-  page.on('response', (resp) => {
-    if ((resp.headers()['content-type'] || '').startsWith('text/event-stream')) return;
-    pending.push(resp.body().then((b) => bodies.push({ url: resp.url(), body: b.toString('utf8') }), () => {}));
-  });
+  const { consoleErrors, bodies } = await drive(page, run, path.join(env.FAILSHOT || '/tmp', 'webui-failure.png'));
 
-  try {
-    await run(page);
-  } catch (e) {
-    await page.screenshot({ path: path.join(env.FAILSHOT || '/tmp', 'webui-failure.png'), fullPage: true }).catch(() => {});
-    console.log('page text at failure:\n' + (await page.locator('body').innerText().catch(() => '?')));
-    throw e;
-  }
-
-  await Promise.all(pending);
   assert.ok(bodies.length > 20, 'captured ' + bodies.length + ' responses');
   for (const b of bodies) {
     for (const secret of [env.CANARY, env.CANARY_ENV, env.CANARY_OAUTH, env.KEY_PEM.split('\n')[1], env.TOKEN]) {

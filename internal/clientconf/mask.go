@@ -1,23 +1,24 @@
-package cli
+package clientconf
 
 import (
 	"regexp"
 	"strconv"
 	"strings"
-
-	"github.com/plexus-mcp/plexus/internal/clientconf"
 )
 
-// maskDiff hides the values of the user's own settings in a diff of a
+// MaskDiff hides the values of the user's own settings in a diff of a
 // client's file: keys stay, so the change can be read, but the text of
 // strings (tokens pasted into env or headers), unquoted YAML values and
 // comments becomes "…" — unless it is one of the values Plexus's own entry
-// writes.
-func maskDiff(diff, command string) string {
+// writes: its command and own (its home and address).
+func MaskDiff(diff, command string, own ...string) string {
 	if diff == "" {
 		return ""
 	}
-	allowed := map[string]bool{command: true, "mcp": true, "stdio": true, "custom": true, "local": true, clientconf.EntryName: true}
+	allowed := map[string]bool{command: true, "mcp": true, "stdio": true, "custom": true, "local": true, EntryName: true}
+	for _, o := range own {
+		allowed[o] = true
+	}
 	lines := strings.SplitAfter(diff, "\n")
 	for i, line := range lines {
 		if strings.HasPrefix(line, "--- ") || strings.HasPrefix(line, "+++ ") || strings.HasPrefix(line, "@@") || line == "" {

@@ -11,9 +11,9 @@ import (
 // xucredVersion is XUCRED_VERSION of <sys/ucred.h>, 0 on both systems.
 const xucredVersion = 0
 
-// peerUID reads the effective uid the peer had when it connected
+// xucredUID reads the effective uid the peer had when it connected
 // (LOCAL_PEERCRED, what getpeereid(3) reads).
-func peerUID(fd int) (uint32, error) {
+func xucredUID(fd int) (uint32, error) {
 	cred, err := unix.GetsockoptXucred(fd, unix.SOL_LOCAL, unix.LOCAL_PEERCRED)
 	if err != nil {
 		return 0, err
