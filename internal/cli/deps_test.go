@@ -24,6 +24,7 @@ func TestImportsOnlyFrontEndLayers(t *testing.T) {
 		// leaf helpers of mcpbridge's hot path, which import nothing of ours
 		"internal/jsonscan": true,
 		"internal/rawhttp":  true,
+		"internal/era":      true, // what each protocol era needs; imports only jsonscan
 		// plexus connect edits another client's own file, with the
 		// user's rights, never Plexus's settings
 		"internal/clientconf": true,
@@ -39,7 +40,7 @@ func TestImportsOnlyFrontEndLayers(t *testing.T) {
 	}
 	for _, pkg := range testenv.OwnDeps(t) {
 		if !allowed[pkg] {
-			t.Errorf("cli depends on %s: a front end may import only client, apitype, cmdline, serverconf, tui, mcpbridge, sse, jsonscan, rawhttp, clientconf, service, atomicfile, statewords and buildinfo", pkg)
+			t.Errorf("cli depends on %s: a front end may import only client, apitype, cmdline, serverconf, tui, mcpbridge, sse, jsonscan, rawhttp, era, clientconf, service, atomicfile, statewords and buildinfo", pkg)
 		}
 	}
 }

@@ -11,11 +11,47 @@ import (
 )
 
 // Sandbox confines a stdio server: what it may read and write, and reach.
+//
+// In JSON it is an object, or false: "sandbox": false runs the server
+// unconfined where the daemon would otherwise sandbox it by default (a
+// team's replica, docs/team.md); without a sandbox a one-machine daemon
+// runs it unconfined anyway.
 type Sandbox struct {
 	Filesystem SandboxFilesystem `json:"filesystem"`
 	Network    SandboxNetwork    `json:"network"`
 	// Limits are optional; zero fields take the defaults.
 	Limits *SandboxLimits `json:"limits,omitempty"`
+	// Off is "sandbox": false; the other fields are then empty.
+	Off bool `json:"-"`
+}
+
+// Confines reports whether s asks for a sandbox: set, and not false.
+func (s *Sandbox) Confines() bool { return s != nil && !s.Off }
+
+// sandboxJSON is Sandbox's JSON shape without its methods.
+type sandboxJSON Sandbox
+
+// MarshalJSON writes false for Off, else the object.
+func (s Sandbox) MarshalJSON() ([]byte, error) {
+	if s.Off {
+		return []byte("false"), nil
+	}
+	return json.Marshal(sandboxJSON(s))
+}
+
+// UnmarshalJSON reads false or the object, for clients of the settings
+// API; extensions.json itself goes through Decode.
+func (s *Sandbox) UnmarshalJSON(b []byte) error {
+	if string(bytes.TrimSpace(b)) == "false" {
+		*s = Sandbox{Off: true}
+		return nil
+	}
+	var v sandboxJSON
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*s = Sandbox(v)
+	return nil
 }
 
 // SandboxLimits are a sandboxed server's resource limits.
@@ -70,8 +106,11 @@ func (s *Sandbox) Clone() *Sandbox {
 }
 
 // Summary is the sandbox in one line: "network none; read /srv/docs;
-// write ~/notes".
+// write ~/notes"; "" for false.
 func (s *Sandbox) Summary() string {
+	if s.Off {
+		return ""
+	}
 	parts := []string{"network " + s.Network.String()}
 	if s.Network.Mode == "" && len(s.Network.Allow) == 0 {
 		parts[0] = "network none (empty list)"
@@ -135,7 +174,17 @@ var (
 )
 
 func (d *decoder) sandbox(path string, n *node) *Sandbox {
+	if n.kind == boolKind {
+		if n.boolean {
+			d.add(path, "want an object (true is not a sandbox: {} is the strict one), or false to run the server unconfined")
+		}
+		return &Sandbox{Off: true}
+	}
 	s := StrictSandbox()
+	if n.kind != objectKind {
+		d.wrongType(path, "an object, or false", n)
+		return s
+	}
 	d.object(path, n, sandboxKeys, func(key, p string, v *node) bool {
 		switch key {
 		case "filesystem":
@@ -193,6 +242,9 @@ func (d *decoder) sandboxNetwork(path string, n *node) SandboxNetwork {
 }
 
 func validateSandbox(ps *problems, p string, s Sandbox) {
+	if s.Off {
+		return
+	}
 	fs := KeyPath(p, "filesystem")
 	for _, list := range []struct {
 		key   string

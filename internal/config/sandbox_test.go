@@ -1,7 +1,9 @@
 package config
 
 import (
+	"encoding/json"
 	"net"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -36,8 +38,46 @@ func TestSandboxDecodeRoundTrip(t *testing.T) {
 	}
 }
 
+// "sandbox": false opts a server out of a sandbox the daemon would give
+// it by default (a team's replica): it survives Encode and the settings
+// API's JSON, and confines nothing.
+func TestSandboxFalse(t *testing.T) {
+	f, err := Decode([]byte(server(`{"type": "stdio", "command": "c", "sandbox": false}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb := f.MCP.Servers["x"].Sandbox
+	if sb == nil || !sb.Off || sb.Confines() || sb.Summary() != "" {
+		t.Fatalf("sandbox false decoded as %+v", sb)
+	}
+	out, err := Encode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), `"sandbox": false`) {
+		t.Fatalf("encoded without its false:\n%s", out)
+	}
+	g, err := Decode(out)
+	if err != nil || !reflect.DeepEqual(g.MCP.Servers["x"], f.MCP.Servers["x"]) {
+		t.Fatalf("round trip: %v\n%s", err, out)
+	}
+	var api Server
+	if err := json.Unmarshal([]byte(`{"type": "stdio", "command": "c", "sandbox": false}`), &api); err != nil || !api.Sandbox.Off {
+		t.Fatalf("the API's JSON: %+v, %v", api.Sandbox, err)
+	}
+	if err := json.Unmarshal([]byte(`{"sandbox": {"network": "all"}}`), &api); err != nil || api.Sandbox.Off || !api.Sandbox.Confines() || api.Sandbox.Network.Mode != "all" {
+		t.Fatalf("the API's JSON, an object: %+v, %v", api.Sandbox, err)
+	}
+	var none *Sandbox
+	if none.Confines() {
+		t.Error("no sandbox confines")
+	}
+}
+
 func TestSandboxBadInput(t *testing.T) {
 	for _, tc := range []struct{ in, path, msg string }{
+		{`true`, "sandbox", "or false to run the server unconfined"},
+		{`"none"`, "sandbox", "want an object, or false"},
 		{`{"network": "some"}`, "sandbox.network", `unknown network "some"`},
 		{`{"network": 1}`, "sandbox.network", `want "none", "all" or a list`},
 		{`{"network": ["github.com"]}`, "sandbox.network[0]", "is not host:port"},

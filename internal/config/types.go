@@ -210,7 +210,8 @@ type Face struct {
 	// SessionIdleMs ends a client's protocol session after this long
 	// without a request (0: DefaultSessionIdleMs); MaxSessions bounds the
 	// live sessions of each profile (0: DefaultMaxSessions): one more
-	// initialize is answered 503 with Retry-After.
+	// initialize takes the place of the session idle longest, and is
+	// answered 503 with Retry-After only while every one is busy.
 	SessionIdleMs int `json:"sessionIdleMs,omitempty"`
 	MaxSessions   int `json:"maxSessions,omitempty"`
 }

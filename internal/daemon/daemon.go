@@ -122,7 +122,7 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	defer os.Remove(sock)
-	p := newParts(opts, log, st, pn)
+	p := newParts(opts, log, st, pn, db != nil)
 	p.api.Token = token
 	pc, err := p.peerChannel(opts.Peer, db)
 	if err != nil {
@@ -142,7 +142,7 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	return p.serve(ctx, opts, ln, tcp, pc, func() {
-		log.Info("daemon ready", "home", opts.Home, "store", storeKind(opts.Store), "socket", sock, "http", tcp.addr(), "pid", os.Getpid(),
+		log.Info("daemon ready", "home", opts.Home, "store", storeKind(db), "socket", sock, "http", tcp.addr(), "pid", os.Getpid(),
 			"servers", len(st.Config().MCP.Servers), "replica", pc.id(), "peer", pc.advertised(), "startup_ms", time.Since(start).Milliseconds(), "max_conns", connBudget())
 	})
 }
@@ -196,10 +196,14 @@ type parts struct {
 	stopDelay time.Duration
 }
 
-func newParts(opts Options, log *slog.Logger, st *store.Store, pn *pins.Store) *parts {
+// newParts wires the daemon's components. A replica of a database store
+// (team) sandboxes its stdio servers by default, and no sandboxed server
+// reads the store's key or URL files (docs/team.md).
+func newParts(opts Options, log *slog.Logger, st *store.Store, pn *pins.Store, team bool) *parts {
 	p := &parts{log: log, stopDelay: opts.StopDelay}
 	p.mtr = metrics.New(hostSource{&p.h})
-	p.h = host.New(host.Options{Store: st, Logger: log, Shim: opts.Shim, Observer: p.mtr, Pins: pn})
+	p.h = host.New(host.Options{Store: st, Logger: log, Shim: opts.Shim, Observer: p.mtr, Pins: pn,
+		SandboxByDefault: team, Secrets: opts.Store.secretFiles()})
 	// The MCP face, on the socket (for plexus mcp) and the loopback address.
 	p.fc = face.New(p.h, log.With("component", "face"), opts.Version)
 	p.fc.Observe(p.mtr.ObserveFace)

@@ -88,6 +88,22 @@ func resolveStore(so StoreOptions) (out StoreOptions, keys pgstore.Keys, warn st
 	return so, keys, warn, err
 }
 
+// secretFiles are the files so names that hold a secret — the store's
+// keys and URL — as absolute paths, for the sandbox to cover
+// (host.Options.Secrets).
+func (so StoreOptions) secretFiles() []string {
+	var out []string
+	for _, f := range append([]string{so.KeyFile, so.URLFile}, so.OldKeyFiles...) {
+		if f == "" {
+			continue
+		}
+		if abs, err := filepath.Abs(f); err == nil {
+			out = append(out, abs)
+		}
+	}
+	return out
+}
+
 func loadOldKeys(files []string) ([][]byte, error) {
 	var out [][]byte
 	for _, f := range files {
@@ -248,9 +264,10 @@ func MigrateStore(ctx context.Context, from, to string, so StoreOptions, overwri
 }
 
 // storeKind says where the documents are kept, for the log: never the
-// URL, which may hold a password.
-func storeKind(so StoreOptions) string {
-	if so.URL == "" {
+// URL, which may hold a password. db is the database store, nil for files
+// (the URL may have come from a file or the environment, not so.URL).
+func storeKind(db *pgstore.Store) string {
+	if db == nil {
 		return "files"
 	}
 	return "database"

@@ -51,35 +51,86 @@ func metric(t *testing.T, base, token, name string) float64 {
 	return f
 }
 
-// TestFaceSessionsCapped: a profile holds at most mcp.face.maxSessions
-// protocol sessions; one more initialize is answered 503 with
-// Retry-After, and a DELETE frees a place at once.
+// TestFaceSessionsCapped (issue 44, point 10): an attacker who opens a
+// profile's mcp.face.maxSessions sessions and abandons them locks no
+// client out, and their sessions are reclaimed at once, not after the
+// idle time (30 minutes): a new client's initialize takes the place of
+// the session idle longest, which is then gone (404). A session whose
+// client holds its stream open is never taken; only when every session
+// is busy is a new one refused, 503 with Retry-After; a DELETE frees a
+// place at once.
 func TestFaceSessionsCapped(t *testing.T) {
 	t.Parallel()
 	base, token := boundedFace(t, `"maxSessions": 3`)
 	hc := &http.Client{}
-	var ids []string
-	for range 3 {
-		code, id, _ := initialize(t, hc, base, token)
+	open := func() string {
+		t.Helper()
+		code, id, hdr := initialize(t, hc, base, token)
 		if code != http.StatusOK || id == "" {
-			t.Fatalf("initialize: %d %q", code, id)
+			t.Fatalf("initialize: %d %q (Retry-After %q)", code, id, hdr.Get("Retry-After"))
 		}
-		ids = append(ids, id)
+		time.Sleep(20 * time.Millisecond) // each idle since a moment of its own
+		return id
 	}
+	alive := func(id string) bool {
+		t.Helper()
+		req, _ := http.NewRequest("POST", base+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"ping"}`))
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Session-Id", id)
+		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}
+	listen := func(id string) {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(t.Context(), "GET", base+"/mcp", nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("Mcp-Session-Id", id)
+		resp, err := (&http.Client{}).Do(req)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("the stream of %s: %v %v", id, resp, err)
+		}
+		t.Cleanup(func() { resp.Body.Close() })
+	}
+	held := open() // its client holds its stream open
+	listen(held)
+	abandoned := []string{open(), open()}
+	// The table is full of abandoned sessions: new clients come in.
+	first := open()
+	second := open()
+	for _, id := range abandoned {
+		if alive(id) {
+			t.Errorf("an abandoned session idle longest still lives beside new clients")
+		}
+	}
+	if !alive(held) {
+		t.Fatal("a session whose client holds its stream open was taken")
+	}
+	// Every session busy (each holds its stream): a new one is refused.
+	listen(first)
+	listen(second)
 	code, _, hdr := initialize(t, hc, base, token)
 	if code != http.StatusServiceUnavailable || hdr.Get("Retry-After") == "" {
-		t.Fatalf("the 4th initialize: %d, Retry-After %q; want 503 with Retry-After", code, hdr.Get("Retry-After"))
+		t.Fatalf("an initialize with every session busy: %d, Retry-After %q; want 503 with Retry-After", code, hdr.Get("Retry-After"))
 	}
 	req, _ := http.NewRequest("DELETE", base+"/mcp", nil)
 	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Mcp-Session-Id", ids[0])
+	req.Header.Set("Mcp-Session-Id", first)
 	resp, err := hc.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if code, id, _ := initialize(t, hc, base, token); code != http.StatusOK || id == "" {
-		t.Fatalf("initialize after a DELETE: %d %q", code, id)
+	open()
+	if !alive(held) || !alive(second) {
+		t.Error("a busy session was taken")
 	}
 }
 

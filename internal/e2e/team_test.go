@@ -119,6 +119,7 @@ func teamTools(t *testing.T, url, token string) ([]string, *mcp.ClientSession) {
 // profile's users and groups decide who may use it; the caller's user is
 // in the call log and the metrics, and no token is anywhere.
 func TestTeamIdentity(t *testing.T) {
+	t.Parallel()
 	idp := authserver.Start(t, authserver.Options{})
 	e, base, loopToken := teamEnv(t, idp, `, "userClaim": "email"`,
 		`"default": {"servers": ["example"], "users": ["ada@example.com", "carol@example.com"]},

@@ -24,6 +24,7 @@ import (
 // daemon's or another member's. The upstream records the Authorization of
 // every call it let through; the tokens appear nowhere else.
 func TestTeamMembersOwnUpstreamLogins(t *testing.T) {
+	t.Parallel()
 	idp := authserver.Start(t, authserver.Options{})
 	up := authserver.Start(t, authserver.Options{})
 	e, base, _ := teamEnv(t, idp, "", `"default": {"servers": ["remote"], "users": ["sub-ada", "sub-bob"]}`, func(e *testenv.Env) {
@@ -173,6 +174,7 @@ func loginsOf(t *testing.T, e *testenv.Env) (access, refresh map[string]string) 
 // through the face's 401 and metadata, logs in there for this resource,
 // and lists and calls the profile's tools with the JWT it got.
 func TestTeamTypeScriptAgent(t *testing.T) {
+	t.Parallel()
 	needConformance(t) // the TypeScript peer, as the other tests on it
 	idp := authserver.Start(t, authserver.Options{JWTSubject: "ts-agent"})
 	_, base, _ := teamEnv(t, idp, "", `"default": {"servers": ["example"], "users": ["ts-agent"]}`)

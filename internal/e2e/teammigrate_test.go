@@ -19,6 +19,7 @@ import (
 // sealed in the database; a target that holds settings is refused unless
 // --force; and a daemon on the database serves what the home had.
 func TestStoreMigrate(t *testing.T) {
+	t.Parallel()
 	pg := testenv.StartPostgres(t)
 	keyFile, key := writeKeyFile(t)
 	const secretCanary, tokenCanary, refreshCanary = "CANARY-migrate-secret-0c4d", "CANARY-migrate-access-7e21", "CANARY-migrate-refresh-93ab"

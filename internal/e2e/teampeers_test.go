@@ -29,6 +29,7 @@ import (
 // replica holding the session refuses another member on it, and a
 // request the channel brings without the member's token.
 func TestTeamIdentityAcrossReplicas(t *testing.T) {
+	t.Parallel()
 	pg := testenv.StartPostgres(t)
 	keyFile, key := writeKeyFile(t)
 	idp := authserver.Start(t, authserver.Options{})

@@ -29,6 +29,7 @@ func probe(addr, path string) (int, string) {
 // that made every replica unready would take the whole face out of a
 // Kubernetes Service (before, it went unready within a probe).
 func TestReplicaReadyWithoutTheDatabase(t *testing.T) {
+	t.Parallel()
 	pg := testenv.StartPostgres(t)
 	keyFile, _ := writeKeyFile(t)
 	e := replicas(t, 1, pg.URL, keyFile)[0]

@@ -79,6 +79,7 @@ func retryMs(t *testing.T, e *testenv.Env) (int, int64) {
 // log or status; and the database going away under load stops no call,
 // the replicas catching up once it is back.
 func TestTeamReplicas(t *testing.T) {
+	t.Parallel()
 	pg := testenv.StartPostgres(t)
 	keyFile, key := writeKeyFile(t)
 	rs := replicas(t, 3, pg.URL, keyFile)
@@ -336,6 +337,7 @@ func TestTeamReplicas(t *testing.T) {
 // TestTeamStoreBadInput: a daemon given a database store it cannot use
 // does not start, says why, and quotes neither the key nor the password.
 func TestTeamStoreBadInput(t *testing.T) {
+	t.Parallel()
 	e := testenv.New(t)
 	const password, keyText = "CANARY-pw-41d2", "CANARY-not-a-key-77"
 	bad := filepath.Join(t.TempDir(), "bad.key")

@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -39,7 +40,7 @@ type replica struct {
 // peerReplicas starts n daemons on one database, each with its internal
 // channel on a port of its own, and all with one loopback token, so that
 // a client of a balancer in front of them has one token for all.
-func peerReplicas(t *testing.T, n int, url, keyFile string) []replica {
+func peerReplicas(t *testing.T, n int, url, keyFile string, daemonArgs ...func() []string) []replica {
 	t.Helper()
 	token := make([]byte, 32)
 	rand.Read(token)
@@ -48,11 +49,26 @@ func peerReplicas(t *testing.T, n int, url, keyFile string) []replica {
 		e := envWithFiles(t, map[string]string{"token": hex.EncodeToString(token) + "\n"})
 		addr := "127.0.0.1:" + strconv.Itoa(testenv.FreePort(t))
 		e.DaemonArgs = []string{"--store", url, "--store-key-file", keyFile, "--peer-listen", addr}
+		for _, more := range daemonArgs {
+			e.DaemonArgs = append(e.DaemonArgs, more()...)
+		}
 		e.StartDaemon()
 		_, base, token := faceURL(t, e)
 		out = append(out, replica{Env: e, base: base, token: token, peer: addr})
 	}
+	t.Cleanup(func() { stopTogether(out) })
 	return out
+}
+
+// stopTogether stops rs's daemons at once, as a deleted deployment's
+// pods stop: none waits to hand its servers over to another, which is
+// stopping too.
+func stopTogether(rs []replica) {
+	var wg sync.WaitGroup
+	for _, r := range rs {
+		wg.Go(r.StopDaemon)
+	}
+	wg.Wait()
 }
 
 // envWithFiles is a harness whose home holds files (name → content, 0600)
@@ -137,6 +153,7 @@ func callsMade(t *testing.T, base, token, server string) int {
 // and the channel takes no caller without the replicas' credential, which
 // appears in no log, status or answer.
 func TestTeamSessions(t *testing.T) {
+	t.Parallel()
 	pg := testenv.StartPostgres(t)
 	keyFile, key := writeKeyFile(t)
 	rs := peerReplicas(t, 3, pg.URL, keyFile)

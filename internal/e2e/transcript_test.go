@@ -3,6 +3,7 @@ package e2e
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -23,21 +24,27 @@ import (
 // The wire-transcript corpus (testdata/transcripts/*.txtar): what a client
 // writes, what the server upstream writes (played by testenv/scriptserver
 // exactly as written), and what the client must read back. Each transcript
-// runs through every path a client's messages can take — the HTTP face
-// with calls forwarded as frames, the HTTP face with every call on the
-// SDK's path (the session has set a log level), and `plexus mcp` — and
-// each must give the same frames, modulo ids.
+// runs through every path a client's messages can take — the HTTP face,
+// the HTTP face on a session that set a log level (whose calls once took
+// another path), and `plexus mcp` — and each must give the same frames,
+// modulo ids.
 //
-// Sections: "server" (the scriptserver's rules), "client" (one message a
+// Sections: "server" (the scriptserver's rules), optionally "upstream"
+// ("http": the rules played by testenv/scripthttp, a session-era server
+// over streamable HTTP, instead of over stdio), optionally "client-era"
+// ("2026-07-28": the client has no session and no handshake, every
+// request carries its own envelope, as written, and the HTTP headers of
+// its era; the http-loglevel path, which needs a session, is skipped), "client" (one message a
 // line; {{tool}} is the name the face gives the server's tool), "want"
 // (the messages the client reads, one a line, in order, after the
-// session's handshake), optionally "want-sdk" (what the SDK's path writes
-// instead, where it fills in what it infers: each such difference is
-// named in its transcript), and optionally "answers" (the client's answer
-// to each request the face puts to it, in order, one result a line).
+// session's handshake), optionally "want-PATH" (what one path reads
+// instead, where the client on it asked for something else: a session
+// that set a log level gets no message below it), and optionally
+// "answers" (the client's answer to each request the face puts to it, in
+// order, one result a line).
 
 // transcriptPaths are the ways through the face a transcript is run.
-var transcriptPaths = []string{"http-frame", "http-sdk", "plexus-mcp"}
+var transcriptPaths = []string{"http", "http-loglevel", "plexus-mcp"}
 
 func TestTranscripts(t *testing.T) {
 	t.Parallel()
@@ -67,20 +74,42 @@ func TestTranscripts(t *testing.T) {
 		script := filepath.Join(t.TempDir(), name+".script")
 		os.WriteFile(script, []byte(sec["server"]), 0o600)
 		server := fmt.Sprintf("t%d", i)
-		e.MustRun("add", server, "--", testenv.ScriptServer(t), script)
+		switch upstream := strings.TrimSpace(sec["upstream"]); upstream {
+		case "", "stdio":
+			e.MustRun("add", server, "--", testenv.ScriptServer(t), script)
+		case "http":
+			url, saw := testenv.StartScriptHTTP(t, script)
+			e.MustRun("add", server, url)
+			t.Cleanup(func() {
+				if t.Failed() {
+					b, _ := os.ReadFile(saw)
+					t.Logf("%s: what the server received:\n%s", name, b)
+				}
+			})
+		default:
+			t.Fatalf("%s: upstream %q: want stdio or http", file, upstream)
+		}
 		e.MustRun("settings", "set", "profiles."+server, `{"servers":["`+server+`"],"naming":"bare"}`)
+		era := strings.TrimSpace(sec["client-era"])
 		for _, path := range transcriptPaths {
 			t.Run(name+"/"+path, func(t *testing.T) {
+				if era == era2026 && path == "http-loglevel" {
+					t.Skip("a 2026-07-28 client has no session to set a log level on")
+				}
+				sec := sec
+				if era == era2026 {
+					sec = with(sec, "era", era2026)
+				}
 				var got []string
 				switch path {
 				case "plexus-mcp":
 					got = playStdio(t, e, server, sec)
 				default:
-					got = playHTTP(t, "http://"+st.HTTPAddr+"/mcp/"+server, token, path == "http-sdk", sec)
+					got = playHTTP(t, "http://"+st.HTTPAddr+"/mcp/"+server, token, path == "http-loglevel", sec)
 				}
 				want := lines(sec["want"])
-				if w, ok := sec["want-sdk"]; ok && path == "http-sdk" {
-					want = lines(w) // where the SDK's session writes what it infers
+				if w, ok := sec["want-"+path]; ok {
+					want = lines(w) // what this path alone reads, said why in the transcript
 				}
 				for i := range max(len(got), len(want)) {
 					var g, w string
@@ -120,6 +149,17 @@ func canonical(msg string) string {
 	if m, ok := v.(map[string]any); ok && m["method"] != nil && m["id"] != nil {
 		m["id"] = "SERVER-REQUEST"
 	}
+	// The face names itself in a 2026-07-28 result's _meta, with the
+	// build's version: one placeholder.
+	if m, ok := v.(map[string]any); ok {
+		if res, ok := m["result"].(map[string]any); ok {
+			if meta, ok := res["_meta"].(map[string]any); ok {
+				if info, ok := meta["io.modelcontextprotocol/serverInfo"].(map[string]any); ok && info["name"] == "plexus" {
+					info["version"] = "VERSION"
+				}
+			}
+		}
+	}
 	b, _ := json.Marshal(v) // maps marshal with sorted keys
 	return string(b)
 }
@@ -129,7 +169,7 @@ func answersFor(sec map[string]string) []string { return lines(sec["answers"]) }
 
 // playHTTP runs the client's messages on a session of the HTTP face and
 // returns what it reads back (the handshake aside).
-func playHTTP(t *testing.T, url, token string, sdk bool, sec map[string]string) []string {
+func playHTTP(t *testing.T, url, token string, logLevel bool, sec map[string]string) []string {
 	t.Helper()
 	var post func(sid, body string) []string
 	post = func(sid, body string) []string {
@@ -153,9 +193,12 @@ func playHTTP(t *testing.T, url, token string, sdk bool, sec map[string]string) 
 			post(sid, q) // the client's answer to the face's request
 		}, answersFor(sec))
 	}
+	if sec["era"] == era2026 {
+		return play2026HTTP(t, url, token, sec)
+	}
 	sid := post("", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"elicitation":{},"sampling":{},"roots":{}},"clientInfo":{"name":"transcript","version":"1"}}}`)[0]
 	post(sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	if sdk {
+	if logLevel {
 		post(sid, `{"jsonrpc":"2.0","id":"level","method":"logging/setLevel","params":{"level":"emergency"}}`)
 	}
 	var got []string
@@ -224,9 +267,12 @@ func playStdio(t *testing.T, e *testenv.Env, profile string, sec map[string]stri
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	deadline := time.AfterFunc(30*time.Second, func() { cmd.Process.Kill() })
 	defer deadline.Stop()
-	// The handshake as a client that pipelines writes it: all at once.
-	fmt.Fprintln(stdin, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"elicitation":{},"sampling":{},"roots":{}},"clientInfo":{"name":"transcript","version":"1"}}}`)
-	fmt.Fprintln(stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	// The handshake as a client that pipelines writes it: all at once. A
+	// 2026-07-28 client has none: every request carries its envelope.
+	if sec["era"] != era2026 {
+		fmt.Fprintln(stdin, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"elicitation":{},"sampling":{},"roots":{}},"clientInfo":{"name":"transcript","version":"1"}}}`)
+		fmt.Fprintln(stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	}
 	var got []string
 	// Then each message, and for a request what comes back until its
 	// answer, the face's requests answered on the way.
@@ -245,7 +291,7 @@ func playStdio(t *testing.T, e *testenv.Env, profile string, sec map[string]stri
 				Method string          `json:"method"`
 			}
 			json.Unmarshal([]byte(msg), &r)
-			if string(r.ID) == "0" && r.Method == "" || strings.Contains(msg, `"method":"notifications/`) {
+			if string(r.ID) == "0" && r.Method == "" || strings.HasSuffix(r.Method, "/list_changed") {
 				continue // the handshake's answer; the face's list_changed
 			}
 			got = append(got, msg)
@@ -260,6 +306,60 @@ func playStdio(t *testing.T, e *testenv.Env, profile string, sec map[string]stri
 		if sc.Err() != nil {
 			t.Fatalf("message %d: %v", i+1, sc.Err())
 		}
+	}
+	return got
+}
+
+// with is sec with key set to v.
+func with(sec map[string]string, key, v string) map[string]string {
+	out := map[string]string{key: v}
+	for k, x := range sec {
+		if k != key {
+			out[k] = x
+		}
+	}
+	return out
+}
+
+// play2026HTTP posts the client's messages as a 2026-07-28 client does —
+// no session, the era's headers on each — and returns what it reads back.
+func play2026HTTP(t *testing.T, url, token string, sec map[string]string) []string {
+	t.Helper()
+	var post func(body string) []string
+	post = func(body string) []string {
+		var m struct {
+			Method string `json:"method"`
+			Params struct {
+				Name string `json:"name"`
+				URI  string `json:"uri"`
+			} `json:"params"`
+		}
+		json.Unmarshal([]byte(body), &m)
+		req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", era2026)
+		if m.Method != "" {
+			req.Header.Set("Mcp-Method", m.Method)
+		}
+		if name := cmp.Or(m.Params.Name, m.Params.URI); name != "" {
+			req.Header.Set("Mcp-Name", name)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode >= 400 {
+			b, _ := io.ReadAll(resp.Body)
+			return []string{fmt.Sprintf("HTTP %d %s", resp.StatusCode, bytes.TrimSpace(b))}
+		}
+		return readAnswers(t, resp.Body, resp.Header.Get("Content-Type"), func(q string) { post(q) }, answersFor(sec))
+	}
+	var got []string
+	for _, m := range lines(sec["client"]) {
+		got = append(got, post(m)...)
 	}
 	return got
 }

@@ -20,6 +20,7 @@ type envelope struct {
 	other   bool
 
 	version, id, method, params, result, err []byte
+	raw                                      []byte // the message as the client wrote it
 	// name is the method as a plain string ("" when it has escapes or is
 	// not a string, or for a response).
 	name string
@@ -38,6 +39,7 @@ func readEnvelope(body []byte) envelope {
 	if !json.Valid(body) {
 		return e
 	}
+	e.raw = body
 	e.valid = jsonscan.Members(body, func(k, v []byte) bool {
 		e.members++
 		switch string(k) {
@@ -64,6 +66,9 @@ func readEnvelope(body []byte) envelope {
 	return e
 }
 
+// frame is the members of a JSON-RPC request the face looks at.
+type frame struct{ id, method, params []byte }
+
 // request is the envelope as a request or notification: ok only for an
 // object of version "2.0" with no more than the four members of one.
 func (e envelope) request() (frame, bool) {
@@ -74,3 +79,40 @@ func (e envelope) request() (frame, bool) {
 // isRequest reports whether the envelope is a request (it has an id and a
 // method); a notification has no id.
 func (e envelope) isRequest() bool { return e.valid && e.id != nil && e.method != nil }
+
+// isResponse reports whether the envelope is a response: an id and a
+// result or an error, nothing else.
+func (e envelope) isResponse() bool {
+	return e.valid && !e.other && e.method == nil && e.params == nil && string(e.version) == `"2.0"` &&
+		e.id != nil && (e.result == nil) != (e.err == nil)
+}
+
+// isMessage reports whether the envelope is a JSON-RPC message at all: a
+// request, a notification or a response.
+func (e envelope) isMessage() bool {
+	return e.isResponse() || e.valid && e.method != nil && string(e.version) == `"2.0"`
+}
+
+// readMessages reads a POST's body: one message, or a batch (an array)
+// of them; nil if it is neither.
+func readMessages(body []byte) (msgs []envelope, batch bool) {
+	if b := bytes.TrimSpace(body); len(b) > 0 && b[0] == '[' {
+		var raws []json.RawMessage
+		if json.Unmarshal(b, &raws) != nil || len(raws) == 0 {
+			return nil, true
+		}
+		for _, raw := range raws {
+			e := readEnvelope(raw)
+			if !e.isMessage() {
+				return nil, true
+			}
+			msgs = append(msgs, e)
+		}
+		return msgs, true
+	}
+	e := readEnvelope(body)
+	if !e.isMessage() {
+		return nil, false
+	}
+	return []envelope{e}, false
+}

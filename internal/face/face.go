@@ -7,20 +7,22 @@
 // (in team mode the team's, which admits callers by profile: team.go) and
 // on the unix socket, where `plexus mcp` forwards a stdio client to it.
 // Both protocol eras are served at once (R-PROTO-1): a request that carries
-// a Mcp-Session-Id, or that does not announce MCP 2026-07-28, goes to a
-// session-based handler (initialize first, server→client requests on the
-// session); a 2026-07-28 request goes to a stateless one.
+// a Mcp-Session-Id, or that does not announce MCP 2026-07-28, belongs to a
+// session, which the face owns whole (session.go: its table, its POSTs'
+// answers and streams, replay, idle and end); a 2026-07-28 request is
+// stateless (route.go).
 //
 // Each profile is one SDK server whose tools, resources and prompts mirror
 // the profile's slice of the catalog, kept in step with the host's events
-// (list changes reach clients as notifications). Each downstream session
-// gets a host session of its own on its first call; the upstream
+// (list changes reach clients as notifications); it runs on a connection
+// the face gives each session (sdkconn.go). The face forwards tool calls
+// itself (call.go), in the era the client reads (package era). Each
+// session gets a host session of its own on its first call; the upstream
 // connection sends the elicitation, sampling, progress and log messages a
-// call causes back to the downstream session that made it (R-PROTO-2).
+// call causes back to the client that made it (R-PROTO-2).
 package face
 
 import (
-	"bytes"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -50,10 +52,9 @@ type Face struct {
 	profiles map[string]*profile // by profile name; "" is the default
 	stop     func()
 
-	caps peerCaps // the frame path's callers' capabilities
+	caps peerCaps // the stateless callers' capabilities (wait.go)
 
 	ended  chan struct{} // poked when a client session ends (Ended)
-	lives  requestLives  // the session-era POSTs the SDK serves
 	replay *replayBuffer // the session-era streams' events (replay.go)
 
 	observe Observer // told each request's path; nil: none (forward.go)
@@ -131,55 +132,6 @@ func (f *Face) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.forward(w, r)
 }
 
-// sessionWriter catches the session id an initialize's answer names, and
-// tells opened before the answer goes out: the client may send its next
-// requests the moment it reads it, and the face must know the session by
-// then.
-type sessionWriter struct {
-	http.ResponseWriter
-	id     string
-	opened func(id string)
-}
-
-// open reads the session id from the answer's header, once.
-func (w *sessionWriter) open() {
-	if w.id != "" {
-		return
-	}
-	if w.id = w.Header().Get("Mcp-Session-Id"); w.id != "" && w.opened != nil {
-		w.opened(w.id)
-	}
-}
-
-func (w *sessionWriter) WriteHeader(code int) {
-	w.open()
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *sessionWriter) Write(b []byte) (int, error) {
-	if !bytes.HasPrefix(b, []byte("event: prime\n")) {
-		w.open() // not before the priming event: the session is not initialized yet
-	}
-	return w.ResponseWriter.Write(b)
-}
-
-func (w *sessionWriter) Flush() {
-	if fl, ok := w.ResponseWriter.(http.Flusher); ok {
-		fl.Flush()
-	}
-}
-
-func (w *sessionWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-// stateless reports whether a request is of the 2026-07-28 era: no
-// protocol session, the version announced in the header.
-func stateless(r *http.Request) bool {
-	if r.Header.Get("Mcp-Session-Id") != "" {
-		return false
-	}
-	return r.Header.Get("Mcp-Protocol-Version") >= "2026-07-28"
-}
-
 // profile returns the live profile name, built anew when its definition or
 // the face's gates changed.
 func (f *Face) profile(name string) (*profile, error) {
@@ -227,7 +179,9 @@ func (f *Face) follow(events <-chan apitype.Event) {
 			f.mu.Unlock()
 			for _, p := range ps {
 				p.sync()
-				p.toolPages() // rendered now, not on the next client's time
+				for k := range listKinds {
+					p.rendered(listKind(k)) // now, not on the next client's time
+				}
 			}
 		}
 	}
@@ -297,9 +251,7 @@ func (f *Face) newServer(opts *mcp.ServerOptions) *mcp.Server {
 	if f.sessionID != nil {
 		opts.GetSessionID = f.sessionID
 	}
-	s := mcp.NewServer(f.impl(), opts)
-	s.AddReceivingMiddleware(eraMiddleware)
-	return s
+	return mcp.NewServer(f.impl(), opts)
 }
 
 // impl is the face as an MCP server names itself.

@@ -14,60 +14,87 @@ import (
 	"github.com/plexus-mcp/plexus/internal/upstream"
 )
 
+// serverOffers is what each server of the profile offers, in the order of the
+// servers' names (host.Offer: each definition as the server wrote it).
+func (p *profile) serverOffers() []host.Offer {
+	_, servers := p.f.h.Servers()
+	var out []host.Offer
+	for _, sc := range servers {
+		if !p.def.has(sc.Name) {
+			continue
+		}
+		if o, err := p.f.h.Offer(sc.Name); err == nil {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// rankOf places the definition i of the server s-th in the profile's
+// order: by server, then in the server's own order.
+func rankOf(s, i int) int { return s<<20 | i }
+
 // syncResources offers the profile's resources and templates under their
-// own URIs; a URI two servers share goes to the first by name.
-func (p *profile) syncResources() {
-	list, err := p.f.h.Resources("")
-	if err != nil {
-		return
-	}
+// own URIs (a view's renamed in a profile that gathers servers:
+// catalog.UIURI); a URI two servers share goes to the first by name.
+func (p *profile) syncResources(offers []host.Offer) {
+	aggregate := p.def.naming != config.NamingBare
 	seenR, seenT := map[string]bool{}, map[string]bool{}
-	for _, r := range list {
-		if !p.def.has(r.Server) {
-			continue
+	for si, o := range offers {
+		for i, r := range o.Resources {
+			uri := r.URI
+			if aggregate && strings.HasPrefix(uri, catalog.UIScheme) {
+				uri = catalog.UIURI(r.Server, uri)
+			}
+			raw, err := r.Offered(aggregate)
+			if seenR[uri] || err != nil {
+				continue
+			}
+			seenR[uri] = true
+			if !p.lists[resourcesList].put(uri, rankOf(si, i), raw) && p.resources[uri] {
+				continue
+			}
+			p.resources[uri] = true
+			p.resRoute[uri] = r.Server
+			p.srv.AddResource(&mcp.Resource{URI: uri, Name: r.Name, Title: r.Title, Description: r.Description, MIMEType: r.MIMEType},
+				p.readResource(r.Server))
 		}
-		seen, offered := seenR, p.resources
-		if r.Template {
-			seen, offered = seenT, p.templates
-		}
-		if p.def.naming != config.NamingBare {
-			// A profile that gathers servers offers each one's MCP Apps
-			// views under a name of its own, as its tools name them.
-			r.URI = catalog.UIURI(r.Server, r.URI)
-		}
-		if seen[r.URI] {
-			continue
-		}
-		seen[r.URI] = true
-		def := r.Server + "\x00" + r.Name + "\x00" + r.Title + "\x00" + r.Description + "\x00" + r.MIMEType
-		if offered[r.URI] == def {
-			continue
-		}
-		offered[r.URI] = def
-		p.resRoute[r.URI] = r.Server
-		h := p.readResource(r.Server)
-		if r.Template {
-			p.srv.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: r.URI, Name: r.Name, Title: r.Title,
-				Description: r.Description, MIMEType: r.MIMEType}, h)
-		} else {
-			p.srv.AddResource(&mcp.Resource{URI: r.URI, Name: r.Name, Title: r.Title,
-				Description: r.Description, MIMEType: r.MIMEType}, h)
+		for i, t := range o.Templates {
+			uri := t.URITemplate
+			if aggregate && strings.HasPrefix(uri, catalog.UIScheme) {
+				uri = catalog.UIURI(t.Server, uri)
+			}
+			raw, err := t.Offered(aggregate)
+			if seenT[uri] || err != nil {
+				continue
+			}
+			seenT[uri] = true
+			if !p.lists[templatesList].put(uri, rankOf(si, i), raw) && p.templates[uri] {
+				continue
+			}
+			p.templates[uri] = true
+			p.resRoute[uri] = t.Server
+			p.srv.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: uri, Name: t.Name, Title: t.Title, Description: t.Description, MIMEType: t.MIMEType},
+				p.readResource(t.Server))
 		}
 	}
-	if gone := dropUnseen(p.resources, seenR); len(gone) > 0 {
+	if gone := p.dropUnseen(resourcesList, p.resources, seenR); len(gone) > 0 {
 		p.srv.RemoveResources(gone...)
 	}
-	if gone := dropUnseen(p.templates, seenT); len(gone) > 0 {
+	if gone := p.dropUnseen(templatesList, p.templates, seenT); len(gone) > 0 {
 		p.srv.RemoveResourceTemplates(gone...)
 	}
 }
 
-func dropUnseen(offered map[string]string, seen map[string]bool) []string {
+// dropUnseen withdraws what a list offered from servers and no longer
+// has, and returns its keys.
+func (p *profile) dropUnseen(k listKind, offered map[string]bool, seen map[string]bool) []string {
 	var gone []string
-	for k := range offered {
-		if !seen[k] {
-			gone = append(gone, k)
-			delete(offered, k)
+	for key := range offered {
+		if !seen[key] {
+			gone = append(gone, key)
+			delete(offered, key)
+			p.lists[k].drop(key)
 		}
 	}
 	return gone
@@ -80,9 +107,7 @@ func (p *profile) readResource(server string) mcp.ResourceHandler {
 		if _, err := p.downstream(ctx, req.Session); err != nil {
 			return nil, passOn(err)
 		}
-		ctx, cancel := p.f.lives.tie(ctx, extraHeader(req.Extra))
-		defer cancel()
-		ctx = withPeer(ctx, req.Session, nil)
+		ctx = p.withPeer(ctx, req.Session, req.Params.GetProgressToken())
 		ctx = upstream.WithInput(ctx, req.Params.InputResponses, req.Params.RequestState)
 		uri := req.Params.URI
 		renamed := false
@@ -111,37 +136,32 @@ func (p *profile) promptName(server, name string) string {
 	return server + "__" + name
 }
 
-func (p *profile) syncPrompts() {
-	list, err := p.f.h.Prompts("")
-	if err != nil {
-		return
-	}
+// syncPrompts offers the profile's prompts, each as the server wrote it
+// under the name the profile gives it.
+func (p *profile) syncPrompts(offers []host.Offer) {
 	seen := map[string]bool{}
-	for _, pr := range list {
-		if !p.def.has(pr.Server) {
-			continue
+	for si, o := range offers {
+		for i, pr := range o.Prompts {
+			name := p.promptName(pr.Server, pr.Name)
+			raw, err := pr.Offered(name)
+			if seen[name] || err != nil {
+				continue
+			}
+			seen[name] = true
+			if !p.lists[promptsList].put(name, rankOf(si, i), raw) && p.prompts[name] {
+				continue
+			}
+			var args []*mcp.PromptArgument
+			for _, a := range pr.Arguments {
+				args = append(args, &mcp.PromptArgument{Name: a.Name, Title: a.Title, Description: a.Description, Required: a.Required})
+			}
+			p.prompts[name] = true
+			p.promptRoute[name] = [2]string{pr.Server, pr.Name}
+			p.srv.AddPrompt(&mcp.Prompt{Name: name, Title: pr.Title, Description: pr.Description, Arguments: args},
+				p.getPrompt(pr.Server, pr.Name))
 		}
-		name := p.promptName(pr.Server, pr.Name)
-		if seen[name] {
-			continue
-		}
-		seen[name] = true
-		var args []*mcp.PromptArgument
-		var sig strings.Builder
-		for _, a := range pr.Arguments {
-			args = append(args, &mcp.PromptArgument{Name: a.Name, Description: a.Description, Required: a.Required})
-			sig.WriteString(a.Name + "\x01" + a.Description + "\x01" + map[bool]string{true: "r"}[a.Required] + "\x02")
-		}
-		def := pr.Server + "\x00" + pr.Name + "\x00" + pr.Title + "\x00" + pr.Description + "\x00" + sig.String()
-		if p.prompts[name] == def {
-			continue
-		}
-		p.prompts[name] = def
-		p.promptRoute[name] = [2]string{pr.Server, pr.Name}
-		p.srv.AddPrompt(&mcp.Prompt{Name: name, Title: pr.Title, Description: pr.Description, Arguments: args},
-			p.getPrompt(pr.Server, pr.Name))
 	}
-	if gone := dropUnseen(p.prompts, seen); len(gone) > 0 {
+	if gone := p.dropUnseen(promptsList, p.prompts, seen); len(gone) > 0 {
 		p.srv.RemovePrompts(gone...)
 	}
 }
@@ -153,9 +173,7 @@ func (p *profile) getPrompt(server, name string) mcp.PromptHandler {
 		if _, err := p.downstream(ctx, req.Session); err != nil {
 			return nil, passOn(err)
 		}
-		ctx, cancel := p.f.lives.tie(ctx, extraHeader(req.Extra))
-		defer cancel()
-		ctx = withPeer(ctx, req.Session, nil)
+		ctx = p.withPeer(ctx, req.Session, req.Params.GetProgressToken())
 		ctx = upstream.WithInput(ctx, req.Params.InputResponses, req.Params.RequestState)
 		res, err := p.f.h.GetPrompt(ctx, server, name, req.Params.Arguments)
 		return res, passOn(err)

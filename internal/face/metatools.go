@@ -71,7 +71,8 @@ func (p *profile) addMetaTools() {
 			if err != nil {
 				return nil, err
 			}
-			ctx = withPeer(ctx, req.Session, req.Params.GetProgressToken())
+			ctx = p.withPeer(ctx, req.Session, req.Params.GetProgressToken())
+			ctx = withCaller(ctx, req.Extra)
 			ctx = upstream.WithInput(ctx, req.Params.InputResponses, req.Params.RequestState)
 			return d.sess.Call(ctx, e.Name, a.Arguments)
 		})

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -20,64 +19,51 @@ import (
 	"github.com/plexus-mcp/plexus/internal/upstream"
 )
 
-// profile is one profile's SDK server, its two HTTP handlers (one per
-// protocol era) and its downstream sessions.
+// profile is one profile's SDK server, the SDK's stateless handler (for
+// the MCP 2026-07-28 requests the face does not forward itself) and the
+// profile's sessions.
 type profile struct {
 	f    *Face
 	name string
 	def  definition
 	srv  *mcp.Server
 
-	stateful, stateless *mcp.StreamableHTTPHandler
+	stateless *mcp.StreamableHTTPHandler
 
 	syncMu sync.Mutex // serialises sync
 	// synced is the host's catalog version the last sync began from: a
 	// call that meets a name not offered syncs at once if the host has a
 	// newer one (await.go), instead of waiting for the event.
 	synced uint64
-	// offered: what the SDK server currently has, by name (tools, prompts)
-	// or URI (resources, templates) → its definition, to add only changes.
-	tools, resources, templates, prompts map[string]string
+	// lists: what the profile offers (pages.go); tools, resources,
+	// templates, prompts: what of it came from servers, by key.
+	lists                                [4]offered
+	tools, resources, templates, prompts map[string]bool
 	// routes: offered name → where it goes.
 	toolRoute  map[string]string // offered tool → catalog name
 	toolServer map[string]string // offered tool → its server
-	// frameable: tools whose calls may take the frame path (frame.go): those
-	// without x-mcp-header parameters, which the SDK checks against the
-	// request's headers.
+	// frameable: tools whose stateless calls the face forwards (call.go):
+	// those without x-mcp-header parameters, which the SDK checks against
+	// the request's headers.
 	frameable   map[string]bool
 	promptRoute map[string][2]string
 	resRoute    map[string]string // resource URI or template → server
-	// offer: every tool the SDK server has, by name, as given to it
-	// (addTool): what tools/list lists. listGen counts its changes.
-	offer map[string]*mcp.Tool
-	// offerRaw and offerIndex are, of an upstream tool in offer, its
-	// definition as tools/list gives it (the server's bytes) and its
-	// place in its server's list.
-	offerRaw   map[string]json.RawMessage
-	offerIndex map[string]int
-	listGen    uint64
-	pageSize   int // of tools/list, the SDK's and the rendered pages'
-
-	renderMu sync.Mutex                // one rendering of the pages at a time
-	pages    atomic.Pointer[toolPages] // nil: not rendered since the last change
+	pageSize    int               // of the lists' pages
 
 	resultsOffered atomic.Bool // the kept results' template offered (results.go)
 
-	byID     sync.Map   // session id → *frameSession (framesession.go)
-	streams  sync.Map   // session id → *sessionStreams (dropped.go)
-	prefetch prefetched // results the frame path fetched for the SDK's calls
-
 	mu       sync.Mutex
-	sessions map[*mcp.ServerSession]*downstream
-	shared   *downstream // for stateless (2026-07-28) requests
+	sessions map[string]*session     // by id (session.go)
+	waiting  map[string]*pendingCall // stateless calls waiting for input, by token (wait.go)
+	shared   *downstream             // for stateless (2026-07-28) requests
 	closed   bool
 }
 
 func newProfile(f *Face, name string, def definition) *profile {
 	p := &profile{f: f, name: name, def: def,
-		tools: map[string]string{}, resources: map[string]string{}, templates: map[string]string{}, prompts: map[string]string{},
+		tools: map[string]bool{}, resources: map[string]bool{}, templates: map[string]bool{}, prompts: map[string]bool{},
 		toolRoute: map[string]string{}, toolServer: map[string]string{}, frameable: map[string]bool{}, promptRoute: map[string][2]string{}, resRoute: map[string]string{},
-		offer: map[string]*mcp.Tool{}, pageSize: listPageSize, sessions: map[*mcp.ServerSession]*downstream{}}
+		pageSize: listPageSize, sessions: map[string]*session{}}
 	opts := &mcp.ServerOptions{
 		Instructions: f.instructions(def),
 		// The SDK logs every stateless request's session at INFO: warnings
@@ -95,6 +81,10 @@ func newProfile(f *Face, name string, def definition) *profile {
 		opts.CompletionHandler = p.complete
 	}
 	p.srv = f.newServer(opts)
+	p.srv.AddReceivingMiddleware(p.attach)
+	if def.external && def.naming == config.NamingBare && len(def.servers) == 1 {
+		p.srv.AddReceivingMiddleware(p.serverCaps) // caps.go
+	}
 	if def.control {
 		p.addControlTools()
 	}
@@ -105,9 +95,6 @@ func newProfile(f *Face, name string, def definition) *profile {
 		p.addMetaTools()
 	}
 	get := func(*http.Request) *mcp.Server { return p.srv }
-	// No SessionTimeout: the face ends idle sessions itself (idle.go).
-	p.stateful = mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Logger: opts.Logger, MaxRequestBodyBytes: maxBody,
-		EventStore: f.replay})
 	p.stateless = mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Logger: opts.Logger, MaxRequestBodyBytes: maxBody, Stateless: true,
 		// MCP 2026-07-28 cancels a request by closing it: pass it upstream.
 		PropagateRequestCancellation: true})
@@ -136,32 +123,22 @@ func (f *Face) instructions(def definition) string {
 	return about + " Now " + apitype.ExternalCallOff + "."
 }
 
-// liveSessions counts the profile's protocol sessions (the stateless
-// requests' passing ones aside).
-func (p *profile) liveSessions() int {
-	n := 0
-	for ss := range p.srv.Sessions() {
-		if ss.ID() != "" {
-			n++
-		}
-	}
-	return n
-}
-
-// maxBody bounds one request from a client.
-const maxBody = 8 << 20
-
+// close ends the profile's sessions and the calls waiting for input.
 func (p *profile) close() {
 	p.mu.Lock()
 	p.closed = true
 	all := p.sessions
-	p.sessions = map[*mcp.ServerSession]*downstream{}
+	p.sessions = map[string]*session{}
+	waiting := p.waiting
+	p.waiting = nil
 	shared := p.shared
 	p.shared = nil
 	p.mu.Unlock()
-	for ss, d := range all {
-		ss.Close()
-		d.end()
+	for _, s := range all {
+		s.end("")
+	}
+	for _, c := range waiting {
+		c.cancel()
 	}
 	if shared != nil {
 		shared.end()
@@ -180,8 +157,9 @@ func (p *profile) sync() {
 	if !p.def.metaTools {
 		p.syncTools()
 	}
-	p.syncResources()
-	p.syncPrompts()
+	offers := p.serverOffers()
+	p.syncResources(offers)
+	p.syncPrompts(offers)
 }
 
 // entries is the profile's slice of the catalog.
@@ -211,8 +189,12 @@ func (p *profile) offeredName(e catalog.Entry) string {
 	return e.Name
 }
 
+// syncTools offers the profile's tools: each as the server wrote it
+// (catalog.Entry.Offered: renamed, and its views in a profile that gathers
+// servers), in its server's order in a profile of one server's names.
 func (p *profile) syncTools() {
 	seen := map[string]bool{}
+	aggregate := p.def.naming != config.NamingBare
 	for _, e := range p.entries() {
 		name := p.offeredName(e)
 		if seen[name] {
@@ -226,35 +208,32 @@ func (p *profile) syncTools() {
 			p.f.log.Warn("face: tool has no object input schema; not offered", "tool", e.Name)
 			continue
 		}
-		def := e.Title + "\x00" + e.Description + "\x00" + string(e.InputSchema) + "\x00" + string(e.OutputSchema) + "\x00" + string(e.Annotations) + "\x00" + e.Name +
-			"\x00" + string(e.Raw) + "\x00" + strconv.Itoa(e.Index)
-		if p.tools[name] == def {
-			continue
-		}
-		// tools/list gives the server's own definition: as it is in a
-		// bare profile; renamed, with its MCP Apps views renamed alike,
-		// in one that gathers several servers.
-		raw, err := e.Offered(name, p.def.naming != config.NamingBare)
-		if err != nil {
-			raw = nil // the SDK's rendering of the fields below
-		}
-		// Raw: the SDK writes it out as it is on every tools/list, where a
-		// decoded schema would be encoded anew each time.
+		// The SDK's server has the tool too: it serves a call the face
+		// does not forward (call.go), and tells clients of list changes.
 		tool := &mcp.Tool{Name: name, Title: e.Title, Description: e.Description, InputSchema: e.InputSchema}
 		if len(e.OutputSchema) > 0 {
 			tool.OutputSchema = e.OutputSchema
 		}
-		if len(e.Annotations) > 0 {
-			var a mcp.ToolAnnotations
-			if json.Unmarshal(e.Annotations, &a) == nil {
-				tool.Annotations = &a
-			}
+		raw, err := e.Offered(name, aggregate)
+		if e.Raw == nil {
+			raw, err = marshalSDK(tool) // a per-server operation: Plexus's own
+		}
+		if err != nil {
+			p.f.log.Warn("face: a tool's definition cannot be offered", "tool", e.Name, "err", err)
+			continue
+		}
+		rank := 0
+		if !aggregate {
+			rank = e.Index
+		}
+		if !p.lists[toolsList].put(name, rank, raw) && p.tools[name] {
+			continue
 		}
 		p.toolRoute[name] = e.Name
 		p.toolServer[name] = e.Server
 		p.frameable[name] = !bytes.Contains(e.InputSchema, []byte(`"x-mcp-header"`))
-		p.addUpstreamTool(tool, raw, e.Index, p.callTool(e.Name))
-		p.tools[name] = def
+		p.srv.AddTool(tool, p.callTool(e.Name))
+		p.tools[name] = true
 	}
 	var gone []string
 	for name := range p.tools {
@@ -264,43 +243,45 @@ func (p *profile) syncTools() {
 			delete(p.toolRoute, name)
 			delete(p.toolServer, name)
 			delete(p.frameable, name)
+			p.lists[toolsList].drop(name)
 		}
 	}
 	if len(gone) > 0 {
-		p.removeTools(gone...)
+		p.srv.RemoveTools(gone...)
 	}
 }
 
-// callTool forwards a call to catalog entry name through the caller's
-// host session.
+// addTool offers one of Plexus's own tools; the caller holds syncMu (or
+// owns p alone). They come first in a profile of one server's names.
+func (p *profile) addTool(t *mcp.Tool, h mcp.ToolHandler) {
+	raw, err := marshalSDK(t)
+	if err != nil {
+		panic(err) // Plexus's own definitions encode
+	}
+	rank := 0
+	if p.def.naming == config.NamingBare {
+		rank = -1
+	}
+	p.srv.AddTool(t, h)
+	p.lists[toolsList].put(t.Name, rank, raw)
+}
+
+// callTool makes a call of catalog entry name that the face did not
+// forward itself (call.go): a stateless call of a tool with x-mcp-header
+// parameters, which the SDK's handler checks first.
 func (p *profile) callTool(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		d, err := p.downstream(ctx, req.Session)
 		if err != nil {
 			return nil, passOn(err)
 		}
-		if req.Params.InputResponses == nil && req.Params.RequestState == "" && req.Session != nil {
-			if res := p.prefetch.take(req.Session.ID(), name, req.Params.Arguments); res != nil {
-				return res, nil // fetched by the frame path, which handed the call over
-			}
-		}
-		ctx, cancel := p.f.lives.tie(ctx, extraHeader(req.Extra))
-		defer cancel()
-		ctx = withPeer(ctx, req.Session, req.Params.GetProgressToken())
+		ctx = p.withPeer(ctx, req.Session, req.Params.GetProgressToken())
 		ctx = withCaller(ctx, req.Extra)
 		ctx = upstream.WithInput(ctx, req.Params.InputResponses, req.Params.RequestState)
 		res, err := d.sess.Call(ctx, name, req.Params.Arguments)
 		p.noteDecoded(res)
 		return res, passOn(err)
 	}
-}
-
-// extraHeader is the HTTP header of the POST that carried a request.
-func extraHeader(e *mcp.RequestExtra) http.Header {
-	if e == nil {
-		return nil
-	}
-	return e.Header
 }
 
 // minLevel drops records below min.

@@ -1,16 +1,12 @@
 package face
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"iter"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // The replay buffer: the events of the face's session-era response
@@ -22,18 +18,16 @@ import (
 //
 // Every event of a stream has the id STREAM_N: the stream's id (unique in
 // its session: random for a call's stream, empty for the standalone GET
-// stream) and its index in the stream, the form the SDKs use. The SDK's
-// handler writes its streams' events here (it is the handler's
-// mcp.EventStore) and the frame path writes its own (framestream.go):
-// one buffer, one form of id, one bound.
+// stream) and its index in the stream, the form the SDKs use. Every
+// exchange of a session writes its events here (exchange.go): one buffer,
+// one form of id, one bound.
 //
 // Bounded: each stream keeps at most replayStreamBytes (the oldest events
 // go first; a resumption from before them is refused), the buffer at most
 // replayTotalBytes (the least recently written streams go first), and a
 // stream not written for replayTTL is forgotten. A stream whose last
-// event reached its client — its POST or resuming GET ended by the face,
-// not by a dropped connection — is freed at once, as is every stream of a
-// session that ends.
+// event reached a live connection of its client is freed at once, as is
+// every stream of a session that ends.
 type replayBuffer struct {
 	mu      sync.Mutex
 	streams map[streamKey]*replayStream
@@ -59,7 +53,7 @@ type replayStream struct {
 	events  [][]byte // as the stream sent them (nil: a priming event)
 	size    int
 	written time.Time
-	frame   *frameAnswer // a frame call's stream, continued on resumption (framestream.go)
+	ex      *exchange // the exchange whose stream it is, continued on resumption
 }
 
 func newReplayBuffer() *replayBuffer {
@@ -67,18 +61,8 @@ func newReplayBuffer() *replayBuffer {
 		streamCap: replayStreamBytes, totalCap: replayTotalBytes, ttl: replayTTL, now: time.Now}
 }
 
-var _ mcp.EventStore = (*replayBuffer)(nil)
-
 // errReplayGone is why a stream cannot be resumed.
 var errReplayGone = errors.New("the face no longer holds the events of this stream")
-
-// Open makes the stream known; the SDK calls it as a stream starts.
-func (b *replayBuffer) Open(_ context.Context, session, stream string) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.open(streamKey{session, stream})
-	return nil
-}
 
 func (b *replayBuffer) open(k streamKey) *replayStream {
 	s := b.streams[k]
@@ -89,26 +73,17 @@ func (b *replayBuffer) open(k streamKey) *replayStream {
 	return s
 }
 
-// Append keeps one event of a stream.
-func (b *replayBuffer) Append(_ context.Context, session, stream string, data []byte) error {
+// append keeps an event of exchange ex's stream k and returns its index.
+func (b *replayBuffer) append(k streamKey, data []byte, ex *exchange) int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.append(streamKey{session, stream}, data)
-	return nil
-}
-
-// appendFrame keeps an event of frame call a's stream k and returns its
-// index.
-func (b *replayBuffer) appendFrame(k streamKey, data []byte, a *frameAnswer) int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	index := b.append(k, data)
-	b.streams[k].frame = a
+	index := b.add(k, data)
+	b.streams[k].ex = ex
 	return index
 }
 
-// append keeps data as the stream's next event and returns its index.
-func (b *replayBuffer) append(k streamKey, data []byte) int {
+// add keeps data as the stream's next event and returns its index.
+func (b *replayBuffer) add(k streamKey, data []byte) int {
 	now := b.now()
 	if now.Sub(b.swept) > b.ttl/10 {
 		b.sweep(now)
@@ -169,24 +144,6 @@ func (b *replayBuffer) sweep(now time.Time) {
 	}
 }
 
-// After yields the events of a stream after index: all of them, or an
-// error if any was dropped or the stream is unknown (another session's,
-// expired, freed).
-func (b *replayBuffer) After(_ context.Context, session, stream string, index int) iter.Seq2[[]byte, error] {
-	events, err := b.after(streamKey{session, stream}, index)
-	return func(yield func([]byte, error) bool) {
-		if err != nil {
-			yield(nil, err)
-			return
-		}
-		for _, e := range events {
-			if !yield(e, nil) {
-				return
-			}
-		}
-	}
-}
-
 // after is the events of stream k after index, copied out.
 func (b *replayBuffer) after(k streamKey, index int) ([][]byte, error) {
 	b.mu.Lock()
@@ -212,8 +169,8 @@ func (b *replayBuffer) locate(k streamKey, index int) (*replayStream, error) {
 	return s, nil
 }
 
-// SessionClosed forgets every stream of session.
-func (b *replayBuffer) SessionClosed(_ context.Context, session string) error {
+// sessionClosed forgets every stream of session.
+func (b *replayBuffer) sessionClosed(session string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for k := range b.streams {
@@ -221,7 +178,6 @@ func (b *replayBuffer) SessionClosed(_ context.Context, session string) error {
 			b.forget(k)
 		}
 	}
-	return nil
 }
 
 // free forgets a stream whose last event reached its client.
@@ -232,20 +188,15 @@ func (b *replayBuffer) free(session, stream string) {
 }
 
 // held reports whether the buffer can resume stream k after index, and
-// the frame call whose stream it is, if it is one.
-func (b *replayBuffer) held(k streamKey, index int) (*frameAnswer, error) {
+// the exchange whose stream it is.
+func (b *replayBuffer) held(k streamKey, index int) (*exchange, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	s, err := b.locate(k, index)
 	if err != nil {
 		return nil, err
 	}
-	return s.frame, nil
-}
-
-// eventID is the id of event index of stream.
-func eventID(stream string, index int) string {
-	return stream + "_" + strconv.Itoa(index)
+	return s.ex, nil
 }
 
 // parseEventID reads a Last-Event-ID: the stream and the index of the

@@ -1,7 +1,6 @@
 package face
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -9,24 +8,20 @@ import (
 	"time"
 )
 
-// events collects what After yields, and its error.
+// events is what after gives, as strings, and its error.
 func events(b *replayBuffer, session, stream string, index int) ([]string, error) {
 	var out []string
-	for data, err := range b.After(context.Background(), session, stream, index) {
-		if err != nil {
-			return out, err
-		}
+	got, err := b.after(streamKey{session, stream}, index)
+	for _, data := range got {
 		out = append(out, string(data))
 	}
-	return out, nil
+	return out, err
 }
 
 func TestReplayAfter(t *testing.T) {
 	b := newReplayBuffer()
-	ctx := context.Background()
-	b.Open(ctx, "s1", "A")
 	for _, e := range []string{"", "one", "two", "three"} {
-		b.Append(ctx, "s1", "A", []byte(e))
+		b.append(streamKey{"s1", "A"}, []byte(e), nil)
 	}
 	got, err := events(b, "s1", "A", 1)
 	if err != nil || strings.Join(got, ",") != "two,three" {
@@ -57,7 +52,7 @@ func TestReplayBounds(t *testing.T) {
 	b.streamCap, b.totalCap = 10, 25
 	k := streamKey{"s", "A"}
 	for i := range 5 {
-		b.append(k, []byte(fmt.Sprintf("event%d", i))) // 6 bytes each
+		b.append(k, []byte(fmt.Sprintf("event%d", i)), nil) // 6 bytes each
 	}
 	// The stream keeps its newest events within its cap; a resumption
 	// from before them is refused, not given a gap.
@@ -70,9 +65,9 @@ func TestReplayBounds(t *testing.T) {
 	// The buffer keeps its total within its cap: the stream written
 	// longest ago goes.
 	now = now.Add(time.Second)
-	b.append(streamKey{"s", "B"}, []byte("0123456789"))
+	b.append(streamKey{"s", "B"}, []byte("0123456789"), nil)
 	now = now.Add(time.Second)
-	b.append(streamKey{"s", "C"}, []byte("0123456789"))
+	b.append(streamKey{"s", "C"}, []byte("0123456789"), nil)
 	if total, _ := b.size(); total > 25 {
 		t.Errorf("total %d bytes, cap 25", total)
 	}
@@ -84,11 +79,11 @@ func TestReplayBounds(t *testing.T) {
 	if _, err := b.after(streamKey{"s", "C"}, -1); !errors.Is(err, errReplayGone) {
 		t.Errorf("an expired stream: %v", err)
 	}
-	b.append(streamKey{"s", "D"}, []byte("x")) // sweeps
+	b.append(streamKey{"s", "D"}, []byte("x"), nil) // sweeps
 	if _, streams := b.size(); streams != 1 {
 		t.Errorf("%d streams after the sweep, want 1", streams)
 	}
-	b.SessionClosed(context.Background(), "s")
+	b.sessionClosed("s")
 	if total, streams := b.size(); total != 0 || streams != 0 {
 		t.Errorf("after the session closed: %d bytes in %d streams", total, streams)
 	}
@@ -121,20 +116,6 @@ func FuzzParseEventID(f *testing.F) {
 			t.Errorf("parseEventID(%q) = %q, %d", id, stream, index)
 		}
 	})
-}
-
-func TestFirstEventStream(t *testing.T) {
-	for in, want := range map[string]string{
-		"event: prime\nid: ABC_0\ndata: \n\n":     "ABC",
-		"id: XY_3\ndata: {}\n\n":                  "XY",
-		"event: message\ndata: {\"id: Q_1\"}\n\n": "",
-		": ok\n\n": "",
-	} {
-		got, _ := firstEventStream([]byte(in))
-		if got != want {
-			t.Errorf("firstEventStream(%q) = %q, want %q", in, got, want)
-		}
-	}
 }
 
 // size is the bytes the buffer holds, and its streams.

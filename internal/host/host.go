@@ -46,6 +46,13 @@ type Options struct {
 	// Placement, in a team, says which replica runs each stdio server
 	// (placement.go); nil: this daemon runs every one.
 	Placement Placement
+	// SandboxByDefault sandboxes a stdio server whose settings have no
+	// "sandbox" with the strict preset, as a team's replica does
+	// (sandbox.go); "sandbox": false opts one out.
+	SandboxByDefault bool
+	// Secrets are files of the daemon's own that no sandboxed server
+	// reads: a replica's store key and URL files (sandbox.Policy.Secrets).
+	Secrets []string
 }
 
 // CallObserver is told the outcome and duration of every tool call:
@@ -119,6 +126,9 @@ type snapshot struct {
 	fps map[string][32]byte
 	// auth renders a server's OAuth state (Host.authStatus).
 	auth func(name string, sc config.Server) *apitype.AuthStatus
+	// sandboxByDefault is Options.SandboxByDefault, for the servers'
+	// status (sandboxOf).
+	sandboxByDefault bool
 	// eventSeq is the Seq of the newest event a status read from this
 	// snapshot is as new as (apitype.ServerStatus.EventSeq): the last one
 	// emitted before the snapshot was built, then, once its own changes

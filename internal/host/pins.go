@@ -281,7 +281,7 @@ func (h *Host) offered(snap *snapshot, name string, srv *supervisor.Server) []ca
 // status renders server name's status in s, with what pinning decided.
 func (s *snapshot) status(name string) apitype.ServerStatus {
 	srv := s.servers[name]
-	st := serverStatus(srv)
+	st := serverStatus(srv, s.sandboxByDefault)
 	st.State = s.publishedState(name, st.State)
 	st.EventSeq = s.eventSeq.Load()
 	if s.auth != nil {

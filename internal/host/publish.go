@@ -92,7 +92,7 @@ func (h *Host) pinFirstSight(servers []*supervisor.Server) map[string]error {
 // serversMu.
 func (h *Host) rebuildLocked(unrecorded map[string]error) (unpinned []*supervisor.Server) {
 	s := &snapshot{version: h.snap.Load().version + 1, cfg: h.cfg, servers: make(map[string]*supervisor.Server, len(h.servers)),
-		auth: h.authStatus, states: make(map[string]string, len(h.servers)), fps: make(map[string][32]byte, len(h.servers))}
+		auth: h.authStatus, sandboxByDefault: h.opts.SandboxByDefault, states: make(map[string]string, len(h.servers)), fps: make(map[string][32]byte, len(h.servers))}
 	// The naming scheme first: a change of it makes every decision below
 	// stale (pins.Store.Version).
 	h.pins.store.SetHashedNames(h.cfg.MCP.Names == config.NamesHashed)

@@ -81,11 +81,12 @@ func (h *Host) resolve(name string, sc config.Server, cfg *config.File, lookup f
 			}
 			spec.Env[k] = v
 		}
-		if sc.Sandbox != nil {
-			pol, err := sandboxPolicy(name, *sc.Sandbox, h.opts.Store.Home(), sc.Cwd)
+		if sb, byDefault := sandboxOf(sc, h.opts.SandboxByDefault); sb != nil {
+			pol, err := sandboxPolicy(name, *sb, h.opts.Store.Home(), sc.Cwd, h.opts.Secrets)
 			if err != nil {
 				return spec, wrap("sandbox", err)
 			}
+			pol.Default = byDefault
 			spec.Sandbox = pol
 			if sc.Cwd == "" {
 				spec.Dir = "" // the private folder, made when it starts

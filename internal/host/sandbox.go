@@ -4,18 +4,41 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"github.com/plexus-mcp/plexus/internal/config"
 	"github.com/plexus-mcp/plexus/internal/sandbox"
 )
 
+// sandboxOf is the sandbox a stdio server runs in: its own, or on a team's
+// replica (Options.SandboxByDefault, given as sandboxByDefault) the strict
+// preset when its settings have none (byDefault); nil for none, and for
+// "sandbox": false.
+//
+// A replica holds the team's secrets — the store's key opens every
+// member's token — and every stdio server runs as its user, so there a
+// server is confined unless a person said otherwise. Off Linux, where
+// Plexus confines nothing, the default does not apply (docs/team.md).
+func sandboxOf(sc config.Server, sandboxByDefault bool) (sb *config.Sandbox, byDefault bool) {
+	switch {
+	case sc.Type != config.TypeStdio:
+		return nil, false
+	case sc.Sandbox.Confines():
+		return sc.Sandbox, false
+	case sc.Sandbox == nil && sandboxByDefault && runtime.GOOS == "linux":
+		return config.StrictSandbox(), true
+	}
+	return nil, false
+}
+
 // sandboxPolicy turns a server's sandbox settings into the launcher's
 // policy: "~" expanded with the daemon's home, the private folder beside
-// Plexus's home (privateFolder), and Plexus's home hidden. A listed folder
-// or a working directory (cwd, "" for none) that would show Plexus's home
-// is an error, not a silent narrowing.
-func sandboxPolicy(name string, sb config.Sandbox, plexusHome, cwd string) (*sandbox.Policy, error) {
+// Plexus's home (privateFolder), Plexus's home hidden and the daemon's
+// secret files covered. A listed folder or a working directory (cwd, ""
+// for none) that would show Plexus's home, and a listed secret, are
+// errors, not a silent narrowing.
+func sandboxPolicy(name string, sb config.Sandbox, plexusHome, cwd string, secrets []string) (*sandbox.Policy, error) {
 	home, _ := os.UserHomeDir()
 	absHome, err := filepath.Abs(plexusHome)
 	if err != nil {
@@ -26,6 +49,7 @@ func sandboxPolicy(name string, sb config.Sandbox, plexusHome, cwd string) (*san
 		Private:  privateFolder(absHome, name),
 		Previous: filepath.Join(absHome, "sandbox", name),
 		Hidden:   []string{absHome},
+		Secrets:  secrets,
 		Network:  sandbox.Network{Mode: sandbox.NetworkList},
 		Limits:   sandbox.DefaultLimits,
 	}
@@ -51,6 +75,11 @@ func sandboxPolicy(name string, sb config.Sandbox, plexusHome, cwd string) (*san
 			path = filepath.Clean(path)
 			if inside(path, absHome) || inside(absHome, path) {
 				return nil, fmt.Errorf("filesystem.%s[%d]: %s would show Plexus's home (%s), which a sandboxed server never sees", key, i, path, absHome)
+			}
+			for _, s := range secrets {
+				if inside(path, s) {
+					return nil, fmt.Errorf("filesystem.%s[%d]: %s is a secret of the daemon's (its store key or URL), which a sandboxed server never reads", key, i, path)
+				}
 			}
 			out = append(out, path)
 		}
@@ -104,7 +133,7 @@ func privateFolder(plexusHome, name string) string {
 // A sandboxed server in a settings file copied from Linux still loads; its
 // start fails, saying why.
 func sandboxRefusal(goos, name string, sc config.Server) error {
-	if goos == "linux" || sc.Sandbox == nil {
+	if goos == "linux" || !sc.Sandbox.Confines() {
 		return nil
 	}
 	return &config.Error{Problems: []config.Problem{{

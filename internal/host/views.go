@@ -49,7 +49,7 @@ func (h *Host) Server(name string) (*apitype.ServerConfig, error) {
 
 // serverStatus renders a server's status for the API. It never includes a
 // resolved value: the URL is sanitized, headers and env appear as names.
-func serverStatus(srv *supervisor.Server) apitype.ServerStatus {
+func serverStatus(srv *supervisor.Server, sandboxByDefault bool) apitype.ServerStatus {
 	sc := srv.Config()
 	st := srv.Status()
 	out := apitype.ServerStatus{
@@ -90,8 +90,11 @@ func serverStatus(srv *supervisor.Server) apitype.ServerStatus {
 	if sc.Type == config.TypeStdio {
 		out.Command = append([]string{sc.Command}, sc.Args...)
 		out.EnvNames = sortedKeys(sc.Env)
-		if sc.Sandbox != nil {
-			out.Sandbox = sc.Sandbox.Summary()
+		if sb, byDefault := sandboxOf(sc, sandboxByDefault); sb != nil {
+			out.Sandbox = sb.Summary()
+			if byDefault {
+				out.Sandbox += " (a replica's default)"
+			}
 		}
 	} else {
 		out.URL = upstream.SanitizeURL(sc.URL)

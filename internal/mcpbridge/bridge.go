@@ -31,6 +31,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/plexus-mcp/plexus/internal/era"
 	"github.com/plexus-mcp/plexus/internal/jsonscan"
 	"github.com/plexus-mcp/plexus/internal/rawhttp"
 	"github.com/plexus-mcp/plexus/internal/sse"
@@ -78,6 +79,14 @@ type Bridge struct {
 
 	reconnectMu, reopenMu sync.Mutex
 	ownIDs                atomic.Int64
+
+	// stateless2026 is the version of a client that speaks MCP 2026-07-28
+	// (no session), once one of its requests said so.
+	stateless2026 string
+	// stateless are the MCP 2026-07-28 requests in flight, by id: such a
+	// request is cancelled by closing its POST (era.CancelsByClosing), so
+	// the client's notifications/cancelled for it ends that POST here.
+	stateless sync.Map // string(id) → *context.CancelFunc
 }
 
 // Run copies messages from in to the face and the face's messages to out.
@@ -108,6 +117,9 @@ func (b *Bridge) Run(ctx context.Context, in io.Reader, out io.Writer) error {
 			continue
 		}
 		b.remember(msg, head)
+		if head.Method == "notifications/cancelled" && b.cancelStateless(msg) {
+			continue
+		}
 		if head.ID == nil || head.Method == "initialize" {
 			// What a client writes after these must not overtake them, so
 			// each is sent, and its answer read, before the next line is:
@@ -238,10 +250,36 @@ func decodeHead(msg []byte) (*head, error) {
 	return h, nil
 }
 
+// cancelStateless ends the POST of the stateless request a client's
+// notifications/cancelled names, if one is in flight; false if there is
+// none, and the notification goes to the face.
+func (b *Bridge) cancelStateless(msg []byte) bool {
+	var n struct {
+		Params struct {
+			RequestID json.RawMessage `json:"requestId"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(msg, &n) != nil || n.Params.RequestID == nil {
+		return false
+	}
+	cancel, ok := b.stateless.Load(string(bytes.TrimSpace(n.Params.RequestID)))
+	if ok {
+		(*cancel.(*context.CancelFunc))()
+	}
+	return ok
+}
+
 // post sends one client message and relays its answer. A message that did
 // not reach the face, or met a session the face no longer knows, goes once
 // more after the face is back and the session opened again (reopen.go).
 func (b *Bridge) post(ctx context.Context, msg []byte, h *head) {
+	if h.ID != nil && era.IsStateless(h.version) {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		key, entry := string(bytes.TrimSpace(h.ID)), &cancel
+		b.stateless.Store(key, entry)
+		defer func() { b.stateless.CompareAndDelete(key, entry); cancel() }()
+	}
 	for attempt := 0; ; attempt++ {
 		resp, sid, err := b.send(ctx, msg, h)
 		switch {
@@ -278,6 +316,16 @@ func (b *Bridge) send(ctx context.Context, msg []byte, h *head) (*http.Response,
 	b.mu.Unlock()
 	if h.version != "" && version == "" {
 		version = h.version // an MCP 2026-07-28 client: no initialize, the version in each request
+		b.mu.Lock()
+		b.stateless2026 = version
+		b.mu.Unlock()
+	}
+	if version == "" && sid == "" {
+		// A request without the era's _meta (a ping) of a client that has
+		// spoken MCP 2026-07-28 is of that era too.
+		b.mu.Lock()
+		version = b.stateless2026
+		b.mu.Unlock()
 	}
 	if sid != "" {
 		hdr["Mcp-Session-Id"] = []string{sid}
@@ -285,7 +333,7 @@ func (b *Bridge) send(ctx context.Context, msg []byte, h *head) (*http.Response,
 	if version != "" {
 		hdr["Mcp-Protocol-Version"] = []string{version}
 	}
-	if version >= "2026-07-28" && h.Method != "" {
+	if era.IsStateless(version) && h.Method != "" {
 		// MCP 2026-07-28 names the method (and what it acts on) in headers
 		// too, so that proxies can route without reading the body.
 		hdr["Mcp-Method"] = []string{h.Method}

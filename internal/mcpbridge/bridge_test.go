@@ -288,3 +288,64 @@ func TestInitializeAnsweredWithStreamOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestStatelessCancel (issue 43, break 4): a 2026-07-28 client cancels a
+// request with notifications/cancelled, as that era's stdio transport
+// does; over HTTP, where the face takes it, a request is cancelled by
+// closing its POST, and a notification would reach nothing. The bridge
+// ends the named request's POST and sends no notification.
+func TestStatelessCancel(t *testing.T) {
+	for _, raw := range []bool{false, true} {
+		t.Run(fmt.Sprintf("raw=%v", raw), func(t *testing.T) {
+			closed := make(chan string, 1)
+			stop := make(chan struct{})
+			var posts atomic.Int32
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				posts.Add(1)
+				body, _ := io.ReadAll(r.Body)
+				if bytes.Contains(body, []byte("notifications/cancelled")) {
+					t.Errorf("the notification reached the face: %s", body)
+					w.WriteHeader(http.StatusAccepted)
+					return
+				}
+				w.Header().Set("Content-Type", "text/event-stream")
+				w.WriteHeader(http.StatusOK)
+				w.(http.Flusher).Flush()
+				select { // a long call, until its POST closes
+				case <-r.Context().Done():
+					closed <- r.Header.Get("Mcp-Method")
+				case <-stop:
+				}
+			}))
+			defer srv.Close()
+			defer close(stop)
+			in, feed := io.Pipe()
+			b := &Bridge{HTTP: srv.Client(), URL: srv.URL + "/mcp"}
+			if raw {
+				var d net.Dialer
+				b.Dial = func(ctx context.Context) (net.Conn, error) {
+					return d.DialContext(ctx, "tcp", srv.Listener.Addr().String())
+				}
+			}
+			done := make(chan error, 1)
+			go func() { done <- b.Run(context.Background(), in, &lines{}) }()
+			meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}`
+			fmt.Fprintln(feed, `{"jsonrpc":"2.0","id":"slow","method":"tools/call","params":{"name":"sleep",`+meta+`}}`)
+			for end := time.Now().Add(5 * time.Second); posts.Load() == 0; time.Sleep(5 * time.Millisecond) {
+				if time.Now().After(end) {
+					t.Fatal("the call never reached the face")
+				}
+			}
+			fmt.Fprintln(feed, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"slow","reason":"user"}}`)
+			select {
+			case method := <-closed:
+				if method != "tools/call" {
+					t.Errorf("closed a POST of %q", method)
+				}
+			case <-time.After(5 * time.Second):
+				t.Error("the cancelled request's POST is still open")
+			}
+			feed.Close()
+		})
+	}
+}

@@ -545,18 +545,19 @@ func (o *Owners) Held() []string {
 // clean stop, and waits (until ctx is done) until they have taken them
 // and each new owner runs its server (serving reports so of an owner),
 // then a little longer for the other replicas to move their connections
-// there: meanwhile it serves them on.
+// there: meanwhile it serves them on. With no other replica to take them
+// (the last one, or all stopping at once) it does not wait.
 func (o *Owners) Drain(ctx context.Context, serving func(context.Context, Lease) bool) {
 	o.mu.Lock()
 	o.draining = true
 	o.mu.Unlock()
 	held := o.Held()
-	if len(held) == 0 {
+	if len(held) == 0 || !o.othersTake() {
 		return
 	}
 	o.handOver(ctx, held)
 	running := map[string]bool{}
-	for {
+	for i := 1; ; i++ {
 		o.Claim(ctx) // takes nothing now; sees who took what
 		o.mu.Lock()
 		var taken []Lease
@@ -578,6 +579,16 @@ func (o *Owners) Drain(ctx context.Context, serving func(context.Context, Lease)
 		if n == len(held) {
 			break
 		}
+		// Every second, with the rows read again: once every other
+		// replica is being stopped too (all stop at once), nobody will
+		// take the rest; they are given up as this one stops (Release).
+		if i%10 == 0 {
+			o.reg.Beat(ctx)
+			if !o.othersTake() {
+				o.log.Info("leases: every other replica is stopping too: the servers not taken yet stop with this one", "servers", len(held)-n)
+				return
+			}
+		}
 		select {
 		case <-ctx.Done():
 			return
@@ -588,6 +599,18 @@ func (o *Owners) Drain(ctx context.Context, serving func(context.Context, Lease)
 	case <-ctx.Done():
 	case <-time.After(drainLinger):
 	}
+}
+
+// othersTake reports whether a replica other than this one, live and not
+// being stopped, may take servers, by the rows last read.
+func (o *Owners) othersTake() bool {
+	live, _ := o.reg.Live()
+	for id, r := range live {
+		if id != o.self && !r.Draining {
+			return true
+		}
+	}
+	return false
 }
 
 // drainLinger is how long a replica that handed its servers over serves

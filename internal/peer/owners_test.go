@@ -329,6 +329,18 @@ func TestAssign(t *testing.T) {
 	}
 }
 
+// sharedOwners is replica id's Owners of servers on table, with its row
+// in rows (which the others share) beaten once; every probe answers.
+func sharedOwners(t *testing.T, table *fakeLeases, rows *fakeReplicas, id string, servers []string) *Owners {
+	t.Helper()
+	reg := NewRegistry(rows, id, id+":1", "", quiet)
+	reg.Beat(t.Context())
+	table.mu.Lock()
+	table.addrs[id] = id + ":1"
+	table.mu.Unlock()
+	return NewOwners(table, reg, id, func() []string { return servers }, func(context.Context, Lease) bool { return true }, quiet)
+}
+
 // TestOwnersSpread: three replicas on one table, the first of which
 // claimed every server alone; once the others are live, servers are
 // handed over until each runs its share, each served by the one that gave
@@ -341,14 +353,7 @@ func TestOwnersSpread(t *testing.T) {
 		for i := range 9 {
 			servers = append(servers, fmt.Sprintf("s%d", i))
 		}
-		mk := func(id string) *Owners {
-			reg := NewRegistry(rows, id, id+":1", "", quiet)
-			reg.Beat(t.Context())
-			table.mu.Lock()
-			table.addrs[id] = id + ":1"
-			table.mu.Unlock()
-			return NewOwners(table, reg, id, func() []string { return servers }, func(context.Context, Lease) bool { return true }, quiet)
-		}
+		mk := func(id string) *Owners { return sharedOwners(t, table, rows, id, servers) }
 		a := mk("a")
 		a.Claim(t.Context())
 		if len(a.Held()) != 9 {
@@ -381,6 +386,61 @@ func TestOwnersSpread(t *testing.T) {
 		}
 		if !handedServed {
 			t.Fatal("no server was seen handed over and not yet taken")
+		}
+	})
+}
+
+// TestDrainWithNobodyToTake: a replica stopping while every other one is
+// stopping too (or alone) does not wait for a taker that will not come:
+// it returns at once, its leases held for Release; while another may
+// take its servers, it hands them over and waits for that one. Before,
+// replicas stopped together each waited the whole drainWait (10 s).
+func TestDrainWithNobodyToTake(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		table := newFakeLeases()
+		rows := &fakeReplicas{rows: map[string]Replica{}}
+		servers := []string{"s0", "s1"}
+		mk := func(id string) *Owners { return sharedOwners(t, table, rows, id, servers) }
+		a := mk("a")
+		a.Claim(t.Context())
+		b := mk("b")
+		a.reg.Beat(t.Context())
+		if len(a.Held()) != 2 {
+			t.Fatalf("a holds %v", a.Held())
+		}
+		serving := func(context.Context, Lease) bool { return true }
+
+		// b is being stopped too: nobody takes a's servers.
+		b.reg.Drain(t.Context())
+		a.reg.Drain(t.Context())
+		start := time.Now()
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		a.Drain(ctx, serving)
+		cancel()
+		if d := time.Since(start); d > time.Second {
+			t.Errorf("with every other replica stopping, the drain waited %s", d)
+		}
+		if len(a.Held()) != 2 {
+			t.Errorf("a gave up %v with nobody to take them", a.Held())
+		}
+
+		// A live replica that is not stopping takes them.
+		c := mk("c")
+		a.reg.Beat(t.Context())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+			defer cancel()
+			a.Drain(ctx, serving)
+		}()
+		for range 5 {
+			time.Sleep(ClaimEvery)
+			c.Claim(t.Context())
+		}
+		<-done
+		if len(c.Held()) != 2 || len(a.Held()) != 0 {
+			t.Errorf("after the drain a holds %v, c %v", a.Held(), c.Held())
 		}
 	})
 }

@@ -34,7 +34,7 @@ func (p *Policy) Explain(line string) string {
 		return "sandbox: the package manager cannot fetch from " + hp + " (network: none, so it runs from the user's cache, which does not hold the package; " + allowNet(hp) + ")"
 	}
 	if m := deniedUnix.FindStringSubmatch(line); m != nil {
-		return "sandbox: denied the unix socket " + m[1] + m[2] + " (a sandboxed server reaches no unix socket; " + noSandbox + ")"
+		return "sandbox: denied the unix socket " + m[1] + m[2] + " (a sandboxed server reaches no unix socket; " + p.unconfined() + ")"
 	}
 	if m := deniedAddr.FindStringSubmatch(line); m != nil {
 		return "sandbox: denied connection to " + m[1] + " (" + p.networkWords() + "; " + allowNet(m[1]) + ")"
@@ -53,7 +53,19 @@ func (p *Policy) Explain(line string) string {
 const (
 	allowFlag = "--allow-"
 	noSandbox = "only without --sandbox would it"
+	// optOut is noSandbox for a team replica's default sandbox
+	// (Policy.Default), which no --sandbox asked for.
+	optOut = `only "sandbox": false in its settings would let it, as a team's replica sandboxes every stdio server by default`
 )
+
+// unconfined is the ending of a line about what no sandbox allows: how to
+// run the server without one.
+func (p *Policy) unconfined() string {
+	if p.Default {
+		return optOut
+	}
+	return noSandbox
+}
 
 // allowNet is the advice that allows hp, through the proxy.
 func allowNet(hp string) string {
@@ -99,6 +111,9 @@ func Remedy(name string, lines []string) string {
 		}
 		if strings.Contains(line, noSandbox) {
 			return "the sandbox refused a unix socket, which no sandboxed server reaches: add the server without --sandbox if you trust it"
+		}
+		if strings.Contains(line, optOut) {
+			return `the sandbox a team's replica gives every stdio server refused a unix socket, which no sandboxed server reaches: set "sandbox": false in its settings if you trust it (docs/team.md)`
 		}
 	}
 	return ""

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -87,15 +88,22 @@ func cgroupV2() (bool, string) {
 // "none" or a host:port list a network namespace with nothing but a
 // loopback (up, with the proxy on it, for a list: see openProxy).
 //
-// A non-root launcher is not uid 0 in the user namespace, so exec leaves it
-// no capability there but the ambient ones given here: CAP_SYS_ADMIN for
-// its mounts, CAP_DAC_OVERRIDE, which an overlay's upper folder needs, and
-// for a list CAP_NET_ADMIN, for the loopback. They are of the sandbox's own
-// user namespace only, and the launcher drops them all before the server
-// runs (dropCapabilities).
+// The launcher maps the daemon's user and group to themselves in the user
+// namespace (mapSelf), not the daemon: a team replica's daemon is not
+// dumpable (it holds the store's key), so its child's /proc files, the
+// maps among them, belong to root until the child executes, and a daemon
+// that is not root could not write them.
+//
+// The launcher, unmapped when it starts, is not uid 0 in the user
+// namespace, so exec leaves it no capability there but the ambient ones
+// given here: CAP_SETUID and CAP_SETGID for its maps, CAP_SYS_ADMIN for its
+// mounts, CAP_DAC_OVERRIDE, which an overlay's upper folder needs,
+// CAP_SETPCAP, with which a root daemon's launcher empties the bounding
+// set, and for a list CAP_NET_ADMIN, for the loopback. They are of the sandbox's own user namespace only, and the
+// launcher drops them all before the server runs (dropCapabilities).
 func Isolate(attr *syscall.SysProcAttr, p *Policy) {
 	attr.Cloneflags |= syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID | syscall.CLONE_NEWNS | syscall.CLONE_NEWIPC
-	attr.AmbientCaps = append(attr.AmbientCaps, unix.CAP_SYS_ADMIN, unix.CAP_DAC_OVERRIDE)
+	attr.AmbientCaps = append(attr.AmbientCaps, unix.CAP_SETUID, unix.CAP_SETGID, unix.CAP_SYS_ADMIN, unix.CAP_DAC_OVERRIDE, unix.CAP_SETPCAP)
 	switch p.Network.Mode {
 	case NetworkNone:
 		attr.Cloneflags |= syscall.CLONE_NEWNET
@@ -103,8 +111,20 @@ func Isolate(attr *syscall.SysProcAttr, p *Policy) {
 		attr.Cloneflags |= syscall.CLONE_NEWNET
 		attr.AmbientCaps = append(attr.AmbientCaps, unix.CAP_NET_ADMIN)
 	}
-	uid, gid := os.Getuid(), os.Getgid()
-	attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
-	attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
-	attr.GidMappingsEnableSetgroups = false
+}
+
+// mapSelf maps the launcher's user and group (of the namespace outside,
+// Policy.UID and GID) to themselves in its user namespace, which it is
+// the first to (Isolate), with setgroups denied.
+func mapSelf(p *Policy) error {
+	for _, f := range []struct{ file, text string }{
+		{"setgroups", "deny"},
+		{"gid_map", fmt.Sprintf("%d %d 1\n", p.GID, p.GID)},
+		{"uid_map", fmt.Sprintf("%d %d 1\n", p.UID, p.UID)},
+	} {
+		if err := os.WriteFile("/proc/self/"+f.file, []byte(f.text), 0); err != nil {
+			return fmt.Errorf("mapping the daemon's user in the sandbox: %w", err)
+		}
+	}
+	return nil
 }

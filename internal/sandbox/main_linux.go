@@ -33,6 +33,9 @@ func Main(args []string) int {
 // locked thread.
 func enter(p *Policy, path string, argv []string) error {
 	runtime.LockOSThread()
+	if err := mapSelf(p); err != nil {
+		return err
+	}
 	tmp := filepath.Join(p.Private, "tmp")
 	if err := os.MkdirAll(tmp, 0o700); err != nil {
 		return fmt.Errorf("creating the private folder: %w", err)

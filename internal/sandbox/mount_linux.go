@@ -21,6 +21,10 @@ import (
 //     semaphores work, another program's segments are not there);
 //   - each hidden folder (Plexus's home) is covered by an empty read-only
 //     tmpfs: not even its names show;
+//   - each secret file (a replica's store key and URL files) is covered by
+//     /dev/null on a mount that allows no device: opening it is refused
+//     (EACCES), whatever Landlock allows of the folder it is in; a secret
+//     folder is covered as a hidden one is;
 //   - the package caches a server runs from (npm's, uv's, pip's) are
 //     overlays in its private folder: the user's cache below, read-only,
 //     the server's own writes above it, kept in its private folder. npx and
@@ -81,6 +85,11 @@ func arrangeMounts(p *Policy, home string) ([]string, error) {
 			return nil, fmt.Errorf("hiding %s: %w", h, err)
 		}
 	}
+	for _, sec := range p.Secrets {
+		if err := coverSecret(sec); err != nil {
+			return nil, err
+		}
+	}
 	var env []string
 	for _, c := range Caches {
 		if err := mountCache(p.Private, home, c); err != nil {
@@ -89,6 +98,30 @@ func arrangeMounts(p *Policy, home string) ([]string, error) {
 		env = append(env, c.Env+"="+CacheDir(p.Private, c))
 	}
 	return env, nil
+}
+
+// coverSecret covers the file or folder at path (see arrangeMounts); a
+// path that is not there has nothing to cover.
+func coverSecret(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil
+	}
+	if fi.IsDir() {
+		if err := unix.Mount("tmpfs", path, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=0555,size=4k"); err != nil {
+			return fmt.Errorf("covering %s: %w", path, err)
+		}
+		return nil
+	}
+	if err := unix.Mount("/dev/null", path, "", unix.MS_BIND, ""); err != nil {
+		return fmt.Errorf("covering %s: %w", path, err)
+	}
+	// nodev: the device cannot be opened there (Landlock would allow
+	// /dev/null itself, which is writable to every server).
+	if err := unix.Mount("", path, "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY|unix.MS_NODEV|unix.MS_NOSUID|unix.MS_NOEXEC, ""); err != nil {
+		return fmt.Errorf("covering %s: %w", path, err)
+	}
+	return nil
 }
 
 // mountCache makes cache c in the private folder: an overlay on the user's

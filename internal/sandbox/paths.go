@@ -55,6 +55,12 @@ func fileRules(p *Policy, path, home string) ([]access, error) {
 			}
 			return nil
 		}
+		if s := secretAt(p.Secrets, path); s != "" {
+			if must {
+				return fmt.Errorf("%s is %s, a secret of the daemon's that a sandboxed server never reads", path, s)
+			}
+			return nil
+		}
 		fi, err := os.Stat(path)
 		if err != nil {
 			if must {
@@ -228,6 +234,18 @@ func hiddenBy(hidden []string, private, path string) string {
 	for _, h := range hidden {
 		if within(path, h) || within(h, path) {
 			return h
+		}
+	}
+	return ""
+}
+
+// secretAt returns the secret that path is or lies in, "" if none. A
+// folder that holds a secret is not one: the secret is covered in it
+// (arrangeMounts).
+func secretAt(secrets []string, path string) string {
+	for _, s := range secrets {
+		if within(path, s) {
+			return s
 		}
 	}
 	return ""

@@ -23,6 +23,9 @@ type Policy struct {
 	Write []string `json:"write,omitempty"`
 	// Server is the server's name, for the advice in its denials.
 	Server string `json:"server,omitempty"`
+	// Default is set when the sandbox is a team replica's default, not
+	// the server's settings: a start it stops says how to opt out.
+	Default bool `json:"default,omitempty"`
 	// Private is the server's own folder, outside Plexus's home: its
 	// working directory unless Dir is set, writable, with its temporary
 	// folder and its package caches under it.
@@ -34,9 +37,21 @@ type Policy struct {
 	Previous string `json:"-"`
 	// Hidden are folders the server never sees, whatever the rest says:
 	// Plexus's home.
-	Hidden  []string `json:"hidden,omitempty"`
+	Hidden []string `json:"hidden,omitempty"`
+	// Secrets are files (or folders) of the daemon's own that the server
+	// never reads, whatever the rest says: a team replica's store key and
+	// URL files. Each is covered in the server's mount namespace — a file
+	// by a device it cannot open, a folder by an empty tmpfs — so that a
+	// folder holding one may still be read; a rule for a secret itself is
+	// refused.
+	Secrets []string `json:"secrets,omitempty"`
 	Network Network  `json:"network"`
 	Limits  Limits   `json:"limits"`
+	// UID and GID are the daemon's user and group, which the launcher
+	// maps to themselves in its user namespace (mapSelf); LauncherArgs
+	// sets them.
+	UID int `json:"uid"`
+	GID int `json:"gid"`
 	// PidsCgroup, if set, is the pids cgroup the launcher joins (see
 	// PreparePids).
 	PidsCgroup string `json:"pidsCgroup,omitempty"`

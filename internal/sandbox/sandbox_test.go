@@ -62,6 +62,20 @@ func TestExplain(t *testing.T) {
 	}
 }
 
+// A team replica's default sandbox, which no --sandbox asked for, says
+// how its settings opt the server out, and so does the advice after a
+// start it stopped.
+func TestExplainDefaultSandbox(t *testing.T) {
+	p := &Policy{Network: Network{Mode: NetworkNone}, Default: true}
+	line := p.Explain("Error: connect EPERM /var/run/docker.sock")
+	if want := `sandbox: denied the unix socket /var/run/docker.sock (a sandboxed server reaches no unix socket; only "sandbox": false in its settings would let it, as a team's replica sandboxes every stdio server by default)`; line != want {
+		t.Errorf("Explain = %q, want %q", line, want)
+	}
+	if got := Remedy("fs", []string{line}); !strings.Contains(got, `set "sandbox": false in its settings`) || strings.Contains(got, "--sandbox") {
+		t.Errorf("Remedy = %q", got)
+	}
+}
+
 func TestExplainHostList(t *testing.T) {
 	p := &Policy{Network: Network{Mode: NetworkList, Allow: []HostPort{{"api.github.com", 443}}}}
 	got := p.Explain("Error: connect EACCES 140.82.112.6:443")

@@ -24,12 +24,12 @@ func (c *Conn) CallTool(ctx context.Context, name string, args json.RawMessage) 
 		return nil, err
 	}
 	params := &mcp.CallToolParams{Name: name}
-	token, end := c.calls.begin(ctx)
+	ctx, token, end := c.calls.begin(ctx)
 	defer end()
 	pc := peerFrom(ctx)
 	if pc != nil {
 		params.InputResponses, params.RequestState = pc.input, pc.state
-		params.Meta = callMeta(pc, token)
+		params.Meta = c.meta(pc, token)
 	}
 	if t := bytes.TrimSpace(args); len(t) > 0 {
 		if t[0] != '{' || !json.Valid(t) {
@@ -52,13 +52,13 @@ func (c *Conn) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceR
 	if err := c.usable(); err != nil {
 		return nil, err
 	}
-	_, end := c.calls.begin(ctx)
+	ctx, token, end := c.calls.begin(ctx)
 	defer end()
 	params := &mcp.ReadResourceParams{URI: uri}
 	pc := peerFrom(ctx)
 	if pc != nil {
 		params.InputResponses, params.RequestState = pc.input, pc.state
-		params.Meta = callMeta(pc, nil)
+		params.Meta = c.meta(pc, token)
 	}
 	res, err := c.session.ReadResource(ctx, params)
 	if err != nil {
@@ -75,13 +75,13 @@ func (c *Conn) GetPrompt(ctx context.Context, name string, args map[string]strin
 	if err := c.usable(); err != nil {
 		return nil, err
 	}
-	_, end := c.calls.begin(ctx)
+	ctx, token, end := c.calls.begin(ctx)
 	defer end()
 	params := &mcp.GetPromptParams{Name: name, Arguments: args}
 	pc := peerFrom(ctx)
 	if pc != nil {
 		params.InputResponses, params.RequestState = pc.input, pc.state
-		params.Meta = callMeta(pc, nil)
+		params.Meta = c.meta(pc, token)
 	}
 	res, err := c.session.GetPrompt(ctx, params)
 	if err != nil {
@@ -222,12 +222,16 @@ func (n *notifier) stop() {
 	<-n.done
 }
 
-// Complete forwards completion/complete.
+// Complete forwards completion/complete; its _meta is Plexus's, as the
+// server's era needs it (a client's _meta of another era would make the
+// SDK send that era's headers).
 func (c *Conn) Complete(ctx context.Context, p *mcp.CompleteParams) (*mcp.CompleteResult, error) {
 	if err := c.usable(); err != nil {
 		return nil, err
 	}
-	res, err := c.session.Complete(ctx, p)
+	cp := *p
+	cp.Meta = c.meta(peerFrom(ctx), nil)
+	res, err := c.session.Complete(ctx, &cp)
 	if err != nil {
 		return nil, fmt.Errorf("server %q: completion: %w", c.name, c.callError(ctx, err))
 	}

@@ -15,6 +15,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/plexus-mcp/plexus/internal/era"
 )
 
 // Phases of Connect, as named in a ConnectError.
@@ -158,6 +160,7 @@ func (c *Conn) startRemote(ctx context.Context, s Spec) error {
 	c.redact = newRedactor(secrets, s.URL, sanitized, u.String(), sanitized, u.Redacted(), sanitized)
 
 	hc, ht, release := remoteHTTPClient(s, u)
+	hc.Transport = &streamTagger{base: hc.Transport, calls: &c.calls} // attribute.go
 	life, cancelLife := context.WithCancel(context.WithoutCancel(ctx))
 	c.release = func() { cancelLife(); ht.pumps.Wait(); release() }
 	ht.life, ht.log = life, c.log
@@ -177,7 +180,7 @@ func (c *Conn) startRemote(ctx context.Context, s Spec) error {
 	if err == nil && s.Type == "http" {
 		v := c.ProtocolVersion()
 		ht.version.Store(&v)
-		if v < "2026-07-28" {
+		if !era.IsStateless(v) {
 			c.startStandalone()
 		}
 	}
@@ -244,7 +247,6 @@ func (c *Conn) handshake(ctx context.Context, s Spec, t mcp.Transport) error {
 	c.mu.Lock()
 	c.session = cs
 	c.mu.Unlock()
-	c.askForLogs(ctx, cs)
 	c.watchers.Add(1)
 	go c.watchSession(cs)
 	return nil

@@ -209,6 +209,9 @@ func runRawFake() int {
 				Name      string          `json:"name"`
 				Cursor    string          `json:"cursor"`
 				Arguments json.RawMessage `json:"arguments"`
+				Meta      struct {
+					ProgressToken json.RawMessage `json:"progressToken"`
+				} `json:"_meta"`
 			} `json:"params"`
 		}
 		if err := json.Unmarshal(in.Bytes(), &msg); err != nil {
@@ -249,6 +252,16 @@ func runRawFake() int {
 				reply(msg.ID, map[string]any{"tools": []any{tool("c")}})
 			}
 		case "tools/call":
+			if msg.Params.Name == "chatty" {
+				// Progress, then the answer at once: all in one write.
+				var b strings.Builder
+				for i := 1; i <= 3; i++ {
+					fmt.Fprintf(&b, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":%s,"progress":%d,"total":3}}`+"\n", msg.Params.Meta.ProgressToken, i)
+				}
+				fmt.Fprintf(&b, `{"jsonrpc":"2.0","id":%s,"result":{"content":[]}}`+"\n", msg.ID)
+				os.Stdout.WriteString(b.String())
+				continue
+			}
 			if msg.Params.Name == "ask" {
 				// A 2025-06-18 server's elicitation: no mode (that field
 				// came later), fields in the server's own order.

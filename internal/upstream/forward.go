@@ -20,7 +20,7 @@ func (c *Conn) Forward(ctx context.Context, method string, params json.RawMessag
 	if err := c.usable(); err != nil {
 		return nil, err
 	}
-	_, end := c.calls.begin(ctx)
+	ctx, _, end := c.calls.begin(ctx)
 	defer end()
 	body, err := forwardParams(params, c.eraMeta())
 	if err != nil {

@@ -128,11 +128,11 @@ func (f *frameCalls) deliverFrame(line []byte) bool {
 }
 
 // CallRaw calls a tool with params as the client sent them, except that
-// "name" must already be the server's own tool name; "_meta" is replaced by
-// Plexus's (the caller's capabilities for a 2026-07-28 server). It returns
-// the result as the server wrote it. Errors are classified as CallTool's
-// are: the caller's ctx, a JSON-RPC answer (AnswerError), or
-// ErrTransportLost.
+// "name" must already be the server's own tool name; "_meta" is the
+// client's own members (without those Plexus sets) and Plexus's, as the
+// server's era needs them (era.RequestMeta). It returns the result as the
+// server wrote it. Errors are classified as CallTool's are: the caller's
+// ctx, a JSON-RPC answer (AnswerError), or ErrTransportLost.
 func (c *Conn) CallRaw(ctx context.Context, params map[string]json.RawMessage) (json.RawMessage, error) {
 	if err := c.usable(); err != nil {
 		return nil, err
@@ -141,7 +141,7 @@ func (c *Conn) CallRaw(ctx context.Context, params map[string]json.RawMessage) (
 	if rc == nil {
 		return nil, fmt.Errorf("server %q: no frame path on this connection", c.name)
 	}
-	_, end := c.calls.begin(ctx)
+	ctx, token, end := c.calls.begin(ctx)
 	defer end()
 	id := framePrefix + strconv.FormatUint(frameSeq.Add(1), 10)
 	ch, err := rc.frames.expect(id)
@@ -149,17 +149,15 @@ func (c *Conn) CallRaw(ctx context.Context, params map[string]json.RawMessage) (
 		// The stream has ended and the Conn is about to: nothing was sent.
 		return nil, fmt.Errorf("server %q: %w: %w", c.name, ErrNotConnected, c.redact.Error(err))
 	}
+	meta := c.frameMeta(peerFrom(ctx), token, params["_meta"])
 	if c.stdio != nil {
 		// The frame is written as bytes: nothing is encoded twice.
 		c.stdio.frames.Store(&rc.frames)
-		err = c.stdio.writeFrame(ctx, c.encodeFrame(id, peerFrom(ctx), params))
+		err = c.stdio.writeFrame(ctx, encodeFrame(id, meta, params))
 	} else {
-		params["_meta"] = c.frameMeta(peerFrom(ctx))
-		var body []byte
-		if body, err = json.Marshal(params); err == nil {
-			rid, _ := jsonrpc.MakeID(id)
-			err = rc.Connection.Write(ctx, &jsonrpc.Request{ID: rid, Method: "tools/call", Params: body})
-		}
+		rid, _ := jsonrpc.MakeID(id)
+		body := encodeParams(make([]byte, 0, 256), meta, params)
+		err = rc.Connection.Write(ctx, &jsonrpc.Request{ID: rid, Method: "tools/call", Params: body})
 	}
 	if err != nil {
 		rc.frames.forget(id)
@@ -186,37 +184,56 @@ func (c *Conn) CallRaw(ctx context.Context, params map[string]json.RawMessage) (
 	}
 }
 
-// encodeFrame encodes a frame call: params in their own order, each value
-// as the client sent it (already valid JSON: it was decoded once to find
-// the name), "_meta" Plexus's.
-func (c *Conn) encodeFrame(id string, pc *peerCall, params map[string]json.RawMessage) []byte {
-	n := 128
+// encodeFrame encodes a frame call, ending in a newline.
+func encodeFrame(id string, meta json.RawMessage, params map[string]json.RawMessage) []byte {
+	n := 128 + len(meta)
 	for k, v := range params {
 		n += len(k) + len(v) + 4
 	}
 	b := make([]byte, 0, n)
 	b = append(b, `{"jsonrpc":"2.0","id":"`...)
 	b = append(b, id...)
-	b = append(b, `","method":"tools/call","params":{"_meta":`...)
-	b = append(b, c.frameMeta(pc)...)
+	b = append(b, `","method":"tools/call","params":`...)
+	b = encodeParams(b, meta, params)
+	return append(b, "}\n"...)
+}
+
+// encodeParams appends a frame call's params: meta (if any), then the
+// others in their own order, each value as the client sent it (already
+// valid JSON: it was checked once to find the name).
+func encodeParams(b []byte, meta json.RawMessage, params map[string]json.RawMessage) []byte {
+	b = append(b, '{')
+	first := true
+	if len(meta) > 0 {
+		b = append(b, `"_meta":`...)
+		b = append(b, meta...)
+		first = false
+	}
 	for k, v := range params {
 		if k == "_meta" || len(v) == 0 {
 			continue
 		}
-		b = append(b, ',')
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
 		b = appendKey(b, k)
 		b = append(b, ':')
 		b = append(b, v...)
 	}
-	return append(b, "}}\n"...)
+	return append(b, '}')
 }
 
-// frameMeta is the _meta of a frame call: for an MCP 2026-07-28 server, the
-// per-request protocol version, client info and the caller's capabilities
-// it requires. Callers declare few distinct capability sets, so each meta
-// is made once and kept, by the capabilities' bytes when the caller has
-// them (capsKeyer) and up to maxMetas of them.
-func (c *Conn) frameMeta(pc *peerCall) json.RawMessage {
+// frameMeta is the _meta of a frame call: Plexus's, as the server's era
+// needs it (meta), and the client's own members beside it (own, an object
+// without the members Plexus sets). Callers declare few distinct
+// capability sets, so a meta without a progress token, log level or
+// client members is made once per set and kept, by the capabilities'
+// bytes when the caller has them (capsKeyer) and up to maxMetas of them.
+func (c *Conn) frameMeta(pc *peerCall, token any, own json.RawMessage) json.RawMessage {
+	if token != nil || logLevelOf(pc) != "" || len(own) > 0 {
+		return mergeMeta(c.meta(pc, token), own)
+	}
 	var key string
 	if k, ok := peerOf(pc).(capsKeyer); ok {
 		key = "raw " + k.CapsKey()
@@ -227,17 +244,40 @@ func (c *Conn) frameMeta(pc *peerCall) json.RawMessage {
 	if m, ok := c.metas.Load(key); ok {
 		return m.(json.RawMessage)
 	}
-	m := map[string]any{}
-	if v := c.ProtocolVersion(); v >= "2026-07-28" {
-		m[mcp.MetaKeyProtocolVersion] = v
-		m[mcp.MetaKeyClientInfo] = c.clientInfo
-		m[mcp.MetaKeyClientCapabilities] = forwardedCaps(pc)
-	}
-	b, _ := json.Marshal(m)
+	b := mergeMeta(c.meta(pc, nil), nil)
 	if c.nmetas.Add(1) <= maxMetas {
-		c.metas.Store(key, json.RawMessage(b))
+		c.metas.Store(key, b)
 	}
 	return b
+}
+
+// mergeMeta is Plexus's _meta members with the client's own after them;
+// nil for none.
+func mergeMeta(m mcp.Meta, own json.RawMessage) json.RawMessage {
+	if len(m) == 0 && len(own) == 0 {
+		return nil
+	}
+	b, _ := json.Marshal(m)
+	if len(m) == 0 {
+		b = []byte("{}")
+	}
+	if len(own) == 0 {
+		return b
+	}
+	out := b[:len(b)-1]
+	jsonscan.Members(own, func(k, v []byte) bool {
+		if _, ours := m[string(k)]; ours {
+			return true
+		}
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = appendKey(out, string(k))
+		out = append(out, ':')
+		out = append(out, v...)
+		return true
+	})
+	return append(out, '}')
 }
 
 const maxMetas = 64

@@ -11,7 +11,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/plexus-mcp/plexus/internal/era"
 )
 
 // Each era's health check. A session-era server answers ping. MCP
@@ -48,14 +49,10 @@ func (c *Conn) Ping(ctx context.Context) error {
 // for a session-era server.
 func (c *Conn) eraMeta() map[string]any {
 	v := c.ProtocolVersion()
-	if v < "2026-07-28" {
+	if !era.IsStateless(v) {
 		return nil
 	}
-	return map[string]any{
-		mcp.MetaKeyProtocolVersion:    v,
-		mcp.MetaKeyClientInfo:         c.clientInfo,
-		mcp.MetaKeyClientCapabilities: map[string]any{},
-	}
+	return era.RequestMeta(v, era.Caller{Info: c.clientInfo})
 }
 
 // keepAliveKey marks the context of a health check, so that the HTTP
@@ -116,7 +113,7 @@ func (c *Conn) sendCancel(ctx context.Context, id string) {
 	p, _ := json.Marshal(map[string]any{"requestId": id, "reason": ctx.Err().Error()})
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelWriteTimeout)
 	defer cancel()
-	c.route.Connection.Write(wctx, &jsonrpc.Request{Method: "notifications/cancelled", Params: p})
+	c.route.Write(wctx, &jsonrpc.Request{Method: "notifications/cancelled", Params: p}) // as the server's era takes it
 }
 
 // refusedCheck turns an HTTP refusal of a request (a 4xx whose body is no

@@ -15,6 +15,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/plexus-mcp/plexus/internal/era"
 )
 
 // Peer is the downstream client a request came from. While a call it made
@@ -39,11 +41,35 @@ type Peer interface {
 }
 
 // AskMethods are the requests a server may send its client mid-call, and
-// what each is called in messages.
-var AskMethods = map[string]string{
-	"elicitation/create":     "elicitation request",
-	"sampling/createMessage": "sampling request",
-	"roots/list":             "roots request",
+// what each is called in messages (package era holds them).
+var AskMethods = era.AskMethods
+
+// clientKeyer is a Peer that names its client: several calls of one
+// client in flight are one client to route a server's request to.
+type clientKeyer interface{ Client() any }
+
+// logLeveler is a Peer whose client asked for log messages at a level.
+type logLeveler interface{ LogLevel() string }
+
+// clientOf is the client of a call, for routing.
+func clientOf(pc *peerCall) any {
+	if k, ok := pc.peer.(clientKeyer); ok {
+		if c := k.Client(); c != nil {
+			return c
+		}
+	}
+	return pc.peer
+}
+
+// logLevelOf is the level the caller asked for; "" for none.
+func logLevelOf(pc *peerCall) string {
+	if pc == nil {
+		return ""
+	}
+	if l, ok := pc.peer.(logLeveler); ok {
+		return l.LogLevel()
+	}
+	return ""
 }
 
 type peerKey struct{}
@@ -101,21 +127,25 @@ var tokenSeq atomic.Uint64
 
 // inflight tracks the calls in flight on one connection and who made them.
 type inflight struct {
-	mu    sync.Mutex
-	calls map[uint64]*peerCall
+	mu     sync.Mutex
+	calls  map[uint64]*peerCall
+	tagged tagged // the server's messages a call's stream carried (attribute.go)
 }
 
-// begin registers a call from ctx's peer, if any, and returns the progress
-// token to send upstream (nil for none) and the function that ends it.
-func (f *inflight) begin(ctx context.Context) (any, func()) {
+// begin registers a call from ctx's peer, if any, and returns ctx marked
+// with the registration (for the transport that carries the call), the
+// progress token to send upstream (nil for none) and the function that
+// ends it.
+func (f *inflight) begin(ctx context.Context) (context.Context, any, func()) {
 	pc := peerFrom(ctx)
 	if pc == nil {
-		return nil, func() {}
+		return ctx, nil, func() {}
 	}
 	id := tokenSeq.Add(1)
 	cp := *pc
 	cp.ctx = ctx
 	pc = &cp
+	ctx = context.WithValue(ctx, callKey{}, pc)
 	f.mu.Lock()
 	if f.calls == nil {
 		f.calls = map[uint64]*peerCall{}
@@ -128,9 +158,9 @@ func (f *inflight) begin(ctx context.Context) (any, func()) {
 		f.mu.Unlock()
 	}
 	if pc.token == nil {
-		return nil, end
+		return ctx, nil, end
 	}
-	return progressPrefix + strconv.FormatUint(id, 10), end
+	return ctx, progressPrefix + strconv.FormatUint(id, 10), end
 }
 
 // byToken finds the call an upstream progress token belongs to.
@@ -150,9 +180,10 @@ func (f *inflight) byToken(token any) *peerCall {
 
 // route finds the peer a server→client request belongs to: the caller whose
 // context it arrives in (a 2026-07-28 server's input_required result is
-// handled inside the call), else the one client with calls in flight. With
-// calls from several clients in flight a session-era server gives no way to
-// tell which caused the request, so it is refused rather than guessed.
+// handled inside the call), else the one client with calls in flight — its
+// newest live call, when it has several. With calls from several clients
+// in flight a session-era server gives no way to tell which caused the
+// request, so it is refused rather than guessed.
 func (f *inflight) route(ctx context.Context, what string, grace time.Duration) (Peer, context.Context, error) {
 	if pc := peerFrom(ctx); pc != nil {
 		return pc.peer, ctx, nil
@@ -181,20 +212,23 @@ func (f *inflight) route(ctx context.Context, what string, grace time.Duration) 
 // order, does not wait).
 const routeGrace = 500 * time.Millisecond
 
-// liveCaller is the one client with live calls in flight, and how many
-// distinct clients have them.
+// liveCaller is the newest live call of the one client with live calls in
+// flight, and how many distinct clients have them. A call whose caller
+// gave up (cancelled, its client gone) is none: its end is under way, and
+// a question routed to it would be answered "context canceled".
 func (f *inflight) liveCaller() (*peerCall, int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var only *peerCall
-	seen := map[Peer]bool{}
-	for _, pc := range f.calls {
+	var newest uint64
+	seen := map[any]bool{}
+	for id, pc := range f.calls {
 		if pc.ctx != nil && pc.ctx.Err() != nil {
 			continue
 		}
-		if !seen[pc.peer] {
-			seen[pc.peer] = true
-			only = pc
+		seen[clientOf(pc)] = true
+		if id > newest {
+			only, newest = pc, id
 		}
 	}
 	return only, len(seen)
@@ -241,32 +275,53 @@ func (c *Conn) WatchResources(key string, fn func(uri string)) {
 	c.resWatch[key] = fn
 }
 
-// logLevelAll asks a server for every log message: each client filters by
-// the level it set itself (the SDK's server side does).
-const logLevelAll = "debug"
-
-// askForLogs asks a session-era server that offers logging for its log
-// messages, which it sends only once asked. A 2026-07-28 server is asked
-// per request instead (CallTool).
-func (c *Conn) askForLogs(ctx context.Context, cs *mcp.ClientSession) {
-	ir := cs.InitializeResult()
-	if ir == nil || ir.Capabilities == nil || ir.Capabilities.Logging == nil || ir.ProtocolVersion >= "2026-07-28" {
+// WantLogs asks a session-era server that offers logging for its log
+// messages at level, when that is more than it was asked for before: the
+// connection is shared, and each client gets the messages at its own
+// level or above (the face filters). Nothing is asked at connect: a
+// server sends what it sends by default until a client asks for a level,
+// as it would to that client directly; a 2026-07-28 server is told each
+// caller's level with its request.
+func (c *Conn) WantLogs(ctx context.Context, level string) {
+	if err := c.usable(); err != nil || era.IsStateless(c.ProtocolVersion()) || c.Capabilities().Logging == nil {
 		return
 	}
-	if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: logLevelAll}); err != nil {
-		c.log.Info("server refused logging/setLevel", "err", c.redact.Error(err))
+	c.logMu.Lock()
+	defer c.logMu.Unlock()
+	if rank, ok := logRank[level]; !ok || c.logLevel != "" && rank >= logRank[c.logLevel] {
+		return
 	}
+	if err := c.session.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: mcp.LoggingLevel(level)}); err != nil {
+		c.log.Info("server refused logging/setLevel", "err", c.redact.Error(err))
+		return
+	}
+	c.logLevel = level
 }
 
-// callMeta is the _meta Plexus sends with a call from peer pc: the caller's
-// capabilities as far as Plexus forwards them, the log level, and the
-// progress token.
-func callMeta(pc *peerCall, token any) mcp.Meta {
-	m := mcp.Meta{mcp.MetaKeyLogLevel: logLevelAll, mcp.MetaKeyClientCapabilities: forwardedCaps(pc)}
-	if token != nil {
-		m["progressToken"] = token
+// logRank orders MCP's log levels, least severe first.
+var logRank = map[string]int{"debug": 0, "info": 1, "notice": 2, "warning": 3, "error": 4, "critical": 5, "alert": 6, "emergency": 7}
+
+// negotiated is the protocol version, or "" before the handshake ended.
+func (c *Conn) negotiated() string {
+	c.mu.Lock()
+	cs := c.session
+	c.mu.Unlock()
+	if cs == nil || cs.InitializeResult() == nil {
+		return ""
 	}
-	return m
+	return cs.InitializeResult().ProtocolVersion
+}
+
+// meta is the _meta Plexus sends with a request on peer pc's behalf, as
+// the server's era needs it (era.RequestMeta): for a session-era server
+// the progress token alone, for a 2026-07-28 one also the caller's
+// capabilities (as far as Plexus forwards them) and log level.
+func (c *Conn) meta(pc *peerCall, token any) mcp.Meta {
+	m := era.RequestMeta(c.ProtocolVersion(), era.Caller{Caps: forwardedCaps(pc), Info: c.clientInfo, LogLevel: logLevelOf(pc), ProgressToken: token})
+	if m == nil {
+		return nil
+	}
+	return mcp.Meta(m)
 }
 
 // forwardedCaps is what a server learns of the caller's capabilities:

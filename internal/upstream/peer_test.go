@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -35,5 +36,40 @@ func TestForwardedCaps(t *testing.T) {
 	}
 	if b, _ := json.Marshal(forwardedCaps(&peerCall{peer: capsPeer{&mcp.ClientCapabilities{}}})); string(b) != "{}" {
 		t.Errorf("a client with none: %s", b)
+	}
+}
+
+// progressPeer counts the progress notifications it gets.
+type progressPeer struct {
+	capsPeer
+	mu sync.Mutex
+	n  int
+}
+
+func (p *progressPeer) Progress(context.Context, *mcp.ProgressNotificationParams) {
+	p.mu.Lock()
+	p.n++
+	p.mu.Unlock()
+}
+
+// TestProgressBeforeAnswer: a stdio server writes a call's progress and
+// its answer at once; every progress notification reaches the caller
+// before the call returns (issue 43, break 12: the answer, handed over in
+// the read loop, could overtake the last progress routed by the SDK's
+// reader, which then had no call to go to).
+func TestProgressBeforeAnswer(t *testing.T) {
+	c := mustConnect(t, fakeSpec(t, "raw"))
+	for i := range 30 {
+		p := &progressPeer{}
+		ctx := WithPeer(context.Background(), p, "client-token")
+		if _, err := c.CallRaw(ctx, map[string]json.RawMessage{"name": json.RawMessage(`"chatty"`)}); err != nil {
+			t.Fatal(err)
+		}
+		p.mu.Lock()
+		n := p.n
+		p.mu.Unlock()
+		if n != 3 {
+			t.Fatalf("call %d: %d progress notifications before the answer, want 3", i, n)
+		}
 	}
 }

@@ -19,6 +19,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/plexus-mcp/plexus/internal/era"
 )
 
 // SanitizeURL returns raw fit for logs and status: no userinfo, no fragment,
@@ -157,22 +159,22 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// elsewhere must not receive the credentials.
 	own := req.URL.Scheme == t.origin.Scheme && req.URL.Host == t.origin.Host
 	v := t.version.Load()
-	if own && v != nil && *v >= "2026-07-28" && req.Method == http.MethodPost && req.Header.Get("Mcp-Method") == "" {
+	if own && v != nil && era.IsStateless(*v) && req.Method == http.MethodPost && req.Header.Get("Mcp-Method") == "" {
 		if resp, done := eraCancel(req); done {
 			return resp, nil
 		}
 	}
-	addVersion := own && v != nil && req.Header.Get("Mcp-Protocol-Version") == ""
+	fixEra := own && v != nil && era.HeadersDiffer(req.Header, *v)
 	cloned := false
-	if own && (len(t.headers) > 0 || addVersion) {
+	if own && (len(t.headers) > 0 || fixEra) {
 		req, cloned = req.Clone(req.Context()), true
 		for k, vs := range t.headers {
 			if _, set := req.Header[http.CanonicalHeaderKey(k)]; !set {
 				req.Header[http.CanonicalHeaderKey(k)] = vs
 			}
 		}
-		if addVersion {
-			req.Header.Set("Mcp-Protocol-Version", *v)
+		if fixEra {
+			era.ServerHeaders(req.Header, *v) // the headers of the server's era (break 2)
 		}
 	}
 	if own && t.session != nil {
@@ -289,7 +291,9 @@ func (t *headerTransport) sessionLost(req *http.Request, resp *http.Response) (*
 		}
 		again.Body = body
 	}
-	t.session.outgoing(again)
+	// The live session now: req went out on the one the server lost
+	// (the SDK's, or one renewed before).
+	t.session.resend(again)
 	return t.base.RoundTrip(again)
 }
 

@@ -304,6 +304,13 @@ func TestLostSessionIsRenewed(t *testing.T) {
 	if _, err := c.CallTool(t.Context(), "echo", json.RawMessage(`{"n":1}`)); err != nil {
 		t.Fatal(err)
 	}
+	// A client asked for log messages: the new session must be set to
+	// the same level (Plexus sets none at connect).
+	c.WantLogs(t.Context(), "info")
+	if !waitFor(5*time.Second, func() bool { return rs.count(0, "logging/setLevel") == 1 }) {
+		n := rs.count(0, "logging/setLevel")
+		t.Fatalf("the first session got logging/setLevel %d times, want once", n)
+	}
 	rs.restart()
 	res, err := c.CallTool(t.Context(), "echo", json.RawMessage(`{"n":2}`))
 	if err != nil {
@@ -330,6 +337,14 @@ func TestLostSessionIsRenewed(t *testing.T) {
 	case <-changed:
 	case <-time.After(5 * time.Second):
 		t.Error("no list refresh after the session was renewed")
+	}
+	// A second restart: the renewed session is lost in turn, and the
+	// refused call goes out on the newest one.
+	rs.restart()
+	if res, err := c.CallTool(t.Context(), "echo", json.RawMessage(`{"n":3}`)); err != nil {
+		t.Fatalf("the call after the second restart: %v", err)
+	} else if got := resultText(t, res); got != `{"n":3}` {
+		t.Errorf("echo = %s", got)
 	}
 	select {
 	case <-c.Done():

@@ -9,6 +9,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/plexus-mcp/plexus/internal/era"
 )
 
 // routeTransport answers a server's elicitation, sampling and roots requests on
@@ -30,6 +32,11 @@ func (t routeTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	}
 	rc := &routeConn{Connection: conn, c: t.c}
 	t.c.route = rc
+	if t.c.stdio != nil {
+		// The stdio read loop routes them, in order with frame answers
+		// (stdioconn.go): whatever wraps the connection between.
+		t.c.stdio.route.Store(rc)
+	}
 	return rc, nil
 }
 
@@ -37,6 +44,20 @@ type routeConn struct {
 	mcp.Connection
 	c      *Conn
 	frames frameCalls // frame calls (frame.go) awaiting their answers
+}
+
+// Write sends a message to the server, as its era takes it: over
+// streamable HTTP a stateless (2026-07-28) server is told a request is
+// cancelled by the request's close, which the transport does, and refuses
+// a notifications/cancelled POSTed to it (400), which the SDK would then
+// take for a lost connection; so that notification, the SDK's or Plexus's
+// own, is not sent there.
+func (r *routeConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if req, ok := msg.(*jsonrpc.Request); ok && !req.IsCall() && req.Method == "notifications/cancelled" &&
+		era.CancelsByClosing(r.c.negotiated(), r.c.stdio == nil) {
+		return nil
+	}
+	return r.Connection.Write(ctx, msg)
 }
 
 func (r *routeConn) Read(ctx context.Context) (jsonrpc.Message, error) {
@@ -96,6 +117,10 @@ func (r *routeConn) notify(ctx context.Context, req *jsonrpc.Request) {
 	if json.Unmarshal(req.Params, &p) != nil {
 		return
 	}
+	if pc := r.c.calls.taggedCall(req); pc != nil {
+		pc.peer.Log(pc.ctx, &p) // it came on that call's stream
+		return
+	}
 	peer, callCtx, err := r.c.calls.route(ctx, "log message", 0)
 	if err != nil {
 		r.c.log.Debug("server log message with no call to send it to", "level", p.Level, "logger", p.Logger)
@@ -130,13 +155,12 @@ func (r *routeConn) answer(req *jsonrpc.Request) {
 // forward hands the request to the client of the call it belongs to, its
 // params as the server wrote them.
 func (r *routeConn) forward(ctx context.Context, req *jsonrpc.Request, what string) (json.RawMessage, error) {
+	if pc := r.c.calls.taggedCall(req); pc != nil {
+		return pc.peer.Ask(pc.ctx, req.Method, era.AskParams(req.Params)) // it came on that call's stream
+	}
 	p, callCtx, err := r.c.calls.route(ctx, what, routeGrace)
 	if err != nil {
 		return nil, err
 	}
-	params := req.Params
-	if len(params) == 0 || string(params) == "null" {
-		params = json.RawMessage(`{}`)
-	}
-	return p.Ask(callCtx, req.Method, params)
+	return p.Ask(callCtx, req.Method, era.AskParams(req.Params))
 }

@@ -16,10 +16,17 @@ import (
 // started.
 type SandboxError struct {
 	Missing []string
+	// Default: the sandbox is a team replica's default, which the
+	// server's settings did not ask for (sandbox.Policy.Default).
+	Default bool
 }
 
 func (e *SandboxError) Error() string {
-	return "the sandbox cannot be enforced here, so the server was not started: " + strings.Join(e.Missing, "; ")
+	msg := "the sandbox cannot be enforced here, so the server was not started: " + strings.Join(e.Missing, "; ")
+	if e.Default {
+		msg += `; a team's replica sandboxes every stdio server by default: give its pod user namespaces, or set "sandbox": false on a server you trust (docs/team.md)`
+	}
+	return msg
 }
 
 // sandboxReady checks that the sandbox can be enforced and creates the
@@ -29,10 +36,10 @@ func sandboxReady(s Spec) error {
 		return errors.New("a sandboxed server needs the lifeline shim (the plexus binary), which is not configured")
 	}
 	if m := s.Sandbox.Missing(sandbox.Detect()); len(m) > 0 {
-		return &SandboxError{Missing: m}
+		return &SandboxError{Missing: m, Default: s.Sandbox.Default}
 	}
 	if err := sandbox.PreparePids(s.Sandbox); err != nil {
-		return &SandboxError{Missing: []string{err.Error()}}
+		return &SandboxError{Missing: []string{err.Error()}, Default: s.Sandbox.Default}
 	}
 	if err := os.MkdirAll(filepath.Dir(s.Sandbox.Private), 0o700); err != nil {
 		return fmt.Errorf("sandbox: creating the private folder: %w", err)

@@ -3,6 +3,7 @@ package upstream
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/plexus-mcp/plexus/internal/sandbox"
@@ -42,5 +43,18 @@ func TestMoveOldPrivate(t *testing.T) {
 	}
 	if _, err := os.Stat(old); err != nil {
 		t.Errorf("the old folder was touched although the new one exists: %v", err)
+	}
+}
+
+// A sandbox this kernel cannot enforce stops the start; when it is a team
+// replica's default, which no one asked for, the error says how to opt out.
+func TestSandboxErrorDefault(t *testing.T) {
+	own := (&SandboxError{Missing: []string{"no Landlock"}}).Error()
+	def := (&SandboxError{Missing: []string{"no Landlock"}, Default: true}).Error()
+	if !strings.Contains(own, "no Landlock") || strings.Contains(own, `"sandbox": false`) {
+		t.Errorf("own sandbox: %s", own)
+	}
+	if !strings.Contains(def, "no Landlock") || !strings.Contains(def, `set "sandbox": false on a server you trust`) {
+		t.Errorf("default sandbox: %s", def)
 	}
 }

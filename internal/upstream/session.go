@@ -68,6 +68,14 @@ func (k *sessionKeeper) outgoing(req *http.Request) {
 	}
 }
 
+// resend puts the live session id on req, a request refused with the
+// session it carried (the SDK's, or a live one renewed since).
+func (k *sessionKeeper) resend(req *http.Request) {
+	if ids := k.ids.Load(); ids != nil {
+		req.Header.Set(sessionHeader, ids.live)
+	}
+}
+
 // incoming shows the SDK its own session id where the answer names the
 // live one: the SDK refuses an answer naming another session than its.
 func (k *sessionKeeper) incoming(resp *http.Response) {

@@ -70,6 +70,11 @@ type stdioConn struct {
 	// frames, once set, takes the answers to frame calls (frame.go) in the
 	// read loop, a hand-off shorter than through Read.
 	frames atomic.Pointer[frameCalls]
+	// route, once set, takes the server's requests and progress and log
+	// notifications in the read loop (routeconn.go), in the order they
+	// came with the answers frames takes: a call's last progress
+	// notification reaches its caller before the call's answer does.
+	route atomic.Pointer[routeConn]
 }
 
 func newStdioConn(p pipes, discoverTimeout time.Duration, onGarbage func([]byte)) *stdioConn {
@@ -122,6 +127,11 @@ func (c *stdioConn) readLoop() {
 			// an answer to a frame call, handed over undecoded
 		} else if msgs, ok := decodeFrame(line); ok {
 			for _, m := range msgs {
+				if req, isReq := m.(*jsonrpc.Request); isReq {
+					if rc := c.route.Load(); rc != nil && rc.handle(context.Background(), req) {
+						continue
+					}
+				}
 				if !c.deliver(m) {
 					err = mcp.ErrConnectionClosed
 					return

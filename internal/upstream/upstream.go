@@ -143,6 +143,9 @@ type Conn struct {
 
 	refreshMu sync.Mutex // serialises Refresh
 
+	logMu    sync.Mutex // serialises WantLogs
+	logLevel string     // the level the server was asked for; "" none yet
+
 	// initResult is the server's answer to initialize (or server/discover)
 	// as it wrote it; set before Connect returns.
 	initResult json.RawMessage

@@ -8,7 +8,8 @@
 //	METHOD[ TOOL] -> FRAME
 //
 // A request of METHOD (for tools/call, of TOOL) is answered by the frames
-// of its rules, in order, with {{id}} replaced by the request's id. A frame
+// of its rules, in order (a retry that carries inputResponses, by the
+// rules of "METHOD[ TOOL] answered" if there are any), with {{id}} replaced by the request's id. A frame
 // that is itself a request (an id and a method) is sent and its answer
 // awaited; {{answer}} in a later frame is that answer's result, as a JSON
 // string. Lines starting with # are comments. A request no rule names is
@@ -41,7 +42,8 @@ func main() {
 			ID     json.RawMessage `json:"id"`
 			Method string          `json:"method"`
 			Params struct {
-				Name string `json:"name"`
+				Name           string          `json:"name"`
+				InputResponses json.RawMessage `json:"inputResponses"`
 			} `json:"params"`
 		}
 		if json.Unmarshal(in.Bytes(), &msg) != nil || msg.ID == nil || msg.Method == "" {
@@ -51,7 +53,10 @@ func main() {
 		if msg.Method == "tools/call" {
 			key += " " + msg.Params.Name
 		}
-		frames, ok := rules[key]
+		frames, ok := rules[key+" answered"]
+		if !ok || msg.Params.InputResponses == nil {
+			frames, ok = rules[key]
+		}
 		if !ok {
 			fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"scriptserver: no rule for %s"}}`+"\n", msg.ID, key)
 			out.Flush()

@@ -6,8 +6,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/base64"
-	"encoding/gob"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -16,6 +14,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -23,42 +22,35 @@ import (
 const listMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",` +
 	`"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}`
 
-// testProfile is a profile of n tools with pages of size, served over real
-// HTTP as ServeHTTP serves one.
+// testProfile is a profile of n tools offered in the order given (their
+// names descending), each definition written as a server might (odd white
+// space, members Plexus does not model), served over real HTTP as
+// ServeHTTP serves it.
 func testProfile(t *testing.T, n, size int) (p *profile, url string) {
 	t.Helper()
-	f := &Face{log: slog.New(slog.DiscardHandler), version: "test"}
-	p = &profile{f: f, name: "t", offer: map[string]*mcp.Tool{}, pageSize: size}
+	f := &Face{log: slog.New(slog.DiscardHandler), version: "test", replay: newReplayBuffer(), ended: make(chan struct{}, 1)}
+	p = &profile{f: f, name: "t", pageSize: size, sessions: map[string]*session{},
+		def: definition{cap: 10, idle: time.Minute}}
 	p.srv = f.newServer(&mcp.ServerOptions{PageSize: size, HasTools: true})
+	p.srv.AddReceivingMiddleware(p.attach)
 	get := func(*http.Request) *mcp.Server { return p.srv }
-	p.stateful = mcp.NewStreamableHTTPHandler(get, nil)
 	p.stateless = mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Stateless: true})
-	nop := func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return nil, nil }
 	for i := range n {
-		tool := &mcp.Tool{Name: fmt.Sprintf("tool_%03d", n-i), Title: "Tool <&> ü",
-			Description: fmt.Sprintf("Tool %d: \"quoted\", <html> & ünïcode\n", i),
-			InputSchema: json.RawMessage(` { "type" : "object", "properties": {"a": {"type":"string","description":"<a>"}} } `)}
-		if i%3 == 0 {
-			tool.OutputSchema = json.RawMessage(`{"type":"object"}`)
-			tool.Annotations = &mcp.ToolAnnotations{ReadOnlyHint: true, Title: "ro"}
-		}
-		p.addTool(tool, nop)
+		p.lists[toolsList].put(toolName(n-i), i, toolDef(n-i))
 	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Test-Path", "pages") // sent only if listFromPages answers
-		body, _ := peekBody(r)
-		if p.listFromPages(w, r, readEnvelope(body)) {
-			return
-		}
-		w.Header().Del("Test-Path")
-		if stateless(r) {
-			p.stateless.ServeHTTP(w, r)
-			return
-		}
-		p.stateful.ServeHTTP(w, r)
-	}))
+	srv := httptest.NewServer(http.HandlerFunc(p.forward))
 	t.Cleanup(srv.Close)
+	t.Cleanup(p.close)
 	return p, srv.URL
+}
+
+func toolName(i int) string { return fmt.Sprintf("tool_%03d", i) }
+
+// toolDef is a tool as a server wrote it, with what the SDK's structs do
+// not model.
+func toolDef(i int) json.RawMessage {
+	return json.RawMessage(fmt.Sprintf(` {"name" : %q, "description":"Tool \"%d\" <&> ü\n", "inputSchema":{ "type" : "object"},`+
+		`"_meta":{"ui/resourceUri":"ui://views/%d"},"x-server":[1, 2]} `, toolName(i), i, i))
 }
 
 // post sends one JSON-RPC message and returns the path that answered
@@ -79,7 +71,7 @@ func post(t *testing.T, url string, hdr map[string]string, body string) (via str
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	via = "sdk"
-	if resp.Header.Get("Test-Path") == "pages" {
+	if resp.Header.Get("Content-Type") == "application/json" && !strings.Contains(body, `"initialize"`) {
 		via = "pages"
 	}
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
@@ -122,11 +114,12 @@ func jsonString(s string) string {
 	return string(b)
 }
 
-// TestPagesMatchSDK pages through tools/list on both paths in both
-// eras — the SDK's own (asked with a _meta key the pages path leaves to it)
-// and the rendered pages — and wants the same bytes and cursors, then the
-// same after the list changes.
-func TestPagesMatchSDK(t *testing.T) {
+// TestPagesServeDefinitions pages through tools/list in both eras and
+// wants every definition as the server wrote it — its bytes, in the
+// server's order — the envelope of the client's era, and the same after
+// the list changes (issue 43, point 11: the SDK re-encoded and sorted
+// them, dropping what its structs do not model).
+func TestPagesServeDefinitions(t *testing.T) {
 	for _, n := range []int{0, 1, 9, 10} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			p, url := testProfile(t, n, 3)
@@ -138,76 +131,80 @@ func TestPagesMatchSDK(t *testing.T) {
 				"2026-07-28": {"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"},
 				"2025-11-25": {"Mcp-Protocol-Version": "2025-11-25", "Mcp-Session-Id": sid},
 			}
-			check := func(wantTools int) {
+			check := func(want []json.RawMessage) {
+				t.Helper()
 				for era, hdr := range eras {
 					stateless := era == "2026-07-28"
-					cursor, pages, tools := "", 0, 0
+					cursor, pages := "", 0
+					var got []json.RawMessage
 					for {
-						via, rendered, _ := post(t, url, hdr, listBody(`"p`+fmt.Sprint(pages)+`"`, cursor, "", stateless))
-						via2, sdk, _ := post(t, url, hdr, listBody(`7`, cursor, `"progressToken":"x",`, stateless))
-						if via != "pages" || via2 != "sdk" {
-							t.Fatalf("%s page %d: answered by %s and %s", era, pages, via, via2)
+						via, page, _ := post(t, url, hdr, listBody(`"p`+fmt.Sprint(pages)+`"`, cursor, "", stateless))
+						if via != "pages" {
+							t.Fatalf("%s page %d: answered by %s", era, pages, via)
 						}
-						var res, sdkRes mcp.ListToolsResult
-						if err := json.Unmarshal(rendered, &res); err != nil {
+						var res map[string]json.RawMessage
+						if err := json.Unmarshal(page, &res); err != nil {
 							t.Fatal(err)
 						}
-						if err := json.Unmarshal(sdk, &sdkRes); err != nil {
-							t.Fatal(err)
-						}
-						// The cursors are the same but for gob's type numbers.
-						renderedLast, ok1 := decodeCursor(res.NextCursor)
-						sdkLast, ok2 := decodeCursor(sdkRes.NextCursor)
-						if renderedLast != sdkLast || ok1 != ok2 || ok1 != (res.NextCursor != "") {
-							t.Fatalf("%s page %d: cursors %q (%s) and %q (%s)", era, pages, res.NextCursor, renderedLast, sdkRes.NextCursor, sdkLast)
-						}
-						if !bytes.Equal(rendered, bytes.Replace(sdk, []byte(sdkRes.NextCursor), []byte(res.NextCursor), 1)) {
-							t.Fatalf("%s page %d differs:\nrendered %s\nsdk      %s", era, pages, rendered, sdk)
+						var tools []json.RawMessage
+						json.Unmarshal(res["tools"], &tools)
+						got = append(got, tools...)
+						_, typed := res["resultType"]
+						if typed != stateless || (res["ttlMs"] != nil) != stateless {
+							t.Errorf("%s page %d: not of its era: %s", era, pages, page)
 						}
 						pages++
-						tools += len(res.Tools)
-						if res.NextCursor == "" {
+						if res["nextCursor"] == nil {
 							break
 						}
-						cursor = res.NextCursor
+						json.Unmarshal(res["nextCursor"], &cursor)
 					}
-					if tools != wantTools || pages != max(1, (wantTools+2)/3) {
-						t.Errorf("%s: %d tools in %d pages, want %d", era, tools, pages, wantTools)
+					if len(got) != len(want) || pages != max(1, (len(want)+2)/3) {
+						t.Fatalf("%s: %d tools in %d pages, want %d", era, len(got), pages, len(want))
+					}
+					for i := range got {
+						if !bytes.Equal(got[i], bytes.TrimSpace(want[i])) {
+							t.Errorf("%s tool %d:\n got %s\nwant %s", era, i, got[i], want[i])
+						}
 					}
 				}
 			}
-			check(n)
+			var want []json.RawMessage
+			for i := range n {
+				want = append(want, toolDef(n-i))
+			}
+			check(want)
 			p.syncMu.Lock()
 			p.addTool(&mcp.Tool{Name: "added", InputSchema: map[string]any{"type": "object"}},
 				func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return nil, nil })
 			if n > 0 {
-				p.removeTools("tool_001")
+				p.lists[toolsList].drop(toolName(1)) // the last
+				want = want[:n-1]
 			}
 			p.syncMu.Unlock()
-			check(n + 1 - min(n, 1))
+			check(append([]json.RawMessage{json.RawMessage(`{"inputSchema":{"type":"object"},"name":"added"}`)}, want...))
 		})
 	}
 }
 
-// TestListPagesLeave checks what the rendered pages leave to the SDK: the SDK
-// must answer as before (an error for a bad cursor or an unknown session).
-func TestListPagesLeave(t *testing.T) {
-	_, url := testProfile(t, 5, 2)
+// TestListCursors: a cursor of this list pages on from the tool it names
+// even once the list changed; one that names no tool of it, or is no
+// cursor at all, is answered -32602; an unknown session 404.
+func TestListCursors(t *testing.T) {
+	p, url := testProfile(t, 5, 2)
 	hdr := map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"}
-	if via, res, _ := post(t, url, hdr, listBody("1", "not-a-cursor", "", true)); via != "sdk" || !strings.Contains(string(res), "-32602") {
+	if via, res, _ := post(t, url, hdr, listBody("1", "not-a-cursor!", "", true)); via != "pages" || !strings.Contains(string(res), "-32602") {
 		t.Errorf("bad cursor: %s %s", via, res)
 	}
-	// A cursor of a name the list no longer has: the SDK pages on from it.
-	old, _ := encodeCursor("tool_0025")
-	if via, res, _ := post(t, url, hdr, listBody("1", old, "", true)); via != "sdk" || !strings.Contains(string(res), `"tool_003"`) {
-		t.Errorf("stale cursor: %s %s", via, res)
+	// A cursor that ends no page of this rendering: paged on from.
+	p.syncMu.Lock()
+	p.lists[toolsList].drop(toolName(5)) // the first
+	p.syncMu.Unlock()
+	if _, res, _ := post(t, url, hdr, listBody("1", encodeCursor(toolName(4)), "", true)); !strings.Contains(string(res), `"tool_003"`) || !strings.Contains(string(res), `"tool_002"`) {
+		t.Errorf("a cursor from before the change: %s", res)
 	}
-	// The SDK's own cursor: the SDK pages on from it.
-	_, first, _ := post(t, url, hdr, listBody("1", "", `"progressToken":1,`, true))
-	var res mcp.ListToolsResult
-	json.Unmarshal(first, &res)
-	if via, page, _ := post(t, url, hdr, listBody("1", res.NextCursor, "", true)); via != "sdk" || !strings.Contains(string(page), `"tool_003"`) {
-		t.Errorf("the SDK's cursor %q: %s %s", res.NextCursor, via, page)
+	if _, res, _ := post(t, url, hdr, listBody("1", encodeCursor(toolName(5)), "", true)); !strings.Contains(string(res), "-32602") {
+		t.Errorf("a cursor of a tool gone: %s", res)
 	}
 	req, _ := http.NewRequest("POST", url, strings.NewReader(listBody("1", "", "", false)))
 	req.Header.Set("Content-Type", "application/json")
@@ -220,7 +217,7 @@ func TestListPagesLeave(t *testing.T) {
 	}
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusNotFound {
-		t.Errorf("unknown session: %d, want the SDK's 404", resp.StatusCode)
+		t.Errorf("unknown session: %d, want 404", resp.StatusCode)
 	}
 }
 
@@ -230,13 +227,11 @@ func TestParseList(t *testing.T) {
 	if !ok || string(req.id) != `"a-1"` || req.cursor != "abc" {
 		t.Fatalf("good: %+v %v", req, ok)
 	}
-	if _, ok := parseList(readEnvelope([]byte(good)), false); ok {
-		t.Error("a 2026-07-28 list taken on a session")
-	}
 	for name, body := range map[string]string{
 		"session, no params":   `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`,
 		"session, null params": `{"jsonrpc":"2.0","id":3,"method":"tools/list","params":null}`,
 		"session, cursor":      `{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"cursor":"x"}}`,
+		"session, _meta":       `{"jsonrpc":"2.0","id":3,"method":"prompts/list","params":{"_meta":{"progressToken":1}}}`,
 	} {
 		if _, ok := parseList(readEnvelope([]byte(body)), false); !ok {
 			t.Errorf("%s: not taken", name)
@@ -245,10 +240,8 @@ func TestParseList(t *testing.T) {
 	for name, body := range map[string]string{
 		"no meta":          `{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{}}`,
 		"other version":    strings.Replace(good, `"2026-07-28"`, `"2025-11-25"`, 1),
-		"log level":        listBody("1", "", `"io.modelcontextprotocol/logLevel":"info",`, true),
 		"client a string":  strings.Replace(good, `{"name":"c","version":"1"}`, `"c"`, 1),
 		"caps an array":    strings.Replace(good, `Capabilities":{}`, `Capabilities":[]`, 1),
-		"other method":     strings.Replace(good, `tools/list`, `tools/call`, 1),
 		"extra key":        strings.Replace(good, `"id":`, `"x":1,"id":`, 1),
 		"extra param":      strings.Replace(good, `"cursor":`, `"x":1,"cursor":`, 1),
 		"cursor a number":  strings.Replace(good, `"abc"`, `3`, 1),
@@ -284,25 +277,12 @@ func FuzzParseList(f *testing.F) {
 	})
 }
 
-// decodeCursor reads a cursor of either path: the last name it listed.
-func decodeCursor(cursor string) (string, bool) {
-	b, err := base64.URLEncoding.DecodeString(cursor)
-	if err != nil {
-		return "", false
-	}
-	var tok pageToken
-	if gob.NewDecoder(bytes.NewReader(b)).Decode(&tok) != nil {
-		return "", false
-	}
-	return tok.LastUID, true
-}
-
 func TestAcceptsBoth(t *testing.T) {
 	for in, want := range map[string]bool{
 		"application/json, text/event-stream":              true,
 		"text/event-stream;q=0.9 , Application/JSON;q=1.0": true,
 		"application/json":                                 false,
-		"*/*":                                              false, // the SDK's answer, not ours
+		"*/*":                                              true, // as the SDK reads it
 		"":                                                 false,
 		"application/jsonx, text/event-stream":             false,
 		"application/json;charset=utf-8, text/event-stream": true,
@@ -317,20 +297,21 @@ func TestAcceptsBoth(t *testing.T) {
 // servers × 200 tools of plexus-load --serve-tools) in both eras: the
 // face's work after each change of the list, once, not per request.
 func BenchmarkRenderToolPages5000(b *testing.B) {
-	schema := json.RawMessage(`{"type":"object","properties":{"count":{"description":"How many times.","type":"integer"},` +
-		`"path":{"description":"A path to act on.","type":"string"}}}`)
-	var tools []*mcp.Tool
+	var keys []string
+	var defs []json.RawMessage
 	for s := 1; s <= 25; s++ {
 		for i := range 200 {
-			tools = append(tools, &mcp.Tool{Name: fmt.Sprintf("mcp_s%d_tool_%03d_abcdefgh", s, i), InputSchema: schema,
-				Description: fmt.Sprintf("Tool number %d of a wide server: it does nothing, and says so.", i)})
+			name := fmt.Sprintf("mcp_s%d_tool_%03d_abcdefgh", s, i)
+			keys = append(keys, name)
+			defs = append(defs, json.RawMessage(`{"name":"`+name+`","description":"Tool number `+fmt.Sprint(i)+` of a wide server: it does nothing, and says so.",`+
+				`"inputSchema":{"type":"object","properties":{"count":{"description":"How many times.","type":"integer"},"path":{"description":"A path to act on.","type":"string"}}}}`))
 		}
 	}
 	impl := &mcp.Implementation{Name: "plexus", Version: "test"}
 	b.ReportAllocs()
 	for b.Loop() {
-		tp, err := renderToolPages(tools, nil, listPageSize, impl)
-		if err != nil || len(tp.pages) != 5 {
+		rl, err := renderList(toolsList, keys, defs, listPageSize, impl)
+		if err != nil || len(rl.pages) != 5 {
 			b.Fatal(err)
 		}
 	}
