@@ -92,6 +92,21 @@ type Status struct {
 	// Sandbox describes what this kernel offers sandboxed servers, one
 	// feature a line (Landlock ABI, namespaces, seccomp, cgroup v2).
 	Sandbox []string `json:"sandbox,omitempty"`
+	// SettingsFile is set while extensions.json holds a hand edit the
+	// daemon has not applied, read as the status is.
+	SettingsFile *SettingsFile `json:"settingsFile,omitempty"`
+}
+
+// SettingsFile is a hand edit of extensions.json not applied yet: until
+// `plexus reload` applies it (or `plexus reload --discard` drops it), the
+// daemon runs the settings it last read, and refuses to save over it.
+type SettingsFile struct {
+	Path string `json:"path"`
+	// Problems are why the edited file cannot be applied as it is, as
+	// `plexus reload` reports them: malformed JSON with its line and
+	// column, else each problem at its key path. Empty when a reload
+	// would apply it.
+	Problems []string `json:"problems,omitempty"`
 }
 
 // ServerList is GET /v1/servers.
@@ -226,6 +241,12 @@ type Settings struct {
 	// Registry is the MCP registry `plexus search` and the catalog use;
 	// always set in an answer, and a PUT without it keeps it.
 	Registry *RegistrySettings `json:"registry,omitempty"`
+	// Names is how clients see the servers' tools (mcp.names): "readable"
+	// (server_tool, a short suffix only on a collision or past 64
+	// characters; a tool keeps the name it got first) or "hashed"
+	// (mcp_server_tool_hash). Always set in an answer; a PUT without it
+	// keeps it.
+	Names string `json:"names,omitempty"`
 }
 
 // FaceSettings are the gates of Plexus as an MCP server, both off by
@@ -601,12 +622,20 @@ type Event struct {
 	// for EventStderr: comparable with LogLines.NextSeq, so that a follower
 	// that read the logs skips the lines it already has.
 	LineSeq int64 `json:"lineSeq,omitempty"`
+	// SettingsFile is the hand edit of extensions.json, for
+	// EventSettingsFile; absent when there is none any more (applied or
+	// discarded).
+	SettingsFile *SettingsFile `json:"settingsFile,omitempty"`
 }
 
 // Event types.
 const (
 	// EventServer: a server's state changed, or it was added or changed.
 	EventServer = "server"
+	// EventSettingsFile: extensions.json was changed by hand (or the
+	// change was fixed, applied or discarded): Event.SettingsFile is the
+	// edit as it is now.
+	EventSettingsFile = "settings_file"
 	// EventServerRemoved: a server was removed from the settings.
 	EventServerRemoved = "server_removed"
 	// EventCatalog: the catalog changed ("capabilities changed"): tools,

@@ -1,12 +1,13 @@
 package catalog
 
 import (
-	"crypto/sha256"
 	"encoding/base32"
 	"strings"
 )
 
-// The naming scheme below is a compatibility promise. Agents, saved
+// The hashed scheme below (mcp.names = "hashed"; the readable scheme, the
+// default, is in readable.go) is a compatibility promise: tools pinned
+// before the readable scheme keep these names under it too. Agents, saved
 // conversations, allow-lists in other tools and users' muscle memory all refer
 // to advertised names, so ToolName and OpName must return the same string for
 // the same inputs forever. Changing anything here — the prefix, the
@@ -62,8 +63,7 @@ func OpName(server, op string) string {
 }
 
 func buildName(domain, server, item string) string {
-	h := sha256.Sum256([]byte(domain + "\x00" + server + "\x00" + item))
-	hash := strings.ToLower(nameHashEncoding.EncodeToString(h[:]))[:hashLen]
+	hash := nameHash(domain, server, item)[:hashLen]
 
 	s, t := sanitize(server), sanitize(item)
 	// Room for the server and tool parts once the fixed parts are placed:

@@ -22,8 +22,9 @@ func (a *app) toolsCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "tools",
 		Short: "List the tools every agent is offered",
-		Long: `List the catalog's tools under their Plexus names (mcp_<server>_<tool>_<hash>),
-the names to give to ` + "`plexus call`" + `.
+		Long: `List the catalog's tools under their Plexus names (server_tool, or with
+` + "`plexus settings set names hashed`" + ` mcp_<server>_<tool>_<hash>), the names to give
+to ` + "`plexus call`" + ` and in a client's permission rules.
 
 --json prints the catalog entries; --format prints the catalog as the daemon
 renders it for a model runtime (mcp, openai or anthropic), ready to hand over.`,
@@ -97,8 +98,8 @@ still exits 1 for an error result).
 
 A call is never retried: when the connection to the server is lost during a
 call, Plexus cannot know whether it took effect, and says so.`,
-		Example: `  plexus call mcp_fs_read_file_1a2b '{"path": "/srv/docs/README.md"}'
-  echo '{"query": "mcp"}' | plexus call mcp_search_search_9f3c - --json`,
+		Example: `  plexus call fs_read_file '{"path": "/srv/docs/README.md"}'
+  echo '{"query": "mcp"}' | plexus call search_search - --json`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usagef("missing NAME: see `plexus tools` for the names")

@@ -197,6 +197,14 @@ func (a *app) describeEvent(ev apitype.Event) string {
 		return fmt.Sprintf("%s %s stderr: %s", stamp, server, logLine(ev.Line))
 	case apitype.EventHeld:
 		return fmt.Sprintf("%s held %s: %s", stamp, server, heldEventDetail(ev))
+	case apitype.EventSettingsFile:
+		switch f := ev.SettingsFile; {
+		case f == nil:
+			return stamp + " settings file: no hand edit waits any more"
+		case len(f.Problems) > 0:
+			return fmt.Sprintf("%s settings file changed by hand, not applied: %s", stamp, oneLine(strings.Join(f.Problems, "; ")))
+		}
+		return stamp + " settings file changed by hand: `plexus reload` applies it"
 	}
 	// A type newer than this program: still a line, not a failure.
 	return strings.TrimRight(fmt.Sprintf("%s %s %s", stamp, oneLine(ev.Type), server), " ")

@@ -32,7 +32,7 @@ warnings and progress to stderr; --json prints stable JSON for scripts.`,
   plexus add fs -- npx -y @modelcontextprotocol/server-filesystem /srv/docs
   plexus ls
   plexus tools --server fs
-  plexus call mcp_fs_read_file_1a2b '{"path": "/srv/docs/README.md"}'`,
+  plexus call fs_read_file '{"path": "/srv/docs/README.md"}'`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {

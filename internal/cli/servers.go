@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -117,6 +118,13 @@ its last lines on stderr.`,
 					key = "sandbox"
 				}
 				fmt.Fprintf(a.stdout(), "%-9s %s\n", key, sanitize(line))
+			}
+			if f := st.SettingsFile; f != nil {
+				what := "changed by hand, not applied: `plexus reload` applies it, `plexus reload --discard` drops it"
+				if len(f.Problems) > 0 {
+					what = "changed by hand and cannot be applied: " + strings.Join(f.Problems, "; ")
+				}
+				fmt.Fprintf(a.stdout(), "%-9s %s %s\n", "settings", sanitize(f.Path), sanitize(what))
 			}
 			if len(st.Servers) == 0 {
 				fmt.Fprintln(a.stdout(), "\nno servers: add one with `plexus add`")

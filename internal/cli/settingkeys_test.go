@@ -16,7 +16,7 @@ const settingsJSON = `{"revision": 3, "callTimeoutMs": 0, "retryMs": 0,
 // script calls cobra's __complete.
 func TestCompleteSettingKeys(t *testing.T) {
 	startFake(t, map[string]reply{"GET /v1/settings": {200, settingsJSON}})
-	all := []string{"callTimeoutMs", "retryMs", "oauthClientMetadataUrl", "face.allowExternalCall", "face.allowWrite", "face.sessionIdleMs", "face.maxSessions", "registry.url"}
+	all := []string{"callTimeoutMs", "retryMs", "oauthClientMetadataUrl", "face.allowExternalCall", "face.allowWrite", "face.sessionIdleMs", "face.maxSessions", "registry.url", "names"}
 	for _, tc := range []struct {
 		args []string
 		want []string

@@ -26,6 +26,7 @@ const (
 	setSessionIdle   = "face.sessionIdleMs"
 	setMaxSessions   = "face.maxSessions"
 	setRegistryURL   = "registry.url"
+	setNames         = "names"
 	setProfilePrefix = "profiles."
 )
 
@@ -47,6 +48,9 @@ func (a *app) settingsCommand() *cobra.Command {
   face.maxSessions        the live sessions one profile holds at most (default 1000)
   registry.url            the MCP registry ` + "`plexus search`" + ` and the catalog use (default
                           https://registry.modelcontextprotocol.io; a company's own serves the same API)
+  names                   how clients see your tools: readable (github_create_issue; a short suffix only
+                          on a collision or past 64 characters; a tool keeps the name it got first; the
+                          default) or hashed (mcp_github_create_issue_mkkst2dq, the names before readable)
   profiles.NAME           a profile, as JSON: {"servers": [...], "naming": "plexus"|"bare", "metaTools": bool,
                           "controlTools": bool}
 
@@ -86,7 +90,7 @@ func (a *app) settingsShowCommand() *cobra.Command {
 				return printJSON(a.stdout(), s)
 			}
 			t := &table{header: []string{"KEY", "VALUE"}}
-			for _, k := range []string{setCallTimeout, setRetry, setClientDoc, setExternalCall, setWrite, setRegistryURL} {
+			for _, k := range []string{setCallTimeout, setRetry, setClientDoc, setExternalCall, setWrite, setRegistryURL, setNames} {
 				v, _ := settingValue(s, k)
 				t.add(k, v)
 			}
@@ -237,6 +241,8 @@ func settingValue(s *apitype.Settings, key string) (string, any) {
 			return "", ""
 		}
 		return s.Registry.URL, s.Registry.URL
+	case setNames:
+		return s.Names, s.Names
 	}
 	p, ok := s.Profiles[strings.TrimPrefix(key, setProfilePrefix)]
 	if !ok {
@@ -310,6 +316,12 @@ func applySetting(s *apitype.Settings, key, value string, set bool) error {
 			value = ""
 		}
 		s.Registry = &apitype.RegistrySettings{URL: value}
+	case setNames:
+		// The daemon checks the value and names what it takes.
+		if !set {
+			value = "readable"
+		}
+		s.Names = value
 	default:
 		name := strings.TrimPrefix(key, setProfilePrefix)
 		if s.Profiles == nil {

@@ -17,7 +17,7 @@ import (
 // knows: servers, tools, secrets.
 
 // didYouMean returns the Plexus names of the tools whose own name is name
-// (a bare "echo" for mcp_example_echo_x4jqblwe), at most a few, sorted.
+// (a bare "echo" for example_echo), at most a few, sorted.
 func didYouMean(tools []apitype.Tool, name string) []string {
 	var out []string
 	for _, t := range tools {

@@ -104,6 +104,8 @@ func (d *decoder) mcp(path string, n *node) MCP {
 			m.Profiles = decodeMap(d, p, v, d.profile)
 		case "registry":
 			m.Registry = d.registry(p, v)
+		case "names":
+			m.Names = d.str(p, v)
 		default:
 			return false
 		}

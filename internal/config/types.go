@@ -37,7 +37,20 @@ type MCP struct {
 	// Registry is where `plexus search` and the catalog look for servers;
 	// nil is the official MCP registry.
 	Registry *Registry `json:"registry,omitempty"`
+	// Names is how tools are named on the face: NamesReadable (""), or
+	// NamesHashed, the seeds' mcp_<server>_<tool>_<hash>.
+	Names string `json:"names,omitempty"`
 }
+
+// Naming schemes of mcp.names.
+const (
+	// NamesReadable offers a tool as server_tool, with a short suffix
+	// only on a collision or past 64 characters; a tool keeps the name it
+	// got first (pins). The default.
+	NamesReadable = "readable"
+	// NamesHashed offers every tool as mcp_<server>_<tool>_<hash>.
+	NamesHashed = "hashed"
+)
 
 // DefaultRegistryURL is the official MCP registry.
 const DefaultRegistryURL = "https://registry.modelcontextprotocol.io"

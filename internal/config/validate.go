@@ -59,6 +59,11 @@ func validateFile(ps *problems, f *File) {
 			ps.add("mcp.registry.url", err.Error())
 		}
 	}
+	switch m.Names {
+	case "", NamesReadable, NamesHashed:
+	default:
+		ps.add("mcp.names", fmt.Sprintf("must be %q (server_tool, the default) or %q (mcp_server_tool_hash)", NamesReadable, NamesHashed))
+	}
 	for _, name := range slices.Sorted(maps.Keys(m.Servers)) {
 		p := KeyPath("mcp.servers", name)
 		if !validName(name) {

@@ -71,7 +71,7 @@ func TestBadEditsChangeNothing(t *testing.T) {
 		{[]string{"add", "example", "--", e.Bin, "example-server"}, "already exists"},
 		{[]string{"add", "nope", "--", "/nonexistent/server-binary"}, "/nonexistent/server-binary"},
 		{[]string{"add", "nocmd", "--", "plexus-no-such-command-xyz"}, "plexus-no-such-command-xyz"},
-		{[]string{"call", "mcp_example_echo_x", "not json"}, "JSON"},
+		{[]string{"call", "example_echo", "not json"}, "JSON"},
 		{[]string{"edit", "missing", "--cwd", "/"}, "missing"},
 	} {
 		r := e.Run("", tc.args...)

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -97,7 +96,7 @@ func echoName(b *testing.B, cs *mcp.ClientSession) string {
 			b.Fatal(err)
 		}
 		for _, t := range res.Tools {
-			if strings.HasPrefix(t.Name, "mcp_example_echo_") {
+			if t.Name == "example_echo" {
 				return t.Name
 			}
 		}

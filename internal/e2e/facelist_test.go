@@ -307,8 +307,8 @@ func TestFaceToolsListPages(t *testing.T) {
 			n, pages          int
 		}{
 			{"/mcp", "plexus_status", "nothing", 1202, 2},
-			{"/mcp/bare", "tool_399", "mcp_", 400, 1}, // the server's tools alone
-			{"/mcp/meta", "search_tools", "mcp_", 5, 1},
+			{"/mcp/bare", "tool_399", "s1_", 400, 1}, // the server's tools alone
+			{"/mcp/meta", "search_tools", "s1_", 5, 1},
 		} {
 			names, pages, plain, err := newRawLister(t, base+tc.path, token, era).all(true)
 			if err == nil {
@@ -343,7 +343,7 @@ func TestFaceToolsListPages(t *testing.T) {
 		deadline := time.Now().Add(30 * time.Second)
 		for {
 			names, _, plain, err := l.all(true)
-			if err == nil && want(names, 802, "plexus_status", "mcp_s3_") == nil && plain {
+			if err == nil && want(names, 802, "plexus_status", "s3_") == nil && plain {
 				break
 			}
 			if time.Now().After(deadline) {

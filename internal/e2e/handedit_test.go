@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/plexus-mcp/plexus/internal/apitype"
 	"github.com/plexus-mcp/plexus/internal/testenv"
 )
 
@@ -62,8 +63,19 @@ func TestHandEditIsNeverSavedOver(t *testing.T) {
 	half := edited[:len(edited)/2]
 	write(half)
 	refused("enable over a half-typed file", half, "enable", "one")
-	if r := e.Run("", "reload"); r.Code == 0 {
+	r := e.Run("", "reload")
+	if r.Code == 0 {
 		t.Error("reload applied a half-typed file")
+	}
+	// The status says so at once, with the error reload gives (line and
+	// column), without a reload.
+	var st apitype.Status
+	if err := json.Unmarshal([]byte(e.MustRun("status", "--json")), &st); err != nil {
+		t.Fatal(err)
+	}
+	if f := st.SettingsFile; f == nil || len(f.Problems) != 1 || !strings.Contains(f.Problems[0], "line ") ||
+		!strings.Contains(r.Stderr, f.Problems[0]) {
+		t.Errorf("status of a half-typed file: %+v; reload said %q", f, r.Stderr)
 	}
 	if got := read(); !bytes.Equal(got, half) {
 		t.Error("a failed reload changed the half-typed file")

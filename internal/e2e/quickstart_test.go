@@ -37,7 +37,7 @@ func TestQuickstart(t *testing.T) {
 
 	list := tools(t, e)
 	echo := toolNamed(t, list, "example", "echo")
-	if !strings.HasPrefix(echo.Name, "mcp_example_echo_") || echo.Description == "" || len(echo.InputSchema) == 0 {
+	if echo.Name != "example_echo" || echo.Description == "" || len(echo.InputSchema) == 0 {
 		t.Fatalf("echo entry: %+v", echo)
 	}
 	out := e.MustRun("call", echo.Name, `{"text":"hello, plexus"}`)

@@ -158,10 +158,10 @@ func TestTeamIdentity(t *testing.T) {
 	// A member of the profile lists its tools and calls one; Plexus's
 	// control-plane tools are not offered in team mode unless asked for.
 	names, cs := teamTools(t, resource, ada)
-	if !slices.ContainsFunc(names, func(n string) bool { return strings.Contains(n, "_echo_") }) || slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, "plexus_") }) {
+	if !slices.ContainsFunc(names, func(n string) bool { return strings.HasSuffix(n, "_echo") }) || slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, "plexus_") }) {
 		t.Fatalf("ada's tools: %v", names)
 	}
-	echo := names[slices.IndexFunc(names, func(n string) bool { return strings.Contains(n, "_echo_") })]
+	echo := names[slices.IndexFunc(names, func(n string) bool { return strings.HasSuffix(n, "_echo") })]
 	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: echo, Arguments: map[string]any{"text": "hi from ada"}})
 	if got := textOfResult(t, res, err); got != "hi from ada" {
 		t.Fatalf("ada's call: %q", got)
@@ -176,7 +176,7 @@ func TestTeamIdentity(t *testing.T) {
 
 	// A user outside the profile: 403, no tools. In the ops group, /mcp/ops.
 	status, _, body := teamPost(t, resource, "Bearer "+bob, teamInit)
-	if status != 403 || strings.Contains(body, "_echo_") {
+	if status != 403 || strings.Contains(body, "_echo") {
 		t.Errorf("bob at /mcp: %d %s", status, body)
 	}
 	status, _, _ = teamPost(t, base+"/mcp/ops", "Bearer "+bob, teamInit)

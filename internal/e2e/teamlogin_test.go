@@ -178,7 +178,7 @@ func TestTeamTypeScriptAgent(t *testing.T) {
 	needConformance(t) // the TypeScript peer, as the other tests on it
 	idp := authserver.Start(t, authserver.Options{JWTSubject: "ts-agent"})
 	_, base, _ := teamEnv(t, idp, "", `"default": {"servers": ["example"], "users": ["ts-agent"]}`)
-	lines := runLongSession(t, "teamclient.ts", nil, "--url", base+"/mcp", "--tool", "_echo_", "--text", "from the ts agent")
+	lines := runLongSession(t, "teamclient.ts", nil, "--url", base+"/mcp", "--tool", "_echo", "--text", "from the ts agent")
 	for _, want := range []string{"ok authorize resource=" + base + "/mcp", "ok login", "ok call from the ts agent"} {
 		if !slices.Contains(lines, want) {
 			t.Errorf("no %q in %q", want, lines)

@@ -217,7 +217,7 @@ func TestTeamSecretsOutOfReach(t *testing.T) {
 	const password = "CANARY-db-password-8d21"
 	url := strings.Replace(pg.URL, "postgres://plexus@", "postgres://plexus:"+password+"@", 1)
 	keyText := base64.StdEncoding.EncodeToString(key)
-	const tools = `mcp_probe_attempt[^"]*|mcp_trusted_attempt[^"]*`
+	const tools = `probe_attempt[^"]*|trusted_attempt[^"]*`
 	leaked := func(got string) bool {
 		return strings.Contains(got, password) || strings.Contains(got, keyText) || strings.Contains(got, "PLEXUS_STORE_URL=") || strings.Contains(got, "PLEXUS_STORE_KEY=")
 	}

@@ -84,9 +84,9 @@ func TestPutServerCreate(t *testing.T) {
 		byName[e.Name] = e
 	}
 	for _, tool := range []string{"echo", "sha256", "now", "sleep"} {
-		e, ok := byName[catalog.ToolName("ex", tool)]
+		e, ok := byName[catalog.ReadableName("ex", tool)]
 		if !ok || e.Tool != tool || e.Server != "ex" || e.Kind != catalog.KindTool {
-			t.Errorf("tool %s: entry %+v (found %v), want it named %s", tool, e, ok, catalog.ToolName("ex", tool))
+			t.Errorf("tool %s: entry %+v (found %v), want it named %s", tool, e, ok, catalog.ReadableName("ex", tool))
 		}
 	}
 	if !slices.IsSortedFunc(tools, func(a, b catalog.Entry) int { return strings.Compare(a.Name, b.Name) }) {
@@ -344,7 +344,7 @@ func TestSetEnabled(t *testing.T) {
 	th := newTestHost(t)
 	rev := th.create("ex", th.example(nil))
 	pid := th.readyPID("ex")
-	echo := catalog.ToolName("ex", "echo")
+	echo := catalog.ReadableName("ex", "echo")
 
 	rev, err := th.SetEnabled(t.Context(), "ex", false, rev)
 	if err != nil || rev != 2 {

@@ -26,7 +26,7 @@ func metaOf(res *mcp.CallToolResult) (kind, outcome any) {
 func TestCallEcho(t *testing.T) {
 	th := newTestHost(t)
 	th.create("ex", th.example(nil))
-	res, err := th.Call(t.Context(), catalog.ToolName("ex", "echo"), json.RawMessage(`{"text": "hello"}`))
+	res, err := th.Call(t.Context(), catalog.ReadableName("ex", "echo"), json.RawMessage(`{"text": "hello"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func TestCallEcho(t *testing.T) {
 	}
 
 	// A tool's own refusal is the server's answer, not a Plexus failure.
-	res, err = th.Call(t.Context(), catalog.ToolName("ex", "now"), json.RawMessage(`{"timezone": "Nowhere/Atlantis"}`))
+	res, err = th.Call(t.Context(), catalog.ReadableName("ex", "now"), json.RawMessage(`{"timezone": "Nowhere/Atlantis"}`))
 	if err != nil || !res.IsError || !strings.Contains(resultText(res), "unknown time zone") {
 		t.Errorf("now(bad zone) = %+v, %v; want the tool's error result", res, err)
 	}
@@ -50,7 +50,7 @@ func TestCallEcho(t *testing.T) {
 func TestCallUnknownTool(t *testing.T) {
 	th := newTestHost(t)
 	th.create("ex", th.example(nil))
-	for _, name := range []string{"nope", catalog.ToolName("ex", "nope"), catalog.ToolName("other", "echo")} {
+	for _, name := range []string{"nope", catalog.ReadableName("ex", "nope"), catalog.ReadableName("other", "echo")} {
 		res, err := th.Call(t.Context(), name, nil)
 		var nf *NotFoundError
 		if !errors.As(err, &nf) || nf.What != "tool" || nf.Name != name || res != nil {
@@ -64,7 +64,7 @@ func TestCallTimeout(t *testing.T) {
 	th.create("ex", th.example(map[string]any{"callTimeoutMs": 50}))
 	pid := th.status("ex").PID
 	start := time.Now()
-	res, err := th.Call(t.Context(), catalog.ToolName("ex", "sleep"), json.RawMessage(`{"ms": 60000}`))
+	res, err := th.Call(t.Context(), catalog.ReadableName("ex", "sleep"), json.RawMessage(`{"ms": 60000}`))
 	took := time.Since(start)
 	if err != nil {
 		t.Fatalf("Call = %v, want an error result", err)
@@ -82,7 +82,7 @@ func TestCallTimeout(t *testing.T) {
 	// has the same 50 ms timeout, which a race-built server on a busy
 	// machine once missed; an echo that timed out is tried again.
 	waitFor(t, "an echo answered after the timeout", func() bool {
-		res, err := th.Call(t.Context(), catalog.ToolName("ex", "echo"), json.RawMessage(`{"text": "still here"}`))
+		res, err := th.Call(t.Context(), catalog.ReadableName("ex", "echo"), json.RawMessage(`{"text": "still here"}`))
 		if err != nil {
 			t.Fatalf("echo after a timeout: %v", err)
 		}
@@ -106,7 +106,7 @@ func TestCallTransportLost(t *testing.T) {
 	th := newTestHost(t)
 	th.create("ex", th.tracedExample(nil))
 	pgid := th.readyPID("ex")
-	sleep := catalog.ToolName("ex", "sleep")
+	sleep := catalog.ReadableName("ex", "sleep")
 	entries, _, _ := th.Tools("ex")
 
 	type result struct {
@@ -164,7 +164,7 @@ func TestCallTransportLost(t *testing.T) {
 	}
 
 	start := time.Now()
-	res, err := th.Call(t.Context(), catalog.ToolName("ex", "echo"), json.RawMessage(`{"text": "x"}`))
+	res, err := th.Call(t.Context(), catalog.ReadableName("ex", "echo"), json.RawMessage(`{"text": "x"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func TestCallTransportLost(t *testing.T) {
 	if st := th.status("ex"); st.Restarts != 1 || st.PID == 0 || st.PID == pgid {
 		t.Errorf("after the restart: %+v", st)
 	}
-	res, err = th.Call(t.Context(), catalog.ToolName("ex", "echo"), json.RawMessage(`{"text": "back"}`))
+	res, err = th.Call(t.Context(), catalog.ReadableName("ex", "echo"), json.RawMessage(`{"text": "back"}`))
 	if err != nil || res.IsError || resultText(res) != "back" {
 		t.Errorf("echo after the restart = %+v, %v", res, err)
 	}
@@ -214,7 +214,7 @@ func TestCloseStopsEverything(t *testing.T) {
 func TestCancellationReachesServer(t *testing.T) {
 	th := newTestHost(t)
 	th.create("ex", th.tracedExample(map[string]any{"callTimeoutMs": 100}))
-	sleep := catalog.ToolName("ex", "sleep")
+	sleep := catalog.ReadableName("ex", "sleep")
 	cancelled := func() int {
 		n := 0
 		for _, l := range th.status("ex").Stderr {

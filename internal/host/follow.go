@@ -13,7 +13,8 @@ import (
 // until ctx is done: a change of the settings is applied as Reload does
 // (prepare beside the running set, one swap, then stop what went), and
 // the secrets, tokens and pins are read again. On a store that is not
-// shared (files) it returns at once.
+// shared (files) it follows hand edits of extensions.json instead, which
+// are applied only by a person's reload (watchHandEdits).
 //
 // Notices are coalesced: while one change is being applied, the notices
 // that arrive are remembered and applied together afterwards, each
@@ -21,7 +22,7 @@ import (
 func (h *Host) Follow(ctx context.Context) error {
 	docs := h.opts.Store.Docs()
 	if !docs.Shared() {
-		return nil
+		return h.watchHandEdits(ctx)
 	}
 	var mu sync.Mutex
 	pending := map[string]bool{}

@@ -46,11 +46,11 @@ func TestUpstreamListChanged(t *testing.T) {
 	events, stop := th.Subscribe()
 	defer stop()
 
-	res, err := th.Call(t.Context(), catalog.ToolName("grow", "grow"), json.RawMessage(`{}`))
+	res, err := th.Call(t.Context(), catalog.ReadableName("grow", "grow"), json.RawMessage(`{}`))
 	if err != nil || res.IsError {
 		t.Fatalf("grow: %+v %v", res, err)
 	}
-	grown := catalog.ToolName("grow", "grown")
+	grown := catalog.ReadableName("grow", "grown")
 	deadline := time.After(10 * time.Second)
 	sawCatalog := false
 	for !sawCatalog {

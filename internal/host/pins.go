@@ -255,8 +255,8 @@ func (v *pinsView) record(name string, d pins.Decision) {
 			"A person can review the change and accept it with `plexus accept %s %s`.", held.Entry.Tool, name, held.Reason, name, held.Entry.Tool)
 	}
 	if d.Pending != nil {
-		for _, tool := range d.Withheld {
-			v.withheld[catalog.ToolName(name, tool)] = fmt.Sprintf("server %s is not started: it needs approval, since %s. Nothing was called. "+
+		for _, tool := range d.WithheldNames {
+			v.withheld[tool] = fmt.Sprintf("server %s is not started: it needs approval, since %s. Nothing was called. "+
 				"A person can review it and approve it with `plexus approve %s`.", name, d.Pending.Reason, name)
 		}
 	}

@@ -146,7 +146,7 @@ func TestChangedToolIsHeld(t *testing.T) {
 	if got := th.toolsOf("dict"); !slices.Equal(got, []string{"lookup", "stable"}) {
 		t.Fatalf("tools = %v", got)
 	}
-	lookup := catalog.ToolName("dict", "lookup")
+	lookup := catalog.ReadableName("dict", "lookup")
 
 	events, unsubscribe := th.Subscribe()
 	defer unsubscribe()
@@ -183,7 +183,7 @@ func TestChangedToolIsHeld(t *testing.T) {
 	if kind, _ := metaOf(res); !res.IsError || kind != "held" || !strings.Contains(resultText(res), "plexus accept dict lookup") {
 		t.Errorf("Call of a held tool = %+v (%s)", res, resultText(res))
 	}
-	if res, err := th.Call(t.Context(), catalog.ToolName("dict", "stable"), json.RawMessage(`{"word": "x"}`)); err != nil || res.IsError {
+	if res, err := th.Call(t.Context(), catalog.ReadableName("dict", "stable"), json.RawMessage(`{"word": "x"}`)); err != nil || res.IsError {
 		t.Errorf("the unchanged tool: %+v, %v", res, err)
 	}
 
@@ -290,7 +290,7 @@ func TestSwappedCommandNeedsApproval(t *testing.T) {
 	if got := th.toolsOf("dict"); len(got) != 0 {
 		t.Errorf("tools of the swapped server = %v", got)
 	}
-	res, err := th.Call(t.Context(), catalog.ToolName("dict", "lookup"), nil)
+	res, err := th.Call(t.Context(), catalog.ReadableName("dict", "lookup"), nil)
 	if err != nil || !res.IsError || !strings.Contains(resultText(res), "plexus approve dict") {
 		t.Errorf("Call of a tool of the swapped server = %+v, %v", res, err)
 	}
@@ -389,7 +389,7 @@ func TestFailedEditKeepsApproval(t *testing.T) {
 			t.Errorf("the failed edit caused a %s event: %+v", ev.Type, ev)
 		}
 	}
-	if _, err := th.Call(t.Context(), catalog.ToolName("dict", "lookup"), json.RawMessage(`{"word": "x"}`)); err != nil {
+	if _, err := th.Call(t.Context(), catalog.ReadableName("dict", "lookup"), json.RawMessage(`{"word": "x"}`)); err != nil {
 		t.Error(err)
 	}
 }

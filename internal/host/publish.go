@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/plexus-mcp/plexus/internal/catalog"
+	"github.com/plexus-mcp/plexus/internal/config"
 	"github.com/plexus-mcp/plexus/internal/pins"
 	"github.com/plexus-mcp/plexus/internal/supervisor"
 )
@@ -92,6 +93,9 @@ func (h *Host) pinFirstSight(servers []*supervisor.Server) map[string]error {
 func (h *Host) rebuildLocked(unrecorded map[string]error) (unpinned []*supervisor.Server) {
 	s := &snapshot{version: h.snap.Load().version + 1, cfg: h.cfg, servers: make(map[string]*supervisor.Server, len(h.servers)),
 		auth: h.authStatus, sandboxByDefault: h.opts.SandboxByDefault, states: make(map[string]string, len(h.servers)), fps: make(map[string][32]byte, len(h.servers))}
+	// The naming scheme first: a change of it makes every decision below
+	// stale (pins.Store.Version).
+	h.pins.store.SetHashedNames(h.cfg.MCP.Names == config.NamesHashed)
 	decided := make(map[string]decided, len(h.servers))
 	runs := make([][]catalog.Entry, 0, len(h.servers))
 	total := 0

@@ -53,7 +53,7 @@ func TestReadyMeansCallable(t *testing.T) {
 			if st.Tools == 0 {
 				t.Fatalf("%s is ready with no tools: its catalog is not published", st.Name)
 			}
-			res, err := th.Call(t.Context(), catalog.ToolName(st.Name, "echo"), json.RawMessage(`{"text":"x"}`))
+			res, err := th.Call(t.Context(), catalog.ReadableName(st.Name, "echo"), json.RawMessage(`{"text":"x"}`))
 			if err != nil || res.IsError {
 				t.Fatalf("calling %s's echo as soon as it is ready: %+v, %v", st.Name, res, err)
 			}
@@ -124,7 +124,7 @@ func TestUnsavedPinsHeldBack(t *testing.T) {
 	if st.Tools != 0 || !strings.Contains(st.Held[0].Reason, "could not be recorded") {
 		t.Fatalf("unpinned tools: %d offered, held %+v", st.Tools, st.Held)
 	}
-	res, err := th.Call(t.Context(), catalog.ToolName("docs", "echo"), json.RawMessage(`{"text":"x"}`))
+	res, err := th.Call(t.Context(), catalog.ReadableName("docs", "echo"), json.RawMessage(`{"text":"x"}`))
 	if err != nil || !res.IsError || !strings.Contains(resultText(res), "held back") {
 		t.Fatalf("calling an unpinned tool: %+v, %v", res, err)
 	}

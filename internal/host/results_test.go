@@ -34,7 +34,7 @@ func keptLink(t *testing.T, res *mcp.CallToolResult) string {
 func TestKeptResultsBelongToTheirCaller(t *testing.T) {
 	th := newTestHost(t)
 	th.create("big", th.example(map[string]any{"maxResultBytes": 4096}))
-	echo := catalog.ToolName("big", "echo")
+	echo := catalog.ReadableName("big", "echo")
 	args := json.RawMessage(`{"text":"` + strings.Repeat("k", 20000) + `"}`)
 	ctx := t.Context()
 	alice := caller.With(ctx, caller.Identity{Issuer: "https://idp.example", Subject: "a1", User: "alice"})

@@ -40,7 +40,7 @@ func TestPerSessionInstances(t *testing.T) {
 		t.Fatal("a shared server got a per-session instance")
 	}
 
-	echo := catalog.ToolName("own", "echo")
+	echo := catalog.ReadableName("own", "echo")
 	for _, s := range []*Session{s1, s2} {
 		res, err := s.Call(t.Context(), echo, json.RawMessage(`{"text":"mine"}`))
 		if err != nil || res.IsError || resultText(res) != "mine" {
@@ -48,7 +48,7 @@ func TestPerSessionInstances(t *testing.T) {
 		}
 	}
 	// Switched off for s2 only.
-	if _, err := s2.Call(t.Context(), catalog.ToolName("shared", "echo"), json.RawMessage(`{"text":"x"}`)); err == nil {
+	if _, err := s2.Call(t.Context(), catalog.ReadableName("shared", "echo"), json.RawMessage(`{"text":"x"}`)); err == nil {
 		t.Fatal("s2 called a server switched off for it")
 	}
 	if !slices.ContainsFunc(s1.Tools(), func(e catalog.Entry) bool { return e.Server == "shared" }) {

@@ -24,6 +24,17 @@ type Settings struct {
 	// Registry is mcp.registry; nil in SetSettings keeps it, a URL of ""
 	// (or the official one's) restores the default.
 	Registry *config.Registry
+	// Names is mcp.names, config.NamesReadable or config.NamesHashed;
+	// "" in SetSettings keeps it.
+	Names string
+}
+
+// namesOf is cfg's naming scheme, the default spelled out.
+func namesOf(cfg *config.File) string {
+	if cfg.MCP.Names == "" {
+		return config.NamesReadable
+	}
+	return cfg.MCP.Names
 }
 
 // Settings returns the section-wide settings (0: the default).
@@ -35,7 +46,8 @@ func (h *Host) Settings() Settings {
 	}
 	doc := cur.MCP.OAuthClientMetadataURL
 	return Settings{Revision: cur.Revision, CallTimeoutMs: cur.MCP.CallTimeoutMs, RetryMs: cur.MCP.RetryMs,
-		OAuthClientMetadataURL: &doc, Face: &face, Profiles: maps.Clone(cur.MCP.Profiles), Registry: &config.Registry{URL: cur.MCP.RegistryURL()}}
+		OAuthClientMetadataURL: &doc, Face: &face, Profiles: maps.Clone(cur.MCP.Profiles), Registry: &config.Registry{URL: cur.MCP.RegistryURL()},
+		Names: namesOf(cur)}
 }
 
 // SetSettings saves the section-wide settings (0 restores the default).
@@ -74,6 +86,13 @@ func (h *Host) SetSettings(s Settings, based int64) (int64, error) {
 		if u := s.Registry.URL; u != "" && strings.TrimRight(u, "/") != config.DefaultRegistryURL {
 			next.MCP.Registry = &config.Registry{URL: u}
 		}
+	}
+	switch s.Names {
+	case "":
+	case config.NamesReadable:
+		next.MCP.Names = "" // the default, left out of the file
+	default:
+		next.MCP.Names = s.Names // checked by Validate
 	}
 	if err := config.Validate(next); err != nil {
 		return 0, err

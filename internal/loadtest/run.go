@@ -192,20 +192,23 @@ func listTools(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Tool, error) 
 }
 
 // resolveTool finds want among the listed tools: by its exact name, else
-// as the upstream name in a Plexus name (mcp_<server>_<tool>_<hash>) when
-// exactly one tool has it, of server if that is not "".
+// as the upstream name in a Plexus name — server_tool, perhaps with a short
+// suffix, or the hashed mcp_<server>_<tool>_<hash> — when exactly one tool
+// has it, of server if that is not "".
 func resolveTool(tools []string, want, server string) (string, error) {
-	prefix := "mcp_"
-	if server != "" {
-		prefix += server + "_"
-	}
 	var found []string
 	for _, name := range tools {
 		if name == want {
 			return want, nil
 		}
-		i := strings.LastIndexByte(name, '_')
-		if strings.HasPrefix(name, prefix) && i > 0 && strings.HasSuffix(name[:i], "_"+want) {
+		if server != "" && !strings.HasPrefix(name, server+"_") && !strings.HasPrefix(name, "mcp_"+server+"_") {
+			continue
+		}
+		base := name
+		if i := strings.LastIndexByte(name, '_'); i > 0 && !strings.HasSuffix(name, "_"+want) {
+			base = name[:i] // a suffix
+		}
+		if strings.HasSuffix(base, "_"+want) {
 			found = append(found, name)
 		}
 	}

@@ -50,6 +50,10 @@ func TestResolveTool(t *testing.T) {
 		{list("mcp_s1_echo_abcdefgh", "mcp_s10_echo_bcdefghi"), "echo", "s1", "mcp_s1_echo_abcdefgh", ""},
 		{list("mcp_s1_echo_abcdefgh"), "mcp_s1_echo_abcdefgh", "", "mcp_s1_echo_abcdefgh", ""},
 		{list("mcp_s1_xecho_abcdefgh", "echoes"), "echo", "", "", `no tool "echo" among its 2 tools`},
+		{list("plexus_status", "s1_echo"), "echo", "", "s1_echo", ""},
+		{list("s1_echo", "s10_echo_abcd"), "echo", "s10", "s10_echo_abcd", ""},
+		{list("s1_echo", "s2_echo"), "echo", "", "", "ambiguous"},
+		{list("s1_xecho", "s1_echoes"), "echo", "", "", `no tool "echo" among its 2 tools`},
 	} {
 		got, err := resolveTool(tc.tools, tc.want, tc.server)
 		if got != tc.got || (tc.problem == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), tc.problem) {

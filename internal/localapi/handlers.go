@@ -25,6 +25,7 @@ func (a *Handler) status(w http.ResponseWriter, r *http.Request) {
 		HTTPAddr:       a.HTTPAddr,
 		Servers:        servers,
 		Sandbox:        sandbox.Detect().Lines(),
+		SettingsFile:   a.host.SettingsFile(),
 	}
 	setRevision(w, rev)
 	writeJSON(w, http.StatusOK, st)

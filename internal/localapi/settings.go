@@ -24,7 +24,7 @@ func (a *Handler) putSettings(w http.ResponseWriter, r *http.Request) {
 	if !decodeBody(w, r, maxSettingsBody, &req) {
 		return
 	}
-	in := host.Settings{CallTimeoutMs: req.CallTimeoutMs, RetryMs: req.RetryMs, OAuthClientMetadataURL: req.OAuthClientMetadataURL}
+	in := host.Settings{CallTimeoutMs: req.CallTimeoutMs, RetryMs: req.RetryMs, OAuthClientMetadataURL: req.OAuthClientMetadataURL, Names: req.Names}
 	if req.Face != nil {
 		in.Face = &config.Face{AllowExternalCall: req.Face.AllowExternalCall, AllowWrite: req.Face.AllowWrite,
 			SessionIdleMs: req.Face.SessionIdleMs, MaxSessions: req.Face.MaxSessions}
@@ -54,7 +54,7 @@ func (a *Handler) putSettings(w http.ResponseWriter, r *http.Request) {
 // settingsOut is the host's settings on the wire.
 func settingsOut(s host.Settings) apitype.Settings {
 	out := apitype.Settings{Revision: s.Revision, CallTimeoutMs: s.CallTimeoutMs, RetryMs: s.RetryMs, Face: &apitype.FaceSettings{},
-		Profiles: map[string]apitype.Profile{}, OAuthClientMetadataURL: s.OAuthClientMetadataURL}
+		Profiles: map[string]apitype.Profile{}, OAuthClientMetadataURL: s.OAuthClientMetadataURL, Names: s.Names}
 	if s.Face != nil {
 		out.Face = &apitype.FaceSettings{AllowExternalCall: s.Face.AllowExternalCall, AllowWrite: s.Face.AllowWrite,
 			SessionIdleMs: s.Face.SessionIdleMs, MaxSessions: s.Face.MaxSessions}

@@ -2,6 +2,7 @@ package pins
 
 import (
 	"maps"
+	"slices"
 
 	"github.com/plexus-mcp/plexus/internal/catalog"
 )
@@ -132,7 +133,11 @@ func (s *Store) commit(b *batch) error {
 func (s *Store) applyLocked(b *batch) (*File, bool) {
 	next := s.clone()
 	changed := false
-	for server, bs := range b.servers {
+	taken := takenNames(next)
+	// In the order of the servers' names, so that tools seen together get
+	// the same names whichever server listed them first (names.go).
+	for _, server := range slices.Sorted(maps.Keys(b.servers)) {
+		bs := b.servers[server]
 		if s.pendingLocked(server, bs.trust) != nil {
 			continue
 		}
@@ -147,13 +152,15 @@ func (s *Store) applyLocked(b *batch) (*File, bool) {
 		if tools == nil {
 			tools = map[string]Tool{}
 		}
-		added := false
+		adding := map[string]Tool{}
 		for name, tool := range bs.tools {
 			if old, pinned := tools[name]; !pinned || upgrades(old, tool, name) {
-				tools[name] = tool
-				added = true
+				adding[name] = tool
 			}
 		}
+		nameNew(server, rec, adding, taken)
+		maps.Copy(tools, adding)
+		added := len(adding) > 0
 		if added {
 			rec.Tools = tools
 			next.Servers[server] = rec

@@ -114,6 +114,13 @@ func (e *fileEncoder) tool(t Tool) error {
 	if err := e.value(t.Hash, ""); err != nil {
 		return err
 	}
+	if t.Name != "" {
+		e.buf.WriteString(",\n")
+		field("name")
+		if err := e.value(t.Name, ""); err != nil {
+			return err
+		}
+	}
 	if t.Title != "" {
 		e.buf.WriteString(",\n")
 		field("title")

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/plexus-mcp/plexus/internal/catalog"
 	"github.com/plexus-mcp/plexus/internal/jsonerr"
 )
 
@@ -42,6 +43,11 @@ type Server struct {
 // first seen) and its hash.
 type Tool struct {
 	Hash string `json:"hash"`
+	// Name is the name the tool is offered under in the readable scheme,
+	// given out when it was first pinned (names.go); empty in a pin made
+	// before that scheme, whose tool keeps its hashed catalog.ToolName so
+	// that a person's permission rules still match it.
+	Name string `json:"name,omitempty"`
 	Definition
 	PinnedAt time.Time `json:"pinnedAt"`
 }
@@ -120,12 +126,16 @@ func Decode(data []byte) (*File, error) {
 			if ok && p.Hash != p.Definition.Hash(tool) {
 				bad(tpath+".hash", "does not match the pinned definition")
 			}
+			if p.Name != "" && !catalog.ValidName(p.Name) {
+				bad(tpath+".name", "is not a name clients accept (^[a-zA-Z0-9_-]{1,64}$)")
+			}
 			p.PinnedAt = p.PinnedAt.UTC()
 			rec.Tools[tool] = p
 		}
 		rec.ApprovedAt = rec.ApprovedAt.UTC()
 		f.Servers[name] = rec
 	}
+	problems = append(problems, duplicateNames(&f)...)
 	if len(problems) > 0 {
 		return nil, &DecodeError{Problems: problems}
 	}

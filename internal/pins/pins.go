@@ -73,6 +73,12 @@ type Store struct {
 	// their raw content: Check runs on every publish, and canonical JSON
 	// is costly.
 	defs map[defKey]hashed // guarded by mu
+
+	// hashedNames is mcp.names = "hashed" (names.go), and namings counts
+	// its changes, which make every decision stale (Version); guarded by
+	// mu.
+	hashedNames bool
+	namings     int64
 }
 
 // hashed is a tool's definition with its hash.
@@ -245,7 +251,7 @@ func Unavailable(err error) *Store {
 func (s *Store) Version(server string) int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.versions[server]
+	return s.versions[server] + s.namings
 }
 
 // touchLocked records a change of server's pins or trust.
@@ -281,8 +287,10 @@ type Decision struct {
 	// nothing is offered.
 	Pending *Pending
 	// Withheld lists, for a pending server, the tools pinned for it before:
-	// they are unavailable with it.
-	Withheld []string
+	// they are unavailable with it. WithheldNames are the names they are
+	// offered under, in the same order.
+	Withheld      []string
+	WithheldNames []string
 }
 
 // Held is one tool held back.
@@ -381,11 +389,19 @@ func (s *Store) decideLocked(server string, t Trust, entries []catalog.Entry, sa
 		d.Pending = p
 		if rec, ok := s.f.Servers[server]; ok {
 			d.Withheld = slices.Sorted(maps.Keys(rec.Tools))
+			for _, tool := range d.Withheld {
+				d.WithheldNames = append(d.WithheldNames, s.nameLocked(server, tool))
+			}
 		}
 		return d, nil
 	}
 	rec := s.f.Servers[server]
+	n := s.namerLocked(server)
+	renamed := false
 	for _, e := range entries {
+		if name := n.name(e); name != e.Name {
+			e.Name, renamed = name, true
+		}
 		if e.Kind != catalog.KindTool {
 			d.Offered = append(d.Offered, e)
 			continue
@@ -419,7 +435,7 @@ func (s *Store) decideLocked(server string, t Trust, entries []catalog.Entry, sa
 				Reason: fmt.Sprintf("it is new, and its definition could not be recorded: %v", saveErr)})
 		}
 	}
-	if len(d.Offered) == len(entries) && len(entries) > 0 {
+	if len(d.Offered) == len(entries) && len(entries) > 0 && !renamed {
 		// Everything is offered, as after every start but the first: the
 		// entries themselves, in their order, rather than a copy of them
 		// kept beside them as long as the decision is.
@@ -569,8 +585,10 @@ func (s *Store) Accept(server string, t Trust, entries []catalog.Entry, tools []
 	now := s.now().UTC()
 	for name, nt := range chosen {
 		nt.PinnedAt = now
-		r.Tools[name] = nt
+		chosen[name] = nt
 	}
+	nameNew(server, next.Servers[server], chosen, takenNames(next))
+	maps.Copy(r.Tools, chosen)
 	next.Servers[server] = r
 	if err := s.saveLocked(next, server); err != nil {
 		return nil, err

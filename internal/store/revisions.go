@@ -184,3 +184,25 @@ func (s *Store) DiscardHandEdits() error {
 	}
 	return nil
 }
+
+// HandEdit returns what extensions.json holds if that is not what the
+// daemon last read or wrote — a hand edit not applied yet — with edited
+// true; a shared backend has none (what differs there is another
+// daemon's save, which it applies).
+func (s *Store) HandEdit() (data []byte, exists, edited bool, err error) {
+	if s.docs.Shared() {
+		return nil, false, false, nil
+	}
+	// Read under mu, as a save writes: else a save of the daemon's own
+	// between the read and the comparison would look like a hand edit.
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	disk, err := s.docs.Read(ConfigFile)
+	if err != nil {
+		return nil, false, false, err
+	}
+	if disk.Same(s.onDisk) {
+		return nil, false, false, nil
+	}
+	return disk.Data, disk.Exists, true, nil
+}

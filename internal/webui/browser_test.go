@@ -80,6 +80,7 @@ func TestBrowser(t *testing.T) {
 		"CANARY_OAUTH="+canaryOAuth,
 		"KEY_PEM="+keyPEM,
 		"TOKEN="+strings.TrimSpace(string(token)),
+		"SETTINGS_FILE="+filepath.Join(e.Home, "extensions.json"),
 		"SHOTS="+shots,
 		"FAILSHOT="+t.TempDir(),
 	)

@@ -420,6 +420,23 @@ async function refresh() {
   await loadTools().catch(() => toolNames.clear());
   await readStatuses(() => api('GET', '/servers'), showList);
   render();
+  await api('GET', '/status').then((s) => showHandEdit(s.settingsFile)).catch(() => {});
+}
+
+// showHandEdit says that extensions.json holds a hand edit the daemon has
+// not applied (the daemon announces one within a second, settings_file),
+// with what a reload would refuse in it, line and column included.
+function showHandEdit(f) {
+  const box = $('hand-edit');
+  box.hidden = !f;
+  if (!f) { box.replaceChildren(); return; }
+  const problems = f.problems || [];
+  box.replaceChildren(
+    el('strong', {}, 'The settings file was changed by hand'), ' (', el('code', {}, f.path), ') ',
+    problems.length
+      ? 'and cannot be applied as it is: fix it; this note follows the file.'
+      : 'and is not applied yet: Reload settings file applies it.',
+    problems.length ? el('ul', {}, problems.map((p) => el('li', {}, el('code', {}, p)))) : null);
 }
 
 // cardErrors keeps each card's last action error, so that a card drawn
@@ -995,6 +1012,7 @@ function follow() {
   on('server', (ev) => { if (ev.status) showStatus(ev.status, true); });
   on('server_removed', (ev) => { if (seenGone(ev.server, ev.seq || 0, true)) render(); });
   on('held', () => refresh());
+  on('settings_file', (ev) => showHandEdit(ev.settingsFile));
   on('catalog', () => refresh());
   on('stderr', (ev) => {
     // The server being started for a save: its latest line is progress.

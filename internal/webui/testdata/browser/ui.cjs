@@ -6,6 +6,7 @@
 //   HTTP_URL      a streamable HTTP MCP server that wants X-Api-Key: CANARY
 //   CANARY        the remote server's key; CANARY_ENV the stdio server's
 //   TOKEN         the daemon's loopback token
+//   SETTINGS_FILE the daemon's extensions.json, to edit by hand
 //   SHOTS         where to save the screenshots
 // It prints one line per step and exits non-zero on the first failure.
 'use strict';
@@ -283,6 +284,19 @@ async function run(page) {
   assert.equal(await page.evaluate(() => window.__noReload), true, 'the page was not reloaded');
   assert.match(await card(page, 'example').innerText(), /Restarts\s+1/);
   step('the recovery shows live');
+
+  // A hand edit that breaks extensions.json shows at once, with the line
+  // and column the CLI gives, without Reload; putting the file back as it
+  // was clears it.
+  const fs = require('node:fs');
+  const good = fs.readFileSync(env.SETTINGS_FILE, 'utf8');
+  fs.writeFileSync(env.SETTINGS_FILE, good.replace('{', '{\n  "oops" 1,'));
+  await page.waitForFunction(() => /line 2, column \d+/.test(document.getElementById('hand-edit').textContent), null, { timeout: T });
+  assert.equal(await page.evaluate(() => window.__noReload), true, 'the page was not reloaded');
+  step('a broken hand edit shows at once: ' + (await page.textContent('#hand-edit')).slice(0, 160));
+  fs.writeFileSync(env.SETTINGS_FILE, good);
+  await page.waitForFunction(() => document.getElementById('hand-edit').hidden, null, { timeout: T });
+  step('the file put back: the note goes');
 
   await oauthGrants(page);
   await gatesSummaryAndFilter(page);
