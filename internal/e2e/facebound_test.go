@@ -51,7 +51,7 @@ func metric(t *testing.T, base, token, name string) float64 {
 	return f
 }
 
-// TestFaceSessionsCapped (issue 44, point 10): an attacker who opens a
+// TestFaceSessionsCapped: an attacker who opens a
 // profile's mcp.face.maxSessions sessions and abandons them locks no
 // client out, and their sessions are reclaimed at once, not after the
 // idle time (30 minutes): a new client's initialize takes the place of

@@ -19,7 +19,7 @@ import (
 
 // The lists a profile offers — tools, resources, resource templates,
 // prompts — as clients read them: each definition the bytes the server
-// wrote (issue 43: pass-through by construction), renamed only where the
+// wrote (pass-through by construction), renamed only where the
 // profile's naming must (catalog's Offered), in the server's order in a
 // profile of one server's names (bare) and by name in one that gathers
 // servers. Each list's pages are rendered once per change, in both eras,

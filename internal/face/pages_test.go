@@ -117,8 +117,8 @@ func jsonString(s string) string {
 // TestPagesServeDefinitions pages through tools/list in both eras and
 // wants every definition as the server wrote it — its bytes, in the
 // server's order — the envelope of the client's era, and the same after
-// the list changes (issue 43, point 11: the SDK re-encoded and sorted
-// them, dropping what its structs do not model).
+// the list changes (the SDK re-encoded and sorted them, dropping what
+// its structs do not model).
 func TestPagesServeDefinitions(t *testing.T) {
 	for _, n := range []int{0, 1, 9, 10} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {

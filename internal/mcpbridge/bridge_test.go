@@ -289,7 +289,7 @@ func TestInitializeAnsweredWithStreamOpen(t *testing.T) {
 	}
 }
 
-// TestStatelessCancel (issue 43, break 4): a 2026-07-28 client cancels a
+// TestStatelessCancel: a 2026-07-28 client cancels a
 // request with notifications/cancelled, as that era's stdio transport
 // does; over HTTP, where the face takes it, a request is cancelled by
 // closing its POST, and a notification would reach nothing. The bridge

@@ -54,9 +54,9 @@ func (p *progressPeer) Progress(context.Context, *mcp.ProgressNotificationParams
 
 // TestProgressBeforeAnswer: a stdio server writes a call's progress and
 // its answer at once; every progress notification reaches the caller
-// before the call returns (issue 43, break 12: the answer, handed over in
-// the read loop, could overtake the last progress routed by the SDK's
-// reader, which then had no call to go to).
+// before the call returns (the answer, handed over in the read loop,
+// could overtake the last progress routed by the SDK's reader, which then
+// had no call to go to).
 func TestProgressBeforeAnswer(t *testing.T) {
 	c := mustConnect(t, fakeSpec(t, "raw"))
 	for i := range 30 {
