@@ -161,6 +161,11 @@ func openLogger(opts Options) (*slog.Logger, func() error, error) {
 	return slog.New(slog.NewMultiHandler(handlers...)), logs.Close, nil
 }
 
+// socketPathRoom is the room for a unix socket's path, its final NUL
+// included, on the systems with the least (macOS and the BSDs; Linux has
+// 108): a longer path fails to bind with an error that does not say why.
+const socketPathRoom = 104
+
 // listenSocket listens on the API socket, private to the user. We hold the
 // lock, so a socket file left there belongs to a dead daemon.
 func listenSocket(sock string) (net.Listener, error) {
@@ -168,6 +173,9 @@ func listenSocket(sock string) (net.Listener, error) {
 		return nil, fmt.Errorf("removing stale socket: %w", err)
 	}
 	ln, err := net.Listen("unix", sock)
+	if err != nil && len(sock) >= socketPathRoom {
+		return nil, fmt.Errorf("listening on %s: %w: the socket's path is %d bytes, and a unix socket's may have at most %d on some systems (108 on Linux): choose a shorter PLEXUS_HOME", sock, err, len(sock), socketPathRoom-1)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("listening on %s: %w", sock, err)
 	}

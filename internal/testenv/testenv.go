@@ -82,10 +82,22 @@ type Env struct {
 }
 
 // New returns an Env with a fresh home. The home's parent is private, so the
-// daemon creates the home itself, as on a fresh machine.
+// daemon creates the home itself, as on a fresh machine. The parent is a
+// short name in the temporary folder, not t.TempDir(), whose name carries
+// the test's (up to 64 bytes): the daemon's socket in it must fit a unix
+// socket's 108 bytes however long the test's name and TMPDIR are.
 func New(t testing.TB) *Env {
 	t.Helper()
-	return &Env{t: t, Home: filepath.Join(t.TempDir(), "plexus-home"), Bin: Binary(t)}
+	parent, err := os.MkdirTemp("", "px")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := os.RemoveAll(parent); err != nil {
+			t.Errorf("removing the home's folder: %v", err)
+		}
+	})
+	return &Env{t: t, Home: filepath.Join(parent, "plexus-home"), Bin: Binary(t)}
 }
 
 func (e *Env) environ() []string {
