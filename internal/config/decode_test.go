@@ -150,8 +150,8 @@ func TestDecodeSyntax(t *testing.T) {
 		{`{"mcp": {}`, "invalid JSON at line 1, column 11: unexpected end of input"},
 		{`{"mcp": {},}`, "invalid JSON at line 1, column 12: invalid character '}'"},
 		{`{"mcp": "abc`, "unexpected end of input"},
-		{`{} x`, "invalid JSON at line 1, column 4: unexpected data after the top-level value"},
-		{"{}\n{}", "invalid JSON at line 2, column 1: unexpected data after the top-level value"},
+		{`{} x`, "invalid JSON at line 1, column 4: trailing data after the top-level value"},
+		{"{}\n{}", "invalid JSON at line 2, column 1: trailing data after the top-level value"},
 		{`{"a": tru}`, "invalid JSON at line 1, column 10: invalid character '}' in literal true"},
 		{strings.Repeat("[", 100) + strings.Repeat("]", 100), "nested more than 64 levels deep"},
 	}

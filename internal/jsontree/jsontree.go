@@ -76,7 +76,7 @@ func Parse(data []byte, maxDepth int) (*Node, error) {
 	}
 	end := int(p.dec.InputOffset())
 	if rest := skipSpace(data[end:]); len(rest) > 0 {
-		return nil, p.fail(len(data)-len(rest), "unexpected data after the top-level value")
+		return nil, p.fail(len(data)-len(rest), "trailing data after the top-level value")
 	}
 	return root, nil
 }

@@ -34,7 +34,7 @@ func TestParseErrors(t *testing.T) {
 		off  int
 		want string
 	}{
-		{`{"a": 1} x`, 9, "unexpected data after the top-level value"},
+		{`{"a": 1} x`, 9, "trailing data after the top-level value"},
 		{`{"a": "` + canary + `"`, 31, "unexpected end of input"},
 		{`{"a": "` + canary + `" 1}`, 32, "after object key:value pair"},
 		{`[[[[1]]]]`, 3, "nested more than 2 levels deep"},
