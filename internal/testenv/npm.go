@@ -1,9 +1,11 @@
 package testenv
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
 )
@@ -131,4 +133,40 @@ func NPMProject(t testing.TB, dir string) {
 	if err := os.WriteFile(filepath.Join(dir, "package.json"), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+var npmScriptsMu sync.Mutex
+
+// npmScripts installs the npm project internal/testenv/NAME (npm ci, once)
+// and copies its scripts matching pattern beside the installed
+// node_modules, so that their imports resolve there; a script already
+// there unchanged is left alone. It returns the directory they run from.
+func npmScripts(t testing.TB, name, pattern string) string {
+	t.Helper()
+	src := filepath.Join(RepoRoot(), "internal", "testenv", name)
+	dir := filepath.Dir(NPMInstall(t, src, name))
+	npmScriptsMu.Lock()
+	defer npmScriptsMu.Unlock()
+	files, err := filepath.Glob(filepath.Join(src, pattern))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst := filepath.Join(dir, filepath.Base(f))
+		if have, err := os.ReadFile(dst); err == nil && bytes.Equal(have, b) {
+			continue
+		}
+		tmp := dst + ".tmp" + strconv.Itoa(os.Getpid())
+		if err := os.WriteFile(tmp, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, dst); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
 }

@@ -1,13 +1,10 @@
 package testenv
 
 import (
-	"bytes"
 	"net"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 )
@@ -19,38 +16,11 @@ import (
 // copied beside the installed node_modules so that their imports resolve
 // there; no compiler runs.
 
-var peerKitMu sync.Mutex
-
 // PeerKitDir installs the peer kit (npm ci, once) and returns the
 // directory its scripts run from.
 func PeerKitDir(t testing.TB) string {
 	t.Helper()
-	src := filepath.Join(RepoRoot(), "internal", "testenv", "peerkit")
-	dir := filepath.Dir(NPMInstall(t, src, "peerkit"))
-	peerKitMu.Lock()
-	defer peerKitMu.Unlock()
-	files, err := filepath.Glob(filepath.Join(src, "*.mjs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		dst := filepath.Join(dir, filepath.Base(f))
-		if have, err := os.ReadFile(dst); err == nil && bytes.Equal(have, b) {
-			continue
-		}
-		tmp := dst + ".tmp" + strconv.Itoa(os.Getpid())
-		if err := os.WriteFile(tmp, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Rename(tmp, dst); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
+	return npmScripts(t, "peerkit", "*.mjs")
 }
 
 // PeerKitArgv is the command line that runs one of the kit's scripts.

@@ -6,9 +6,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 )
@@ -18,38 +16,11 @@ import (
 // package-lock.json and run with tsx. Its sources are copied beside the
 // installed node_modules so their imports resolve there.
 
-var tsPeerMu sync.Mutex
-
 // TSPeerDir installs the TypeScript peer (npm ci, once) and returns the
 // directory its scripts run from.
 func TSPeerDir(t testing.TB) string {
 	t.Helper()
-	src := filepath.Join(RepoRoot(), "internal", "testenv", "tspeer")
-	dir := filepath.Dir(NPMInstall(t, src, "tspeer"))
-	tsPeerMu.Lock()
-	defer tsPeerMu.Unlock()
-	files, err := filepath.Glob(filepath.Join(src, "*.ts"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		dst := filepath.Join(dir, filepath.Base(f))
-		if have, err := os.ReadFile(dst); err == nil && bytes.Equal(have, b) {
-			continue
-		}
-		tmp := dst + ".tmp" + strconv.Itoa(os.Getpid())
-		if err := os.WriteFile(tmp, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Rename(tmp, dst); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
+	return npmScripts(t, "tspeer", "*.ts")
 }
 
 // TSPeerCommand is a command that runs one of the peer's scripts (e.g.
