@@ -66,10 +66,14 @@ func (h *Host) observeUser(id caller.Identity, ix indexed, outcome string, d tim
 }
 
 func (h *Host) invoke(ctx context.Context, snap *snapshot, ix indexed, invoke invoker) (callResult, error) {
-	conn, err := ix.server.Conn()
+	conn, done, err := h.use(ctx, ix.server)
+	if err != nil && ctx.Err() != nil {
+		return callResult{}, ctx.Err() // the caller went away while the server started
+	}
 	if err != nil {
 		return callResult{res: errorResult(err.Error(), "unavailable", "")}, nil
 	}
+	defer done()
 	timeout := callTimeout(ix.server.Config(), snap.cfg)
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
