@@ -288,7 +288,16 @@ func (s *Server) timeoutHint(err error, setting string) error {
 	}
 	how := fmt.Sprintf("`plexus edit %s --startup-timeout MS`", s.p.Name)
 	if setting != "startupTimeoutMs" {
-		how = "`plexus edit " + s.p.Name + " --set " + setting + "=MS`"
+		how = fmt.Sprintf("`plexus edit %s --install-timeout MS`", s.p.Name)
 	}
-	return fmt.Errorf("%w (give it more time with its %s setting: %s)", err, setting, how)
+	hint := func(e error) error {
+		return fmt.Errorf("%w (give it more time with its %s setting: %s)", e, setting, how)
+	}
+	// A ConnectError is rendered from its parts: the hint goes in its cause.
+	if ce := (*upstream.ConnectError)(nil); errors.As(err, &ce) {
+		c := *ce
+		c.Err = hint(ce.Err)
+		return &c
+	}
+	return hint(err)
 }
