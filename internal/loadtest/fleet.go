@@ -68,15 +68,15 @@ type FleetOptions struct {
 
 // FleetRow is one setup's numbers.
 type FleetRow struct {
-	Setup     string        `json:"setup"`
-	RSS       int64         `json:"rssBytes"`
-	Processes int           `json:"processes"`
+	Setup     string `json:"setup"`
+	RSS       int64  `json:"rssBytes"`
+	Processes int    `json:"processes"`
 	// Daemon is the daemon's own RSS (0 without one); Bridges the RSS of
 	// the clients' `plexus mcp` processes, part of RSS.
-	Daemon  int64 `json:"daemonRssBytes,omitempty"`
-	Bridges int64 `json:"bridgesRssBytes,omitempty"`
-	Cold      time.Duration `json:"coldFirstCallNs"`
-	Warm      time.Duration `json:"warmFirstCallNs"`
+	Daemon  int64         `json:"daemonRssBytes,omitempty"`
+	Bridges int64         `json:"bridgesRssBytes,omitempty"`
+	Cold    time.Duration `json:"coldFirstCallNs"`
+	Warm    time.Duration `json:"warmFirstCallNs"`
 }
 
 // FleetReport is Fleet's result.
