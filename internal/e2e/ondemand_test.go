@@ -101,9 +101,7 @@ func TestServersOnDemand(t *testing.T) {
 		if res := call(bridge, "idler", "awake", nil); res.IsError || contentText(res) != "awake" {
 			t.Fatalf("first call to the idle server: %s", contentText(res))
 		}
-		if st := servers(t, e)["idler"]; st.State != apitype.StateReady || st.PID == 0 {
-			t.Fatalf("after the call: %+v", st)
-		}
+		// Started once more for the call (it may be idle again already).
 		if n := len(linesOf(t, filepath.Join(dir, "idler.starts"))); n != 2 {
 			t.Fatalf("idler started %d times, want 2", n)
 		}
