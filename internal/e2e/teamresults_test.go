@@ -32,12 +32,21 @@ func TestTeamKeptResults(t *testing.T) {
 	if err := os.MkdirAll(seed.Home, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	cfg := fmt.Sprintf(`{"mcp": {"servers": {"example": {"type": "stdio", "command": %q, "args": ["example-server"], "sandbox": false, "maxResultBytes": 4096}}, "face": {"allowExternalCall": true}}}`, seed.Bin)
+	cfg := fmt.Sprintf(`{"mcp": {"servers": {"example": {"type": "stdio", "command": %q, "args": ["example-server"], "maxResultBytes": 4096}}, "face": {"allowExternalCall": true}}}`, seed.Bin)
 	if err := os.WriteFile(filepath.Join(seed.Home, "extensions.json"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	seed.MustRun("store", "migrate", "--from", seed.Home, "--to", pg.URL, "--store-key-file", keyFile)
 	rs := peerReplicas(t, 3, pg.URL, keyFile)
+	// A replica sandboxes a stdio server by default; edit --no-sandbox
+	// through any replica opts it out (before, it removed the setting,
+	// which on a replica is the default sandbox).
+	rs[1].MustRun("edit", "example", "--no-sandbox")
+	for _, r := range rs {
+		within(t, 10*time.Second, "the example server without a sandbox on every replica", func() bool {
+			return servers(t, r.Env)["example"].Sandbox == ""
+		})
+	}
 	exampleReady(t, rs)
 	lb := balancer(t, rs)
 	echo := toolNamed(t, tools(t, rs[0].Env), "example", "echo").Name
@@ -145,20 +154,25 @@ func TestTeamKeptResults(t *testing.T) {
 	t.Run("the cost of a page read through another replica", func(t *testing.T) {
 		holderIdx := (owner + 1) % 3
 		link := keptLink2026(t, rs[holderIdx].base, token, echo, want)
-		median := func(base string) time.Duration {
-			var took []time.Duration
-			for range 30 {
-				start := time.Now()
-				if _, e := post2026(t, base, token, "resources/read", `{"uri":`+jsonString(link)+`}`); e != "" {
-					t.Fatal(e)
-				}
-				took = append(took, time.Since(start))
+		read := func(base string) time.Duration {
+			start := time.Now()
+			if _, e := post2026(t, base, token, "resources/read", `{"uri":`+jsonString(link)+`}`); e != "" {
+				t.Fatal(e)
 			}
-			slices.Sort(took)
-			return took[len(took)/2]
+			return time.Since(start)
 		}
-		here, there := median(rs[holderIdx].base), median(rs[(holderIdx+1)%3].base)
-		t.Logf("a 4 KiB page of a kept result, median of 30: %s on the replica that keeps it, %s through another (+%s)", here, there, there-here)
+		here, there := rs[holderIdx].base, rs[(holderIdx+1)%3].base
+		read(here)
+		read(there)
+		var onHolder, onOther []time.Duration
+		for range 50 { // interleaved: the machine's load falls on both
+			onHolder = append(onHolder, read(here))
+			onOther = append(onOther, read(there))
+		}
+		slices.Sort(onHolder)
+		slices.Sort(onOther)
+		h, o := onHolder[25], onOther[25]
+		t.Logf("a 4 KiB page of a kept result, median of 50: %s on the replica that keeps it, %s through another (%+v)", h, o, o-h)
 	})
 
 	unknown := func(t *testing.T, base, id string) string {
@@ -197,11 +211,19 @@ func TestTeamKeptResults(t *testing.T) {
 			}
 		}
 		gone.KillDaemon()
-		e := unknown(t, other.base, id)
-		if !strings.Contains(e, "the replica that kept it ("+holder+") is gone") {
-			t.Fatalf("a read of a killed replica's result: %s", e)
+		// A read sent on a connection kept from before the kill may find
+		// it broken ("did not answer; read it again"), once; then the
+		// replica is gone.
+		for try := 0; ; try++ {
+			e := unknown(t, other.base, id)
+			if strings.Contains(e, "the replica that kept it ("+holder+") is gone") {
+				t.Logf("a read of a killed replica's result: %s", e)
+				break
+			}
+			if !strings.Contains(e, "did not answer; read it again") || try > 0 {
+				t.Fatalf("read %d of a killed replica's result: %s", try, e)
+			}
 		}
-		t.Logf("a read of a killed replica's result: %s", e)
 	})
 }
 

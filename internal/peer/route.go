@@ -118,7 +118,12 @@ func (rt *Router) failed(w http.ResponseWriter, r *http.Request, err error) {
 		return
 	}
 	rt.log.Warn("internal channel: a forwarded request failed", "addr", addrOf(r), "err", err)
-	http.Error(w, "the replica that holds this session or result did not answer: the request's outcome is unknown", http.StatusBadGateway)
+	if read, ok := r.Context().Value(readKey{}).(resultRead); ok {
+		// A read changes nothing: the client may simply read again.
+		read.answer(w, fmt.Sprintf("result %s: the replica that kept it (%s) did not answer; read it again", read.id, read.replica))
+		return
+	}
+	http.Error(w, "the replica that holds this session did not answer: the request's outcome is unknown", http.StatusBadGateway)
 }
 
 // gone answers a request whose replica is gone: a session's with 404, a
@@ -131,7 +136,12 @@ func (rt *Router) gone(w http.ResponseWriter, r *http.Request) {
 		sessionGone(w)
 		return
 	}
-	msg := fmt.Sprintf("result %s cannot be read: the replica that kept it (%s) is gone — stopped or failed — and the results it kept with it; call the tool again", read.id, read.replica)
+	read.answer(w, fmt.Sprintf("result %s cannot be read: the replica that kept it (%s) is gone — stopped or failed — and the results it kept with it; call the tool again", read.id, read.replica))
+}
+
+// answer answers the read with MCP's JSON-RPC error for a resource not
+// found, saying msg.
+func (read resultRead) answer(w http.ResponseWriter, msg string) {
 	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": read.rpcID,
 		"error": map[string]any{"code": codeResourceNotFound, "message": msg}})
 	w.Header().Set("Content-Type", "application/json")
