@@ -22,7 +22,7 @@ type sandboxFlags struct {
 
 func (s *sandboxFlags) register(fs *pflag.FlagSet, edit bool) {
 	if edit {
-		fs.BoolVar(&s.off, "no-sandbox", false, "run the stdio server without a sandbox (\"sandbox\": false, which also opts it out of a team replica's default one)")
+		fs.BoolVar(&s.off, "no-sandbox", false, "run the stdio server without any sandbox (\"sandbox\": false), a team replica's default one included")
 	}
 	fs.BoolVar(&s.on, "sandbox", false, "confine a stdio server: no network, writes only to its private folder (the flags below widen it)")
 	fs.StringArrayVar(&s.read, "allow-read", nil, "let the sandboxed server read `DIR`; repeatable")
