@@ -393,3 +393,32 @@ func TestFailedEditKeepsApproval(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestApprovalTakenInByAMergedSave: on a team's shared store, a server
+// held for approval here is started once another replica's approval
+// reaches this one — also when this replica's own save of the pins took
+// that approval in before the notice to read them again came (the save
+// merges what the other replica wrote), so that the read finds nothing
+// new. Before, only a server whose pins the read itself changed was
+// started, and this one stayed "needs approval" although approved.
+func TestApprovalTakenInByAMergedSave(t *testing.T) {
+	th := newTestHost(t)
+	if _, err := th.PutServer(t.Context(), PutRequest{Name: "ex", Config: th.example(nil), Create: true, NoVerify: true, NeedsApproval: true}); err != nil {
+		t.Fatal(err)
+	}
+	if st := th.status("ex"); !st.NeedsApproval || st.State != "failed" {
+		t.Fatalf("a proposed server: %+v, want failed, needing approval", st)
+	}
+	// The approval arrives in memory as a merged save brings it.
+	if _, err := th.pins.store.Approve("ex", pins.TrustOf(th.st.Config().MCP.Servers["ex"]), ""); err != nil {
+		t.Fatal(err)
+	}
+	th.refreshPins(t.Context())
+	deadline := time.Now().Add(10 * time.Second)
+	for st := th.status("ex"); st.State != "ready"; st = th.status("ex") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the approved server: %s %q, needs approval %v", st.State, st.LastError, st.NeedsApproval)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

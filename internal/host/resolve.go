@@ -164,6 +164,9 @@ func (h *Host) newServerWith(name string, sc config.Server, cfg *config.File, lo
 	if err != nil && sc.IsEnabled() {
 		srv.MarkFailed(err)
 	}
+	if _, gated := err.(*ApprovalError); gated && sc.IsEnabled() {
+		h.pins.gated.Store(srv, true)
+	}
 	return srv, err
 }
 
