@@ -16,6 +16,9 @@ import (
 // held for approval anywhere.
 func TestTeamApprovalsThroughEveryReplica(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("PostgreSQL, two daemons, eight servers; pins TestConcurrentApprovalsAreAllKept and host TestApprovalTakenInByAMergedSave run under -short")
+	}
 	pg := testenv.StartPostgres(t)
 	keyFile, _ := writeKeyFile(t)
 	rs := replicas(t, 2, pg.URL, keyFile)

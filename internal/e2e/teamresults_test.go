@@ -152,6 +152,9 @@ func TestTeamKeptResults(t *testing.T) {
 		deleteSession(hc, rs[(owner+2)%3].base, token, id)
 	})
 	t.Run("the cost of a page read through another replica", func(t *testing.T) {
+		if testing.Short() {
+			t.Skip("a measurement")
+		}
 		holderIdx := (owner + 1) % 3
 		link := keptLink2026(t, rs[holderIdx].base, token, echo, want)
 		read := func(base string) time.Duration {
