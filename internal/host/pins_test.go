@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,8 +18,10 @@ import (
 	"github.com/plexus-mcp/plexus/internal/apitype"
 	"github.com/plexus-mcp/plexus/internal/catalog"
 	"github.com/plexus-mcp/plexus/internal/config"
+	"github.com/plexus-mcp/plexus/internal/docstore"
 	"github.com/plexus-mcp/plexus/internal/pins"
 	"github.com/plexus-mcp/plexus/internal/store"
+	"github.com/plexus-mcp/plexus/internal/testenv"
 )
 
 // pinsServerArg re-executes the test binary as a small MCP server whose
@@ -402,7 +405,17 @@ func TestFailedEditKeepsApproval(t *testing.T) {
 // new. Before, only a server whose pins the read itself changed was
 // started, and this one stayed "needs approval" although approved.
 func TestApprovalTakenInByAMergedSave(t *testing.T) {
-	th := newTestHost(t)
+	home := filepath.Join(t.TempDir(), "home")
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.OpenOn(home, sharedFiles{docstore.Files{Home: home}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := &testHost{Host: New(Options{Store: st, Shim: []string{testenv.Binary(t), "__plexus-shim"}, Logger: slog.New(&logRecorder{shared: &logShared{}})}),
+		t: t, st: st, bin: testenv.Binary(t)}
+	t.Cleanup(th.Close)
 	if _, err := th.PutServer(t.Context(), PutRequest{Name: "ex", Config: th.example(nil), Create: true, NoVerify: true, NeedsApproval: true}); err != nil {
 		t.Fatal(err)
 	}
@@ -422,3 +435,8 @@ func TestApprovalTakenInByAMergedSave(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// sharedFiles is a home's files standing for a team's shared store.
+type sharedFiles struct{ docstore.Files }
+
+func (sharedFiles) Shared() bool { return true }
