@@ -25,6 +25,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -101,6 +102,16 @@ func (b *Bridge) Run(ctx context.Context, in io.Reader, out io.Writer) error {
 		}
 		b.raw, b.rawPath = &rawhttp.Client{Dial: b.Dial, Host: u.Host}, u.RequestURI()
 		defer b.raw.CloseIdle()
+	}
+	if f, ok := in.(*os.File); ok {
+		pf, done := pollable(f)
+		defer done()
+		in = pf
+	}
+	if f, ok := out.(*os.File); ok {
+		pf, done := pollable(f)
+		defer done()
+		out = pf
 	}
 	b.out = newWriter(out)
 	sc := bufio.NewScanner(in)
