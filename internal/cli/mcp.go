@@ -83,7 +83,7 @@ func ensureDaemon(ctx context.Context, c *client.Client, listen string) error {
 
 func (a *app) serveMCP(ctx context.Context, c *client.Client, profile, listen string) error {
 	url, hc := c.MCP(profile)
-	b := &mcpbridge.Bridge{HTTP: hc, URL: url, Warn: a.warnf, Dial: c.Dial, Header: c.AuthHeader(),
+	b := &mcpbridge.Bridge{HTTP: hc, URL: url, Warn: a.warnf, Dial: c.Dial, Header: c.AuthHeader(), Reauth: c.RereadToken,
 		// The daemon gone mid-session (restarted, crashed): start it again,
 		// as at the bridge's start.
 		Reconnect: func(ctx context.Context) error { return ensureDaemon(ctx, c, listen) }}

@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -16,44 +15,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/plexus-mcp/plexus/internal/jsonscan"
 )
-
-// quickFace answers every call at once, in JSON, on a session it names
-// at initialize, and offers no GET stream: what is left of a call through
-// the bridge is the bridge's own work (and this server's).
-type quickFace struct{}
-
-func (quickFace) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
-		w.WriteHeader(http.StatusMethodNotAllowed)
-		return
-	}
-	body, _ := io.ReadAll(r.Body)
-	var id []byte
-	var method string
-	jsonscan.Members(body, func(k, v []byte) bool {
-		switch string(k) {
-		case "id":
-			id = v
-		case "method":
-			s, _ := jsonscan.String(v)
-			method = string(s)
-		}
-		return true
-	})
-	w.Header().Set("Content-Type", "application/json")
-	switch {
-	case method == "initialize":
-		w.Header().Set("Mcp-Session-Id", "s-1")
-		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"f","version":"1"}}}`, id)
-	case id == nil:
-		w.WriteHeader(http.StatusAccepted)
-	default:
-		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"x"}]}}`, id)
-	}
-}
 
 // editorPipe is a pipe whose end for the bridge (in: the read end) is in
 // blocking mode, as an editor hands a server its stdin and stdout, and
