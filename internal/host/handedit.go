@@ -20,6 +20,10 @@ import (
 // about this long, without Reload.
 const handEditPoll = time.Second
 
+// handEditQuiet is how long the file's events must have stopped before
+// the watch looks at it.
+const handEditQuiet = 100 * time.Millisecond
+
 // SettingsFile returns the hand edit of extensions.json the daemon has
 // not applied, with why it cannot be applied as it is (the problems
 // `plexus reload` would report); nil if the file is what the daemon last
@@ -105,7 +109,6 @@ func (h *Host) settingsChanged() {
 // where that cannot be watched (or stops working). stop ends the watch.
 func watchFile(path string) (<-chan struct{}, func()) {
 	changed := make(chan struct{}, 1)
-	changed <- struct{}{} // a first look, at once: an edit made before the watch began
 	poke := func() {
 		select {
 		case changed <- struct{}{}:
@@ -124,18 +127,26 @@ func watchFile(path string) (<-chan struct{}, func()) {
 	wg.Go(func() {
 		if err == nil {
 			defer w.Close()
+			// A write is several events (truncate, write, rename): the
+			// look waits until they have been quiet for handEditQuiet, so
+			// that it does not read the file half written.
+			// A first look once the watch is on, for an edit made before.
+			quiet := time.NewTimer(handEditQuiet)
+			defer quiet.Stop()
 			for watching := true; watching; {
 				select {
 				case <-done:
 					return
 				case ev, ok := <-w.Events:
 					if ok && filepath.Base(ev.Name) == filepath.Base(path) {
-						poke()
+						quiet.Reset(handEditQuiet)
 					}
 					watching = ok
 				case _, ok := <-w.Errors:
-					poke() // events may have been lost: look
+					quiet.Reset(handEditQuiet) // events may have been lost: look
 					watching = ok
+				case <-quiet.C:
+					poke()
 				}
 			}
 		}
