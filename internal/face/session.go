@@ -1,6 +1,7 @@
 package face
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -10,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -569,6 +571,9 @@ func (s *session) listen(w http.ResponseWriter, r *http.Request, index int) {
 // idKey is a request id as the SDK compares ids: a string, or a number
 // (an integer); it names the request within its session.
 func idKey(raw json.RawMessage) string {
+	if k, ok := plainIDKey(raw); ok {
+		return k
+	}
 	var v any
 	if json.Unmarshal(raw, &v) != nil {
 		return "?" + string(raw)
@@ -578,6 +583,42 @@ func idKey(raw json.RawMessage) string {
 		return "?" + string(raw)
 	}
 	return keyOf(id)
+}
+
+// plainIDKey is idKey of the ids clients send, without decoding: an
+// integer of at most 15 digits (exact as the float64 encoding/json reads it
+// as) or a string without escapes, with no space around either. ok is
+// false for any other id.
+func plainIDKey(raw []byte) (string, bool) {
+	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' {
+		s := raw[1 : n-1]
+		if bytes.IndexByte(s, '\\') >= 0 || bytes.IndexByte(s, '"') >= 0 || !utf8.Valid(s) {
+			return "", false
+		}
+		for _, c := range s {
+			if c < 0x20 {
+				return "", false
+			}
+		}
+		return "s" + string(s), true
+	}
+	digits := raw
+	if len(digits) > 0 && digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 || len(digits) > 15 || len(digits) > 1 && digits[0] == '0' {
+		return "", false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return "", false
+		}
+	}
+	n, err := strconv.ParseInt(string(raw), 10, 64)
+	if err != nil {
+		return "", false
+	}
+	return "n" + strconv.FormatInt(n, 10), true
 }
 
 func keyOf(id jsonrpc.ID) string {
