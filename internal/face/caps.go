@@ -3,10 +3,14 @@ package face
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"net/http"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/plexus-mcp/plexus/internal/catalog"
+	"github.com/plexus-mcp/plexus/internal/config"
 	"github.com/plexus-mcp/plexus/internal/era"
 )
 
@@ -54,4 +58,38 @@ func (a capsAnswer) MarshalJSON() ([]byte, error) {
 		b = era.ForClient(era.Stateless, b)
 	}
 	return b, nil
+}
+
+// A bare profile speaks its server's era too. In front of a server of the
+// session era (one that answers only initialize, or an entry pinned to
+// such a version) it offers no MCP 2026-07-28: a client of that era is
+// refused as the server would refuse it, falls back to initialize as it
+// does when it reaches the server directly, and from then on meets what
+// it meets there (ping, logging/setLevel, progress and questions of the
+// session). A profile that gathers servers offers every era and
+// translates (internal/era).
+
+// sessionServer is the session-era version a bare profile's server
+// speaks; "" for any other profile, or while the server's era is not
+// known (then the profile offers every era).
+func (p *profile) sessionServer() string {
+	if !p.def.external || p.def.naming != config.NamingBare || len(p.def.servers) != 1 {
+		return ""
+	}
+	if v := p.f.h.ServerVersion(p.def.servers[0]); era.IsSession(v) {
+		return v
+	}
+	return ""
+}
+
+// refuseStateless answers a stateless-era request to a profile whose
+// server speaks version: 400 with a JSON-RPC error that is not the era's
+// "unsupported protocol version" (which tells a client of that era that
+// the server is of it too, and some then do not fall back), so that every
+// client falls back to initialize, as before a session-era server.
+func (p *profile) refuseStateless(w http.ResponseWriter, env envelope, version string) (path, reason string) {
+	msg := fmt.Sprintf("Bad Request: %s speaks MCP %s, which opens a session: send initialize (this profile does not offer MCP %s)",
+		p.def.servers[0], version, era.Stateless)
+	writeJSON(w, http.StatusBadRequest, errorAnswer(orNull(env.id), &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: msg}))
+	return pathRefused, reasonServerEra
 }

@@ -60,6 +60,7 @@ const (
 	reasonResume2026   = "a Last-Event-ID under MCP 2026-07-28, which has no resumption"
 	reasonDelete       = "a session ended by its client (DELETE)"
 	reasonSessionOnly  = "a session-era ping or logging/setLevel of a 2026-07-28 client, answered"
+	reasonServerEra    = "MCP 2026-07-28 to a bare profile of a session-era server"
 )
 
 // clientMethods are the requests a client may send a server, in every era
@@ -105,6 +106,9 @@ func (p *profile) route(w http.ResponseWriter, r *http.Request, body []byte, env
 		return pathRefused, reasonNoMethod
 	}
 	if stateless(r) {
+		if v := p.sessionServer(); v != "" {
+			return p.refuseStateless(w, env, v) // caps.go
+		}
 		return p.routeStateless(w, r, env)
 	}
 	sid := r.Header.Get("Mcp-Session-Id")

@@ -55,3 +55,22 @@ func (h *Host) Offer(server string) (Offer, error) {
 	}
 	return o, nil
 }
+
+// ServerVersion is the protocol version server speaks with Plexus: its
+// live connection's, else the one its last handshake settled on; "" while
+// Plexus has not met it (or it answered server/discover, which names no
+// one version).
+func (h *Host) ServerVersion(server string) string {
+	srv, ok := h.snap.Load().servers[server]
+	if !ok {
+		return ""
+	}
+	if conn, err := srv.Conn(); err == nil {
+		return conn.ProtocolVersion()
+	}
+	var r struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	json.Unmarshal(srv.InitializeResult(), &r)
+	return r.ProtocolVersion
+}
