@@ -60,6 +60,7 @@ const (
 	reasonResume2026   = "a Last-Event-ID under MCP 2026-07-28, which has no resumption"
 	reasonDelete       = "a session ended by its client (DELETE)"
 	reasonSessionOnly  = "a session-era ping or logging/setLevel of a 2026-07-28 client, answered"
+	reasonTask         = "a request of the tasks extension, to a bare profile's server"
 	reasonServerEra    = "MCP 2026-07-28 to a bare profile of a session-era server"
 )
 
@@ -197,6 +198,10 @@ func (p *profile) routeStateless(w http.ResponseWriter, r *http.Request, env env
 		p.awaitTool(r.Context(), env.params)
 		if p.call2026(w, r, env) {
 			return pathFrame, reasonCall2026
+		}
+	case r.Method == http.MethodPost && isTaskMethod(env.name):
+		if p.task2026(w, r, env) { // tasks.go
+			return pathFrame, reasonTask
 		}
 	case r.Method == http.MethodPost && env.isRequest() && (env.name == "ping" || env.name == "logging/setLevel") && !hasEraMeta(env.params):
 		// Requests of the session era a 2026-07-28 client may still send

@@ -302,6 +302,10 @@ func (s *session) dispatch(r *http.Request, ex *exchange, m envelope) (path, rea
 				return pathFrame, reasonCallSession
 			}
 			reason = reasonNotPlainCall
+		case "tasks/get", "tasks/result", "tasks/list", "tasks/cancel":
+			if s.task(r, ex, key, m) { // tasks.go
+				return pathFrame, reasonTask
+			}
 		case "logging/setLevel":
 			s.setLevel(m.params)
 		case "initialize":
