@@ -60,23 +60,27 @@ func (a capsAnswer) MarshalJSON() ([]byte, error) {
 	return b, nil
 }
 
-// A bare profile speaks its server's era too. In front of a server of the
-// session era (one that answers only initialize, or an entry pinned to
-// such a version) it offers no MCP 2026-07-28: a client of that era is
-// refused as the server would refuse it, falls back to initialize as it
-// does when it reaches the server directly, and from then on meets what
-// it meets there (ping, logging/setLevel, progress and questions of the
-// session). A profile that gathers servers offers every era and
-// translates (internal/era).
+// A bare profile speaks its server's era too. In front of a server that
+// speaks only the session era (it answered Plexus's server/discover with
+// an error, and initialize) it offers no MCP 2026-07-28: a client of that
+// era is refused as the server would refuse it, falls back to initialize
+// as it does when it reaches the server directly, and from then on meets
+// what it meets there (ping, logging/setLevel, progress and questions of
+// the session). A server whose settings pin a session-era version is not
+// such a server: the pin holds Plexus back, not the server, which a
+// client reaching it directly may well speak 2026-07-28 with (the peer
+// matrix's go-sdk, mcp-go and TypeScript 2.x servers do), so the profile
+// offers every era and translates, as a profile that gathers servers
+// always does (internal/era).
 
-// sessionServer is the session-era version a bare profile's server
-// speaks; "" for any other profile, or while the server's era is not
-// known (then the profile offers every era).
+// sessionServer is the session-era version a bare profile's server chose
+// to speak; "" for any other profile, a pinned server, or while the
+// server's era is not known (then the profile offers every era).
 func (p *profile) sessionServer() string {
 	if !p.def.external || p.def.naming != config.NamingBare || len(p.def.servers) != 1 {
 		return ""
 	}
-	if v := p.f.h.ServerVersion(p.def.servers[0]); era.IsSession(v) {
+	if v, own := p.f.h.ServerEra(p.def.servers[0]); own && era.IsSession(v) {
 		return v
 	}
 	return ""
