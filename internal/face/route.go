@@ -296,6 +296,7 @@ func stateless(r *http.Request) bool {
 // stream of another session is unknown here); then the stream's exchange
 // replays them and goes on with the stream.
 func (p *profile) resume(w http.ResponseWriter, r *http.Request, s *session) (path, reason string) {
+	s.resumes.Store(true)
 	last := r.Header.Get("Last-Event-ID")
 	stream, index, ok := parseEventID(last)
 	if !ok {

@@ -44,6 +44,10 @@ type session struct {
 
 	listener *exchange // the standalone GET stream
 
+	// What the client has shown of itself, for a dropped POST (exchange.go):
+	// it opened its standalone stream; it resumed a stream (Last-Event-ID).
+	listened, resumes atomic.Bool
+
 	// Activity, for the idle clock, dropGrace and eviction.
 	streams atomic.Int32  // GET streams being served
 	busy    atomic.Int32  // POSTs being served
@@ -553,6 +557,7 @@ func (s *session) downstream(ctx context.Context) (*downstream, error) {
 // dropped it, ends the session unless the client comes back within
 // dropGrace.
 func (s *session) listen(w http.ResponseWriter, r *http.Request, index int) {
+	s.listened.Store(true)
 	s.streams.Add(1)
 	s.listener.attach(w, r, index)
 	s.touch()
