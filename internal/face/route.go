@@ -108,7 +108,7 @@ func (p *profile) route(w http.ResponseWriter, r *http.Request, body []byte, env
 	}
 	if stateless(r) {
 		if v := p.sessionServer(); v != "" {
-			return p.refuseStateless(w, env, v) // caps.go
+			return p.refuseStateless(w, env, v)
 		}
 		return p.routeStateless(w, r, env)
 	}
@@ -365,4 +365,42 @@ func orNull(id json.RawMessage) json.RawMessage {
 // acceptsStream reports whether an Accept header takes an event stream.
 func acceptsStream(values []string) bool {
 	return acceptsBoth(append(slices.Clone(values), "application/json"))
+}
+
+// A bare profile speaks its server's era too. In front of a server that
+// speaks only the session era (it answered Plexus's server/discover with
+// an error, and initialize) it offers no MCP 2026-07-28: a client of that
+// era is refused as the server would refuse it, falls back to initialize
+// as it does when it reaches the server directly, and from then on meets
+// what it meets there (ping, logging/setLevel, progress and questions of
+// the session). A server whose settings pin a session-era version is not
+// such a server: the pin holds Plexus back, not the server, which a
+// client reaching it directly may well speak 2026-07-28 with (the peer
+// matrix's go-sdk, mcp-go and TypeScript 2.x servers do), so the profile
+// offers every era and translates, as a profile that gathers servers
+// always does (internal/era).
+
+// sessionServer is the session-era version a bare profile's server chose
+// to speak; "" for any other profile, a pinned server, or while the
+// server's era is not known (then the profile offers every era).
+func (p *profile) sessionServer() string {
+	if !p.def.external || p.def.naming != config.NamingBare || len(p.def.servers) != 1 {
+		return ""
+	}
+	if v, own := p.f.h.ServerEra(p.def.servers[0]); own && era.IsSession(v) {
+		return v
+	}
+	return ""
+}
+
+// refuseStateless answers a stateless-era request to a profile whose
+// server speaks version: 400 with a JSON-RPC error that is not the era's
+// "unsupported protocol version" (which tells a client of that era that
+// the server is of it too, and some then do not fall back), so that every
+// client falls back to initialize, as before a session-era server.
+func (p *profile) refuseStateless(w http.ResponseWriter, env envelope, version string) (path, reason string) {
+	msg := fmt.Sprintf("Bad Request: %s speaks MCP %s, which opens a session: send initialize (this profile does not offer MCP %s)",
+		p.def.servers[0], version, era.Stateless)
+	writeJSON(w, http.StatusBadRequest, errorAnswer(orNull(env.id), &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: msg}))
+	return pathRefused, reasonServerEra
 }
