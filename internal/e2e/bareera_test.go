@@ -24,6 +24,7 @@ import (
 // same client stays in 2026-07-28 there. (Before, the bare profile spoke
 // 2026-07-28 to it too: the peer matrix's ping, log-level and progress
 // cells of every 2026 client in front of a session-era server differed.)
+// A server whose settings pin the session era is not such a server.
 func TestBareProfileSpeaksItsServersEra(t *testing.T) {
 	t.Parallel()
 	e := testenv.New(t)
@@ -38,6 +39,19 @@ logging/setLevel -> {"jsonrpc":"2.0","id":{{id}},"result":{}}
 	e.MustRun("add", "old", "--", testenv.ScriptServer(t), script)
 	e.MustRun("settings", "set", "profiles.solo", `{"servers":["old"],"naming":"bare"}`)
 	e.MustRun("settings", "set", "profiles.all", `{"servers":["old"],"naming":"plexus"}`)
+	// The same server pinned to the session era by its settings: the pin
+	// holds Plexus back, not the server (which a client reaching it
+	// directly may speak 2026-07-28 with), so its bare profile offers
+	// every era and translates.
+	e.MustRun("add", "held", "--", testenv.ScriptServer(t), script)
+	cfg := filepath.Join(e.Home, "extensions.json")
+	b, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(cfg, []byte(strings.Replace(string(b), `"held": {`, `"held": {"protocolVersion": "2025-11-25",`, 1)), 0o600)
+	e.MustRun("reload")
+	e.MustRun("settings", "set", "profiles.heldsolo", `{"servers":["held"],"naming":"bare"}`)
 	st, err := client.New(e.Home).Status(t.Context())
 	if err != nil {
 		t.Fatal(err)
@@ -50,6 +64,7 @@ logging/setLevel -> {"jsonrpc":"2.0","id":{{id}},"result":{}}
 		{"solo", "stdio", era2025},
 		{"all", "http", era2026},
 		{"all", "stdio", era2026},
+		{"heldsolo", "http", era2026},
 	} {
 		t.Run(tc.profile+"/"+tc.face, func(t *testing.T) {
 			t.Parallel()
