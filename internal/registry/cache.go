@@ -81,10 +81,15 @@ func (c *Cache) store(url string, at time.Time, body []byte) {
 	}
 }
 
-// prune removes the oldest answers beyond Max.
+// strayAge is how old a temporary file of a write must be before prune
+// takes it for one a killed write left: a write in progress is younger.
+const strayAge = time.Minute
+
+// prune removes the oldest answers beyond Max, and the temporary files of
+// writes killed before their rename.
 func (c *Cache) prune() {
 	entries, err := os.ReadDir(c.dir)
-	if err != nil || len(entries) <= c.Max {
+	if err != nil {
 		return
 	}
 	type file struct {
@@ -93,12 +98,22 @@ func (c *Cache) prune() {
 	}
 	var files []file
 	for _, e := range entries {
-		if !strings.HasSuffix(e.Name(), ".json") {
+		fi, err := e.Info()
+		if err != nil || !fi.Mode().IsRegular() {
 			continue
 		}
-		if fi, err := e.Info(); err == nil {
+		if name, ok := strings.CutPrefix(e.Name(), "."); ok && isStray(name) {
+			if time.Since(fi.ModTime()) > strayAge {
+				_ = os.Remove(filepath.Join(c.dir, e.Name()))
+			}
+			continue
+		}
+		if strings.HasSuffix(e.Name(), ".json") {
 			files = append(files, file{e.Name(), fi.ModTime()})
 		}
+	}
+	if len(files) <= c.Max {
+		return
 	}
 	slices.SortFunc(files, func(a, b file) int { return b.mod.Compare(a.mod) })
 	for _, f := range files[min(len(files), c.Max):] {
@@ -106,4 +121,11 @@ func (c *Cache) prune() {
 			return
 		}
 	}
+}
+
+// isStray reports whether name (without its leading dot) is a temporary
+// file atomicfile.WriteFile makes for a cache answer: "HASH.json.tmp-N".
+func isStray(name string) bool {
+	answer, _, ok := strings.Cut(name, ".tmp-")
+	return ok && len(answer) == 32+len(".json") && strings.HasSuffix(answer, ".json") && atomicfile.IsTemp("."+name, answer)
 }

@@ -2,6 +2,8 @@ package registry
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -190,5 +192,40 @@ func TestNoRedirectToAnotherScheme(t *testing.T) {
 	_, _, err := c.List(context.Background(), tls.URL, Query{})
 	if err == nil || !strings.Contains(err.Error(), "a redirect from https to http:// is refused") {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// TestCacheRemovesStrayTemps: the temporary file of a write killed before
+// its rename goes at the next write once it is old enough to be no write
+// in progress; a younger one and a file a person named alike stay.
+func TestCacheRemovesStrayTemps(t *testing.T) {
+	dir := t.TempDir()
+	c := OpenCache(dir)
+	hash := strings.Repeat("ab", 16)
+	old := filepath.Join(dir, "."+hash+".json.tmp-123456")
+	young := filepath.Join(dir, "."+hash+".json.tmp-654321")
+	mine := filepath.Join(dir, "."+hash+".json.tmp-mine")
+	for _, p := range []string{old, young, mine} {
+		if err := os.WriteFile(p, []byte("{"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	long := time.Now().Add(-2 * strayAge)
+	for _, p := range []string{old, mine} {
+		if err := os.Chtimes(p, long, long); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.store("https://registry.example/v0/servers", time.Now(), []byte(`{}`))
+	if _, err := os.Stat(old); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a killed write's temporary file stayed: %v", err)
+	}
+	for _, p := range []string{young, mine} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s went: %v", filepath.Base(p), err)
+		}
+	}
+	if _, ok := c.load("https://registry.example/v0/servers"); !ok {
+		t.Error("the answer written was not kept")
 	}
 }
