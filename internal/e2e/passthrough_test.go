@@ -403,7 +403,10 @@ func TestMCPAppsViewThroughPlexus(t *testing.T) {
 	}
 
 	base, token := passthroughDaemon(t, []npmServer{apps}, `"all": {"servers": ["apps"]}`)
-	for _, era := range []string{"2025-11-25", "2026-07-28"} {
+	// The server speaks the session era only: its bare profile too (a
+	// 2026-07-28 client falls back to it, TestBareProfileSpeaksItsServersEra);
+	// the gathering profile serves both eras.
+	for _, era := range []string{"2025-11-25"} {
 		t.Run("bare@"+era, func(t *testing.T) {
 			fp := newFacePeer(t, base+"/mcp/apps", token, era)
 			listed := listTools(t, func(c string) json.RawMessage { return fp.call("tools/list", cursorParams(c)) })
@@ -418,31 +421,33 @@ func TestMCPAppsViewThroughPlexus(t *testing.T) {
 			checkView(t, got, view, want.Contents[0].MIMEType, want.Contents[0].Text)
 		})
 	}
-	t.Run("gathering", func(t *testing.T) {
-		fp := newFacePeer(t, base+"/mcp/all", token, "2025-11-25")
-		listed := listTools(t, func(c string) json.RawMessage { return fp.call("tools/list", cursorParams(c)) })
-		var named []string
-		for _, tool := range listed {
-			named = append(named, catalog.UIResourceURIs(tool)...)
-		}
-		renamed := catalog.UIURI("apps", view)
-		if len(named) != 1 || named[0] != renamed {
-			t.Fatalf("views named through the gathering profile: %q, want %s", named, renamed)
-		}
-		var res struct {
-			Resources []struct{ URI string }
-		}
-		json.Unmarshal(fp.call("resources/list", "{}"), &res)
-		found := false
-		for _, r := range res.Resources {
-			found = found || r.URI == renamed
-		}
-		if !found {
-			t.Errorf("resources/list does not offer the view as %s: %+v", renamed, res.Resources)
-		}
-		got := fp.call("resources/read", `{"uri":`+jsonString(renamed)+`}`)
-		checkView(t, got, renamed, want.Contents[0].MIMEType, want.Contents[0].Text)
-	})
+	for _, era := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run("gathering@"+era, func(t *testing.T) {
+			fp := newFacePeer(t, base+"/mcp/all", token, era)
+			listed := listTools(t, func(c string) json.RawMessage { return fp.call("tools/list", cursorParams(c)) })
+			var named []string
+			for _, tool := range listed {
+				named = append(named, catalog.UIResourceURIs(tool)...)
+			}
+			renamed := catalog.UIURI("apps", view)
+			if len(named) != 1 || named[0] != renamed {
+				t.Fatalf("views named through the gathering profile: %q, want %s", named, renamed)
+			}
+			var res struct {
+				Resources []struct{ URI string }
+			}
+			json.Unmarshal(fp.call("resources/list", "{}"), &res)
+			found := false
+			for _, r := range res.Resources {
+				found = found || r.URI == renamed
+			}
+			if !found {
+				t.Errorf("resources/list does not offer the view as %s: %+v", renamed, res.Resources)
+			}
+			got := fp.call("resources/read", `{"uri":`+jsonString(renamed)+`}`)
+			checkView(t, got, renamed, want.Contents[0].MIMEType, want.Contents[0].Text)
+		})
+	}
 }
 
 // checkView checks a resources/read result of a view.

@@ -508,20 +508,31 @@ func (s *session) setLevel(params []byte) {
 }
 
 // wantLogs asks the profile's session-era servers for their log messages
-// at level (upstream.Conn.WantLogs), which they may not send otherwise.
+// at level (upstream.Conn.WantLogs), which they may not send otherwise,
+// and returns once they answered (2 s at most): the client's setLevel is
+// answered after, as a server answers it once its level is set, so that
+// what the servers send for the client's next call is sent at that level
+// (and a server that sends below it is known to: upstream/logs.go).
 func (p *profile) wantLogs(level string) {
 	_, servers := p.f.h.Servers()
+	var wg sync.WaitGroup
 	for _, sc := range servers {
 		if !p.def.has(sc.Name) {
 			continue
 		}
 		if conn, err := p.f.h.ServerConn(sc.Name); err == nil {
-			go func() {
+			wg.Go(func() {
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 				defer cancel()
 				conn.WantLogs(ctx, level)
-			}()
+			})
 		}
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Second):
 	}
 }
 
