@@ -34,12 +34,12 @@ func TestDroppedPOSTCancelsUpstream(t *testing.T) {
 	// slow tool noted under key.
 	c := mcp.NewClient(&mcp.Implementation{Name: "status", Version: "1"}, nil)
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	t.Cleanup(cancel) // after the parallel subtests, not when this function returns
+	defer cancel()
 	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp/peer", HTTPClient: &http.Client{Transport: bearer{token: token}}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cs.Close() })
+	defer cs.Close()
 	status := func(key string) string {
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow_status", Arguments: map[string]any{"key": key}})
 		if err != nil {
@@ -68,7 +68,6 @@ func TestDroppedPOSTCancelsUpstream(t *testing.T) {
 		{name: "primed-network-drop", profile: "peer", call: ownCall, version: "2025-11-25", listen: true, cut: true, want: "running"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel() // each its own session and key; status() is safe for concurrent use
 			key := tc.name
 			url := base + "/mcp/" + tc.profile
 			id := rawPOST(t, url, token, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"`+tc.version+`","capabilities":{},"clientInfo":{"name":"dropper","version":"1"}}}`)

@@ -165,7 +165,12 @@ func newFacePeer(t *testing.T, url, token, era string) *facePeer {
 	t.Helper()
 	p := &facePeer{t: t, url: url, token: token, era: era, hc: &http.Client{}}
 	if era == "2026-07-28" {
-		return p
+		if p.discovered() {
+			return p
+		}
+		// Refused, as a bare profile of a session-era server refuses the
+		// era: the client falls back to initialize, as the SDKs' do.
+		p.era = "2025-11-25"
 	}
 	resp, _ := p.post("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}`, true)
 	p.session = resp.Header.Get("Mcp-Session-Id")
@@ -182,6 +187,24 @@ func newFacePeer(t *testing.T, url, token, era string) *facePeer {
 		}
 	})
 	return p
+}
+
+// discovered reports whether the profile answers a 2026-07-28
+// server/discover (a client of that era probes with it first).
+func (p *facePeer) discovered() bool {
+	req, _ := http.NewRequest("POST", p.url, strings.NewReader(`{"jsonrpc":"2.0","id":0,"method":"server/discover","params":{"_meta":`+eraMeta+`}}`))
+	req.Header.Set("Authorization", "Bearer "+p.token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", "server/discover")
+	resp, err := p.hc.Do(req)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
 }
 
 // post sends one message and returns the HTTP answer and, for a call,
@@ -403,10 +426,9 @@ func TestMCPAppsViewThroughPlexus(t *testing.T) {
 	}
 
 	base, token := passthroughDaemon(t, []npmServer{apps}, `"all": {"servers": ["apps"]}`)
-	// The server speaks the session era only: its bare profile too (a
-	// 2026-07-28 client falls back to it, TestBareProfileSpeaksItsServersEra);
-	// the gathering profile serves both eras.
-	for _, era := range []string{"2025-11-25"} {
+	// The server speaks the session era only, and so does its bare profile:
+	// a 2026-07-28 client falls back to it (TestBareProfileSpeaksItsServersEra).
+	for _, era := range []string{"2025-11-25", "2026-07-28"} {
 		t.Run("bare@"+era, func(t *testing.T) {
 			fp := newFacePeer(t, base+"/mcp/apps", token, era)
 			listed := listTools(t, func(c string) json.RawMessage { return fp.call("tools/list", cursorParams(c)) })
