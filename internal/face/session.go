@@ -46,6 +46,10 @@ type session struct {
 
 	listener *exchange // the standalone GET stream
 
+	// What the client has shown of itself, for a dropped POST (exchange.go):
+	// it opened its standalone stream; it resumed a stream (Last-Event-ID).
+	listened, resumes atomic.Bool
+
 	// Activity, for the idle clock, dropGrace and eviction.
 	streams atomic.Int32  // GET streams being served
 	busy    atomic.Int32  // POSTs being served
@@ -304,6 +308,10 @@ func (s *session) dispatch(r *http.Request, ex *exchange, m envelope) (path, rea
 				return pathFrame, reasonCallSession
 			}
 			reason = reasonNotPlainCall
+		case "tasks/get", "tasks/result", "tasks/list", "tasks/cancel":
+			if s.task(r, ex, key, m) { // tasks.go
+				return pathFrame, reasonTask
+			}
 		case "logging/setLevel":
 			s.setLevel(m.params)
 		case "initialize":
@@ -502,20 +510,31 @@ func (s *session) setLevel(params []byte) {
 }
 
 // wantLogs asks the profile's session-era servers for their log messages
-// at level (upstream.Conn.WantLogs), which they may not send otherwise.
+// at level (upstream.Conn.WantLogs), which they may not send otherwise,
+// and returns once they answered (2 s at most): the client's setLevel is
+// answered after, as a server answers it once its level is set, so that
+// what the servers send for the client's next call is sent at that level
+// (and a server that sends below it is known to: upstream/logs.go).
 func (p *profile) wantLogs(level string) {
 	_, servers := p.f.h.Servers()
+	var wg sync.WaitGroup
 	for _, sc := range servers {
 		if !p.def.has(sc.Name) {
 			continue
 		}
 		if conn, err := p.f.h.ServerConn(sc.Name); err == nil {
-			go func() {
+			wg.Go(func() {
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 				defer cancel()
 				conn.WantLogs(ctx, level)
-			}()
+			})
 		}
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Second):
 	}
 }
 
@@ -551,6 +570,7 @@ func (s *session) downstream(ctx context.Context) (*downstream, error) {
 // dropped it, ends the session unless the client comes back within
 // dropGrace.
 func (s *session) listen(w http.ResponseWriter, r *http.Request, index int) {
+	s.listened.Store(true)
 	s.streams.Add(1)
 	s.listener.attach(w, r, index)
 	s.touch()

@@ -347,8 +347,14 @@ func (b *Bridge) send(ctx context.Context, msg []byte, h *head) (*http.Response,
 	}
 	if version == "" && sid == "" {
 		// A request without the era's _meta (a ping) of a client that has
-		// spoken MCP 2026-07-28 is of that era too.
+		// spoken MCP 2026-07-28 is of that era too; initialize is the
+		// session era's, sent by a client the face refused that era (a
+		// bare profile of a session-era server), which now speaks the
+		// session era.
 		b.mu.Lock()
+		if h.Method == "initialize" {
+			b.stateless2026 = ""
+		}
 		version = b.stateless2026
 		b.mu.Unlock()
 	}
