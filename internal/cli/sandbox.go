@@ -22,7 +22,7 @@ type sandboxFlags struct {
 
 func (s *sandboxFlags) register(fs *pflag.FlagSet, edit bool) {
 	if edit {
-		fs.BoolVar(&s.off, "no-sandbox", false, "remove the server's sandbox")
+		fs.BoolVar(&s.off, "no-sandbox", false, "run the stdio server without any sandbox (\"sandbox\": false), a team replica's default one included")
 	}
 	fs.BoolVar(&s.on, "sandbox", false, "confine a stdio server: no network, writes only to its private folder (the flags below widen it)")
 	fs.StringArrayVar(&s.read, "allow-read", nil, "let the sandboxed server read `DIR`; repeatable")
@@ -55,7 +55,9 @@ func (s *sandboxFlags) apply(req *apitype.PutServerRequest) error {
 	return nil
 }
 
-// applyTo sets cfg's sandbox: --no-sandbox removes it; otherwise the
+// applyTo sets cfg's sandbox: --no-sandbox opts a stdio server out of
+// any ("sandbox": false — removing the key would leave a team replica's
+// server in the sandbox replicas give by default); otherwise the
 // stored one (or the strict preset) gets the listed folders added and, if
 // --allow-net is given, that network. The --allow flags imply --sandbox.
 // Relative folders are made absolute here, where the user typed them.
@@ -64,7 +66,11 @@ func (s *sandboxFlags) applyTo(cfg map[string]any) error {
 		if s.on || len(s.read)+len(s.write)+len(s.net) > 0 {
 			return usagef("--no-sandbox cannot be combined with --sandbox or --allow-*")
 		}
-		delete(cfg, "sandbox")
+		if cfg[keyType] == typeStdio {
+			cfg["sandbox"] = false
+		} else {
+			delete(cfg, "sandbox")
+		}
 		return nil
 	}
 	if cfg[keyType] != typeStdio {

@@ -104,7 +104,10 @@ func (p *parts) peerChannel(po PeerOptions, db *pgstore.Store) (*peerServer, err
 	owners := peer.NewOwners(leaseTable{db}, reg, self, p.stdioServers, prober(tr), log)
 	p.h.SetPlacement(placement{owners, tr})
 	p.fc.NameSessions(func() string { return peer.NewSessionID(self) })
-	p.mcp = peer.NewRouter(reg, tr, p.fc, log)
+	p.h.NameResults(func() string { return peer.NewSessionID(self) })
+	router := peer.NewRouter(reg, tr, p.fc, log)
+	router.ResultsURI = host.ResultsURI
+	p.mcp = router
 	p.team.route = p.mcp
 	mux := http.NewServeMux()
 	routed := http.HandlerFunc(p.team.serveRouted)
@@ -125,13 +128,14 @@ func (p *parts) peerChannel(po PeerOptions, db *pgstore.Store) (*peerServer, err
 // serveServer serves a stdio server this replica runs to another replica,
 // as a bare profile: when the request names a member, only one of the
 // profiles that list the server admits (as the replica that forwarded it
-// checked already).
+// checked already). Its results go back whole: the replica the client
+// called caps them and keeps them where its client reads.
 func (p *parts) serveServer(w http.ResponseWriter, r *http.Request, server string) {
 	if id, ok := caller.From(r.Context()); ok && !p.h.Admitted(id, server) {
 		http.Error(w, "plexus: no profile that has this server is open to you", http.StatusForbidden)
 		return
 	}
-	p.fc.ServeServer(w, r, server)
+	p.fc.ServeServer(w, r.WithContext(host.CappedByCaller(r.Context())), server)
 }
 
 // prober asks a lease's owner on the channel whether it runs: an answer

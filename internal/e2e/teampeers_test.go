@@ -46,7 +46,7 @@ func TestTeamIdentityAcrossReplicas(t *testing.T) {
 	if err := os.MkdirAll(seed.Home, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	cfg := fmt.Sprintf(`{"mcp": {"servers": {"example": {"type": "stdio", "command": %q, "args": ["example-server"]},
+	cfg := fmt.Sprintf(`{"mcp": {"servers": {"example": {"type": "stdio", "command": %q, "args": ["example-server"], "maxResultBytes": 4096},
 			"secret": {"type": "stdio", "command": %q, "args": ["example-server"]}},
 		"face": {"allowExternalCall": true},
 		"profiles": {"default": {"servers": ["example"], "users": ["ada@example.com", "carol@example.com"]},
@@ -175,4 +175,51 @@ func TestTeamIdentityAcrossReplicas(t *testing.T) {
 		}
 	}
 	t.Logf("ada's session held by replica %s, served through the balancer; carol and no token refused on it", holder)
+
+	// A result kept for ada's call is read by ada alone, through any
+	// replica: to carol, who may use the profile, it is exactly an id
+	// never kept, wherever her read lands; without a token, refused; a
+	// replica's signature without ada's token reads nothing either.
+	big := strings.Repeat("ada's kept canary ", 1000)
+	link := keptLink2026(t, rs[0].base, strings.TrimPrefix(ada, "Bearer "), echo, big)
+	resultID := strings.Split(strings.TrimPrefix(link, "plexus://results/"), "/")[0]
+	keeper, _ := peer.ReplicaOf(resultID)
+	never := peer.NewSessionID(keeper)
+	for _, base := range []string{rs[0].base, rs[1].base, lb, lb} {
+		if res, e := post2026(t, base, strings.TrimPrefix(ada, "Bearer "), "resources/read", `{"uri":`+jsonString(link)+`}`); e != "" || !strings.Contains(string(res), "kept canary") {
+			t.Errorf("ada reading her kept result through %s: %s", base, e)
+		}
+		for _, page := range []string{"1", "2", "9"} {
+			_, got := post2026(t, base, strings.TrimPrefix(carol, "Bearer "), "resources/read", `{"uri":"plexus://results/`+resultID+`/`+page+`"}`)
+			_, want := post2026(t, base, strings.TrimPrefix(carol, "Bearer "), "resources/read", `{"uri":"plexus://results/`+never+`/`+page+`"}`)
+			if got == "" || strings.ReplaceAll(got, resultID, never) != want {
+				t.Errorf("carol reading page %s of ada's result through %s: %q, not what an id never kept gets (%q)", page, base, got, want)
+			}
+		}
+		if res, e := post2026(t, base, "", "resources/read", `{"uri":`+jsonString(link)+`}`); !strings.Contains(e, "access token") || res != nil {
+			t.Errorf("a read of ada's result without a token through %s: %s", base, e)
+		}
+	}
+	var keeperAddr string
+	for _, r := range rs {
+		if replicaAt(t, pg.URL, r.peer) == keeper {
+			keeperAddr = r.peer
+		}
+	}
+	read := `{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":` + jsonString(link) + `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}`
+	era := []string{"Mcp-Protocol-Version", "2026-07-28", "Mcp-Method", "resources/read", "Mcp-Name", link}
+	for _, tc := range []struct {
+		name   string
+		req    *http.Request
+		status int
+	}{
+		{"signed, with carol's token, naming ada", ch.request(t, "POST", keeperAddr, "/mcp", keeper, read, adaID, append(era, "Authorization", carol)...), http.StatusOK},
+		{"signed, without a token, naming ada", ch.request(t, "POST", keeperAddr, "/mcp", keeper, read, adaID, era...), http.StatusUnauthorized},
+		{"unsigned, with ada's token", channel{}.request(t, "POST", keeperAddr, "/mcp", keeper, read, nil, append(era, "Authorization", ada)...), http.StatusUnauthorized},
+	} {
+		status, out := send(t, tc.req)
+		if status != tc.status || strings.Contains(out, "kept canary") {
+			t.Errorf("a read of ada's result on the keeper's channel, %s: %d %.200s, want %d and nothing of it", tc.name, status, out, tc.status)
+		}
+	}
 }

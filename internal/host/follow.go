@@ -7,6 +7,7 @@ import (
 	"github.com/plexus-mcp/plexus/internal/oauth"
 	"github.com/plexus-mcp/plexus/internal/pins"
 	"github.com/plexus-mcp/plexus/internal/store"
+	"github.com/plexus-mcp/plexus/internal/supervisor"
 )
 
 // Follow applies the changes that other daemons sharing the store make,
@@ -86,23 +87,31 @@ func (h *Host) applyShared(ctx context.Context, names map[string]bool) {
 
 // refreshPins reads the pins again and starts the servers that were held
 // for approval and that another replica's approval now trusts (a server
-// added through another replica is saved before its approval is).
+// added through another replica is saved before its approval is). A
+// server counts as held if the gate refused it when it was prepared, not
+// by the pins before this refresh: a save of this replica's own pins may
+// already have taken in the other replica's approval (pins.json is
+// merged, not overwritten), leaving nothing new for this refresh to read.
 func (h *Host) refreshPins(ctx context.Context) {
-	held := map[string]bool{}
-	for name, srv := range h.snap.Load().servers {
-		held[name] = h.needsApproval(srv)
-	}
 	if err := h.pins.store.Refresh(); err != nil {
 		h.log.Warn("shared store: pins not read again", "err", err)
 		return
 	}
 	h.publish()
-	for name, srv := range h.snap.Load().servers {
-		if !held[name] || h.needsApproval(srv) {
-			continue
+	live := h.snap.Load().servers
+	h.pins.gated.Range(func(k, _ any) bool {
+		srv := k.(*supervisor.Server)
+		if live[srv.Name()] != srv {
+			h.pins.gated.Delete(srv) // replaced since
+			return true
 		}
-		if err := h.Restart(ctx, name); err != nil {
-			h.log.Warn("shared store: approved server not started", "server", name, "err", err)
+		if h.needsApproval(srv) {
+			return true
 		}
-	}
+		h.pins.gated.Delete(srv)
+		if err := h.Restart(ctx, srv.Name()); err != nil {
+			h.log.Warn("shared store: approved server not started", "server", srv.Name(), "err", err)
+		}
+		return true
+	})
 }

@@ -74,6 +74,8 @@ type Host struct {
 	opts    Options
 	results resultStore // results over their cap (results.go)
 	log     *slog.Logger
+	// lookAgain has watchHandEdits look at extensions.json (handedit.go).
+	lookAgain chan struct{}
 
 	// applyMu serialises settings writes: each is a transaction over the
 	// store and the server set.
@@ -162,7 +164,8 @@ func New(opts Options) *Host {
 	if opts.Limits == (catalog.Limits{}) {
 		opts.Limits = catalog.DefaultLimits()
 	}
-	h := &Host{opts: opts, log: opts.Logger, servers: map[string]*supervisor.Server{}, cfg: &config.File{}, started: time.Now()}
+	h := &Host{opts: opts, log: opts.Logger, servers: map[string]*supervisor.Server{}, cfg: &config.File{}, started: time.Now(),
+		lookAgain: make(chan struct{}, 1)}
 	h.pins.store = openPins(opts)
 	h.catalogs = openCatalogs(opts)
 	h.oauth = opts.OAuth

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
 	"github.com/plexus-mcp/plexus/internal/catalog"
@@ -38,6 +39,10 @@ type hostPins struct {
 	// decided caches each server's decision for the next rebuild; guarded
 	// by serversMu (publish.go).
 	decided map[string]decided
+	// gated holds the servers (*supervisor.Server) that approvalGate
+	// refused to prepare: refreshPins starts those an approval made
+	// elsewhere now trusts.
+	gated sync.Map
 }
 
 // openPins returns the pins given in opts, or opens them from the store's

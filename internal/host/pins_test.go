@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,8 +18,10 @@ import (
 	"github.com/plexus-mcp/plexus/internal/apitype"
 	"github.com/plexus-mcp/plexus/internal/catalog"
 	"github.com/plexus-mcp/plexus/internal/config"
+	"github.com/plexus-mcp/plexus/internal/docstore"
 	"github.com/plexus-mcp/plexus/internal/pins"
 	"github.com/plexus-mcp/plexus/internal/store"
+	"github.com/plexus-mcp/plexus/internal/testenv"
 )
 
 // pinsServerArg re-executes the test binary as a small MCP server whose
@@ -393,3 +396,47 @@ func TestFailedEditKeepsApproval(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestApprovalTakenInByAMergedSave: on a team's shared store, a server
+// held for approval here is started once another replica's approval
+// reaches this one — also when this replica's own save of the pins took
+// that approval in before the notice to read them again came (the save
+// merges what the other replica wrote), so that the read finds nothing
+// new. Before, only a server whose pins the read itself changed was
+// started, and this one stayed "needs approval" although approved.
+func TestApprovalTakenInByAMergedSave(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "home")
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.OpenOn(home, sharedFiles{docstore.Files{Home: home}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := &testHost{Host: New(Options{Store: st, Shim: []string{testenv.Binary(t), "__plexus-shim"}, Logger: slog.New(&logRecorder{shared: &logShared{}})}),
+		t: t, st: st, bin: testenv.Binary(t)}
+	t.Cleanup(th.Close)
+	if _, err := th.PutServer(t.Context(), PutRequest{Name: "ex", Config: th.example(nil), Create: true, NoVerify: true, NeedsApproval: true}); err != nil {
+		t.Fatal(err)
+	}
+	if st := th.status("ex"); !st.NeedsApproval || st.State != "failed" {
+		t.Fatalf("a proposed server: %+v, want failed, needing approval", st)
+	}
+	// The approval arrives in memory as a merged save brings it.
+	if _, err := th.pins.store.Approve("ex", pins.TrustOf(th.st.Config().MCP.Servers["ex"]), ""); err != nil {
+		t.Fatal(err)
+	}
+	th.refreshPins(t.Context())
+	deadline := time.Now().Add(10 * time.Second)
+	for st := th.status("ex"); st.State != "ready"; st = th.status("ex") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the approved server: %s %q, needs approval %v", st.State, st.LastError, st.NeedsApproval)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// sharedFiles is a home's files standing for a team's shared store.
+type sharedFiles struct{ docstore.Files }
+
+func (sharedFiles) Shared() bool { return true }

@@ -179,6 +179,9 @@ func (h *Host) newServerWith(name string, sc config.Server, cfg *config.File, lo
 	if err != nil && sc.IsEnabled() {
 		srv.MarkFailed(err)
 	}
+	if _, gated := err.(*ApprovalError); gated && sc.IsEnabled() && h.opts.Store.Docs().Shared() {
+		h.pins.gated.Store(srv, true) // refreshPins starts it once approved elsewhere
+	}
 	return srv, err
 }
 

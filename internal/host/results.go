@@ -31,6 +31,14 @@ import (
 // that was never kept does, page for page, so that a link that leaked
 // (into a shared transcript, a log, another tool's input) reads nothing
 // and does not even tell that the result exists.
+//
+// In a team, a result is kept by the replica whose face the call came
+// to, and its id names that replica (NameResults): a read that lands on
+// another replica is passed to that one over the internal channel, which
+// answers it as if the client had come to it directly (docs/team.md). A
+// call another replica makes of a stdio server this one runs is never
+// capped here (CappedByCaller): the replica the client called caps it,
+// where its client reads.
 
 // ResultsURI starts the URI of every kept result.
 const ResultsURI = "plexus://results/"
@@ -43,6 +51,12 @@ const (
 
 // resultStore holds the results that were over their cap.
 type resultStore struct {
+	// name mints a kept result's id (NameResults); nil for 128 random
+	// bits in hex. ttl is how long one is kept (resultsTTL; shorter in
+	// tests).
+	name func() string
+	ttl  time.Duration
+
 	mu    sync.Mutex
 	byID  map[string]*keptResult
 	order []string // oldest first
@@ -84,9 +98,27 @@ func ownerOf(ctx context.Context) resultOwner {
 	return o
 }
 
+// NameResults has every kept result's id minted by mint (a team's replica
+// names itself in them, as in its session ids: internal/peer); set it
+// before the host serves.
+func (h *Host) NameResults(mint func() string) { h.results.name = mint }
+
+type cappedKey struct{}
+
+// CappedByCaller marks ctx as a call another replica makes on its
+// client's behalf (a stdio server this one runs, served on the internal
+// channel): its result comes back whole, and that replica caps it,
+// keeping it where its client reads it.
+func CappedByCaller(ctx context.Context) context.Context {
+	return context.WithValue(ctx, cappedKey{}, true)
+}
+
 // capResult keeps a result over its server's cap and returns the link to
 // it instead; any other result is returned as it is.
 func (h *Host) capResult(ctx context.Context, ix indexed, snap *snapshot, out callResult) callResult {
+	if by, _ := ctx.Value(cappedKey{}).(bool); by {
+		return out
+	}
 	limit := ix.server.Config().MaxResultBytes
 	if limit <= 0 {
 		limit = config.DefaultMaxResultBytes
@@ -109,7 +141,7 @@ func (h *Host) capResult(ctx context.Context, ix indexed, snap *snapshot, out ca
 		Meta: mcp.Meta{"plexus/resultBytes": len(data), "plexus/pages": pages},
 		Content: []mcp.Content{
 			&mcp.TextContent{Text: fmt.Sprintf("The result of %s is %s, over its maxResultBytes (%s). Plexus keeps it for %s as the resource %s: read it there, in %d pages (each page's _meta names the next).",
-				ix.entry.Server, size(len(data)), size(int(limit)), resultsTTL, uri, pages)},
+				ix.entry.Server, size(len(data)), size(int(limit)), h.results.keepFor(), uri, pages)},
 			&mcp.ResourceLink{URI: uri, Name: "result-" + id, Title: "The whole result of " + ix.entry.Tool, MIMEType: "application/json", Size: ptr(int64(len(data)))},
 		},
 	}}
@@ -159,9 +191,7 @@ func (s *resultStore) keep(data []byte, page int, owner resultOwner) (string, in
 	if len(data) > resultsTotal {
 		return "", 0, fmt.Errorf("is larger than all Plexus keeps of results (%s)", size(resultsTotal))
 	}
-	var b [16]byte
-	rand.Read(b[:])
-	id := hex.EncodeToString(b[:])
+	id := s.newID()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.byID == nil {
@@ -171,7 +201,7 @@ func (s *resultStore) keep(data []byte, page int, owner resultOwner) (string, in
 		s.dropLocked(s.order[0])
 	}
 	k := &keptResult{data: data, page: page, owner: owner}
-	k.timer = time.AfterFunc(resultsTTL, func() {
+	k.timer = time.AfterFunc(s.keepFor(), func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		s.dropLocked(id)
@@ -180,6 +210,23 @@ func (s *resultStore) keep(data []byte, page int, owner resultOwner) (string, in
 	s.order = append(s.order, id)
 	s.total += len(data)
 	return id, len(pages(data, page)), nil
+}
+
+func (s *resultStore) newID() string {
+	if s.name != nil {
+		return s.name()
+	}
+	var b [16]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// keepFor is how long a result is kept.
+func (s *resultStore) keepFor() time.Duration {
+	if s.ttl > 0 {
+		return s.ttl
+	}
+	return resultsTTL
 }
 
 func (s *resultStore) dropLocked(id string) {
@@ -255,9 +302,11 @@ func (h *Host) readResult(reader resultOwner, uri string) (ResultPage, error) {
 	k := s.byID[id]
 	s.mu.Unlock()
 	// Another's result is not kept, as far as the reader can tell: the
-	// same answer, before its page count can show.
+	// same answer, before its page count can show. It names every reason
+	// a result cannot be read, and claims none of them.
 	if k == nil || k.owner != reader {
-		return ResultPage{}, fmt.Errorf("result %s is not kept (any more): results are kept for %s; call the tool again", id, resultsTTL)
+		return ResultPage{}, fmt.Errorf("result %s cannot be read: no result of yours is kept under this id (a result is kept for %s after its call, only for the client session and member whose call made it, and the oldest go first once %s are kept); call the tool again",
+			id, s.keepFor(), size(resultsTotal))
 	}
 	ps := pages(k.data, k.page)
 	if n > len(ps) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -93,4 +94,58 @@ func TestKeptResultsBelongToTheirCaller(t *testing.T) {
 	if _, err := s1.ReadResult(alice, keptLink(t, res)); err == nil {
 		t.Error("a session read the result of a call made without one")
 	}
+}
+
+// TestKeptResultsOfATeam: a kept result's id is what NameResults mints
+// (a replica names itself in it, so that any replica knows where to send
+// a read); a call another replica makes on its client's behalf is never
+// capped here (that replica caps and keeps it); and a result past its
+// time answers exactly as an id never kept does, with an error that
+// claims nothing about it.
+func TestKeptResultsOfATeam(t *testing.T) {
+	th := newTestHost(t)
+	th.NameResults(func() string { return "replica0123456789." + strings.Repeat("ab", 16) })
+	th.results.ttl = 300 * time.Millisecond
+	th.create("big", th.example(map[string]any{"maxResultBytes": 4096}))
+	echo := catalog.ReadableName("big", "echo")
+	args := json.RawMessage(`{"text":"` + strings.Repeat("k", 20000) + `"}`)
+	s, err := th.NewSession(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Call(t.Context(), echo, args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	uri := keptLink(t, res)
+	if want := ResultsURI + "replica0123456789." + strings.Repeat("ab", 16) + "/1"; uri != want {
+		t.Fatalf("the link is %s, want the id NameResults minted (%s)", uri, want)
+	}
+	if _, err := s.ReadResult(t.Context(), uri); err != nil {
+		t.Fatalf("reading the result: %v", err)
+	}
+
+	whole, err := s.Call(CappedByCaller(t.Context()), echo, args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := resultText(whole); !strings.Contains(got, strings.Repeat("k", 20000)) {
+		t.Fatalf("a call for another replica was capped here: %.200s", got)
+	}
+
+	time.Sleep(500 * time.Millisecond)
+	_, got := s.ReadResult(t.Context(), uri)
+	_, never := s.ReadResult(t.Context(), ResultsURI+"replica0123456789."+strings.Repeat("cd", 16)+"/1")
+	if got == nil {
+		t.Fatal("a result past its time was read")
+	}
+	if strings.ReplaceAll(got.Error(), "ab", "cd") != never.Error() {
+		t.Errorf("an expired result's error %q differs from an unknown id's %q", got, never)
+	}
+	for _, claim := range []string{"any more", "expired", "not kept"} {
+		if strings.Contains(got.Error(), claim) {
+			t.Errorf("the error claims %q of a result it cannot tell about: %s", claim, got)
+		}
+	}
+	t.Logf("an expired or unknown result: %v", got)
 }

@@ -1,6 +1,7 @@
 package peer
 
 import (
+	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -112,5 +113,101 @@ func TestRouter(t *testing.T) {
 	defer front2.Close()
 	if status, _, _ := do(front2.URL, NewSessionID(other)); status != http.StatusServiceUnavailable {
 		t.Errorf("the database cannot say where the session is, and never did: %d, want 503", status)
+	}
+}
+
+// TestRouterSendsResultReads: outside a session, a resources/read of a
+// kept result whose id names another replica goes to that replica, its
+// body and the client's Authorization whole; one of this replica's, one
+// whose id names no replica, any other request that mentions a result,
+// and a read on a session stay here (a session's read goes with its
+// session); a read of a gone or unreachable replica's result is answered
+// here with MCP's "resource not found", naming the replica, to the
+// request's id.
+func TestRouterSendsResultReads(t *testing.T) {
+	keys := NewKeys([][]byte{[]byte("key")})
+	other, self, gone, dead := NewReplicaID(), NewReplicaID(), NewReplicaID(), NewReplicaID()
+	holderAddr, holderFP := tlsReplica(t, NewGuard(keys, other, quiet, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Served-By", "holder")
+		b, _ := io.ReadAll(r.Body)
+		io.WriteString(w, r.Header.Get("Authorization")+" "+string(b))
+	})))
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	deadAddr := ln.Addr().String()
+	ln.Close()
+	rows := &fakeReplicas{rows: map[string]Replica{
+		other: {ID: other, Addr: holderAddr, FP: holderFP},
+		dead:  {ID: dead, Addr: deadAddr, FP: holderFP},
+	}}
+	reg := NewRegistry(rows, self, "127.0.0.1:1", "", quiet)
+	local := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Served-By", "local")
+		b, _ := io.ReadAll(r.Body)
+		w.Write(b)
+	})
+	tr := NewTransport(keys, self, DirectTransport(reg.Find))
+	rt := NewRouter(reg, tr, local, quiet)
+	rt.ResultsURI = "plexus://results/"
+	front := httptest.NewServer(rt)
+	defer front.Close()
+	defer tr.base.(*http.Transport).CloseIdleConnections()
+
+	read := func(id string) string {
+		return `{"jsonrpc":"2.0","id":"r-7","method":"resources/read","params":{"uri":"plexus://results/` + id + `/2"}}`
+	}
+	do := func(session, body string) (int, string, string) {
+		req, _ := http.NewRequest("POST", front.URL+"/mcp", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer member")
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, resp.Header.Get("X-Served-By"), string(b)
+	}
+	otherResult := NewSessionID(other)
+	for _, tc := range []struct {
+		name, session, body string
+		by                  string
+	}{
+		{"another replica's result", "", read(otherResult), "holder"},
+		{"this replica's result", "", read(NewSessionID(self)), "local"},
+		{"an id that names no replica", "", read(strings.Repeat("ab", 16)), "local"},
+		{"a call that mentions another replica's result", "", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"uri":"plexus://results/` + otherResult + `/1"}}}`, "local"},
+		{"a read on a session of this replica", NewSessionID(self), read(otherResult), "local"},
+		{"a body too long to be a read", "", read(otherResult) + strings.Repeat(" ", maxRead), "local"},
+	} {
+		status, by, body := do(tc.session, tc.body)
+		if status != 200 || by != tc.by {
+			t.Errorf("%s: %d by %q, want 200 by %q (%.200s)", tc.name, status, by, tc.by, body)
+			continue
+		}
+		want := strings.TrimSpace(tc.body)
+		if tc.by == "holder" {
+			want = "Bearer member " + tc.body
+		}
+		if strings.TrimSpace(body) != want {
+			t.Errorf("%s: the body did not arrive whole: %.200q", tc.name, body)
+		}
+	}
+	for _, tc := range []struct{ name, replica string }{{"a gone replica", gone}, {"a replica that cannot be dialled", dead}} {
+		id := NewSessionID(tc.replica)
+		status, by, body := do("", read(id))
+		var answer struct {
+			ID    string `json:"id"`
+			Error struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(body), &answer); err != nil || status != 200 || by != "" ||
+			answer.ID != "r-7" || answer.Error.Code != codeResourceNotFound ||
+			!strings.Contains(answer.Error.Message, "the replica that kept it ("+tc.replica+") is gone") {
+			t.Errorf("a read of %s's result: %d by %q %s", tc.name, status, by, body)
+		}
 	}
 }

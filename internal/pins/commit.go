@@ -111,10 +111,11 @@ func (s *Store) commit(b *batch) error {
 	s.mu.Unlock()
 
 	// Written without mu, so that Checks meanwhile can fill the next batch.
-	err := s.write(next)
+	written, err := s.write(next)
 	s.mu.Lock()
 	if err == nil {
-		s.f = next
+		s.touchChangedLocked(written)
+		s.f = written
 		for server := range b.servers {
 			s.touchLocked(server)
 		}

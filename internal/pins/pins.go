@@ -29,6 +29,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -664,40 +665,103 @@ func (s *Store) clone() *File {
 // Open will read back. The caller holds writeMu and mu.
 func (s *Store) saveLocked(next *File, server string) error {
 	next.Revision = s.f.Revision + 1
-	if err := s.write(next); err != nil {
+	written, err := s.write(next)
+	if err != nil {
 		return err
 	}
 	// next is a fresh copy nobody else holds; decoding what was just
 	// encoded would only cost (the file is checked when it is loaded).
-	s.f = next
+	s.touchChangedLocked(written)
+	s.f = written
 	s.touchLocked(server)
 	return nil
 }
 
-// write encodes next and writes it durably. The caller holds writeMu.
-func (s *Store) write(next *File) error {
+// touchChangedLocked records a change of every server whose record
+// differs between the pins in memory and next.
+func (s *Store) touchChangedLocked(next *File) {
+	for name := range changedServers(s.f, next) {
+		s.touchLocked(name)
+	}
+}
+
+// write encodes next, the pins in memory (s.f) with some servers'
+// records changed, and writes it durably; it returns what it wrote. The
+// caller holds writeMu.
+//
+// pins.json is one document that the replicas of a team share. When
+// another replica saved it since this one read it, the write is redone on
+// what that replica saved, with only the records next changes taken from
+// next: each replica's approvals, pins and removals are kept, and the
+// other replica's never overwritten by a stale copy (a server approved
+// through one replica needed approval again once another saved its pins).
+func (s *Store) write(next *File) (*File, error) {
 	if s.broken != nil {
-		return fmt.Errorf("saving pins: they could not be loaded: %w", s.broken)
+		return nil, fmt.Errorf("saving pins: they could not be loaded: %w", s.broken)
 	}
 	if next.Servers == nil {
 		next.Servers = map[string]Server{}
 	}
-	data, err := encodeFile(next)
-	if err != nil {
-		return fmt.Errorf("saving pins: %w", err)
+	base, prev := s.f, s.doc
+	changed := changedServers(base, next)
+	for try := 0; ; try++ {
+		data, err := encodeFile(next)
+		if err != nil {
+			return nil, fmt.Errorf("saving pins: %w", err)
+		}
+		doc, err := s.docs.Write(FileName, prev, data, false)
+		var stale *docstore.StaleError
+		if !errors.As(err, &stale) || try == maxMerges {
+			if err != nil {
+				return nil, fmt.Errorf("saving pins: %w", err)
+			}
+			s.doc = doc.Digest()
+			return next, nil
+		}
+		theirs, derr := Decode(stale.Current.Data)
+		if derr != nil || !stale.Current.Exists {
+			// Nothing to merge with: this replica's pins, as before.
+			theirs = &File{}
+		}
+		next = merged(theirs, next, changed)
+		prev = stale.Current
 	}
-	doc, err := s.docs.Write(FileName, s.doc, data, false)
-	var stale *docstore.StaleError
-	if errors.As(err, &stale) {
-		// Another replica saved its pins meanwhile: pins.json is one
-		// document, and the last write of it wins.
-		doc, err = s.docs.Write(FileName, stale.Current, data, false)
+}
+
+// maxMerges bounds how often a write is redone on another replica's save.
+const maxMerges = 8
+
+// changedServers are the servers whose records differ between base and
+// next (added, changed or removed).
+func changedServers(base, next *File) map[string]bool {
+	out := map[string]bool{}
+	for name, rec := range next.Servers {
+		if old, ok := base.Servers[name]; !ok || !reflect.DeepEqual(old, rec) {
+			out[name] = true
+		}
 	}
-	if err != nil {
-		return fmt.Errorf("saving pins: %w", err)
+	for name := range base.Servers {
+		if _, ok := next.Servers[name]; !ok {
+			out[name] = true
+		}
 	}
-	s.doc = doc.Digest()
-	return nil
+	return out
+}
+
+// merged is theirs with the records of changed taken from ours.
+func merged(theirs, ours *File, changed map[string]bool) *File {
+	out := &File{Revision: max(theirs.Revision, ours.Revision-1) + 1, Servers: maps.Clone(theirs.Servers)}
+	if out.Servers == nil {
+		out.Servers = map[string]Server{}
+	}
+	for name := range changed {
+		if rec, ok := ours.Servers[name]; ok {
+			out.Servers[name] = rec
+		} else {
+			delete(out.Servers, name)
+		}
+	}
+	return out
 }
 
 // fieldWords turns field names into words for people.
