@@ -522,13 +522,11 @@ func (p *profile) wantLogs(level string) {
 		if !p.def.has(sc.Name) {
 			continue
 		}
-		if conn, err := p.f.h.ServerConn(sc.Name); err == nil {
-			wg.Go(func() {
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				defer cancel()
-				conn.WantLogs(ctx, level)
-			})
-		}
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			p.f.h.WantLogs(ctx, sc.Name, level) // asked again of a server started later
+		})
 	}
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()

@@ -89,7 +89,7 @@ func (h *Host) reload(ctx context.Context) (int64, error) {
 		servers[name] = srv
 		fresh = append(fresh, srv)
 		switch {
-		case !run:
+		case !run, err == nil && srv.State() == supervisor.StateIdle:
 		case err != nil:
 			failedMu.Lock()
 			failed = append(failed, srv)
