@@ -17,6 +17,7 @@ import (
 	"github.com/plexus-mcp/plexus/internal/config"
 	"github.com/plexus-mcp/plexus/internal/era"
 	"github.com/plexus-mcp/plexus/internal/jsonscan"
+	"github.com/plexus-mcp/plexus/internal/tracing"
 	"github.com/plexus-mcp/plexus/internal/upstream"
 )
 
@@ -41,6 +42,10 @@ type callRequest struct {
 	token  any                        // the client's progress token; nil for none
 	level  string                     // a stateless client's log level
 	caps   []byte                     // a stateless client's capabilities, as written
+	// trace is the client's trace context from its HTTP headers (zero when
+	// tracing is off); sid its face session, "" for none.
+	trace tracing.Incoming
+	sid   string
 }
 
 // parseCall reads a client's tools/call; ok is false for anything but one
@@ -136,6 +141,7 @@ func (s *session) call(r *http.Request, ex *exchange, key string, m envelope) bo
 	if !ok || version == "" || !p.framed(req.name, false) {
 		return false
 	}
+	req.trace, req.sid = tracing.FromHeader(r.Header), s.id
 	// The call outlives its POST while the client may resume its stream
 	// (exchange.go); the client's notifications/cancelled ends it.
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
@@ -186,6 +192,7 @@ func (p *profile) call2026(w http.ResponseWriter, r *http.Request, env envelope)
 	if !ok {
 		return false
 	}
+	req.trace = tracing.FromHeader(r.Header)
 	p.waitCall(w, r, req, caps)
 	return true
 }
@@ -195,6 +202,18 @@ func (p *profile) call2026(w http.ResponseWriter, r *http.Request, env envelope)
 // session-era client cannot read an input_required result: it is asked
 // each question on its stream, and the call made again with its answers.
 func (p *profile) forwardCall(ctx context.Context, d *downstream, peer upstream.Peer, version string, req callRequest) (json.RawMessage, error) {
+	in := tracing.FromMeta(req.params["_meta"]) // MCP's own carrier first
+	if in.Traceparent == "" {
+		in = req.trace
+	}
+	ctx, span := tracing.StartServer(ctx, in, tracing.Call{Method: "tools/call", Tool: req.name, Session: req.sid})
+	res, err := p.forwardRounds(ctx, d, peer, version, req)
+	span.End(err, tracing.ErrType(err))
+	return res, err
+}
+
+// forwardRounds is forwardCall's rounds of a call, inside its span.
+func (p *profile) forwardRounds(ctx context.Context, d *downstream, peer upstream.Peer, version string, req callRequest) (json.RawMessage, error) {
 	ctx = upstream.WithPeer(ctx, peer, req.token)
 	for round := 0; ; round++ {
 		res, err := p.callOnce(ctx, d, req)
