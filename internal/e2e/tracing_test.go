@@ -116,7 +116,7 @@ tools/call hello -> {"jsonrpc":"2.0","id":{{id}},"result":{"content":[{"type":"t
 // server span is the child of the client's traceparent (from _meta, or from
 // the HTTP header), the upstream call's client span the face span's child,
 // and the server receives that span's context in _meta, all one trace, sent
-// to a real OTLP/HTTP receiver. Before tracing is on, the same daemon sends
+// to a real OTLP/HTTP receiver, beside a span of the server's start. Before tracing is on, the same daemon sends
 // the receiver nothing and the server gets the client's _meta unchanged.
 func TestTracingOneTrace(t *testing.T) {
 	t.Parallel()
@@ -236,5 +236,13 @@ func TestTracingOneTrace(t *testing.T) {
 		} else if i == 0 && (!strings.Contains(l, `"other":"kept"`) || strings.Count(l, "traceparent") != 1) {
 			t.Errorf("%s: the client's other _meta members were not kept, or traceparent twice:\n%s", c.name, l)
 		}
+	}	// The server's start at the daemon's restart is a span of its own.
+	rcv.mu.Lock()
+	defer rcv.mu.Unlock()
+	for _, s := range rcv.spans {
+		if s.Name == "start srv" && s.Kind == tracepb.Span_SPAN_KIND_INTERNAL && s.EndTimeUnixNano > s.StartTimeUnixNano {
+			return
+		}
 	}
+	t.Errorf("no span of the server's start among %d", len(rcv.spans))
 }
