@@ -31,7 +31,7 @@ type otlpReceiver struct {
 	posts int             // guarded by mu
 }
 
-func startOTLPReceiver(t *testing.T) *otlpReceiver {
+func startOTLPReceiver(t testing.TB) *otlpReceiver {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
