@@ -11,10 +11,16 @@ import (
 // tracestate members, as MCP's trace-context convention carries them);
 // zero when tracing is off or meta has none.
 func FromMeta(meta json.RawMessage) Incoming {
-	var in Incoming
 	if !On() || len(meta) == 0 {
-		return in
+		return Incoming{}
 	}
+	return fromMeta(meta)
+}
+
+// fromMeta is FromMeta's reading, apart so that its closure's variable is
+// allocated only when tracing is on.
+func fromMeta(meta json.RawMessage) Incoming {
+	var in Incoming
 	jsonscan.Members(meta, func(k, v []byte) bool {
 		switch string(k) {
 		case "traceparent":

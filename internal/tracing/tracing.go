@@ -131,12 +131,38 @@ func FromHeader(h http.Header) Incoming {
 	return Incoming{Traceparent: h.Get("Traceparent"), Tracestate: h.Get("Tracestate")}
 }
 
+type clientKey struct{}
+
+// client is what WithClient notes of a client's HTTP request.
+type client struct {
+	in      Incoming
+	session string
+}
+
+// WithClient notes on ctx a client's HTTP trace context (h) and its face
+// session ("" for none), for StartServer; ctx itself when tracing is off.
+func WithClient(ctx context.Context, h http.Header, session string) context.Context {
+	if !On() {
+		return ctx
+	}
+	return context.WithValue(ctx, clientKey{}, client{FromHeader(h), session})
+}
+
 // StartServer starts the face's span of a client's request, the child of
-// the client's trace context (in's, or else the one ctx already carries).
+// the client's trace context: in (from its request's _meta) if set, else
+// its HTTP headers' (WithClient), else the one ctx already carries.
 func StartServer(ctx context.Context, in Incoming, c Call) (context.Context, *Span) {
 	t := tracer.Load()
 	if t == nil {
 		return ctx, nil
+	}
+	if cl, ok := ctx.Value(clientKey{}).(client); ok {
+		if in.Traceparent == "" {
+			in = cl.in
+		}
+		if c.Session == "" {
+			c.Session = cl.session
+		}
 	}
 	if in.Traceparent != "" {
 		carrier := propagation.MapCarrier{"traceparent": in.Traceparent}
@@ -218,9 +244,12 @@ func InjectHeader(ctx context.Context, h http.Header) {
 	w3c.Inject(ctx, propagation.HeaderCarrier(h))
 }
 
-// ErrType is the error.type of err: its JSON-RPC code class when it has
-// one, else "_OTHER".
+// ErrType is the error.type of err ("" for none): its JSON-RPC code when
+// it has one, "cancelled" or "timeout", else "_OTHER".
 func ErrType(err error) string {
+	if err == nil {
+		return ""
+	}
 	var rpc *jsonrpc.Error
 	if errors.As(err, &rpc) {
 		return strconv.FormatInt(rpc.Code, 10)
