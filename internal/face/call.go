@@ -42,10 +42,6 @@ type callRequest struct {
 	token  any                        // the client's progress token; nil for none
 	level  string                     // a stateless client's log level
 	caps   []byte                     // a stateless client's capabilities, as written
-	// trace is the client's trace context from its HTTP headers (zero when
-	// tracing is off); sid its face session, "" for none.
-	trace tracing.Incoming
-	sid   string
 }
 
 // parseCall reads a client's tools/call; ok is false for anything but one
@@ -141,10 +137,9 @@ func (s *session) call(r *http.Request, ex *exchange, key string, m envelope) bo
 	if !ok || version == "" || !p.framed(req.name, false) {
 		return false
 	}
-	req.trace, req.sid = tracing.FromHeader(r.Header), s.id
 	// The call outlives its POST while the client may resume its stream
 	// (exchange.go); the client's notifications/cancelled ends it.
-	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
+	ctx, cancel := context.WithCancel(tracing.WithClient(context.WithoutCancel(r.Context()), r.Header, s.id))
 	s.mu.Lock()
 	if s.ended {
 		s.mu.Unlock()
@@ -192,7 +187,9 @@ func (p *profile) call2026(w http.ResponseWriter, r *http.Request, env envelope)
 	if !ok {
 		return false
 	}
-	req.trace = tracing.FromHeader(r.Header)
+	if tracing.On() {
+		r = r.WithContext(tracing.WithClient(r.Context(), r.Header, ""))
+	}
 	p.waitCall(w, r, req, caps)
 	return true
 }
@@ -202,11 +199,8 @@ func (p *profile) call2026(w http.ResponseWriter, r *http.Request, env envelope)
 // session-era client cannot read an input_required result: it is asked
 // each question on its stream, and the call made again with its answers.
 func (p *profile) forwardCall(ctx context.Context, d *downstream, peer upstream.Peer, version string, req callRequest) (json.RawMessage, error) {
-	in := tracing.FromMeta(req.params["_meta"]) // MCP's own carrier first
-	if in.Traceparent == "" {
-		in = req.trace
-	}
-	ctx, span := tracing.StartServer(ctx, in, tracing.Call{Method: "tools/call", Tool: req.name, Session: req.sid})
+	// MCP's own carrier first, else the HTTP headers (WithClient).
+	ctx, span := tracing.StartServer(ctx, tracing.FromMeta(req.params["_meta"]), tracing.Call{Method: "tools/call", Tool: req.name})
 	res, err := p.forwardRounds(ctx, d, peer, version, req)
 	span.End(err, tracing.ErrType(err))
 	return res, err
