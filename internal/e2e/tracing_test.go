@@ -236,7 +236,8 @@ func TestTracingOneTrace(t *testing.T) {
 		} else if i == 0 && (!strings.Contains(l, `"other":"kept"`) || strings.Count(l, "traceparent") != 1) {
 			t.Errorf("%s: the client's other _meta members were not kept, or traceparent twice:\n%s", c.name, l)
 		}
-	}	// The server's start at the daemon's restart is a span of its own.
+	}
+	// The server's start at the daemon's restart is a span of its own.
 	rcv.mu.Lock()
 	defer rcv.mu.Unlock()
 	for _, s := range rcv.spans {

@@ -99,6 +99,9 @@ func Connect(ctx context.Context, s Spec) (_ *Conn, err error) {
 
 // connectPhase is the phase a start failed in, as its span's error.type.
 func connectPhase(err error) string {
+	if err == nil {
+		return ""
+	}
 	if ce := (*ConnectError)(nil); errors.As(err, &ce) {
 		return ce.Phase
 	}
