@@ -132,9 +132,11 @@ func TestTracingOneTrace(t *testing.T) {
 	e.MustRun("settings", "set", "face.allowExternalCall", "true")
 	// The server is the scripted one, behind a tee of what it reads.
 	e.MustRun("add", "srv", "--", "/bin/sh", "-c", `tee -a "$0" | "$1" "$2"`, saw, testenv.ScriptServer(t), script)
+	httpURL, httpSaw := testenv.StartScriptHTTP(t, script)
+	e.MustRun("add", "srvh", httpURL)
 	_, base, token := faceURL(t, e)
 
-	call := func(header, metaParent string) {
+	callTool := func(tool, header, metaParent string) {
 		t.Helper()
 		c := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil)
 		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
@@ -145,7 +147,7 @@ func TestTracingOneTrace(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer cs.Close()
-		p := &mcp.CallToolParams{Name: "srv_hello", Arguments: map[string]any{"secret": "canary-arg-7d1"}}
+		p := &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"secret": "canary-arg-7d1"}}
 		if metaParent != "" {
 			p.Meta = mcp.Meta{"traceparent": metaParent, "tracestate": "vendor=x", "other": "kept"}
 		}
@@ -154,20 +156,8 @@ func TestTracingOneTrace(t *testing.T) {
 			t.Fatalf("call = %q, want hello", got)
 		}
 	}
-	sawCall := func(n int) string {
-		t.Helper()
-		b, _ := os.ReadFile(saw)
-		var calls []string
-		for _, l := range strings.Split(string(b), "\n") {
-			if strings.Contains(l, `"tools/call"`) {
-				calls = append(calls, l)
-			}
-		}
-		if len(calls) < n {
-			t.Fatalf("the server received %d calls, want %d:\n%s", len(calls), n, b)
-		}
-		return calls[n-1]
-	}
+	call := func(header, metaParent string) { t.Helper(); callTool("srv_hello", header, metaParent) }
+	sawCall := func(n int) string { t.Helper(); return sawCallIn(t, saw, n) }
 
 	// Off: nothing exported, and the client's _meta reaches the server as
 	// it was written.
@@ -237,6 +227,22 @@ func TestTracingOneTrace(t *testing.T) {
 			t.Errorf("%s: the client's other _meta members were not kept, or traceparent twice:\n%s", c.name, l)
 		}
 	}
+	// Over streamable HTTP, the server gets the upstream span's context in
+	// _meta too.
+	const httpTrace = "6df92f3577b34da6a3ce929d0e0e4738"
+	callTool("srvh_hello", "", "00-"+httpTrace+"-"+clientSp+"-01")
+	var up *tracepb.Span
+	for _, s := range rcv.trace(t, httpTrace, 2) {
+		if s.Kind == tracepb.Span_SPAN_KIND_CLIENT {
+			up = s
+		}
+	}
+	if up == nil {
+		t.Fatal("HTTP server: no upstream span in the client's trace")
+	}
+	if l := sawCallIn(t, httpSaw, 1); !strings.Contains(l, `"traceparent":"00-`+httpTrace+`-`+hex.EncodeToString(up.SpanId)+`-01"`) {
+		t.Errorf("HTTP server: it did not receive the upstream span's context:\n%s", l)
+	}
 	// The server's start at the daemon's restart is a span of its own.
 	rcv.mu.Lock()
 	defer rcv.mu.Unlock()
@@ -246,4 +252,25 @@ func TestTracingOneTrace(t *testing.T) {
 		}
 	}
 	t.Errorf("no span of the server's start among %d", len(rcv.spans))
+}
+
+// sawCallIn is the nth tools/call line of a file of what a server read,
+// waiting a little for it: tee writes its file after the server's pipe.
+func sawCallIn(t *testing.T, saw string, n int) string {
+	t.Helper()
+	for end := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		b, _ := os.ReadFile(saw)
+		var calls []string
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.Contains(l, `"tools/call"`) {
+				calls = append(calls, l)
+			}
+		}
+		if len(calls) >= n {
+			return calls[n-1]
+		}
+		if time.Now().After(end) {
+			t.Fatalf("the server received %d calls, want %d:\n%s", len(calls), n, b)
+		}
+	}
 }
