@@ -17,6 +17,7 @@
 #                speaks the newest version the server supports, 2026-07-28,
 #                and the go-sdk server spends more a call on that
 #                era's per-request _meta (docs/performance.md)
+#   plexus-mcp-25  through `plexus mcp` to that pinned copy
 #   peer         through PEER_BINARY's streamable HTTP endpoint
 #
 # Each round measures every target with 1 caller (latency) and 16 callers
@@ -24,7 +25,9 @@
 # c1 added p50 over direct, c16 throughput as a ratio of direct, the
 # daemon's / proxy's CPU per call at c1 and c16 (the bridge's own CPU is not
 # in plexus-mcp's figure), and its idle RSS with the one 200-tool server,
-# read before any call was made. Raw JSON lines stay in the output dir.
+# read before any call was made: settled, then 1 s and 2 s after a settings
+# change (the table's column is the 2 s one). Raw JSON lines stay in the
+# output dir.
 #
 # Environment: PERF_CALLS (calls per c1 run, default 2000; c16 runs 4×),
 # PERF_OUT (output dir, default a new mktemp -d).
@@ -64,9 +67,14 @@ export PLEXUS_HOME="$OUT/home"
 DAEMON=$!; pids+=("$DAEMON")
 for _ in $(seq 200); do "$OUT/bin/plexus" status >/dev/null 2>&1 && break; sleep 0.05; done
 "$OUT/bin/plexus" add wide -- $SERVER >/dev/null
+sleep 3
+SETTLED=$(rss_kib "$DAEMON")
+# The daemon settles again a second after a change (internal/daemon/
+# settle.go): its RSS is read 1 s and 2 s after one, a settings change.
 "$OUT/bin/plexus" settings set face.allowExternalCall true >/dev/null
-# The daemon settles a second after a change (internal/daemon/settle.go).
-sleep 2
+sleep 1
+AFTER1=$(rss_kib "$DAEMON")
+sleep 1
 IDLE1=$(rss_kib "$DAEMON")
 # The pinned copy is added after the one-server idle RSS is read; the RSS
 # it adds, per tool, is what a catalog costs.
@@ -88,7 +96,7 @@ EOF
 "$OUT/bin/plexus" reload >/dev/null
 sleep 2
 IDLE2=$(rss_kib "$DAEMON")
-echo "{\"idle1RssKiB\": $IDLE1, \"idle2RssKiB\": $IDLE2}" >"$OUT/idle.json"
+echo "{\"settledRssKiB\": $SETTLED, \"after1sRssKiB\": $AFTER1, \"idle1RssKiB\": $IDLE1, \"idle2RssKiB\": $IDLE2}" >"$OUT/idle.json"
 ADDR=$("$OUT/bin/plexus" status --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["httpAddr"])')
 TOKEN=$(cat "$PLEXUS_HOME/token")
 
@@ -118,6 +126,7 @@ for round in $(seq "$ROUNDS"); do
     idle=$IDLE1; load plexus-http "$c" "$n" "$DAEMON" --url "http://$ADDR/mcp" --header "Authorization: Bearer $TOKEN" --tool wide_echo
     idle=$IDLE1; load plexus-mcp "$c" "$n" "$DAEMON" --stdio "$OUT/bin/plexus mcp" --tool wide_echo
     idle=$IDLE1; load plexus-25 "$c" "$n" "$DAEMON" --url "http://$ADDR/mcp" --header "Authorization: Bearer $TOKEN" --tool wide25_echo
+    idle=$IDLE1; load plexus-mcp-25 "$c" "$n" "$DAEMON" --stdio "$OUT/bin/plexus mcp" --tool wide25_echo
     idle=$(rss_kib "$PEERPID"); load peer "$c" "$n" "$PEERPID" --url "http://127.0.0.1:$PORT/wide/mcp"
   done
 done
@@ -136,7 +145,7 @@ for r in rows:
 direct_p50 = {r["round"]: r["run"]["p50Us"] for r in runs("direct", 1)}
 direct_tput = {r["round"]: r["run"]["callsPerSec"] for r in runs("direct", 16)}
 print(f"{'':14} {'c1 p50':>9} {'c1 added p50':>13} {'c16 calls/s':>12} {'c16 vs direct':>14} {'CPU/call c1':>12} {'CPU/call c16':>13} {'idle RSS':>10}")
-for t in ["direct", "plexus-http", "plexus-mcp", "plexus-25", "peer"]:
+for t in ["direct", "plexus-http", "plexus-mcp", "plexus-25", "plexus-mcp-25", "peer"]:
     c1, c16 = runs(t, 1), runs(t, 16)
     p50 = med([r["run"]["p50Us"] for r in c1])
     added = med([r["run"]["p50Us"] - direct_p50[r["round"]] for r in c1])
@@ -148,6 +157,8 @@ for t in ["direct", "plexus-http", "plexus-mcp", "plexus-25", "peer"]:
     rss = med([r["idleRssKiB"] / 1024 for r in c1 if r["idleRssKiB"] and r["round"] == 1])
     fmt = lambda x, u: "-" if x != x else f"{x:.0f} {u}" if u != "MiB" else f"{x:.1f} MiB"
     print(f"{t:14} {fmt(p50,'µs'):>9} {('+' if added >= 0 else '') + fmt(added,'µs') if t != 'direct' else '-':>13} {tput:>12.0f} {ratio:>13.2f}× {fmt(cpu1,'µs'):>12} {fmt(cpu16,'µs'):>13} {fmt(rss,'MiB'):>10}")
+print(f"Plexus idle RSS with one 200-tool server: {idle['settledRssKiB'] / 1024:.1f} MiB settled, "
+      f"{idle['after1sRssKiB'] / 1024:.1f} MiB 1 s after a settings change, {idle['idle1RssKiB'] / 1024:.1f} MiB 2 s after")
 print(f"Plexus idle RSS: {idle['idle1RssKiB'] / 1024:.1f} MiB with one 200-tool server, "
       f"{idle['idle2RssKiB'] / 1024:.1f} MiB with two (the second server and its 200 tools: "
       f"{(idle['idle2RssKiB'] - idle['idle1RssKiB']) / 1024:.1f} MiB; a tool alone: docs/performance.md)")

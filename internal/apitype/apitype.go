@@ -75,6 +75,13 @@ const (
 	// or probed until a login (plexus login NAME); calls fail at once
 	// saying so.
 	StateNeedsLogin = "needs-login"
+	// StateIdle: a server started on demand that is not running — stopped
+	// after its idle time, or not started yet — whose catalog is known
+	// and listed; its next use starts it. Not a failure.
+	StateIdle = "idle"
+	// StateWaking: a server being started by a use while it was idle; the
+	// use waits for it.
+	StateWaking = "waking"
 )
 
 // Status is GET /v1/status.

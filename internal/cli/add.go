@@ -22,6 +22,9 @@ type serverFlags struct {
 	bearerEnv      string
 	callTimeout    int
 	startupTimeout int
+	installTimeout int
+	start          string
+	idleStop       int
 	enabledTools   []string
 	disabledTools  []string
 	noVerify       bool
@@ -47,6 +50,9 @@ func (f *serverFlags) register(fs *pflag.FlagSet, edit bool) {
 	}
 	fs.IntVar(&f.callTimeout, "call-timeout", 0, "allow a tool call `MS` milliseconds"+zero)
 	fs.IntVar(&f.startupTimeout, "startup-timeout", 0, "allow the server `MS` milliseconds to start and list its tools"+zero)
+	fs.IntVar(&f.installTimeout, "install-timeout", 0, "allow a first start by npx, uvx… (which may download) `MS` milliseconds"+zero)
+	fs.StringVar(&f.start, "start", "", "start the server `WHEN`: onDemand (at first use, once its tools are known) or eager"+zero)
+	fs.IntVar(&f.idleStop, "idle-stop", 0, "stop the server after `MS` milliseconds unused"+zero)
 	empty := ""
 	if edit {
 		empty = "; '' removes the list"
@@ -279,6 +285,21 @@ func applyCommon(cfg map[string]any, f *serverFlags, changed func(string) bool) 
 			return err
 		}
 		setOrDelete(cfg, keyStartupTimeout, f.startupTimeout, f.startupTimeout == 0)
+	}
+	if given("install-timeout", f.installTimeout != 0) {
+		if err := checkTimeout("install-timeout", f.installTimeout); err != nil {
+			return err
+		}
+		setOrDelete(cfg, keyInstallTimeout, f.installTimeout, f.installTimeout == 0)
+	}
+	if given("idle-stop", f.idleStop != 0) {
+		if err := checkTimeout("idle-stop", f.idleStop); err != nil {
+			return err
+		}
+		setOrDelete(cfg, keyIdleStop, f.idleStop, f.idleStop == 0)
+	}
+	if given("start", f.start != "") {
+		setOrDelete(cfg, keyStart, f.start, f.start == "" || f.start == "0")
 	}
 	if given("enabled-tools", len(f.enabledTools) > 0) {
 		setOrDelete(cfg, keyEnabledTools, f.enabledTools, len(f.enabledTools) == 0)

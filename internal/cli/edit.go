@@ -131,7 +131,7 @@ func editsSomething(argv []string, changed func(string) bool) bool {
 		return true
 	}
 	for _, name := range []string{"command", "transport", "header", "env", "cwd", "bearer-env", "call-timeout",
-		"startup-timeout", "enabled-tools", "disabled-tools", "url", "rm-header", "rm-env",
+		"startup-timeout", "install-timeout", "start", "idle-stop", "enabled-tools", "disabled-tools", "url", "rm-header", "rm-env",
 		"sandbox", "no-sandbox", "allow-read", "allow-write", "allow-net"} {
 		if changed(name) {
 			return true

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -82,8 +83,15 @@ func ensureDaemon(ctx context.Context, c *client.Client, listen string) error {
 }
 
 func (a *app) serveMCP(ctx context.Context, c *client.Client, profile, listen string) error {
+	if os.Getenv("GOMAXPROCS") == "" {
+		// The bridge only copies messages between pipes and a socket: on
+		// one thread it spends less CPU a call than on more, which cost
+		// wake-ups of threads on every hand-off, as the daemon's call
+		// path does once settled (docs/performance.md).
+		runtime.GOMAXPROCS(1)
+	}
 	url, hc := c.MCP(profile)
-	b := &mcpbridge.Bridge{HTTP: hc, URL: url, Warn: a.warnf, Dial: c.Dial, Header: c.AuthHeader(),
+	b := &mcpbridge.Bridge{HTTP: hc, URL: url, Warn: a.warnf, Dial: c.Dial, Header: c.AuthHeader(), Reauth: c.RereadToken,
 		// The daemon gone mid-session (restarted, crashed): start it again,
 		// as at the bridge's start.
 		Reconnect: func(ctx context.Context) error { return ensureDaemon(ctx, c, listen) }}

@@ -200,7 +200,7 @@ func stateDetail(s apitype.ServerStatus, at time.Time) string {
 	}
 	word := stateWord(s)
 	if !troubled(s) {
-		if word == apitype.StateReady {
+		if word == apitype.StateReady || word == statewords.Idle {
 			return fmt.Sprintf("%s%s, %s", word, statewords.Where(s), plural(s.Tools, "tool")) + heldSuffix(s)
 		}
 		return word + statewords.Where(s)

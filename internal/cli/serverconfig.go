@@ -29,6 +29,9 @@ const (
 	keyDisabledTools  = serverconf.KeyDisabledTools
 	keyStartupTimeout = serverconf.KeyStartupTimeout
 	keyCallTimeout    = serverconf.KeyCallTimeout
+	keyStart          = serverconf.KeyStart
+	keyIdleStop       = serverconf.KeyIdleStop
+	keyInstallTimeout = serverconf.KeyInstallTimeout
 
 	typeStdio = serverconf.TypeStdio
 	typeHTTP  = serverconf.TypeHTTP

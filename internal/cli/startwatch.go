@@ -32,6 +32,9 @@ func (a *app) watchStart(ctx context.Context, c *client.Client, name, what strin
 		mu     sync.Mutex
 		latest string
 	)
+	// news wakes the report at a new stderr line: a first start's
+	// download shows its own lines as they come, not one per tick.
+	news := make(chan struct{}, 1)
 	var wg sync.WaitGroup
 	if events, err := c.Events(ctx); err == nil {
 		wg.Go(func() {
@@ -49,6 +52,10 @@ func (a *app) watchStart(ctx context.Context, c *client.Client, name, what strin
 						mu.Lock()
 						latest = line
 						mu.Unlock()
+						select {
+						case news <- struct{}{}:
+						default:
+						}
 					}
 				}
 			}
@@ -75,6 +82,7 @@ func (a *app) watchStart(ctx context.Context, c *client.Client, name, what strin
 		for {
 			select {
 			case <-t.C:
+			case <-news:
 			case <-ctx.Done():
 				if tty && spoke {
 					fmt.Fprint(a.stderr(), "\r\x1b[K")
@@ -117,7 +125,12 @@ func startTimedOut(err error, name string, adding bool) error {
 		return err
 	}
 	remedy := "raise the server's startup timeout: plexus edit " + name + " --startup-timeout MS (the default is 30000)"
-	if adding {
+	switch {
+	case strings.Contains(err.Error(), "installTimeoutMs") && adding:
+		remedy = "its first start (which may download its package) ran out of time: run the same `plexus add` with --install-timeout MS (the default is 300000)"
+	case strings.Contains(err.Error(), "installTimeoutMs"):
+		remedy = "its first start (which may download its package) ran out of time: plexus edit " + name + " --install-timeout MS (the default is 300000)"
+	case adding:
 		remedy = "the server did not start in time (a first `npx -y` may download its package): run the same `plexus add` with --startup-timeout MS, e.g. --startup-timeout 120000"
 	}
 	return &remedyError{err: err, code: apitype.CodeConflict, remedy: remedy, overrides: true}

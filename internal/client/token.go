@@ -68,3 +68,10 @@ func (c *Client) AuthHeader() http.Header {
 	}
 	return http.Header{"Authorization": {"Bearer " + tok}}
 }
+
+// RereadToken is AuthHeader with the token read from the home again: for
+// a client whose request the daemon refused with the token it held.
+func (c *Client) RereadToken() http.Header {
+	c.tok.forget()
+	return c.AuthHeader()
+}

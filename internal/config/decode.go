@@ -150,6 +150,12 @@ func (d *decoder) server(path string, n *node) Server {
 			s.KeepAliveMs = d.int(p, v)
 		case "instance":
 			s.Instance = d.str(p, v)
+		case "start":
+			s.Start = d.str(p, v)
+		case "idleStopMs":
+			s.IdleStopMs = d.int(p, v)
+		case "installTimeoutMs":
+			s.InstallTimeoutMs = d.int(p, v)
 		case "maxDescriptionChars":
 			s.MaxDescriptionChars = d.int(p, v)
 		case "maxResultBytes":

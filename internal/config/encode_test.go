@@ -19,7 +19,7 @@ func fullFile() *File {
 				"local": {
 					Type: TypeStdio, Command: "/bin/srv", Args: []string{"--x", "", "a b"}, Cwd: "/tmp",
 					Env:     map[string]Ref{"TOKEN": {Env: "MY_TOKEN"}, "DEBUG": PlainValue("1")},
-					Enabled: &no, EnabledTools: []string{"a", "b"}, StartupTimeoutMs: 5, CallTimeoutMs: 6, KeepAliveMs: 1000,
+					Enabled: &no, EnabledTools: []string{"a", "b"}, StartupTimeoutMs: 5, CallTimeoutMs: 6, KeepAliveMs: 1000, Start: StartOnDemand, IdleStopMs: 7, InstallTimeoutMs: 8,
 					Instance: InstancePerSession, MaxResultBytes: 1 << 30, MaxDescriptionChars: 9000, MaxRestartAttempts: &three,
 					ProtocolVersion: "2025-06-18",
 					Sandbox: &Sandbox{

@@ -105,6 +105,12 @@ const (
 	InstancePerSession = "per-session"
 )
 
+// Start modes.
+const (
+	StartEager    = "eager"
+	StartOnDemand = "onDemand"
+)
+
 // Profile naming modes.
 const (
 	NamingPlexus = "plexus"
@@ -134,9 +140,23 @@ type Server struct {
 	// KeepAliveMs is the interval of the health check of a running server
 	// (ping, or server/discover for a 2026-07-28 server); 0 means
 	// DefaultKeepAliveMs.
-	KeepAliveMs    int    `json:"keepAliveMs,omitempty"`
-	Instance       string `json:"instance,omitempty"`
-	MaxResultBytes int64  `json:"maxResultBytes,omitempty"`
+	KeepAliveMs int    `json:"keepAliveMs,omitempty"`
+	Instance    string `json:"instance,omitempty"`
+	// Start is when a shared instance is started: StartEager at the
+	// daemon's start, StartOnDemand at its first use once its catalog is
+	// known (its first start is eager, to learn it). "" is the default:
+	// on demand for stdio, eager for a remote server, which runs no
+	// process of ours.
+	Start string `json:"start,omitempty"`
+	// IdleStopMs stops a shared instance nothing used for this long (it
+	// is started again by its next use); 0 means DefaultIdleStopMs for a
+	// server started on demand, never for an eager one.
+	IdleStopMs int `json:"idleStopMs,omitempty"`
+	// InstallTimeoutMs bounds the first start of a server run by a
+	// package runner (npx, uvx, …), which may download it; 0 means
+	// DefaultInstallTimeoutMs. Later starts have startupTimeoutMs.
+	InstallTimeoutMs int   `json:"installTimeoutMs,omitempty"`
+	MaxResultBytes   int64 `json:"maxResultBytes,omitempty"`
 	// MaxDescriptionChars bounds each tool's description, in characters
 	// (0: catalog's default, high enough for real servers' tools).
 	MaxDescriptionChars int    `json:"maxDescriptionChars,omitempty"`
@@ -298,4 +318,30 @@ const (
 	DefaultSessionIdleMs      = 30 * 60 * 1000
 	DefaultMaxSessions        = 1000
 	DefaultKeepAliveMs        = 30000
+	DefaultIdleStopMs         = 5 * 60 * 1000
+	DefaultInstallTimeoutMs   = 5 * 60 * 1000
 )
+
+// OnDemand reports whether the server's shared instance is started at its
+// first use rather than at the daemon's start (Start).
+func (s Server) OnDemand() bool {
+	switch s.Start {
+	case StartEager:
+		return false
+	case StartOnDemand:
+		return true
+	}
+	return s.Type == TypeStdio
+}
+
+// IdleStopAfterMs is how long the server's shared instance may go unused
+// before it is stopped (IdleStopMs); 0 is never.
+func (s Server) IdleStopAfterMs() int {
+	if s.IdleStopMs > 0 {
+		return s.IdleStopMs
+	}
+	if s.OnDemand() {
+		return DefaultIdleStopMs
+	}
+	return 0
+}

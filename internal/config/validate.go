@@ -155,6 +155,13 @@ func validateServer(ps *problems, p string, s Server) {
 	if s.KeepAliveMs > 0 && s.KeepAliveMs < minKeepAliveMs {
 		ps.add(at("keepAliveMs"), "is too small (at least "+strconv.Itoa(minKeepAliveMs)+")")
 	}
+	checkMs(ps, at("idleStopMs"), int64(s.IdleStopMs))
+	checkMs(ps, at("installTimeoutMs"), int64(s.InstallTimeoutMs))
+	switch s.Start {
+	case "", StartEager, StartOnDemand:
+	default:
+		ps.add(at("start"), fmt.Sprintf("unknown start mode %q: want %s or %s", shorten(s.Start), StartEager, StartOnDemand))
+	}
 	switch s.Instance {
 	case "", InstanceShared, InstancePerSession:
 	default:

@@ -214,6 +214,9 @@ type parts struct {
 	// there (peer.go).
 	mcp  http.Handler
 	team *teamSwitch
+	// changed has a value after a request of the API changed something
+	// (changes.go): the daemon settles again after it.
+	changed chan struct{}
 	// stopDelay is Options.StopDelay.
 	stopDelay time.Duration
 }
@@ -222,7 +225,7 @@ type parts struct {
 // (team) sandboxes its stdio servers by default, and no sandboxed server
 // reads the store's key or URL files (docs/team.md).
 func newParts(opts Options, log *slog.Logger, st *store.Store, pn *pins.Store, team bool) *parts {
-	p := &parts{log: log, stopDelay: opts.StopDelay}
+	p := &parts{log: log, stopDelay: opts.StopDelay, changed: make(chan struct{}, 1)}
 	p.mtr = metrics.New(hostSource{&p.h})
 	p.h = host.New(host.Options{Store: st, Logger: log, Shim: opts.Shim, Observer: p.mtr, Pins: pn,
 		SandboxByDefault: team, Secrets: opts.Store.secretFiles()})
@@ -304,7 +307,7 @@ func (p *parts) loopback(opts Options, token string) (tcpServers, error) {
 		return &tcpServer{srv: l.Server(h, p.errorLog(), nil), ln: l, pod: pod}
 	}
 	if !network {
-		return tcpServers{server(tln, false, loopbackMux(lb, p.team, p.api, p.hl, tln.Addr().String(), p.log))}, nil
+		return tcpServers{server(tln, false, loopbackMux(lb, p.team, p.api, p.changed, p.hl, tln.Addr().String(), p.log))}, nil
 	}
 	// T7: beyond loopback only in team mode, and then only the face
 	// behind the team's tokens, its metadata and the probes (network.go).
@@ -318,7 +321,7 @@ func (p *parts) loopback(opts Options, token string) (tcpServers, error) {
 		p.log.Warn("loopback address in use: the web page and metrics are off", "addr", beside, "err", err)
 		return out, nil
 	}
-	return append(out, server(local, false, loopbackMux(lb, p.team, p.api, p.hl, local.Addr().String(), p.log))), nil
+	return append(out, server(local, false, loopbackMux(lb, p.team, p.api, p.changed, p.hl, local.Addr().String(), p.log))), nil
 }
 
 // errorLog is where net/http's servers report, as warnings of the log.
@@ -334,7 +337,7 @@ func (p *parts) serve(ctx context.Context, opts Options, ln net.Listener, tcp tc
 	// The socket under limits of its own, apart from TCP's, with a
 	// reserve of file descriptors (limits.go).
 	sl := limitSocket(ln, p.log)
-	srv := sl.Server(p.api, p.errorLog(), localapi.ConnContext)
+	srv := sl.Server(notingChanges(p.api, p.changed), p.errorLog(), localapi.ConnContext)
 	// Servers start in the background; the API answers at once and shows
 	// each server as "starting" until it is ready. The set is in place
 	// before the API answers, so that its first status lists every server.
@@ -365,7 +368,7 @@ func (p *parts) serve(ctx context.Context, opts Options, ln net.Listener, tcp tc
 	g.Go(func() error {
 		settle(gctx, p.h, opts.SteadyProcs) // at once when no server is starting
 		p.hl.settled.Store(true)
-		resettle(gctx, p.h, p.fc.Ended())
+		resettle(gctx, p.h, p.fc.Ended(), p.changed)
 		return nil
 	})
 	g.Go(func() error {

@@ -68,13 +68,14 @@ func starting(h *host.Host) bool {
 const resettleDelay = time.Second
 
 // resettle settles again after every change once the daemon has settled
-// first: servers added, restarted or removed, and client sessions of the
-// face ended. Each leaves garbage that an idle daemon would otherwise
+// first: servers added, restarted or removed, client sessions of the face
+// ended, and any change made through the API (settings, say, which
+// neither starts a server nor changes the catalog). Each leaves garbage that an idle daemon would otherwise
 // keep for minutes — it allocates too little to run the collector — and
 // maps code it runs only for the change (decoding a catalog, rendering
 // pages), so the garbage is returned and those pages are shed again: its
 // footprint stays that of its steady state (docs/performance.md).
-func resettle(ctx context.Context, h *host.Host, ended <-chan struct{}) {
+func resettle(ctx context.Context, h *host.Host, ended, changed <-chan struct{}) {
 	events, stop := h.Subscribe()
 	defer stop()
 	var due <-chan time.Time
@@ -92,6 +93,7 @@ func resettle(ctx context.Context, h *host.Host, ended <-chan struct{}) {
 				continue // a stderr line, say: nothing to give back
 			}
 		case <-ended:
+		case <-changed:
 		case <-due:
 			due = nil
 			if !starting(h) {

@@ -81,7 +81,9 @@ func bridgeSurvivesRestart(t *testing.T, protocol string) {
 
 	e.StopDaemon()
 	e.StartDaemon()
-	waitState(t, e, "example", "ready", 30*time.Second)
+	// Its catalog known, the server waits for its first use: the call
+	// starts it.
+	waitState(t, e, "example", "idle", 30*time.Second)
 	call("after a restart")
 	told("after a restart")
 

@@ -249,6 +249,10 @@ func TestResumeReplaysMissedEvents(t *testing.T) {
 	url := base + "/mcp/up"
 	s := newRawSession(t, url, token, "2025-11-25")
 	other := newRawSession(t, url, token, "2025-11-25")
+	// A client that has resumed a stream (here: tried to) keeps a call
+	// whose POST dropped for its resumption; one that never did has let
+	// the call go, as a server takes it (TestDroppedPOSTCancelsUpstream).
+	assertNoResume(t, s, "NOSUCHSTREAM_0", "a stream never sent")
 
 	t.Run("sdk", func(t *testing.T) {
 		resp := s.post(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"steps","arguments":{"ms":150},"_meta":{"progressToken":"p"}}}`)
@@ -282,6 +286,7 @@ func TestResumeReplaysMissedEvents(t *testing.T) {
 	t.Run("sdk-2025-06-18", func(t *testing.T) {
 		// No priming event in this era: the first event has the first id.
 		old := newRawSession(t, url, token, "2025-06-18")
+		assertNoResume(t, old, "NOSUCHSTREAM_0", "a stream never sent")
 		resp := old.post(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"steps","arguments":{"ms":150},"_meta":{"progressToken":"p"}}}`)
 		seen := readEvents(resp.Body, func(ev sseEvent) bool { return strings.Contains(ev.data, `"progress":1`) })
 		resp.Body.Close()
@@ -360,7 +365,10 @@ func TestResumeReplaysMissedEvents(t *testing.T) {
 	})
 
 	t.Run("2026", func(t *testing.T) {
-		stateless := &rawSession{t: t, url: url, token: token, version: "2026-07-28"}
+		// Through a profile that offers 2026-07-28: a bare one of this
+		// session-era server does not (TestBareProfileSpeaksItsServersEra).
+		e.MustRun("settings", "set", "profiles.all", `{"servers":["up"],"naming":"plexus"}`)
+		stateless := &rawSession{t: t, url: base + "/mcp/all", token: token, version: "2026-07-28"}
 		resp := stateless.resume("X_0")
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()

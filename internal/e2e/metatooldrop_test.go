@@ -17,7 +17,10 @@ import (
 // POST carrying a call goes away — the connection dropped, no
 // notifications/cancelled — has cancelled that call, and the server
 // upstream is told so, whether the call was a tool's own (a bare profile)
-// or made through the call_tool meta-tool (a profile with metaTools).
+// or made through the call_tool meta-tool (a profile with metaTools), and
+// whether or not its answer was a stream the client may resume (unless
+// the client's standalone stream dropped with it: a network failure,
+// after which the client may resume).
 // The server is the matrix's go-sdk peer over stdio: its slow tool notes
 // whether it saw its call cancelled or ran to the end.
 func TestDroppedPOSTCancelsUpstream(t *testing.T) {
@@ -45,31 +48,67 @@ func TestDroppedPOSTCancelsUpstream(t *testing.T) {
 		return textOfResult(t, res, nil)
 	}
 
-	for _, tc := range []struct{ name, profile, call string }{
-		{"own-tool", "peer", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","arguments":{"key":"own","steps":100,"ms":100}}}`},
-		{"call_tool", "meta", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"call_tool","arguments":{"name":"` + slow + `","arguments":{"key":"meta","steps":100,"ms":100}}}}`},
+	const ownCall = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","arguments":{"key":"KEY","steps":100,"ms":100}}}`
+	for _, tc := range []struct {
+		name, profile, call, version string
+		// listen: the client holds its standalone stream open; cut: it
+		// drops with the POST, as when the network fails.
+		listen, cut bool
+		want        string
+	}{
+		{name: "own-tool", profile: "peer", call: ownCall, version: "2025-06-18", want: "cancelled"},
+		{name: "call_tool", profile: "meta", call: `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"call_tool","arguments":{"name":"` + slow + `","arguments":{"key":"KEY","steps":100,"ms":100}}}}`, version: "2025-06-18", want: "cancelled"},
+		// A 2025-11-25 call's answer is a stream the client may resume
+		// (its priming event): the client that let it go with its
+		// standalone stream still open, or that never opened one, cancelled
+		// it, as the server itself would take it. Dropped with its stream,
+		// it may be resumed: it runs on.
+		{name: "primed", profile: "peer", call: ownCall, version: "2025-11-25", want: "cancelled"},
+		{name: "primed-listening", profile: "peer", call: ownCall, version: "2025-11-25", listen: true, want: "cancelled"},
+		{name: "primed-network-drop", profile: "peer", call: ownCall, version: "2025-11-25", listen: true, cut: true, want: "running"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			key := map[string]string{"own-tool": "own", "call_tool": "meta"}[tc.name]
+			key := tc.name
 			url := base + "/mcp/" + tc.profile
-			id := rawPOST(t, url, token, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"dropper","version":"1"}}}`)
+			id := rawPOST(t, url, token, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"`+tc.version+`","capabilities":{},"clientInfo":{"name":"dropper","version":"1"}}}`)
 			rawPOST(t, url, token, id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+			lctx, cutStream := context.WithCancel(ctx)
+			defer cutStream()
+			if tc.listen {
+				req, _ := http.NewRequestWithContext(lctx, "GET", url, nil)
+				req.Header.Set("Authorization", "Bearer "+token)
+				req.Header.Set("Accept", "text/event-stream")
+				req.Header.Set("Mcp-Session-Id", id)
+				req.Header.Set("Mcp-Protocol-Version", tc.version)
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil || resp.StatusCode != http.StatusOK {
+					t.Fatalf("the standalone stream: %v %v", resp, err)
+				}
+				defer resp.Body.Close()
+			}
 			// The call's POST, dropped once the server has started.
 			pctx, drop := context.WithCancel(ctx)
-			req, _ := http.NewRequestWithContext(pctx, "POST", url, strings.NewReader(tc.call))
+			req, _ := http.NewRequestWithContext(pctx, "POST", url, strings.NewReader(strings.ReplaceAll(tc.call, "KEY", key)))
 			req.Header.Set("Authorization", "Bearer "+token)
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("Accept", "application/json, text/event-stream")
 			req.Header.Set("Mcp-Session-Id", id)
-			req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+			req.Header.Set("Mcp-Protocol-Version", tc.version)
 			done := make(chan struct{})
 			go func() {
 				defer close(done)
 				if resp, err := http.DefaultClient.Do(req); err == nil {
+					io.Copy(io.Discard, resp.Body)
 					resp.Body.Close()
 				}
 			}()
 			waitFor(t, 10*time.Second, "the slow call to start", func() bool { return status(key) == "running" })
+			if tc.version == "2025-11-25" {
+				time.Sleep(300 * time.Millisecond) // past the face's priming: the answer is a resumable stream
+			}
+			if tc.cut {
+				cutStream()
+			}
 			drop()
 			<-done
 			var got string
@@ -78,8 +117,8 @@ func TestDroppedPOSTCancelsUpstream(t *testing.T) {
 					break
 				}
 			}
-			if got != "cancelled" {
-				t.Errorf("3 s after the client dropped the POST of a call through profile %s, the server's call is %q, want cancelled", tc.profile, got)
+			if got != tc.want {
+				t.Errorf("3 s after the client dropped the POST of a call through profile %s (%s), the server's call is %q, want %s", tc.profile, tc.name, got, tc.want)
 			}
 		})
 	}

@@ -61,8 +61,10 @@ func TestNamesOfRealServers(t *testing.T) {
 
 	e.StopDaemon()
 	e.StartDaemon()
+	// Stdio servers on demand: listed from their cached catalogs, under
+	// the same names, before any of them runs again.
 	for _, s := range servers {
-		waitState(t, e, s.name, "ready", 120*time.Second)
+		waitState(t, e, s.name, "idle", 120*time.Second)
 	}
 	sameNames(t, "after a restart", first, catalogNames(t, e))
 	t.Logf("restarted (%s)", time.Since(began).Round(time.Millisecond))

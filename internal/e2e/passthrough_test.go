@@ -165,7 +165,12 @@ func newFacePeer(t *testing.T, url, token, era string) *facePeer {
 	t.Helper()
 	p := &facePeer{t: t, url: url, token: token, era: era, hc: &http.Client{}}
 	if era == "2026-07-28" {
-		return p
+		if p.discovered() {
+			return p
+		}
+		// Refused, as a bare profile of a session-era server refuses the
+		// era: the client falls back to initialize, as the SDKs' do.
+		p.era = "2025-11-25"
 	}
 	resp, _ := p.post("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}`, true)
 	p.session = resp.Header.Get("Mcp-Session-Id")
@@ -182,6 +187,24 @@ func newFacePeer(t *testing.T, url, token, era string) *facePeer {
 		}
 	})
 	return p
+}
+
+// discovered reports whether the profile answers a 2026-07-28
+// server/discover (a client of that era probes with it first).
+func (p *facePeer) discovered() bool {
+	req, _ := http.NewRequest("POST", p.url, strings.NewReader(`{"jsonrpc":"2.0","id":0,"method":"server/discover","params":{"_meta":`+eraMeta+`}}`))
+	req.Header.Set("Authorization", "Bearer "+p.token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", "server/discover")
+	resp, err := p.hc.Do(req)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
 }
 
 // post sends one message and returns the HTTP answer and, for a call,
@@ -403,6 +426,8 @@ func TestMCPAppsViewThroughPlexus(t *testing.T) {
 	}
 
 	base, token := passthroughDaemon(t, []npmServer{apps}, `"all": {"servers": ["apps"]}`)
+	// The server speaks the session era only, and so does its bare profile:
+	// a 2026-07-28 client falls back to it (TestBareProfileSpeaksItsServersEra).
 	for _, era := range []string{"2025-11-25", "2026-07-28"} {
 		t.Run("bare@"+era, func(t *testing.T) {
 			fp := newFacePeer(t, base+"/mcp/apps", token, era)
@@ -418,31 +443,33 @@ func TestMCPAppsViewThroughPlexus(t *testing.T) {
 			checkView(t, got, view, want.Contents[0].MIMEType, want.Contents[0].Text)
 		})
 	}
-	t.Run("gathering", func(t *testing.T) {
-		fp := newFacePeer(t, base+"/mcp/all", token, "2025-11-25")
-		listed := listTools(t, func(c string) json.RawMessage { return fp.call("tools/list", cursorParams(c)) })
-		var named []string
-		for _, tool := range listed {
-			named = append(named, catalog.UIResourceURIs(tool)...)
-		}
-		renamed := catalog.UIURI("apps", view)
-		if len(named) != 1 || named[0] != renamed {
-			t.Fatalf("views named through the gathering profile: %q, want %s", named, renamed)
-		}
-		var res struct {
-			Resources []struct{ URI string }
-		}
-		json.Unmarshal(fp.call("resources/list", "{}"), &res)
-		found := false
-		for _, r := range res.Resources {
-			found = found || r.URI == renamed
-		}
-		if !found {
-			t.Errorf("resources/list does not offer the view as %s: %+v", renamed, res.Resources)
-		}
-		got := fp.call("resources/read", `{"uri":`+jsonString(renamed)+`}`)
-		checkView(t, got, renamed, want.Contents[0].MIMEType, want.Contents[0].Text)
-	})
+	for _, era := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run("gathering@"+era, func(t *testing.T) {
+			fp := newFacePeer(t, base+"/mcp/all", token, era)
+			listed := listTools(t, func(c string) json.RawMessage { return fp.call("tools/list", cursorParams(c)) })
+			var named []string
+			for _, tool := range listed {
+				named = append(named, catalog.UIResourceURIs(tool)...)
+			}
+			renamed := catalog.UIURI("apps", view)
+			if len(named) != 1 || named[0] != renamed {
+				t.Fatalf("views named through the gathering profile: %q, want %s", named, renamed)
+			}
+			var res struct {
+				Resources []struct{ URI string }
+			}
+			json.Unmarshal(fp.call("resources/list", "{}"), &res)
+			found := false
+			for _, r := range res.Resources {
+				found = found || r.URI == renamed
+			}
+			if !found {
+				t.Errorf("resources/list does not offer the view as %s: %+v", renamed, res.Resources)
+			}
+			got := fp.call("resources/read", `{"uri":`+jsonString(renamed)+`}`)
+			checkView(t, got, renamed, want.Contents[0].MIMEType, want.Contents[0].Text)
+		})
+	}
 }
 
 // checkView checks a resources/read result of a view.

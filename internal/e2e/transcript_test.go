@@ -35,13 +35,16 @@ import (
 // ("2026-07-28": the client has no session and no handshake, every
 // request carries its own envelope, as written, and the HTTP headers of
 // its era; the http-loglevel path, which needs a session, is skipped), "client" (one message a
-// line; {{tool}} is the name the face gives the server's tool), "want"
+// line), "want"
 // (the messages the client reads, one a line, in order, after the
 // session's handshake), optionally "want-PATH" (what one path reads
 // instead, where the client on it asked for something else: a session
 // that set a log level gets no message below it), and optionally
 // "answers" (the client's answer to each request the face puts to it, in
-// order, one result a line).
+// order, one result a line). The profile names the server's tools as the
+// server does ("bare"), unless a "naming" section says "plexus" (a
+// profile that gathers servers, which names them SERVER_TOOL and
+// SERVER__PROMPT: {{server}} in any section is the server's name).
 
 // transcriptPaths are the ways through the face a transcript is run.
 var transcriptPaths = []string{"http", "http-loglevel", "plexus-mcp"}
@@ -89,7 +92,11 @@ func TestTranscripts(t *testing.T) {
 		default:
 			t.Fatalf("%s: upstream %q: want stdio or http", file, upstream)
 		}
-		e.MustRun("settings", "set", "profiles."+server, `{"servers":["`+server+`"],"naming":"bare"}`)
+		naming := cmp.Or(strings.TrimSpace(sec["naming"]), "bare")
+		e.MustRun("settings", "set", "profiles."+server, `{"servers":["`+server+`"],"naming":"`+naming+`"}`)
+		for k, v := range sec {
+			sec[k] = strings.ReplaceAll(v, "{{server}}", server)
+		}
 		era := strings.TrimSpace(sec["client-era"])
 		for _, path := range transcriptPaths {
 			t.Run(name+"/"+path, func(t *testing.T) {

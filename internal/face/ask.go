@@ -16,6 +16,7 @@ import (
 
 	"github.com/plexus-mcp/plexus/internal/era"
 	"github.com/plexus-mcp/plexus/internal/jsonscan"
+	"github.com/plexus-mcp/plexus/internal/upstream"
 )
 
 // What a server sends a session-era client in the middle of a request —
@@ -80,8 +81,8 @@ func (p *sessionPeer) Progress(_ context.Context, params *mcp.ProgressNotificati
 	p.ex.event(notification("notifications/progress", params))
 }
 
-func (p *sessionPeer) Log(_ context.Context, params *mcp.LoggingMessageParams) {
-	if logs(p.s.logLevel(), string(params.Level)) {
+func (p *sessionPeer) Log(ctx context.Context, params *mcp.LoggingMessageParams) {
+	if upstream.EveryLevel(ctx) || logs(p.s.logLevel(), string(params.Level)) {
 		p.ex.event(notification("notifications/message", params))
 	}
 }

@@ -24,11 +24,18 @@ import (
 // In the session era every event has an id STREAM_N and is kept in the
 // face's replay buffer (replay.go), so that a client whose connection
 // dropped resumes the stream with a GET carrying Last-Event-ID (resume).
-// A request whose POST dropped runs on for resumeWindow, and to its end
-// once its stream was resumed; it is cancelled at once when its stream had
-// no event id to resume from, or it is waiting on the client's answer to a
-// question (which can reach no one now). A session's standalone GET stream
-// is an exchange too: one with no requests, never done.
+// A request whose POST dropped is cancelled, as every server measured
+// directly cancels it (go-sdk, mcp-go, the TypeScript SDKs, fastmcp): at
+// once when its stream had no event id to resume from, or it is waiting
+// on the client's answer to a question (which can reach no one now); else
+// after dropProbe, unless the client may be about to resume — it resumed
+// a stream of this session before, or its standalone stream dropped too,
+// as everything does when a network fails. Such a request runs on for
+// resumeWindow, and to its end once its stream was resumed. A client that
+// lets one request go keeps its other connections: a dropped POST beside
+// a live standalone stream, from a client that never resumed, is a
+// cancellation. A session's standalone GET stream is an exchange too: one
+// with no requests, never done.
 type exchange struct {
 	s       *session // nil for a stateless request
 	version string   // the era its client reads
@@ -62,6 +69,11 @@ const primeAfter = 200 * time.Millisecond
 // client to resume the stream: longer than the SDK clients' first
 // reconnection delays (one second for the TypeScript SDK's).
 const resumeWindow = 10 * time.Second
+
+// dropProbe is how long the face waits after a POST dropped before it
+// reads the client's other connections: the drops of one network failure
+// reach the face's handlers within it.
+const dropProbe = 250 * time.Millisecond
 
 // newExchange is the answer to a POST carrying the requests keys, with
 // header set on it (set before its priming timer may read it).
@@ -257,14 +269,29 @@ func (ex *exchange) dropped(stream string, asking int) {
 		ex.cancelOpen()
 		return
 	}
-	time.AfterFunc(resumeWindow, func() {
-		ex.mu.Lock()
-		resumed := ex.resumed
-		ex.mu.Unlock()
-		if !resumed {
-			ex.cancelOpen()
+	time.AfterFunc(dropProbe, func() {
+		if ex.isResumed() {
+			return
 		}
+		s := ex.s
+		if !s.resumes.Load() && (!s.listened.Load() || s.streams.Load() > 0) {
+			ex.cancelOpen() // the client let the request go
+			return
+		}
+		time.AfterFunc(resumeWindow-dropProbe, func() {
+			if !ex.isResumed() {
+				ex.cancelOpen()
+			}
+		})
 	})
+}
+
+// isResumed reports whether a client resumed the stream after its POST
+// dropped.
+func (ex *exchange) isResumed() bool {
+	ex.mu.Lock()
+	defer ex.mu.Unlock()
+	return ex.resumed
 }
 
 // cancelOpen cancels the requests not answered yet.

@@ -207,15 +207,21 @@ func (p *profile) subscribe(ctx context.Context, req *mcp.SubscribeRequest) erro
 	if !ok {
 		return unknownResource(req.Params.URI)
 	}
-	conn, err := p.f.h.ServerConn(server)
+	conn, done, err := p.f.h.UseServer(ctx, server)
 	if err != nil {
 		return passOn(err)
 	}
+	defer done()
 	// The SDK sends the update to the sessions subscribed to the URI.
 	conn.WatchResources("face/"+p.name, func(uri string) {
 		p.srv.ResourceUpdated(context.Background(), &mcp.ResourceUpdatedNotificationParams{URI: uri})
 	})
-	return passOn(conn.Subscribe(ctx, req.Params.URI))
+	if err := conn.Subscribe(ctx, req.Params.URI); err != nil {
+		return passOn(err)
+	}
+	// A stopped server would forget the subscription: it stays up.
+	p.f.h.KeepAwake(server, "subscription "+req.Params.URI, true)
+	return nil
 }
 
 func (p *profile) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
@@ -227,7 +233,11 @@ func (p *profile) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) 
 	if err != nil {
 		return passOn(err)
 	}
-	return passOn(conn.Unsubscribe(ctx, req.Params.URI))
+	err = conn.Unsubscribe(ctx, req.Params.URI)
+	if err == nil {
+		p.f.h.KeepAwake(server, "subscription "+req.Params.URI, false)
+	}
+	return passOn(err)
 }
 
 // complete forwards completion/complete to the server behind the prompt or
@@ -257,10 +267,11 @@ func (p *profile) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.
 	default:
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown completion reference type " + ref.Type}
 	}
-	conn, err := p.f.h.ServerConn(server)
+	conn, done, err := p.f.h.UseServer(ctx, server)
 	if err != nil {
 		return nil, passOn(err)
 	}
+	defer done()
 	res, err := conn.Complete(ctx, &params)
 	return res, passOn(err)
 }

@@ -108,10 +108,17 @@ func newProfile(f *Face, name string, def definition) *profile {
 // server, as far as the client can tell.
 func (f *Face) instructions(def definition) string {
 	if def.external && def.naming == config.NamingBare && len(def.servers) == 1 {
-		if conn, err := f.h.ServerConn(def.servers[0]); err == nil {
-			return conn.Instructions()
+		// From its handshake's answer as last seen: a server stopped when
+		// idle has the same instructions.
+		o, err := f.h.Offer(def.servers[0])
+		if err != nil {
+			return ""
 		}
-		return ""
+		var instr string
+		if raw, ok := catalog.Member(o.InitializeResult, "instructions"); ok {
+			json.Unmarshal(raw, &instr)
+		}
+		return instr
 	}
 	about := "Plexus runs the user's MCP servers and offers them here."
 	if def.control {

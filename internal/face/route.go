@@ -60,6 +60,8 @@ const (
 	reasonResume2026   = "a Last-Event-ID under MCP 2026-07-28, which has no resumption"
 	reasonDelete       = "a session ended by its client (DELETE)"
 	reasonSessionOnly  = "a session-era ping or logging/setLevel of a 2026-07-28 client, answered"
+	reasonTask         = "a request of the tasks extension, to a bare profile's server"
+	reasonServerEra    = "MCP 2026-07-28 to a bare profile of a session-era server"
 )
 
 // clientMethods are the requests a client may send a server, in every era
@@ -105,6 +107,9 @@ func (p *profile) route(w http.ResponseWriter, r *http.Request, body []byte, env
 		return pathRefused, reasonNoMethod
 	}
 	if stateless(r) {
+		if v := p.sessionServer(); v != "" {
+			return p.refuseStateless(w, env, v)
+		}
 		return p.routeStateless(w, r, env)
 	}
 	sid := r.Header.Get("Mcp-Session-Id")
@@ -193,6 +198,10 @@ func (p *profile) routeStateless(w http.ResponseWriter, r *http.Request, env env
 		p.awaitTool(r.Context(), env.params)
 		if p.call2026(w, r, env) {
 			return pathFrame, reasonCall2026
+		}
+	case r.Method == http.MethodPost && isTaskMethod(env.name):
+		if p.task2026(w, r, env) { // tasks.go
+			return pathFrame, reasonTask
 		}
 	case r.Method == http.MethodPost && env.isRequest() && (env.name == "ping" || env.name == "logging/setLevel") && !hasEraMeta(env.params):
 		// Requests of the session era a 2026-07-28 client may still send
@@ -287,6 +296,7 @@ func stateless(r *http.Request) bool {
 // stream of another session is unknown here); then the stream's exchange
 // replays them and goes on with the stream.
 func (p *profile) resume(w http.ResponseWriter, r *http.Request, s *session) (path, reason string) {
+	s.resumes.Store(true)
 	last := r.Header.Get("Last-Event-ID")
 	stream, index, ok := parseEventID(last)
 	if !ok {
@@ -355,4 +365,42 @@ func orNull(id json.RawMessage) json.RawMessage {
 // acceptsStream reports whether an Accept header takes an event stream.
 func acceptsStream(values []string) bool {
 	return acceptsBoth(append(slices.Clone(values), "application/json"))
+}
+
+// A bare profile speaks its server's era too. In front of a server that
+// speaks only the session era (it answered Plexus's server/discover with
+// an error, and initialize) it offers no MCP 2026-07-28: a client of that
+// era is refused as the server would refuse it, falls back to initialize
+// as it does when it reaches the server directly, and from then on meets
+// what it meets there (ping, logging/setLevel, progress and questions of
+// the session). A server whose settings pin a session-era version is not
+// such a server: the pin holds Plexus back, not the server, which a
+// client reaching it directly may well speak 2026-07-28 with (the peer
+// matrix's go-sdk, mcp-go and TypeScript 2.x servers do), so the profile
+// offers every era and translates, as a profile that gathers servers
+// always does (internal/era).
+
+// sessionServer is the session-era version a bare profile's server chose
+// to speak; "" for any other profile, a pinned server, or while the
+// server's era is not known (then the profile offers every era).
+func (p *profile) sessionServer() string {
+	if !p.def.external || p.def.naming != config.NamingBare || len(p.def.servers) != 1 {
+		return ""
+	}
+	if v, own := p.f.h.ServerEra(p.def.servers[0]); own && era.IsSession(v) {
+		return v
+	}
+	return ""
+}
+
+// refuseStateless answers a stateless-era request to a profile whose
+// server speaks version: 400 with a JSON-RPC error that is not the era's
+// "unsupported protocol version" (which tells a client of that era that
+// the server is of it too, and some then do not fall back), so that every
+// client falls back to initialize, as before a session-era server.
+func (p *profile) refuseStateless(w http.ResponseWriter, env envelope, version string) (path, reason string) {
+	msg := fmt.Sprintf("Bad Request: %s speaks MCP %s, which opens a session: send initialize (this profile does not offer MCP %s)",
+		p.def.servers[0], version, era.Stateless)
+	writeJSON(w, http.StatusBadRequest, errorAnswer(orNull(env.id), &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: msg}))
+	return pathRefused, reasonServerEra
 }

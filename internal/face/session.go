@@ -1,6 +1,7 @@
 package face
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -10,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -43,6 +45,10 @@ type session struct {
 	host   *downstream // its host session, made at its first use
 
 	listener *exchange // the standalone GET stream
+
+	// What the client has shown of itself, for a dropped POST (exchange.go):
+	// it opened its standalone stream; it resumed a stream (Last-Event-ID).
+	listened, resumes atomic.Bool
 
 	// Activity, for the idle clock, dropGrace and eviction.
 	streams atomic.Int32  // GET streams being served
@@ -302,6 +308,10 @@ func (s *session) dispatch(r *http.Request, ex *exchange, m envelope) (path, rea
 				return pathFrame, reasonCallSession
 			}
 			reason = reasonNotPlainCall
+		case "tasks/get", "tasks/result", "tasks/list", "tasks/cancel":
+			if s.task(r, ex, key, m) { // tasks.go
+				return pathFrame, reasonTask
+			}
 		case "logging/setLevel":
 			s.setLevel(m.params)
 		case "initialize":
@@ -500,20 +510,29 @@ func (s *session) setLevel(params []byte) {
 }
 
 // wantLogs asks the profile's session-era servers for their log messages
-// at level (upstream.Conn.WantLogs), which they may not send otherwise.
+// at level (upstream.Conn.WantLogs), which they may not send otherwise,
+// and returns once they answered (2 s at most): the client's setLevel is
+// answered after, as a server answers it once its level is set, so that
+// what the servers send for the client's next call is sent at that level
+// (and a server that sends below it is known to: upstream/logs.go).
 func (p *profile) wantLogs(level string) {
 	_, servers := p.f.h.Servers()
+	var wg sync.WaitGroup
 	for _, sc := range servers {
 		if !p.def.has(sc.Name) {
 			continue
 		}
-		if conn, err := p.f.h.ServerConn(sc.Name); err == nil {
-			go func() {
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				defer cancel()
-				conn.WantLogs(ctx, level)
-			}()
-		}
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			p.f.h.WantLogs(ctx, sc.Name, level) // asked again of a server started later
+		})
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Second):
 	}
 }
 
@@ -549,6 +568,7 @@ func (s *session) downstream(ctx context.Context) (*downstream, error) {
 // dropped it, ends the session unless the client comes back within
 // dropGrace.
 func (s *session) listen(w http.ResponseWriter, r *http.Request, index int) {
+	s.listened.Store(true)
 	s.streams.Add(1)
 	s.listener.attach(w, r, index)
 	s.touch()
@@ -569,6 +589,9 @@ func (s *session) listen(w http.ResponseWriter, r *http.Request, index int) {
 // idKey is a request id as the SDK compares ids: a string, or a number
 // (an integer); it names the request within its session.
 func idKey(raw json.RawMessage) string {
+	if k, ok := plainIDKey(raw); ok {
+		return k
+	}
 	var v any
 	if json.Unmarshal(raw, &v) != nil {
 		return "?" + string(raw)
@@ -578,6 +601,42 @@ func idKey(raw json.RawMessage) string {
 		return "?" + string(raw)
 	}
 	return keyOf(id)
+}
+
+// plainIDKey is idKey of the ids clients send, without decoding: an
+// integer of at most 15 digits (exact as the float64 encoding/json reads it
+// as) or a string without escapes, with no space around either. ok is
+// false for any other id.
+func plainIDKey(raw []byte) (string, bool) {
+	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' {
+		s := raw[1 : n-1]
+		if bytes.IndexByte(s, '\\') >= 0 || bytes.IndexByte(s, '"') >= 0 || !utf8.Valid(s) {
+			return "", false
+		}
+		for _, c := range s {
+			if c < 0x20 {
+				return "", false
+			}
+		}
+		return "s" + string(s), true
+	}
+	digits := raw
+	if len(digits) > 0 && digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 || len(digits) > 15 || len(digits) > 1 && digits[0] == '0' {
+		return "", false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return "", false
+		}
+	}
+	n, err := strconv.ParseInt(string(raw), 10, 64)
+	if err != nil {
+		return "", false
+	}
+	return "n" + strconv.FormatInt(n, 10), true
 }
 
 func keyOf(id jsonrpc.ID) string {

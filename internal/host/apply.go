@@ -310,6 +310,9 @@ func (h *Host) DeleteServer(name string, based int64) (int64, error) {
 	if old := h.swap(name, nil, next); old != nil {
 		old.Stop()
 	}
+	if err := h.catalogs.Forget(name); err != nil {
+		h.log.Warn("catalog cache: a removed server's entry was not dropped", "server", name, "err", err)
+	}
 	// Its pins go with it: a server added later under the name is new.
 	if _, err := h.pins.store.Forget(name); err != nil {
 		return rev, fmt.Errorf("server %s was removed, but its pins were not: %w", name, err)

@@ -166,19 +166,21 @@ func orEmpty(b json.RawMessage) json.RawMessage {
 
 // ReadResource reads a resource of a server.
 func (h *Host) ReadResource(ctx context.Context, server, uri string) (*mcp.ReadResourceResult, error) {
-	conn, err := h.conn(server)
+	conn, done, err := h.UseServer(ctx, server)
 	if err != nil {
 		return nil, err
 	}
+	defer done()
 	return conn.ReadResource(ctx, uri)
 }
 
 // GetPrompt gets a prompt of a server.
 func (h *Host) GetPrompt(ctx context.Context, server, name string, args map[string]string) (*mcp.GetPromptResult, error) {
-	conn, err := h.conn(server)
+	conn, done, err := h.UseServer(ctx, server)
 	if err != nil {
 		return nil, err
 	}
+	defer done()
 	return conn.GetPrompt(ctx, name, args)
 }
 

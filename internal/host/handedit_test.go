@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
+	"github.com/plexus-mcp/plexus/internal/config"
 	"github.com/plexus-mcp/plexus/internal/store"
 )
 
@@ -80,5 +81,39 @@ func TestHandEditShownAtOnce(t *testing.T) {
 	cancel()
 	if err := <-followed; err != nil {
 		t.Errorf("Follow = %v", err)
+	}
+}
+
+// TestHandEditStamp: the watch reads extensions.json again only when the
+// file or the daemon's settings changed since its last look.
+func TestHandEditStamp(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), store.ConfigFile)
+	cfg, other := &config.File{}, &config.File{}
+	missing := stampHandEdit(path, cfg)
+	if (handEditStamp{}).same(missing) || missing.same(handEditStamp{}) {
+		t.Error("the first look is the same as none")
+	}
+	if !missing.same(stampHandEdit(path, cfg)) {
+		t.Error("a file still missing looks changed")
+	}
+	if err := os.WriteFile(path, []byte(`{"mcp":{}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	written := stampHandEdit(path, cfg)
+	if written.same(missing) {
+		t.Error("a file that appeared looks unchanged")
+	}
+	if !written.same(stampHandEdit(path, cfg)) {
+		t.Error("an untouched file looks changed")
+	}
+	if written.same(stampHandEdit(path, other)) {
+		t.Error("new settings (a save, a reload) look unchanged")
+	}
+	if err := os.WriteFile(path, []byte(`{"mcp":{"x":1}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if written.same(stampHandEdit(path, cfg)) {
+		t.Error("an edited file looks unchanged")
 	}
 }

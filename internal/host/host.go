@@ -19,6 +19,7 @@ import (
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
 	"github.com/plexus-mcp/plexus/internal/catalog"
+	"github.com/plexus-mcp/plexus/internal/catcache"
 	"github.com/plexus-mcp/plexus/internal/config"
 	"github.com/plexus-mcp/plexus/internal/oauth"
 	"github.com/plexus-mcp/plexus/internal/pins"
@@ -73,6 +74,8 @@ type Host struct {
 	opts    Options
 	results resultStore // results over their cap (results.go)
 	log     *slog.Logger
+	// lookAgain has watchHandEdits look at extensions.json (handedit.go).
+	lookAgain chan struct{}
 
 	// applyMu serialises settings writes: each is a transaction over the
 	// store and the server set.
@@ -96,7 +99,8 @@ type Host struct {
 	probes   probes
 	sessions sessions
 	pins     hostPins
-	oauth    *oauth.Manager // nil only if oauth.json could not be read
+	catalogs *catcache.Store // the servers' catalogs as last listed (ondemand.go); nil: none kept
+	oauth    *oauth.Manager  // nil only if oauth.json could not be read
 
 	bg sync.WaitGroup // background starts
 	// replacing counts, by server, the replacements Replace started
@@ -160,8 +164,10 @@ func New(opts Options) *Host {
 	if opts.Limits == (catalog.Limits{}) {
 		opts.Limits = catalog.DefaultLimits()
 	}
-	h := &Host{opts: opts, log: opts.Logger, servers: map[string]*supervisor.Server{}, cfg: &config.File{}, started: time.Now()}
+	h := &Host{opts: opts, log: opts.Logger, servers: map[string]*supervisor.Server{}, cfg: &config.File{}, started: time.Now(),
+		lookAgain: make(chan struct{}, 1)}
 	h.pins.store = openPins(opts)
+	h.catalogs = openCatalogs(opts)
 	h.oauth = opts.OAuth
 	if h.oauth == nil {
 		m, err := oauth.Open(oauth.Options{Docs: opts.Store.Docs(), Logger: opts.Logger.With("component", "oauth")})
@@ -217,7 +223,12 @@ func (h *Host) Start(ctx context.Context) {
 	}
 }
 
+// startInBackground starts srv without waiting for it; a server idle with
+// its cached catalog is left for its first use to start (ondemand.go).
 func (h *Host) startInBackground(ctx context.Context, srv *supervisor.Server, cfg *config.File) {
+	if srv.State() == supervisor.StateIdle {
+		return
+	}
 	h.bg.Add(1)
 	go func() {
 		defer h.bg.Done()

@@ -55,3 +55,25 @@ func (h *Host) Offer(server string) (Offer, error) {
 	}
 	return o, nil
 }
+
+// ServerEra is the protocol version server speaks with Plexus — its live
+// connection's, else the one its last handshake settled on; "" while
+// Plexus has not met it (or it answered server/discover, which names no
+// one version) — and whether that version is the server's own choice,
+// not a pin of its settings (protocolVersion), which may hold back a
+// server that speaks a later era.
+func (h *Host) ServerEra(server string) (version string, own bool) {
+	srv, ok := h.snap.Load().servers[server]
+	if !ok {
+		return "", false
+	}
+	own = srv.Config().ProtocolVersion == ""
+	if conn, err := srv.Conn(); err == nil {
+		return conn.ProtocolVersion(), own
+	}
+	var r struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	json.Unmarshal(srv.InitializeResult(), &r)
+	return r.ProtocolVersion, own
+}

@@ -5,11 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/plexus-mcp/plexus/internal/caller"
+	"github.com/plexus-mcp/plexus/internal/catalog"
 	"github.com/plexus-mcp/plexus/internal/oauth"
 	"github.com/plexus-mcp/plexus/internal/upstream"
 )
@@ -66,9 +68,16 @@ func (h *Host) observeUser(id caller.Identity, ix indexed, outcome string, d tim
 }
 
 func (h *Host) invoke(ctx context.Context, snap *snapshot, ix indexed, invoke invoker) (callResult, error) {
-	conn, err := ix.server.Conn()
+	conn, done, err := h.use(ctx, ix.server)
+	if err != nil && ctx.Err() != nil {
+		return callResult{}, ctx.Err() // the caller went away while the server started
+	}
 	if err != nil {
 		return callResult{res: errorResult(err.Error(), "unavailable", "")}, nil
+	}
+	defer done()
+	if res := stillOffered(h.snap.Load(), snap, ix); res != nil {
+		return callResult{res: res}, nil
 	}
 	timeout := callTimeout(ix.server.Config(), snap.cfg)
 	cctx, cancel := context.WithTimeout(ctx, timeout)
@@ -86,6 +95,24 @@ func (h *Host) invoke(ctx context.Context, snap *snapshot, ix indexed, invoke in
 		return callResult{res: res}, err
 	}
 	return h.capResult(ctx, ix, snap, out), nil
+}
+
+// stillOffered checks a call resolved in snapshot was against the catalog
+// now, if it changed meanwhile — a server started on demand for the call
+// lists its tools afresh, and a tool that changed while it was stopped is
+// held by pinning, not called: nil if the call may go on, else its error
+// result.
+func stillOffered(now, was *snapshot, ix indexed) *mcp.CallToolResult {
+	if now == was || ix.entry.Kind != catalog.KindTool {
+		return nil
+	}
+	if _, ok := now.lookup(ix.entry.Name); ok {
+		return nil
+	}
+	if msg, held := now.heldCall(ix.entry.Name); held {
+		return errorResult(msg, "held", "")
+	}
+	return errorResult(fmt.Sprintf("%s no longer offers the tool %s: its catalog changed when it started", ix.entry.Server, ix.entry.Tool), "unavailable", "")
 }
 
 // outcome names a call's outcome for the metrics: "ok", "tool_error", or

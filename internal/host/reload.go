@@ -54,6 +54,7 @@ func (h *Host) reload(ctx context.Context) (int64, error) {
 		if err := h.opts.Store.AcceptConfigFile(read, exists); err != nil {
 			return 0, err
 		}
+		h.settingsChanged()
 		// A shared store's version carries its own revision, which the
 		// store has taken.
 		if committed := h.opts.Store.Config(); committed.Revision != cur.Revision {
@@ -88,7 +89,7 @@ func (h *Host) reload(ctx context.Context) (int64, error) {
 		servers[name] = srv
 		fresh = append(fresh, srv)
 		switch {
-		case !run:
+		case !run, err == nil && srv.State() == supervisor.StateIdle:
 		case err != nil:
 			failedMu.Lock()
 			failed = append(failed, srv)
@@ -127,6 +128,7 @@ func (h *Host) reload(ctx context.Context) (int64, error) {
 		return 0, err
 	}
 	committed := h.opts.Store.Config()
+	h.settingsChanged()
 
 	h.serversMu.Lock()
 	old := h.servers

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/plexus-mcp/plexus/internal/config"
+	"github.com/plexus-mcp/plexus/internal/pins"
 	"github.com/plexus-mcp/plexus/internal/supervisor"
 	"github.com/plexus-mcp/plexus/internal/upstream"
 )
@@ -151,7 +152,7 @@ func (h *Host) newServerWith(name string, sc config.Server, cfg *config.File, lo
 		limits.MaxDescription = sc.MaxDescriptionChars
 	}
 	var srv *supervisor.Server
-	srv = supervisor.New(supervisor.Params{
+	p := supervisor.Params{
 		Name:       name,
 		Config:     sc,
 		Spec:       spec,
@@ -160,7 +161,21 @@ func (h *Host) newServerWith(name string, sc config.Server, cfg *config.File, lo
 		OnChange:   func() { h.serverChanged(srv) },
 		OnStderr:   func(line string, seq int64) { h.emitStderr(name, line, seq) },
 		NeedsLogin: func(err error) error { return h.loginNeeded(name, sc, err) },
-	})
+	}
+	if err == nil {
+		h.onDemandParams(&p, sc)
+	}
+	srv = supervisor.New(p)
+	if p.Cached != nil && srv.State() == supervisor.StateIdle {
+		// The cache is outside input: a tool it lists that was never
+		// pinned is not pinned from it (the server would not have shown
+		// it): the server starts and lists its own.
+		if _, unpinned := h.pins.store.Decide(name, pins.TrustOf(sc), srv.Entries(), nil); unpinned {
+			h.log.Warn("catalog cache lists tools never pinned: not used, the server starts at once", "server", name)
+			p.Cached = nil
+			srv = supervisor.New(p)
+		}
+	}
 	if err != nil && sc.IsEnabled() {
 		srv.MarkFailed(err)
 	}

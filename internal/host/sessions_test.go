@@ -13,10 +13,11 @@ import (
 
 // TestPerSessionInstances: a "per-session" server runs once per session
 // (and once for the daemon's own view), a "shared" one once for all
-// (R-PROTO-3); ending a session ends its instance's process group.
+// (R-PROTO-3); ending a session ends its instance's process group, and
+// nothing else does: not an idle time, which is the shared instance's.
 func TestPerSessionInstances(t *testing.T) {
 	th := newTestHost(t)
-	th.create("own", th.example(map[string]any{"instance": "per-session"}))
+	th.create("own", th.example(map[string]any{"instance": "per-session", "idleStopMs": 50}))
 	th.create("shared", th.example(nil))
 	sharedPID, ownPID := th.readyPID("shared"), th.readyPID("own")
 
@@ -58,6 +59,10 @@ func TestPerSessionInstances(t *testing.T) {
 		t.Fatal("the shared server was restarted by a session")
 	}
 
+	time.Sleep(300 * time.Millisecond) // six idle times of the shared instance
+	if i1.State() != "ready" || !liveInGroup(t, p1) {
+		t.Fatalf("a per-session instance was stopped while its session lives: %s", i1.State())
+	}
 	if err := th.EndSession(s1.ID); err != nil {
 		t.Fatal(err)
 	}

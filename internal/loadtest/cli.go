@@ -25,6 +25,9 @@ const usage = `plexus-load drives an MCP endpoint and measures it.
   plexus-load --compare [--server 'CMD ARGS'] [--plexus PATH] [--via http|stdio] [workload]
   plexus-load --startup [--server 'CMD ARGS'] [--servers N]
   plexus-load --serve-tools N        (a stdio MCP server with N tools)
+  plexus-load --fleet [--clients N] [--plexus PATH]
+                                     (N clients × 8 npm servers: each its own,
+                                      Plexus eager, Plexus on demand)
 
 The workload: --tool, --args, -n calls, -c callers, -s sessions, --protocol,
 --client (sdk, or raw: the least a 2026-07-28 client can do).
@@ -62,6 +65,8 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		servers    = fs.Int("servers", 1, "with --compare/--startup: copies of the server the daemon runs")
 		idle       = fs.Int("idle-sessions", 0, "with --compare: open this many more sessions and report the RSS they add")
 		serveTools = fs.Int("serve-tools", 0, "serve a stdio MCP server with this many tools (echo and tool_001…)")
+		fleet      = fs.Bool("fleet", false, "measure N clients using the same eight npm servers: each client its own, Plexus eager, Plexus on demand (RSS, processes, first call)")
+		clients    = fs.Int("clients", 5, "with --fleet: the clients")
 		headers    = http.Header{}
 	)
 	fs.Func("header", "K:V, a header for every request to --url (repeatable)", func(s string) error {
@@ -92,6 +97,14 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		return 0
+	}
+	if *fleet {
+		bin, err := plexusBinary(*plexus)
+		if err != nil {
+			return usageErr("%v", err)
+		}
+		rep, err := Fleet(ctx, FleetOptions{Plexus: bin, Clients: *clients, Progress: stderr})
+		return report(stdout, stderr, rep, err, func() { printFleet(stdout, rep) })
 	}
 	w := Workload{Tool: *tool, Args: json.RawMessage(*argsJSON), Calls: *calls, Concurrency: *conc,
 		Sessions: *sessions, Warmup: *warmup, CallTimeout: *timeout, PID: *pid}

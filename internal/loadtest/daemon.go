@@ -31,6 +31,7 @@ type Daemon struct {
 	dir      string
 	started  time.Time
 	stopOnce sync.Once
+	keepDir  bool // Stop leaves dir: another daemon starts on the same home
 	cmd      *exec.Cmd
 	done     chan error
 	out      *lockedBuffer
@@ -45,11 +46,18 @@ func StartDaemon(ctx context.Context, bin string, servers [][]string) (*Daemon, 
 	if err != nil {
 		return nil, err
 	}
-	d := &Daemon{Bin: bin, Home: filepath.Join(dir, "home"), dir: dir, done: make(chan error, 1), out: &lockedBuffer{}}
-	if err := writeConfig(d.Home, servers); err != nil {
+	home := filepath.Join(dir, "home")
+	if err := writeConfig(home, servers); err != nil {
 		os.RemoveAll(dir)
 		return nil, err
 	}
+	return startDaemonIn(ctx, bin, dir, home)
+}
+
+// startDaemonIn starts `bin daemon` on home, a folder in dir (which Stop
+// removes unless keepDir is set), and waits until its API answers.
+func startDaemonIn(ctx context.Context, bin, dir, home string) (*Daemon, error) {
+	d := &Daemon{Bin: bin, Home: home, dir: dir, done: make(chan error, 1), out: &lockedBuffer{}}
 	d.cmd = exec.Command(bin, "daemon", "--listen", "127.0.0.1:0")
 	d.cmd.Env = append(os.Environ(), "PLEXUS_HOME="+d.Home)
 	d.cmd.Stdout, d.cmd.Stderr = d.out, d.out
@@ -183,7 +191,9 @@ func (d *Daemon) Stop() {
 			d.cmd.Process.Kill()
 			<-d.done
 		}
-		os.RemoveAll(d.dir)
+		if !d.keepDir {
+			os.RemoveAll(d.dir)
+		}
 	})
 }
 

@@ -25,6 +25,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -53,7 +54,12 @@ type Bridge struct {
 	Dial func(ctx context.Context) (net.Conn, error)
 	// Header is sent with the POSTs made through Dial: the daemon's
 	// token, which the HTTP client sends with the rest.
-	Header  http.Header
+	Header http.Header
+	// Reauth, if set, gives the header anew (the token read again) when
+	// the face refused a POST made through Dial as unauthorized: the
+	// daemon made a new token while the bridge ran. The POST then goes
+	// once more with it.
+	Reauth  func() http.Header
 	raw     *rawhttp.Client
 	rawPath string // the face's path on it
 	// Warn reports problems that do not end the bridge; may be nil.
@@ -101,6 +107,16 @@ func (b *Bridge) Run(ctx context.Context, in io.Reader, out io.Writer) error {
 		}
 		b.raw, b.rawPath = &rawhttp.Client{Dial: b.Dial, Host: u.Host}, u.RequestURI()
 		defer b.raw.CloseIdle()
+	}
+	if f, ok := in.(*os.File); ok {
+		pf, done := pollable(f)
+		defer done()
+		in = pf
+	}
+	if f, ok := out.(*os.File); ok {
+		pf, done := pollable(f)
+		defer done()
+		out = pf
 	}
 	b.out = newWriter(out)
 	sc := bufio.NewScanner(in)
@@ -280,6 +296,7 @@ func (b *Bridge) post(ctx context.Context, msg []byte, h *head) {
 		b.stateless.Store(key, entry)
 		defer func() { b.stateless.CompareAndDelete(key, entry); cancel() }()
 	}
+	reauthed := false
 	for attempt := 0; ; attempt++ {
 		resp, sid, err := b.send(ctx, msg, h)
 		switch {
@@ -294,6 +311,14 @@ func (b *Bridge) post(ctx context.Context, msg []byte, h *head) {
 				b.writeError(h.ID, -32603, "plexus: the daemon did not answer: "+err.Error())
 			}
 			return
+		case resp.StatusCode == http.StatusUnauthorized && b.raw != nil && b.Reauth != nil && !reauthed:
+			resp.Body.Close()
+			reauthed = true
+			hdr := b.Reauth()
+			b.mu.Lock()
+			b.Header = hdr
+			b.mu.Unlock()
+			continue
 		case resp.StatusCode == http.StatusNotFound && sid != "" && h.Method != "initialize" && attempt < 2:
 			resp.Body.Close()
 			if rerr := b.reopen(ctx, sid); rerr != nil {
@@ -322,8 +347,14 @@ func (b *Bridge) send(ctx context.Context, msg []byte, h *head) (*http.Response,
 	}
 	if version == "" && sid == "" {
 		// A request without the era's _meta (a ping) of a client that has
-		// spoken MCP 2026-07-28 is of that era too.
+		// spoken MCP 2026-07-28 is of that era too; initialize is the
+		// session era's, sent by a client the face refused that era (a
+		// bare profile of a session-era server), which now speaks the
+		// session era.
 		b.mu.Lock()
+		if h.Method == "initialize" {
+			b.stateless2026 = ""
+		}
 		version = b.stateless2026
 		b.mu.Unlock()
 	}
@@ -382,7 +413,10 @@ func (b *Bridge) relay(resp *http.Response, h *head) {
 // do POSTs msg to the face: through rawhttp when the bridge can dial.
 func (b *Bridge) do(ctx context.Context, hdr http.Header, msg []byte) (*http.Response, error) {
 	if b.raw != nil {
-		for k, v := range b.Header {
+		b.mu.Lock()
+		auth := b.Header
+		b.mu.Unlock()
+		for k, v := range auth {
 			hdr[k] = v
 		}
 		return b.raw.Do(ctx, http.MethodPost, b.rawPath, hdr, msg)

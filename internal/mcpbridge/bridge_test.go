@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/plexus-mcp/plexus/internal/jsonscan"
 )
 
 // fakeFace answers like the daemon's face: initialize in JSON with a
@@ -347,5 +349,98 @@ func TestStatelessCancel(t *testing.T) {
 			}
 			feed.Close()
 		})
+	}
+}
+
+// TestBridgeRereadsTokenOn401: a token changed under a running bridge
+// (the daemon made a new one) costs the client nothing: the POST refused
+// with the old one goes again with the token read anew.
+func TestBridgeRereadsTokenOn401(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	token := "Bearer old"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		ok := r.Header.Get("Authorization") == token
+		mu.Unlock()
+		if !ok {
+			http.Error(w, "a token is required", http.StatusUnauthorized)
+			return
+		}
+		quickFace{}.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	var d net.Dialer
+	var reread atomic.Int32
+	b := &Bridge{HTTP: srv.Client(), URL: srv.URL + "/mcp", Header: http.Header{"Authorization": {"Bearer old"}},
+		Dial: func(ctx context.Context) (net.Conn, error) {
+			return d.DialContext(ctx, "tcp", srv.Listener.Addr().String())
+		},
+		Reauth: func() http.Header {
+			reread.Add(1)
+			mu.Lock()
+			defer mu.Unlock()
+			return http.Header{"Authorization": {token}}
+		}}
+	in, feed := io.Pipe()
+	out := &lines{}
+	done := make(chan error, 1)
+	go func() { done <- b.Run(context.Background(), in, out) }()
+	fmt.Fprintln(feed, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`)
+	for end := time.Now().Add(10 * time.Second); !out.has(`"id":1,"result"`); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("no answer with the first token; output:\n%s", out.buf.String())
+		}
+	}
+	mu.Lock()
+	token = "Bearer new" // the daemon made a new token
+	mu.Unlock()
+	fmt.Fprintln(feed, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo"}}`)
+	for end := time.Now().Add(10 * time.Second); !out.has(`"id":2,"result"`); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("no answer after the token changed; output:\n%s", out.buf.String())
+		}
+	}
+	feed.Close()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if n := reread.Load(); n != 1 {
+		t.Errorf("the token was read again %d times, want 1", n)
+	}
+}
+
+// quickFace answers every call at once, in JSON, on a session it names
+// at initialize, and offers no GET stream: what is left of a call through
+// the bridge is the bridge's own work (and this server's).
+type quickFace struct{}
+
+func (quickFace) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.WriteHeader(http.StatusMethodNotAllowed)
+		return
+	}
+	body, _ := io.ReadAll(r.Body)
+	var id []byte
+	var method string
+	jsonscan.Members(body, func(k, v []byte) bool {
+		switch string(k) {
+		case "id":
+			id = v
+		case "method":
+			s, _ := jsonscan.String(v)
+			method = string(s)
+		}
+		return true
+	})
+	w.Header().Set("Content-Type", "application/json")
+	switch {
+	case method == "initialize":
+		w.Header().Set("Mcp-Session-Id", "s-1")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"f","version":"1"}}}`, id)
+	case id == nil:
+		w.WriteHeader(http.StatusAccepted)
+	default:
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"x"}]}}`, id)
 	}
 }

@@ -20,6 +20,7 @@ import (
 var States = []string{
 	apitype.StateDisabled, apitype.StateStarting, apitype.StateReady,
 	apitype.StateFailed, apitype.StateBackoff, apitype.StateStopped, apitype.StateNeedsLogin,
+	apitype.StateIdle, apitype.StateWaking,
 }
 
 // Source is what the metrics read at scrape time: the servers' status.

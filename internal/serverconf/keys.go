@@ -22,6 +22,9 @@ const (
 	KeyDisabledTools  = "disabledTools"
 	KeyStartupTimeout = "startupTimeoutMs"
 	KeyCallTimeout    = "callTimeoutMs"
+	KeyStart          = "start"
+	KeyIdleStop       = "idleStopMs"
+	KeyInstallTimeout = "installTimeoutMs"
 	KeyOAuth          = "oauth"
 	KeySandbox        = "sandbox"
 )

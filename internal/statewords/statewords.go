@@ -21,10 +21,15 @@ const (
 	Failed        = "failed"
 	NeedsApproval = "needs approval"
 	Stopped       = "stopped"
+	// Idle: a server started on demand that is not running — stopped
+	// after its idle time, or not yet used — with its tools listed.
+	Idle = "stopped (idle)"
+	// Waking: a server being started by its first use, which waits.
+	Waking = "starting on demand"
 )
 
 // All lists the words, in the order the README's table explains them.
-var All = []string{Ready, Starting, NeedsLogin, Unauthorized, Backoff, CrashLooping, Disabled, Failed, NeedsApproval, Stopped}
+var All = []string{Ready, Starting, Waking, Idle, NeedsLogin, Unauthorized, Backoff, CrashLooping, Disabled, Failed, NeedsApproval, Stopped}
 
 // Where is what follows the word of a team's stdio server that another
 // replica runs: " on replica ID"; "" for any other server.
@@ -42,6 +47,10 @@ func Of(s apitype.ServerStatus) string {
 		return Disabled
 	case s.NeedsApproval:
 		return NeedsApproval
+	case s.State == apitype.StateIdle:
+		return Idle
+	case s.State == apitype.StateWaking:
+		return Waking
 	case s.State == apitype.StateNeedsLogin,
 		s.Auth != nil && s.Auth.NeedsLogin && s.State != apitype.StateReady:
 		return NeedsLogin

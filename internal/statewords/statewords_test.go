@@ -27,6 +27,9 @@ func TestOf(t *testing.T) {
 		{apitype.ServerStatus{Enabled: false}, Disabled},
 		{apitype.ServerStatus{Enabled: true, NeedsApproval: true, State: apitype.StateFailed}, NeedsApproval},
 		{apitype.ServerStatus{Enabled: true, State: apitype.StateStopped}, Stopped},
+		// Stopped when idle is not a failure, nor "stopped" (removed).
+		{apitype.ServerStatus{Enabled: true, State: apitype.StateIdle}, Idle},
+		{apitype.ServerStatus{Enabled: true, State: apitype.StateWaking}, Waking},
 	} {
 		if got := Of(tc.s); got != tc.want {
 			t.Errorf("%+v: %q, want %q", tc.s, got, tc.want)

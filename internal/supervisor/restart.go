@@ -35,11 +35,16 @@ func (s *Server) supervise(conn *upstream.Conn) {
 // KeepAliveMisses unanswered pings in a row the connection is closed as
 // hung (R-SUP-2: a failed keepalive is a crash), and hung says why.
 func (s *Server) watch(conn *upstream.Conn) (hung error, quit bool) {
-	var tick <-chan time.Time
+	var tick, idle <-chan time.Time
 	if s.p.Policy.KeepAlive > 0 {
 		t := time.NewTicker(s.p.Policy.KeepAlive)
 		defer t.Stop()
 		tick = t.C
+	}
+	if s.p.IdleStop > 0 {
+		t := time.NewTicker(s.idleTick())
+		defer t.Stop()
+		idle = t.C
 	}
 	misses := 0
 	for {
@@ -48,6 +53,10 @@ func (s *Server) watch(conn *upstream.Conn) (hung error, quit bool) {
 			return hung, false
 		case <-s.quit:
 			return nil, true
+		case <-idle:
+			if hung == nil && s.trySleep(conn) {
+				return nil, true // stopped when idle: a use starts it again
+			}
 		case <-tick:
 			ctx, cancel := context.WithTimeout(context.Background(), s.p.Policy.KeepAlive/2)
 			err := conn.Ping(ctx)
@@ -86,6 +95,7 @@ func (s *Server) lost(conn *upstream.Conn, uptime time.Duration) error {
 	if s.conn == conn {
 		s.conn = nil
 		s.status.PID = 0
+		s.od.holds = nil // a new connection has none of the old one's subscriptions
 	}
 	s.mu.Unlock()
 	s.noteUptime(uptime)

@@ -41,6 +41,10 @@ const (
 	StateStopped  = apitype.StateStopped
 	// StateNeedsLogin is apitype.StateNeedsLogin.
 	StateNeedsLogin = apitype.StateNeedsLogin
+	// StateIdle is apitype.StateIdle (ondemand.go).
+	StateIdle = apitype.StateIdle
+	// StateWaking is apitype.StateWaking (ondemand.go).
+	StateWaking = apitype.StateWaking
 )
 
 // Params configure a Server.
@@ -65,6 +69,21 @@ type Params struct {
 	// with backoff, nor counted as crashing: it waits in state
 	// "needs-login" for Restart.
 	NeedsLogin func(error) error
+
+	// Cached is the server's catalog as an earlier run listed it: a
+	// server given one starts "idle" with it listed, and its first use
+	// starts it (Use). Nil: it is started by Start.
+	Cached *Cached
+	// IdleStop stops a running server that nothing used or holds for
+	// this long, leaving it "idle" with its catalog listed; 0 never.
+	IdleStop time.Duration
+	// OnListed is told (without locks held) what the server offered,
+	// after each connection and each refresh: the host keeps it as the
+	// server's cached catalog. Nil: nothing is told.
+	OnListed func(Cached)
+	// FirstStartTimeout, if longer than the startup timeout, bounds the
+	// server's first start instead (one that may download it first).
+	FirstStartTimeout time.Duration
 
 	// connect replaces upstream.Connect in tests of the schedule.
 	connect func(context.Context, upstream.Spec) (*upstream.Conn, error)
@@ -116,6 +135,7 @@ type Server struct {
 	// takes no new call, and is closed once the ones in flight drained.
 	loginOver bool
 	failures  int // consecutive failures, for the backoff
+	od        onDemand
 
 	wg sync.WaitGroup // supervise and refresh goroutines
 }
@@ -141,7 +161,10 @@ func New(p Params) *Server {
 	s.status = Status{State: StateStopped, Since: time.Now()}
 	if !p.Config.IsEnabled() {
 		s.status.State = StateDisabled
+	} else if p.Cached != nil {
+		s.fromCache(*p.Cached)
 	}
+	s.od.lastUse = time.Now()
 	return s
 }
 
@@ -210,6 +233,8 @@ type built struct {
 // install lists it once more for a change held after that.
 func (s *Server) connectOnce(ctx context.Context) (*upstream.Conn, built, error) {
 	spec := s.p.Spec
+	limit, setting := s.startLimit()
+	spec.StartupTimeout = limit
 	early := &earlyChanges{}
 	spec.OnListChanged = func(kind string) {
 		if !early.hold(kind) {
@@ -222,7 +247,7 @@ func (s *Server) connectOnce(ctx context.Context) (*upstream.Conn, built, error)
 	}
 	conn, err := s.p.connect(ctx, spec)
 	if err != nil {
-		return nil, built{}, err
+		return nil, built{}, s.timeoutHint(err, setting)
 	}
 	b := built{disc: conn.Discovery(), early: early}
 	if early.take() != "" {
@@ -260,9 +285,13 @@ func (s *Server) install(conn *upstream.Conn, b built) bool {
 	s.status.PID = conn.PID()
 	s.status.ExitCode, s.status.HTTPStatus = nil, 0
 	s.status.NextTry, s.status.CrashLooping = time.Time{}, false
+	s.od.connected = true
+	s.od.lastUse = time.Now()
 	s.mu.Unlock()
 	s.setState(StateReady, nil)
 	s.log.Info("server ready", "protocol", conn.ProtocolVersion(), "tools", len(b.disc.Tools))
+	s.listed(conn.InitializeResult(), b.disc)
+	s.askLogs(conn)
 	if kind := b.early.release(); kind != "" {
 		s.onListChanged(kind)
 	}
@@ -499,13 +528,24 @@ func (s *Server) onListChanged(kind string) {
 			return
 		}
 		s.mu.Lock()
-		if s.conn == conn {
+		current := s.conn == conn
+		if current {
 			s.disc, s.cat, s.status.Warnings = disc, cat, warnings
 		}
 		s.mu.Unlock()
 		s.log.Info("catalog refreshed", "kind", kind, "tools", len(disc.Tools))
 		s.p.OnChange()
+		if current {
+			s.listed(conn.InitializeResult(), disc)
+		}
 	}()
+}
+
+// listed tells Params.OnListed what the server offered.
+func (s *Server) listed(init json.RawMessage, d upstream.Discovery) {
+	if s.p.OnListed != nil {
+		s.p.OnListed(Cached{Init: init, Disc: d})
+	}
 }
 
 func (s *Server) startupTimeout() time.Duration {

@@ -256,8 +256,10 @@ func TestCrashAndDaemonRestartShowLive(t *testing.T) {
 		return strings.Contains(s, "lost the daemon") || strings.Contains(s, "cannot reach the daemon")
 	})
 	e.StartDaemon()
+	// Back with its catalog cached, the stdio server waits for its first
+	// use: stopped when idle, its tools listed — a state of its own.
 	s := u.waitScreen("the daemon back", func(s string) bool {
-		return strings.Contains(s, "● ready") && !strings.Contains(s, "daemon")
+		return strings.Contains(s, "◦ stopped (idle)") && !strings.Contains(s, "daemon")
 	})
 	if !strings.Contains(s, "example") {
 		t.Fatalf("after the daemon came back:\n%s", s)
@@ -345,8 +347,10 @@ func TestDaemonBackAfterLongOutageClearsTheMessage(t *testing.T) {
 	e.StopDaemon()
 	u.waitFrame("a failed reconnect", func(s string) bool { return strings.Contains(s, "cannot reach the daemon") })
 	e.StartDaemon()
+	// Back with its catalog cached, the stdio server waits for its first
+	// use: stopped when idle, its tools listed — a state of its own.
 	s := u.waitScreen("the daemon back", func(s string) bool {
-		return strings.Contains(s, "● ready") && !strings.Contains(s, "daemon")
+		return strings.Contains(s, "◦ stopped (idle)") && !strings.Contains(s, "daemon")
 	})
 	if !strings.Contains(s, "example") {
 		t.Fatalf("after the daemon came back:\n%s", s)

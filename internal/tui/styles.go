@@ -32,8 +32,10 @@ func stateLabel(s apitype.ServerStatus) (string, lipgloss.Style) {
 		return "! " + word, styleAsk
 	case statewords.Ready:
 		return "● " + word, styleOK
-	case statewords.Starting:
+	case statewords.Starting, statewords.Waking:
 		return "◌ " + word, styleWarn
+	case statewords.Idle:
+		return "◦ " + word, styleDim
 	case statewords.Failed, statewords.Unauthorized:
 		return "✗ " + word, styleErr
 	case statewords.CrashLooping:

@@ -296,6 +296,7 @@ func (c *Conn) WantLogs(ctx context.Context, level string) {
 		return
 	}
 	c.logLevel = level
+	c.logFloor.Store(int32(logRank[level]) + 1)
 }
 
 // logRank orders MCP's log levels, least severe first.

@@ -117,8 +117,9 @@ func (r *routeConn) notify(ctx context.Context, req *jsonrpc.Request) {
 	if json.Unmarshal(req.Params, &p) != nil {
 		return
 	}
+	every := r.c.sendsEveryLevel(string(p.Level)) // logs.go
 	if pc := r.c.calls.taggedCall(req); pc != nil {
-		pc.peer.Log(pc.ctx, &p) // it came on that call's stream
+		pc.peer.Log(withEveryLevel(pc.ctx, every), &p) // it came on that call's stream
 		return
 	}
 	peer, callCtx, err := r.c.calls.route(ctx, "log message", 0)
@@ -126,7 +127,7 @@ func (r *routeConn) notify(ctx context.Context, req *jsonrpc.Request) {
 		r.c.log.Debug("server log message with no call to send it to", "level", p.Level, "logger", p.Logger)
 		return
 	}
-	peer.Log(callCtx, &p)
+	peer.Log(withEveryLevel(callCtx, every), &p)
 }
 
 // answer routes one request and writes the answer back to the server.

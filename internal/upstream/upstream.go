@@ -145,6 +145,12 @@ type Conn struct {
 
 	logMu    sync.Mutex // serialises WantLogs
 	logLevel string     // the level the server was asked for; "" none yet
+	// logFloor is logLevel's rank + 1 (0: none asked), read by the
+	// reader of the server's messages, which must not wait for logMu
+	// (WantLogs holds it while the server answers); everyLevel is set
+	// once the server sent a message below it (logs.go).
+	logFloor   atomic.Int32
+	everyLevel atomic.Bool
 
 	// initResult is the server's answer to initialize (or server/discover)
 	// as it wrote it; set before Connect returns.

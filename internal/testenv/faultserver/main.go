@@ -30,6 +30,9 @@
 //	                                 content of PATH, read at start (for the
 //	                                 pinning tests: a tool that changes)
 //
+//	--resource URI                   offer a resource at URI, which a client
+//	                                 may subscribe to
+//
 // It always offers the tools work and echo (input {"text": "..."}) and
 // writes "faultserver ready" to stderr once it serves.
 package main
@@ -70,6 +73,7 @@ type config struct {
 	countFile    string
 	startFile    string
 	echoDescFile string
+	resource     string
 }
 
 // stages is a comma-separated set of stage names.
@@ -107,6 +111,7 @@ func main() {
 	flag.StringVar(&c.countFile, "count-file", "", "append one line per work call to `PATH`")
 	flag.StringVar(&c.startFile, "start-file", "", "append one line per process start to `PATH`")
 	flag.StringVar(&c.echoDescFile, "echo-description-file", "", "the description of tool echo is the content of `PATH`, read at start")
+	flag.StringVar(&c.resource, "resource", "", "offer a resource at `URI`, which a client may subscribe to")
 	flag.Parse()
 	if c.hangAt["start"] {
 		fmt.Fprintln(os.Stderr, "faultserver: --hang-at start is not supported")
@@ -137,7 +142,17 @@ func run(c config) error {
 		c.crash("start")
 	}
 
-	s := mcp.NewServer(&mcp.Implementation{Name: "faultserver", Version: "1"}, nil)
+	// Subscriptions are accepted (the tests of a server held awake by one).
+	s := mcp.NewServer(&mcp.Implementation{Name: "faultserver", Version: "1"}, &mcp.ServerOptions{
+		SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
+		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+	})
+	if c.resource != "" {
+		s.AddResource(&mcp.Resource{URI: c.resource, Name: "state", MIMEType: "text/plain"},
+			func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+				return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: "ok"}}}, nil
+			})
+	}
 	s.AddReceivingMiddleware(c.handshakeFaults)
 	mcp.AddTool(s, &mcp.Tool{Name: "work", Description: "Do some work that a test can count; the faults strike here."}, c.work)
 	echoDesc := "Return the given text."

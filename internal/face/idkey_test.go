@@ -1,0 +1,56 @@
+package face
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// decodedIDKey is idKey by decoding alone, as it was before plainIDKey.
+func decodedIDKey(raw json.RawMessage) string {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return "?" + string(raw)
+	}
+	id, err := jsonrpc.MakeID(v)
+	if err != nil {
+		return "?" + string(raw)
+	}
+	return keyOf(id)
+}
+
+// FuzzPlainIDKey: where the scan takes an id, its key is the decoded one.
+func FuzzPlainIDKey(f *testing.F) {
+	for _, s := range []string{`1`, `-0`, `0`, `007`, `123456789012345`, `1234567890123456`, `1.0`, `1e3`,
+		`"a"`, `"a\"b"`, `"\u00e9"`, `"é"`, "\"\xff\"", `""`, ` 42 `, `"x` + "\t" + `"`, `null`, `-`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if k, ok := plainIDKey(raw); ok {
+			if want := decodedIDKey(raw); k != want {
+				t.Fatalf("plainIDKey(%q) = %q, decoded %q", raw, k, want)
+			}
+		}
+	})
+}
+
+// BenchmarkIDKey is the key of a request's id, which the face takes twice
+// a call (dispatch, post).
+func BenchmarkIDKey(b *testing.B) {
+	for _, c := range []struct{ name, raw string }{{"number", `42`}, {"string", `"req-42"`}} {
+		raw := json.RawMessage(c.raw)
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				idKey(raw)
+			}
+		})
+		b.Run(c.name+"-decoded", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				decodedIDKey(raw)
+			}
+		})
+	}
+}

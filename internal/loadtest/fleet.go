@@ -1,0 +1,531 @@
+package loadtest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The fleet: what a machine's MCP servers cost when several clients use
+// the same popular servers — each client starting its own, as editors do,
+// against Plexus running one of each, eagerly or on demand. The servers
+// are eight from npm that start and list their tools offline (the API
+// servers with stand-in keys: nothing is called that needs the network),
+// pinned by fleet/package.json and package-lock.json and installed with
+// npm ci. The numbers are each process's RSS from /proc, summed over
+// every process involved: the servers (and their children), the daemon,
+// and the `plexus mcp` bridge each client runs; the load tool itself,
+// which plays the clients, is not counted.
+
+// FleetServer is one server of the fleet.
+type FleetServer struct {
+	Name string
+	Bin  string   // its executable in node_modules/.bin
+	Args []string // after the executable
+	Env  map[string]string
+}
+
+// FleetServers are the eight servers; dir is a folder the filesystem
+// server may read.
+func FleetServers(dir string) []FleetServer {
+	return []FleetServer{
+		{Name: "memory", Bin: "mcp-server-memory", Env: map[string]string{"MEMORY_FILE_PATH": filepath.Join(dir, "memory.jsonl")}},
+		{Name: "filesystem", Bin: "mcp-server-filesystem", Args: []string{dir}},
+		{Name: "everything", Bin: "mcp-server-everything"},
+		{Name: "thinking", Bin: "mcp-server-sequential-thinking"},
+		{Name: "github", Bin: "mcp-server-github", Env: map[string]string{"GITHUB_PERSONAL_ACCESS_TOKEN": "stand-in"}},
+		{Name: "brave", Bin: "mcp-server-brave-search", Env: map[string]string{"BRAVE_API_KEY": "stand-in"}},
+		{Name: "slack", Bin: "mcp-server-slack", Env: map[string]string{"SLACK_BOT_TOKEN": "stand-in", "SLACK_TEAM_ID": "T0"}},
+		{Name: "maps", Bin: "mcp-server-google-maps", Env: map[string]string{"GOOGLE_MAPS_API_KEY": "stand-in"}},
+	}
+}
+
+// The first call of every measurement: server-memory's read_graph, which
+// reads a file and needs no network.
+const (
+	fleetCallServer = "memory"
+	fleetCallTool   = "read_graph"
+)
+
+// FleetOptions configure Fleet.
+type FleetOptions struct {
+	Plexus   string // the plexus binary
+	Clients  int    // default 5
+	Progress io.Writer
+}
+
+// FleetRow is one setup's numbers.
+type FleetRow struct {
+	Setup     string `json:"setup"`
+	RSS       int64  `json:"rssBytes"`
+	Processes int    `json:"processes"`
+	// Daemon is the daemon's own RSS (0 without one); Bridges the RSS of
+	// the clients' `plexus mcp` processes, part of RSS.
+	Daemon  int64         `json:"daemonRssBytes,omitempty"`
+	Bridges int64         `json:"bridgesRssBytes,omitempty"`
+	Cold    time.Duration `json:"coldFirstCallNs"`
+	Warm    time.Duration `json:"warmFirstCallNs"`
+}
+
+// FleetReport is Fleet's result.
+type FleetReport struct {
+	Clients int        `json:"clients"`
+	Servers []string   `json:"servers"`
+	Rows    []FleetRow `json:"rows"`
+}
+
+// Fleet installs the servers (npm ci into a cache folder beside the
+// package.json, once) and measures: (a) every client starting its own
+// servers; (b) Plexus, every server eager; (c) Plexus on demand, idle, and
+// after one call to one server.
+func Fleet(ctx context.Context, o FleetOptions) (*FleetReport, error) {
+	if o.Clients <= 0 {
+		o.Clients = 5
+	}
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+	binDir, err := fleetInstall(o.Progress)
+	if err != nil {
+		return nil, err
+	}
+	work, err := os.MkdirTemp("", "plexus-fleet-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(work)
+	servers := FleetServers(work)
+	rep := &FleetReport{Clients: o.Clients}
+	for _, s := range servers {
+		rep.Servers = append(rep.Servers, s.Name)
+	}
+	fmt.Fprintln(o.Progress, "(a) each client starts its own servers…")
+	row, err := fleetDirect(ctx, binDir, servers, o.Clients)
+	if err != nil {
+		return nil, fmt.Errorf("(a) direct: %w", err)
+	}
+	rep.Rows = append(rep.Rows, row)
+	fmt.Fprintln(o.Progress, "(b) Plexus, every server eager…")
+	rows, err := fleetPlexus(ctx, o.Plexus, binDir, servers, o.Clients, false)
+	if err != nil {
+		return nil, fmt.Errorf("(b) Plexus eager: %w", err)
+	}
+	rep.Rows = append(rep.Rows, rows...)
+	fmt.Fprintln(o.Progress, "(c) Plexus on demand…")
+	rows, err = fleetPlexus(ctx, o.Plexus, binDir, servers, o.Clients, true)
+	if err != nil {
+		return nil, fmt.Errorf("(c) Plexus on demand: %w", err)
+	}
+	rep.Rows = append(rep.Rows, rows...)
+	return rep, nil
+}
+
+// fleetInstall runs npm ci for fleet/ into .cache/fleet beside this
+// source's repository (or the folder PLEXUS_FLEET_DIR names) unless the
+// lock there is the same, and returns node_modules/.bin.
+func fleetInstall(progress io.Writer) (string, error) {
+	src, err := fleetSource()
+	if err != nil {
+		return "", err
+	}
+	dst := os.Getenv("PLEXUS_FLEET_DIR")
+	if dst == "" {
+		dst = filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(src))), ".cache", "fleet")
+	}
+	lock, err := os.ReadFile(filepath.Join(src, "package-lock.json"))
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dst, "node_modules", ".bin")
+	if have, err := os.ReadFile(filepath.Join(dst, "package-lock.json")); err == nil && string(have) == string(lock) {
+		if _, err := os.Stat(filepath.Join(bin, "mcp-server-memory")); err == nil {
+			return bin, nil
+		}
+	}
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return "", err
+	}
+	for _, f := range []string{"package.json", "package-lock.json"} {
+		b, err := os.ReadFile(filepath.Join(src, f))
+		if err != nil {
+			return "", err
+		}
+		if err := os.WriteFile(filepath.Join(dst, f), b, 0o644); err != nil {
+			return "", err
+		}
+	}
+	fmt.Fprintf(progress, "installing the fleet's servers with npm ci in %s…\n", dst)
+	cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund", "--ignore-scripts")
+	cmd.Dir = dst
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("npm ci in %s: %w\n%s", dst, err, out)
+	}
+	return bin, nil
+}
+
+// fleetSource finds fleet/ (package.json and its lock) from the working
+// folder up: the tool runs from the repository.
+func fleetSource() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		p := filepath.Join(dir, "internal", "loadtest", "fleet")
+		if _, err := os.Stat(filepath.Join(p, "package-lock.json")); err == nil {
+			return p, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("--fleet runs from the Plexus repository: internal/loadtest/fleet/package.json not found above this folder")
+		}
+		dir = parent
+	}
+}
+
+func fleetArgv(binDir string, s FleetServer) []string {
+	return append([]string{filepath.Join(binDir, s.Bin)}, s.Args...)
+}
+
+// fleetClient is one client's sessions, each with its own process.
+type fleetClient struct {
+	sessions map[string]*mcp.ClientSession
+	cmds     []*exec.Cmd
+}
+
+func (c *fleetClient) close() {
+	for _, s := range c.sessions {
+		s.Close()
+	}
+}
+
+// connectDirect starts server s for one client and opens its session, as
+// an editor does (initialize, then tools/list).
+func connectDirect(ctx context.Context, binDir string, s FleetServer) (*mcp.ClientSession, *exec.Cmd, error) {
+	argv := fleetArgv(binDir, s)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = os.Environ()
+	for k, v := range s.Env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "editor", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		return nil, nil, fmt.Errorf("starting %s: %w", s.Name, err)
+	}
+	if _, err := cs.ListTools(ctx, nil); err != nil {
+		cs.Close()
+		return nil, nil, fmt.Errorf("%s: tools/list: %w", s.Name, err)
+	}
+	return cs, cmd, nil
+}
+
+func callFirst(ctx context.Context, cs *mcp.ClientSession, tool string) (time.Duration, error) {
+	start := time.Now()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{}})
+	if err != nil {
+		return 0, err
+	}
+	if res.IsError {
+		b, _ := json.Marshal(res.Content)
+		return 0, fmt.Errorf("%s answered an error: %s", tool, b)
+	}
+	return time.Since(start), nil
+}
+
+// fleetDirect: every client starts its own eight servers.
+func fleetDirect(ctx context.Context, binDir string, servers []FleetServer, clients int) (FleetRow, error) {
+	row := FleetRow{Setup: "(a) each client its own servers"}
+	var all []*fleetClient
+	defer func() {
+		for _, c := range all {
+			c.close()
+		}
+	}()
+	var memory FleetServer
+	for _, s := range servers {
+		if s.Name == fleetCallServer {
+			memory = s
+		}
+	}
+	// Cold: a client's first call, from the start of its server.
+	start := time.Now()
+	cs, cmd, err := connectDirect(ctx, binDir, memory)
+	if err != nil {
+		return row, err
+	}
+	if _, err := callFirst(ctx, cs, fleetCallTool); err != nil {
+		return row, err
+	}
+	row.Cold = time.Since(start)
+	first := &fleetClient{sessions: map[string]*mcp.ClientSession{memory.Name: cs}, cmds: []*exec.Cmd{cmd}}
+	all = append(all, first)
+	for i := range clients {
+		c := first
+		if i > 0 {
+			c = &fleetClient{sessions: map[string]*mcp.ClientSession{}}
+			all = append(all, c)
+		}
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		errs := make(chan error, len(servers))
+		for _, s := range servers {
+			if _, ok := c.sessions[s.Name]; ok {
+				continue
+			}
+			wg.Go(func() {
+				cs, cmd, err := connectDirect(ctx, binDir, s)
+				if err != nil {
+					errs <- err
+					return
+				}
+				mu.Lock()
+				c.sessions[s.Name], c.cmds = cs, append(c.cmds, cmd)
+				mu.Unlock()
+			})
+		}
+		wg.Wait()
+		close(errs)
+		if err := <-errs; err != nil {
+			return row, err
+		}
+	}
+	// Warm: a call on a server that runs.
+	var err2 error
+	if row.Warm, err2 = callFirst(ctx, all[1].sessions[fleetCallServer], fleetCallTool); err2 != nil {
+		return row, err2
+	}
+	settle()
+	var pids []int
+	for _, c := range all {
+		for _, cmd := range c.cmds {
+			pids = append(pids, cmd.Process.Pid)
+		}
+	}
+	row.RSS, row.Processes = treeRSS(pids)
+	return row, nil
+}
+
+// fleetPlexus: one daemon runs the servers; each client runs `plexus mcp`
+// as an editor would, and calls through it.
+func fleetPlexus(ctx context.Context, bin, binDir string, servers []FleetServer, clients int, onDemand bool) ([]FleetRow, error) {
+	dir, err := os.MkdirTemp("", "plexus-load-")
+	if err != nil {
+		return nil, err
+	}
+	home := filepath.Join(dir, "home")
+	if err := writeFleetConfig(home, binDir, servers, onDemand); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	d, err := startDaemonIn(ctx, bin, dir, home)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := d.WaitServers(ctx); err != nil {
+		d.Stop()
+		return nil, err
+	}
+	if onDemand {
+		// The first start learned the catalogs; a daemon started again
+		// lists them and starts nothing.
+		d.keepDir = true
+		d.Stop()
+		if d, err = startDaemonIn(ctx, bin, dir, home); err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+	}
+	defer d.Stop()
+	var bridges []*mcp.ClientSession
+	var pids []int
+	defer func() {
+		for _, b := range bridges {
+			b.Close()
+		}
+	}()
+	open := func() (*mcp.ClientSession, error) {
+		cmd := exec.Command(bin, "mcp")
+		cmd.Env = append(os.Environ(), "PLEXUS_HOME="+home)
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "editor", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+		if err != nil {
+			return nil, fmt.Errorf("plexus mcp: %w", err)
+		}
+		bridges = append(bridges, cs)
+		pids = append(pids, cmd.Process.Pid)
+		if _, err := cs.ListTools(ctx, nil); err != nil {
+			return nil, err
+		}
+		return cs, nil
+	}
+	tool := fleetCallServer + "_" + fleetCallTool
+	mode := "(b) Plexus, eager"
+	if onDemand {
+		mode = "(c) Plexus on demand"
+	}
+	// Cold: a client's start to its first answer; on demand, that start
+	// includes the server's.
+	start := time.Now()
+	first, err := open()
+	if err != nil {
+		return nil, err
+	}
+	var rows []FleetRow
+	if onDemand {
+		// Idle: every client connected, nothing called yet.
+		for range clients - 1 {
+			if _, err := open(); err != nil {
+				return nil, err
+			}
+		}
+		settle()
+		rows = append(rows, measureDaemon(FleetRow{Setup: mode + ", idle"}, d.PID, pids))
+		start = time.Now()
+	}
+	if _, err := callFirst(ctx, first, tool); err != nil {
+		return nil, err
+	}
+	cold := time.Since(start)
+	if !onDemand {
+		for range clients - 1 {
+			if _, err := open(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	warm, err := callFirst(ctx, bridges[len(bridges)-1], tool)
+	if err != nil {
+		return nil, err
+	}
+	settle()
+	setup := mode
+	if onDemand {
+		setup += ", after one call to " + fleetCallServer
+	}
+	rows = append(rows, measureDaemon(FleetRow{Setup: setup, Cold: cold, Warm: warm}, d.PID, pids))
+	return rows, nil
+}
+
+// measureDaemon fills row's memory: the daemon's tree and the bridges.
+func measureDaemon(row FleetRow, daemon int, bridges []int) FleetRow {
+	row.RSS, row.Processes = treeRSS(append([]int{daemon}, bridges...))
+	if p, err := ReadProc(daemon); err == nil {
+		row.Daemon = p.RSS
+	}
+	row.Bridges, _ = treeRSS(bridges)
+	return row
+}
+
+// writeFleetConfig makes the home (0700) with the servers, the face's
+// external calls on, and each server eager or on demand.
+func writeFleetConfig(home, binDir string, servers []FleetServer, onDemand bool) error {
+	m := map[string]any{}
+	for _, s := range servers {
+		argv := fleetArgv(binDir, s)
+		sc := map[string]any{"type": "stdio", "command": argv[0], "args": argv[1:], "start": "eager"}
+		if onDemand {
+			sc["start"] = "onDemand"
+		}
+		if len(s.Env) > 0 {
+			env := map[string]any{}
+			for k := range s.Env {
+				env[k] = map[string]string{"env": "FLEET_" + k}
+			}
+			sc["env"] = env
+		}
+		m[s.Name] = sc
+	}
+	cfg := map[string]any{"mcp": map[string]any{"face": map[string]bool{"allowExternalCall": true}, "servers": m}}
+	b, err := json.MarshalIndent(cfg, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.Mkdir(home, 0o700); err != nil {
+		return err
+	}
+	// The stand-in keys reach the servers as the daemon's environment.
+	for _, s := range servers {
+		for k, v := range s.Env {
+			os.Setenv("FLEET_"+k, v)
+		}
+	}
+	return os.WriteFile(filepath.Join(home, "extensions.json"), b, 0o600)
+}
+
+// settle lets the processes finish starting before their memory is read.
+func settle() { time.Sleep(2 * time.Second) }
+
+// treeRSS sums the RSS of the processes pids and all their descendants,
+// and counts them.
+func treeRSS(pids []int) (int64, int) {
+	children := map[int][]int{}
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		i := strings.LastIndexByte(string(b), ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(b[i+1:]))
+		if len(f) < 2 {
+			continue
+		}
+		ppid, _ := strconv.Atoi(f[1])
+		children[ppid] = append(children[ppid], pid)
+	}
+	seen := map[int]bool{}
+	var total int64
+	var walk func(int)
+	walk = func(pid int) {
+		if seen[pid] {
+			return
+		}
+		seen[pid] = true
+		if p, err := ReadProc(pid); err == nil {
+			total += p.RSS
+		}
+		for _, c := range children[pid] {
+			walk(c)
+		}
+	}
+	for _, p := range pids {
+		walk(p)
+	}
+	return total, len(seen)
+}
+
+// printFleet writes the report as a table.
+func printFleet(w io.Writer, r *FleetReport) {
+	fmt.Fprintf(w, "%d clients, the same %d servers each: %s\n", r.Clients, len(r.Servers), strings.Join(r.Servers, ", "))
+	fmt.Fprintf(w, "%-48s %9s %9s %9s %9s %10s %10s\n", "setup", "RSS MiB", "daemon", "bridges", "processes", "cold call", "warm call")
+	rows := append([]FleetRow(nil), r.Rows...)
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Setup < rows[j].Setup })
+	for _, row := range rows {
+		cold, warm := "—", "—"
+		if row.Cold > 0 {
+			cold = row.Cold.Round(time.Millisecond).String()
+		}
+		if row.Warm > 0 {
+			warm = row.Warm.Round(100 * time.Microsecond).String()
+		}
+		fmt.Fprintf(w, "%-48s %9.1f %9.1f %9.1f %9d %10s %10s\n", row.Setup, mib(row.RSS), mib(row.Daemon), mib(row.Bridges), row.Processes, cold, warm)
+	}
+}
