@@ -254,6 +254,17 @@ type Settings struct {
 	// (mcp_server_tool_hash). Always set in an answer; a PUT without it
 	// keeps it.
 	Names string `json:"names,omitempty"`
+	// Tracing is mcp.tracing, the OpenTelemetry traces the daemon exports
+	// (docs/tracing.md), read when the daemon starts; always set in an
+	// answer, and a PUT without it keeps it.
+	Tracing *TracingSettings `json:"tracing,omitempty"`
+}
+
+// TracingSettings turn OpenTelemetry traces on (off by default) and pick
+// the OTLP transport: "http/protobuf" (the default) or "grpc".
+type TracingSettings struct {
+	Enabled  bool   `json:"enabled"`
+	Protocol string `json:"protocol,omitempty"`
 }
 
 // FaceSettings are the gates of Plexus as an MCP server, both off by

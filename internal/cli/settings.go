@@ -27,6 +27,8 @@ const (
 	setMaxSessions   = "face.maxSessions"
 	setRegistryURL   = "registry.url"
 	setNames         = "names"
+	setTracing       = "tracing.enabled"
+	setTracingProto  = "tracing.protocol"
 	setProfilePrefix = "profiles."
 )
 
@@ -51,6 +53,9 @@ func (a *app) settingsCommand() *cobra.Command {
   names                   how clients see your tools: readable (github_create_issue; a short suffix only
                           on a collision or past 64 characters; a tool keeps the name it got first; the
                           default) or hashed (mcp_github_create_issue_mkkst2dq, the names before readable)
+  tracing.enabled         export OpenTelemetry traces over OTLP (default false); where to is set by the
+                          OTEL_EXPORTER_OTLP_* variables (docs/tracing.md); read when the daemon starts
+  tracing.protocol        the OTLP transport: http/protobuf (the default) or grpc
   profiles.NAME           a profile, as JSON: {"servers": [...], "naming": "plexus"|"bare", "metaTools": bool,
                           "controlTools": bool}
 
@@ -90,7 +95,7 @@ func (a *app) settingsShowCommand() *cobra.Command {
 				return printJSON(a.stdout(), s)
 			}
 			t := &table{header: []string{"KEY", "VALUE"}}
-			for _, k := range []string{setCallTimeout, setRetry, setClientDoc, setExternalCall, setWrite, setRegistryURL, setNames} {
+			for _, k := range []string{setCallTimeout, setRetry, setClientDoc, setExternalCall, setWrite, setRegistryURL, setNames, setTracing, setTracingProto} {
 				v, _ := settingValue(s, k)
 				t.add(k, v)
 			}
@@ -243,6 +248,18 @@ func settingValue(s *apitype.Settings, key string) (string, any) {
 		return s.Registry.URL, s.Registry.URL
 	case setNames:
 		return s.Names, s.Names
+	case setTracing, setTracingProto:
+		t := apitype.TracingSettings{}
+		if s.Tracing != nil {
+			t = *s.Tracing
+		}
+		if key == setTracing {
+			return strconv.FormatBool(t.Enabled), t.Enabled
+		}
+		if t.Protocol == "" {
+			return "http/protobuf (default)", ""
+		}
+		return t.Protocol, t.Protocol
 	}
 	p, ok := s.Profiles[strings.TrimPrefix(key, setProfilePrefix)]
 	if !ok {
@@ -316,6 +333,27 @@ func applySetting(s *apitype.Settings, key, value string, set bool) error {
 			value = ""
 		}
 		s.Registry = &apitype.RegistrySettings{URL: value}
+	case setTracing, setTracingProto:
+		t := apitype.TracingSettings{}
+		if s.Tracing != nil {
+			t = *s.Tracing
+		}
+		switch {
+		case key == setTracingProto:
+			t.Protocol = "" // the daemon checks the value and names what it takes
+			if set {
+				t.Protocol = value
+			}
+		case set:
+			on, err := strconv.ParseBool(value)
+			if err != nil {
+				return usagef("%s takes true or false, not %q", key, truncate(value, 40))
+			}
+			t.Enabled = on
+		default:
+			t.Enabled = false
+		}
+		s.Tracing = &t
 	case setNames:
 		// The daemon checks the value and names what it takes.
 		if !set {

@@ -15,6 +15,7 @@ func (f *File) Clone() *File {
 	c.MCP.Enabled = clonePtr(f.MCP.Enabled)
 	c.MCP.Face = clonePtr(f.MCP.Face)
 	c.MCP.Registry = clonePtr(f.MCP.Registry)
+	c.MCP.Tracing = clonePtr(f.MCP.Tracing)
 	c.Team = f.Team.Clone()
 	if f.MCP.Servers != nil {
 		c.MCP.Servers = make(map[string]Server, len(f.MCP.Servers))

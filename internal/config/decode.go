@@ -106,6 +106,8 @@ func (d *decoder) mcp(path string, n *node) MCP {
 			m.Registry = d.registry(p, v)
 		case "names":
 			m.Names = d.str(p, v)
+		case "tracing":
+			m.Tracing = d.tracing(p, v)
 		default:
 			return false
 		}
@@ -250,6 +252,22 @@ func (d *decoder) registry(path string, n *node) *Registry {
 		return true
 	})
 	return &r
+}
+
+func (d *decoder) tracing(path string, n *node) *Tracing {
+	var t Tracing
+	d.object(path, n, tracingKeys, func(key, p string, v *node) bool {
+		switch key {
+		case "enabled":
+			t.Enabled = d.boolean(p, v)
+		case "protocol":
+			t.Protocol = d.str(p, v)
+		default:
+			return false
+		}
+		return true
+	})
+	return &t
 }
 
 func (d *decoder) profile(path string, n *node) Profile {

@@ -52,6 +52,7 @@ func fullFile() *File {
 			Profiles: map[string]Profile{"solo": {Servers: []string{"remote"}, Naming: NamingBare, MetaTools: true, ControlTools: &yes,
 				Users: []string{"ada@example.com"}, Groups: []string{"eng"}}},
 			Registry: &Registry{URL: "https://registry.example.com"},
+			Tracing:  &Tracing{Enabled: true, Protocol: TracingGRPC},
 			Names:    NamesHashed,
 		},
 		Team: &Team{Resource: "https://plexus.example.com/mcp", Issuers: []string{"https://idp.example.com"},

@@ -40,7 +40,27 @@ type MCP struct {
 	// Names is how tools are named on the face: NamesReadable (""), or
 	// NamesHashed, the seeds' mcp_<server>_<tool>_<hash>.
 	Names string `json:"names,omitempty"`
+	// Tracing, if set and enabled, exports OpenTelemetry traces over OTLP
+	// (docs/tracing.md); nil is off. Read when the daemon starts.
+	Tracing *Tracing `json:"tracing,omitempty"`
 }
+
+// Tracing is the "mcp.tracing" section. Where traces go (endpoint,
+// headers, timeout) is set by the standard OTEL_EXPORTER_OTLP_*
+// environment variables, which every OpenTelemetry exporter reads.
+type Tracing struct {
+	Enabled bool `json:"enabled,omitempty"`
+	// Protocol is the OTLP transport: TracingHTTP ("", the default) or
+	// TracingGRPC.
+	Protocol string `json:"protocol,omitempty"`
+}
+
+// OTLP transports of mcp.tracing.protocol, named as
+// OTEL_EXPORTER_OTLP_PROTOCOL names them.
+const (
+	TracingHTTP = "http/protobuf"
+	TracingGRPC = "grpc"
+)
 
 // Naming schemes of mcp.names.
 const (

@@ -59,6 +59,13 @@ func validateFile(ps *problems, f *File) {
 			ps.add("mcp.registry.url", err.Error())
 		}
 	}
+	if m.Tracing != nil {
+		switch m.Tracing.Protocol {
+		case "", TracingHTTP, TracingGRPC:
+		default:
+			ps.add("mcp.tracing.protocol", fmt.Sprintf("must be %q (the default) or %q", TracingHTTP, TracingGRPC))
+		}
+	}
 	switch m.Names {
 	case "", NamesReadable, NamesHashed:
 	default:

@@ -19,6 +19,11 @@ func TestValidateRules(t *testing.T) {
 		{`{"mcp": {"servers": {"dökü": {"type": "stdio", "command": "c"}}}}`, `mcp.servers["dökü"]`, "is not a valid name"},
 		{`{"mcp": {"profiles": {"a b": {}}}}`, `mcp.profiles["a b"]`, "is not a valid name"},
 
+		// Tracing: a known transport, strict keys and types.
+		{`{"mcp": {"tracing": {"enabled": true, "protocol": "zipkin"}}}`, "mcp.tracing.protocol", `must be "http/protobuf" (the default) or "grpc"`},
+		{`{"mcp": {"tracing": {"enabeld": true}}}`, "mcp.tracing.enabeld", "unknown key"},
+		{`{"mcp": {"tracing": {"enabled": "yes"}}}`, "mcp.tracing.enabled", "want true or false"},
+
 		// Types and the keys each allows.
 		{server(`{}`), x + ".type", "is required: stdio, http or sse"},
 		{server(`{"type": "websocket"}`), x + ".type", `unknown type "websocket"`},
@@ -130,6 +135,8 @@ func TestValidateAccepts(t *testing.T) {
 		server(`{"type": "http", "url": "https://h", "oauth": {"clientId": "c", "clientSecret": {"env": "S"}, "authUrl": "http://localhost:9/a", "tokenUrl": "http://127.0.0.1:9/t", "scopes": ["read:all", "write"]}}`),
 		`{"mcp": {"servers": {"A-b_9": {"type": "stdio", "command": "c"}}, "profiles": {"solo": {"servers": ["A-b_9"], "naming": "bare", "metaTools": true}, "all": {"naming": "plexus"}}}}`,
 		`{"mcp": {"face": {"allowWrite": true, "allowExternalCall": false}}}`,
+		`{"mcp": {"tracing": {"enabled": true, "protocol": "grpc"}}}`,
+		`{"mcp": {"tracing": {"enabled": false}}}`,
 		server(`{"type": "http", "url": "https://h", "oauth": {"grant": "client_credentials", "clientId": "c", "clientSecret": {"env": "S"}, "authMethod": "client_secret_post", "scopes": ["read"]}}`),
 		server(`{"type": "http", "url": "https://h", "oauth": {"grant": "client_credentials", "clientId": "c", "privateKeyFile": "/etc/plexus/key.pem", "signingAlg": "ES256"}}`),
 		server(`{"type": "http", "url": "https://h", "oauth": {"grant": "jwt_bearer", "clientId": "w", "tokenFile": "/var/run/secrets/tokens/mcp"}}`),

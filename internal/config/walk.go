@@ -132,6 +132,7 @@ var (
 	oauthKeys    = jsonKeys[OAuth]()
 	faceKeys     = jsonKeys[Face]()
 	registryKeys = jsonKeys[Registry]()
+	tracingKeys  = jsonKeys[Tracing]()
 	profileKeys  = jsonKeys[Profile]()
 	teamKeys     = jsonKeys[Team]()
 	envKeys      = jsonKeys[Ref]()

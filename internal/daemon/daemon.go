@@ -37,6 +37,7 @@ import (
 	"github.com/plexus-mcp/plexus/internal/metrics"
 	"github.com/plexus-mcp/plexus/internal/pins"
 	"github.com/plexus-mcp/plexus/internal/store"
+	"github.com/plexus-mcp/plexus/internal/tracing"
 )
 
 // SocketName is the API socket's file name under the home directory.
@@ -110,6 +111,19 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	defer st.Docs().Close()
+	// Traces (off unless the settings turn them on); the spans not yet
+	// sent are flushed after the listeners have stopped.
+	stopTracing, err := tracing.Start(ctx, st.Config().MCP.Tracing, opts.Version, log.With("component", "tracing"))
+	if err != nil {
+		return err
+	}
+	defer func() {
+		flush, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := stopTracing(flush); err != nil {
+			log.Warn("tracing: spans not sent at shutdown", "err", err)
+		}
+	}()
 	// The token: what every client sends, on the socket as on the
 	// loopback address (localapi).
 	token, err := loadToken(opts.Home)

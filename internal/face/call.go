@@ -17,6 +17,7 @@ import (
 	"github.com/plexus-mcp/plexus/internal/config"
 	"github.com/plexus-mcp/plexus/internal/era"
 	"github.com/plexus-mcp/plexus/internal/jsonscan"
+	"github.com/plexus-mcp/plexus/internal/tracing"
 	"github.com/plexus-mcp/plexus/internal/upstream"
 )
 
@@ -138,7 +139,7 @@ func (s *session) call(r *http.Request, ex *exchange, key string, m envelope) bo
 	}
 	// The call outlives its POST while the client may resume its stream
 	// (exchange.go); the client's notifications/cancelled ends it.
-	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
+	ctx, cancel := context.WithCancel(tracing.WithClient(context.WithoutCancel(r.Context()), r.Header, s.id))
 	s.mu.Lock()
 	if s.ended {
 		s.mu.Unlock()
@@ -186,6 +187,9 @@ func (p *profile) call2026(w http.ResponseWriter, r *http.Request, env envelope)
 	if !ok {
 		return false
 	}
+	if tracing.On() {
+		r = r.WithContext(tracing.WithClient(r.Context(), r.Header, ""))
+	}
 	p.waitCall(w, r, req, caps)
 	return true
 }
@@ -195,6 +199,15 @@ func (p *profile) call2026(w http.ResponseWriter, r *http.Request, env envelope)
 // session-era client cannot read an input_required result: it is asked
 // each question on its stream, and the call made again with its answers.
 func (p *profile) forwardCall(ctx context.Context, d *downstream, peer upstream.Peer, version string, req callRequest) (json.RawMessage, error) {
+	// MCP's own carrier first, else the HTTP headers (WithClient).
+	ctx, span := tracing.StartServer(ctx, tracing.FromMeta(req.params["_meta"]), tracing.Call{Method: "tools/call", Tool: req.name})
+	res, err := p.forwardRounds(ctx, d, peer, version, req)
+	span.End(err, tracing.ErrType(err))
+	return res, err
+}
+
+// forwardRounds is forwardCall's rounds of a call, inside its span.
+func (p *profile) forwardRounds(ctx context.Context, d *downstream, peer upstream.Peer, version string, req callRequest) (json.RawMessage, error) {
 	ctx = upstream.WithPeer(ctx, peer, req.token)
 	for round := 0; ; round++ {
 		res, err := p.callOnce(ctx, d, req)

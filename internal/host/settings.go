@@ -27,6 +27,9 @@ type Settings struct {
 	// Names is mcp.names, config.NamesReadable or config.NamesHashed;
 	// "" in SetSettings keeps it.
 	Names string
+	// Tracing is mcp.tracing (read when the daemon starts); nil in
+	// SetSettings keeps it, a zero one removes it (off).
+	Tracing *config.Tracing
 }
 
 // namesOf is cfg's naming scheme, the default spelled out.
@@ -45,9 +48,14 @@ func (h *Host) Settings() Settings {
 		face = *cur.MCP.Face
 	}
 	doc := cur.MCP.OAuthClientMetadataURL
-	return Settings{Revision: cur.Revision, CallTimeoutMs: cur.MCP.CallTimeoutMs, RetryMs: cur.MCP.RetryMs,
+	s := Settings{Revision: cur.Revision, CallTimeoutMs: cur.MCP.CallTimeoutMs, RetryMs: cur.MCP.RetryMs,
 		OAuthClientMetadataURL: &doc, Face: &face, Profiles: maps.Clone(cur.MCP.Profiles), Registry: &config.Registry{URL: cur.MCP.RegistryURL()},
-		Names: namesOf(cur)}
+		Names: namesOf(cur), Tracing: &config.Tracing{}}
+	if cur.MCP.Tracing != nil {
+		t := *cur.MCP.Tracing
+		s.Tracing = &t
+	}
+	return s
 }
 
 // SetSettings saves the section-wide settings (0 restores the default).
@@ -85,6 +93,13 @@ func (h *Host) SetSettings(s Settings, based int64) (int64, error) {
 		next.MCP.Registry = nil
 		if u := s.Registry.URL; u != "" && strings.TrimRight(u, "/") != config.DefaultRegistryURL {
 			next.MCP.Registry = &config.Registry{URL: u}
+		}
+	}
+	if s.Tracing != nil {
+		next.MCP.Tracing = nil
+		if *s.Tracing != (config.Tracing{}) {
+			t := *s.Tracing
+			next.MCP.Tracing = &t
 		}
 	}
 	switch s.Names {

@@ -39,6 +39,9 @@ func (a *Handler) putSettings(w http.ResponseWriter, r *http.Request) {
 	if req.Registry != nil {
 		in.Registry = &config.Registry{URL: req.Registry.URL}
 	}
+	if req.Tracing != nil {
+		in.Tracing = &config.Tracing{Enabled: req.Tracing.Enabled, Protocol: req.Tracing.Protocol}
+	}
 	rev, err := a.host.SetSettings(in, based)
 	if err != nil {
 		a.renderError(w, r, err)
@@ -61,6 +64,9 @@ func settingsOut(s host.Settings) apitype.Settings {
 	}
 	if s.Registry != nil {
 		out.Registry = &apitype.RegistrySettings{URL: s.Registry.URL}
+	}
+	if s.Tracing != nil {
+		out.Tracing = &apitype.TracingSettings{Enabled: s.Tracing.Enabled, Protocol: s.Tracing.Protocol}
 	}
 	for name, p := range s.Profiles {
 		out.Profiles[name] = apitype.Profile{Servers: p.Servers, Naming: p.Naming, MetaTools: p.MetaTools, ControlTools: p.ControlTools,

@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/plexus-mcp/plexus/internal/era"
+	"github.com/plexus-mcp/plexus/internal/tracing"
 )
 
 // Phases of Connect, as named in a ConnectError.
@@ -51,8 +52,10 @@ const stderrTail = 5
 // Connect starts or reaches the server, negotiates the protocol and lists what
 // it offers. All of it is bounded by s.StartupTimeout (R-RUN-4); on failure
 // everything started is torn down and the error is a *ConnectError.
-func Connect(ctx context.Context, s Spec) (*Conn, error) {
+func Connect(ctx context.Context, s Spec) (_ *Conn, err error) {
 	s = withDefaults(s)
+	ctx, span := tracing.StartLaunch(ctx, s.Name, s.Type)
+	defer func() { span.End(err, connectPhase(err)) }()
 	ctx, cancel := context.WithTimeout(ctx, s.StartupTimeout)
 	defer cancel()
 
@@ -65,7 +68,6 @@ func Connect(ctx context.Context, s Spec) (*Conn, error) {
 		done:    make(chan struct{}),
 		stopped: make(chan struct{}),
 	}
-	var err error
 	switch s.Type {
 	case "stdio":
 		err = c.startStdio(ctx, s)
@@ -93,6 +95,17 @@ func Connect(ctx context.Context, s Spec) (*Conn, error) {
 	c.log.Info("server connected", "protocol", c.ProtocolVersion(), "pid", c.PID(), "tools", len(d.Tools),
 		"resources", len(d.Resources), "templates", len(d.ResourceTemplates), "prompts", len(d.Prompts))
 	return c, nil
+}
+
+// connectPhase is the phase a start failed in, as its span's error.type.
+func connectPhase(err error) string {
+	if err == nil {
+		return ""
+	}
+	if ce := (*ConnectError)(nil); errors.As(err, &ce) {
+		return ce.Phase
+	}
+	return ""
 }
 
 func withDefaults(s Spec) Spec {

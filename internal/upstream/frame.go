@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/plexus-mcp/plexus/internal/jsonscan"
+	"github.com/plexus-mcp/plexus/internal/tracing"
 )
 
 // The frame path (R-Q-2): a proxy that already holds a
@@ -133,7 +134,7 @@ func (f *frameCalls) deliverFrame(line []byte) bool {
 // server's era needs them (era.RequestMeta). It returns the result as the
 // server wrote it. Errors are classified as CallTool's are: the caller's
 // ctx, a JSON-RPC answer (AnswerError), or ErrTransportLost.
-func (c *Conn) CallRaw(ctx context.Context, params map[string]json.RawMessage) (json.RawMessage, error) {
+func (c *Conn) CallRaw(ctx context.Context, params map[string]json.RawMessage) (_ json.RawMessage, err error) {
 	if err := c.usable(); err != nil {
 		return nil, err
 	}
@@ -149,7 +150,14 @@ func (c *Conn) CallRaw(ctx context.Context, params map[string]json.RawMessage) (
 		// The stream has ended and the Conn is about to: nothing was sent.
 		return nil, fmt.Errorf("server %q: %w: %w", c.name, ErrNotConnected, c.redact.Error(err))
 	}
-	meta := c.frameMeta(peerFrom(ctx), token, params["_meta"])
+	own := params["_meta"]
+	if tracing.On() {
+		var span *tracing.Span
+		ctx, span = tracing.StartClient(ctx, tracing.Call{Method: "tools/call", Tool: toolName(params), Server: c.name})
+		defer func() { span.End(err, tracing.ErrType(err)) }()
+		own = tracing.Meta(ctx, own) // the server continues this span's trace
+	}
+	meta := c.frameMeta(peerFrom(ctx), token, own)
 	if c.stdio != nil {
 		// The frame is written as bytes: nothing is encoded twice.
 		c.stdio.frames.Store(&rc.frames)
@@ -182,6 +190,13 @@ func (c *Conn) CallRaw(ctx context.Context, params map[string]json.RawMessage) (
 		rc.frames.forget(id)
 		return nil, fmt.Errorf("server %q: calling a tool: %w", c.name, &lostError{err: c.Err()})
 	}
+}
+
+// toolName is a frame call's tool name, for its span.
+func toolName(params map[string]json.RawMessage) string {
+	var name string
+	_ = json.Unmarshal(params["name"], &name)
+	return name
 }
 
 // encodeFrame encodes a frame call, ending in a newline.

@@ -21,6 +21,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/plexus-mcp/plexus/internal/era"
+	"github.com/plexus-mcp/plexus/internal/tracing"
 )
 
 // SanitizeURL returns raw fit for logs and status: no userinfo, no fragment,
@@ -176,6 +177,12 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if fixEra {
 			era.ServerHeaders(req.Header, *v) // the headers of the server's era (break 2)
 		}
+	}
+	if own && tracing.On() && req.Method == http.MethodPost {
+		if !cloned {
+			req, cloned = req.Clone(req.Context()), true
+		}
+		tracing.InjectHeader(req.Context(), req.Header) // the call's span, if it has one
 	}
 	if own && t.session != nil {
 		if req.Header.Get(sessionHeader) != "" && !cloned {

@@ -1,0 +1,276 @@
+package e2e
+
+import (
+	"context"
+	"encoding/hex"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	coltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/plexus-mcp/plexus/internal/testenv"
+)
+
+// otlpReceiver is an OTLP/HTTP trace receiver on 127.0.0.1, built on the
+// official OTLP protobuf messages: it keeps every span it is sent.
+type otlpReceiver struct {
+	url string
+
+	mu    sync.Mutex
+	spans []*tracepb.Span // guarded by mu
+	posts int             // guarded by mu
+}
+
+func startOTLPReceiver(t testing.TB) *otlpReceiver {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &otlpReceiver{url: "http://" + ln.Addr().String()}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.Method != http.MethodPost || req.URL.Path != "/v1/traces" || req.Header.Get("Content-Type") != "application/x-protobuf" {
+			http.Error(w, "want a POST of protobuf to /v1/traces", http.StatusBadRequest)
+			return
+		}
+		b, err := io.ReadAll(req.Body)
+		var msg coltrace.ExportTraceServiceRequest
+		if err == nil {
+			err = proto.Unmarshal(b, &msg)
+		}
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		r.mu.Lock()
+		r.posts++
+		for _, rs := range msg.ResourceSpans {
+			for _, ss := range rs.ScopeSpans {
+				r.spans = append(r.spans, ss.Spans...)
+			}
+		}
+		r.mu.Unlock()
+		out, _ := proto.Marshal(&coltrace.ExportTraceServiceResponse{})
+		w.Header().Set("Content-Type", "application/x-protobuf")
+		w.Write(out)
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return r
+}
+
+// trace waits for the spans of trace id (hex) until want of them came.
+func (r *otlpReceiver) trace(t *testing.T, id string, want int) []*tracepb.Span {
+	t.Helper()
+	for end := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		var got []*tracepb.Span
+		r.mu.Lock()
+		for _, s := range r.spans {
+			if hex.EncodeToString(s.TraceId) == id {
+				got = append(got, s)
+			}
+		}
+		r.mu.Unlock()
+		if len(got) >= want || time.Now().After(end) {
+			return got
+		}
+	}
+}
+
+func (r *otlpReceiver) received() (posts, spans int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.posts, len(r.spans)
+}
+
+// headerRT sets one header on every request.
+type headerRT struct {
+	key, value string
+	base       http.RoundTripper
+}
+
+func (h headerRT) RoundTrip(r *http.Request) (*http.Response, error) {
+	if h.value != "" {
+		r = r.Clone(r.Context())
+		r.Header.Set(h.key, h.value)
+	}
+	return h.base.RoundTrip(r)
+}
+
+const tracingScript = `initialize -> {"jsonrpc":"2.0","id":{{id}},"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"script","version":"1"}}}
+tools/list -> {"jsonrpc":"2.0","id":{{id}},"result":{"tools":[{"name":"hello","inputSchema":{"type":"object"}}]}}
+tools/call hello -> {"jsonrpc":"2.0","id":{{id}},"result":{"content":[{"type":"text","text":"hello"}]}}
+`
+
+// A client's trace continues through Plexus into a stdio server: the face's
+// server span is the child of the client's traceparent (from _meta, or from
+// the HTTP header), the upstream call's client span the face span's child,
+// and the server receives that span's context in _meta, all one trace, sent
+// to a real OTLP/HTTP receiver, beside a span of the server's start. Before tracing is on, the same daemon sends
+// the receiver nothing and the server gets the client's _meta unchanged.
+func TestTracingOneTrace(t *testing.T) {
+	t.Parallel()
+	rcv := startOTLPReceiver(t)
+	e := testenv.New(t)
+	e.ExtraEnv = append(e.ExtraEnv, "OTEL_EXPORTER_OTLP_ENDPOINT="+rcv.url, "OTEL_BSP_SCHEDULE_DELAY=50")
+	dir := t.TempDir()
+	script, saw := filepath.Join(dir, "script"), filepath.Join(dir, "saw")
+	if err := os.WriteFile(script, []byte(tracingScript), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e.StartDaemon()
+	e.MustRun("settings", "set", "face.allowExternalCall", "true")
+	// The server is the scripted one, behind a tee of what it reads.
+	e.MustRun("add", "srv", "--", "/bin/sh", "-c", `tee -a "$0" | "$1" "$2"`, saw, testenv.ScriptServer(t), script)
+	httpURL, httpSaw := testenv.StartScriptHTTP(t, script)
+	e.MustRun("add", "srvh", httpURL)
+	_, base, token := faceURL(t, e)
+
+	callTool := func(tool, header, metaParent string) {
+		t.Helper()
+		c := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil)
+		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+		defer cancel()
+		rt := headerRT{key: "Traceparent", value: header, base: bearer{token: token}}
+		cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: &http.Client{Transport: rt}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		p := &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"secret": "canary-arg-7d1"}}
+		if metaParent != "" {
+			p.Meta = mcp.Meta{"traceparent": metaParent, "tracestate": "vendor=x", "other": "kept"}
+		}
+		res, err := cs.CallTool(ctx, p)
+		if got := textOfResult(t, res, err); got != "hello" {
+			t.Fatalf("call = %q, want hello", got)
+		}
+	}
+	call := func(header, metaParent string) { t.Helper(); callTool("srv_hello", header, metaParent) }
+	sawCall := func(n int) string { t.Helper(); return sawCallIn(t, saw, n) }
+
+	// Off: nothing exported, and the client's _meta reaches the server as
+	// it was written.
+	const (
+		offTrace = "0af7651916cd43dd8448eb211c80319c"
+		clientSp = "b7ad6b7169203331"
+	)
+	call("", "00-"+offTrace+"-"+clientSp+"-01")
+	if l := sawCall(1); !strings.Contains(l, `"_meta":{"other":"kept","traceparent":"00-`+offTrace+`-`+clientSp+`-01","tracestate":"vendor=x"}`) {
+		t.Errorf("tracing off: the server did not get the client's _meta as written:\n%s", l)
+	}
+	time.Sleep(300 * time.Millisecond) // six export periods
+	if posts, spans := rcv.received(); posts != 0 || spans != 0 {
+		t.Fatalf("tracing off: the receiver got %d posts, %d spans", posts, spans)
+	}
+
+	e.MustRun("settings", "set", "tracing.enabled", "true")
+	e.StopDaemon()
+	e.StartDaemon()
+	_, base, token = faceURL(t, e) // a new port
+
+	for i, c := range []struct{ name, trace, header, meta string }{
+		{"from _meta", "4bf92f3577b34da6a3ce929d0e0e4736", "", ""},
+		{"from the HTTP header", "5cf92f3577b34da6a3ce929d0e0e4737", "", ""},
+	} {
+		parent := "00-" + c.trace + "-" + clientSp + "-01"
+		if i == 0 {
+			call("", parent)
+		} else {
+			call(parent, "")
+		}
+		spans := rcv.trace(t, c.trace, 2)
+		var face, up *tracepb.Span
+		for _, s := range spans {
+			switch s.Kind {
+			case tracepb.Span_SPAN_KIND_SERVER:
+				face = s
+			case tracepb.Span_SPAN_KIND_CLIENT:
+				up = s
+			}
+		}
+		if face == nil || up == nil {
+			t.Fatalf("%s: trace %s has %d spans, want the face's (server) and the upstream call's (client): %v", c.name, c.trace, len(spans), spans)
+		}
+		if hex.EncodeToString(face.ParentSpanId) != clientSp {
+			t.Errorf("%s: the face span's parent is %x, want the client's %s", c.name, face.ParentSpanId, clientSp)
+		}
+		if string(up.ParentSpanId) != string(face.SpanId) {
+			t.Errorf("%s: the upstream span's parent is %x, want the face span %x", c.name, up.ParentSpanId, face.SpanId)
+		}
+		attrs := map[string]string{}
+		for _, s := range []*tracepb.Span{face, up} {
+			for _, a := range s.Attributes {
+				attrs[a.Key] = a.Value.GetStringValue()
+				if strings.Contains(a.Value.String(), "canary-arg") {
+					t.Errorf("%s: span %q carries an argument: %s=%v", c.name, s.Name, a.Key, a.Value)
+				}
+			}
+		}
+		if attrs["mcp.method.name"] != "tools/call" || attrs["gen_ai.tool.name"] == "" || attrs["plexus.server.name"] != "srv" {
+			t.Errorf("%s: attributes %v, want mcp.method.name, gen_ai.tool.name and plexus.server.name", c.name, attrs)
+		}
+		want := `"traceparent":"00-` + c.trace + `-` + hex.EncodeToString(up.SpanId) + `-01"`
+		if l := sawCall(2 + i); !strings.Contains(l, want) {
+			t.Errorf("%s: the server did not receive the upstream span's context %s:\n%s", c.name, want, l)
+		} else if i == 0 && (!strings.Contains(l, `"other":"kept"`) || strings.Count(l, "traceparent") != 1) {
+			t.Errorf("%s: the client's other _meta members were not kept, or traceparent twice:\n%s", c.name, l)
+		}
+	}
+	// Over streamable HTTP, the server gets the upstream span's context in
+	// _meta too.
+	const httpTrace = "6df92f3577b34da6a3ce929d0e0e4738"
+	callTool("srvh_hello", "", "00-"+httpTrace+"-"+clientSp+"-01")
+	var up *tracepb.Span
+	for _, s := range rcv.trace(t, httpTrace, 2) {
+		if s.Kind == tracepb.Span_SPAN_KIND_CLIENT {
+			up = s
+		}
+	}
+	if up == nil {
+		t.Fatal("HTTP server: no upstream span in the client's trace")
+	}
+	if l := sawCallIn(t, httpSaw, 1); !strings.Contains(l, `"traceparent":"00-`+httpTrace+`-`+hex.EncodeToString(up.SpanId)+`-01"`) {
+		t.Errorf("HTTP server: it did not receive the upstream span's context:\n%s", l)
+	}
+	// The server's start at the daemon's restart is a span of its own.
+	rcv.mu.Lock()
+	defer rcv.mu.Unlock()
+	for _, s := range rcv.spans {
+		if s.Name == "start srv" && s.Kind == tracepb.Span_SPAN_KIND_INTERNAL && s.EndTimeUnixNano > s.StartTimeUnixNano {
+			return
+		}
+	}
+	t.Errorf("no span of the server's start among %d", len(rcv.spans))
+}
+
+// sawCallIn is the nth tools/call line of a file of what a server read,
+// waiting a little for it: tee writes its file after the server's pipe.
+func sawCallIn(t *testing.T, saw string, n int) string {
+	t.Helper()
+	for end := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		b, _ := os.ReadFile(saw)
+		var calls []string
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.Contains(l, `"tools/call"`) {
+				calls = append(calls, l)
+			}
+		}
+		if len(calls) >= n {
+			return calls[n-1]
+		}
+		if time.Now().After(end) {
+			t.Fatalf("the server received %d calls, want %d:\n%s", len(calls), n, b)
+		}
+	}
+}
