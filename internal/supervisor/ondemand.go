@@ -148,16 +148,7 @@ func (s *Server) wake(w *waking) {
 	defer close(w.done)
 	s.p.OnChange()
 	s.log.Info("starting on demand")
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() {
-		select {
-		case <-s.quit:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	conn, b, err := s.connectOnce(ctx)
-	cancel()
+	conn, b, err := s.connectUntilQuit()
 	s.mu.Lock()
 	s.od.waking = nil
 	if err != nil {

@@ -125,16 +125,7 @@ func (s *Server) restart(cause error) *upstream.Conn {
 			return nil
 		}
 		s.setState(StateStarting, nil)
-		ctx, cancel := context.WithCancel(context.Background())
-		go func() {
-			select {
-			case <-s.quit:
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
-		conn, b, err := s.connectOnce(ctx)
-		cancel()
+		conn, b, err := s.connectUntilQuit()
 		if err != nil {
 			s.log.Warn("server restart failed", "err", err)
 			cause = err

@@ -221,6 +221,20 @@ type built struct {
 	early    *earlyChanges // of the connection listed
 }
 
+// connectUntilQuit connects once, given up when the server is told to quit.
+func (s *Server) connectUntilQuit() (*upstream.Conn, built, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-s.quit:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return s.connectOnce(ctx)
+}
+
 // connectOnce connects and builds the catalog entries; on failure nothing
 // is left running.
 //
