@@ -137,9 +137,23 @@ func (s *session) call(r *http.Request, ex *exchange, key string, m envelope) bo
 	if !ok || version == "" || !p.framed(req.name, false) {
 		return false
 	}
-	// The call outlives its POST while the client may resume its stream
-	// (exchange.go); the client's notifications/cancelled ends it.
-	ctx, cancel := context.WithCancel(tracing.WithClient(context.WithoutCancel(r.Context()), r.Header, s.id))
+	base := tracing.WithClient(context.WithoutCancel(r.Context()), r.Header, s.id)
+	return s.run(base, ex, key, req.id, func(ctx context.Context) (json.RawMessage, error) {
+		d, err := s.downstream(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return p.forwardCall(ctx, d, &sessionPeer{s, ex}, version, req)
+	})
+}
+
+// run does one of the session's requests that the face forwards itself
+// (a call, a tasks request) in a goroutine of its own, and answers it.
+// The request outlives its POST while the client may resume its stream
+// (exchange.go); the client's notifications/cancelled ends it, and a
+// cancelled one is answered nothing. False: the session has ended.
+func (s *session) run(base context.Context, ex *exchange, key string, id json.RawMessage, do func(context.Context) (json.RawMessage, error)) bool {
+	ctx, cancel := context.WithCancel(base)
 	s.mu.Lock()
 	if s.ended {
 		s.mu.Unlock()
@@ -155,11 +169,7 @@ func (s *session) call(r *http.Request, ex *exchange, key string, m envelope) bo
 			delete(s.calls, key)
 			s.mu.Unlock()
 		}()
-		d, err := s.downstream(ctx)
-		var res json.RawMessage
-		if err == nil {
-			res, err = p.forwardCall(ctx, d, &sessionPeer{s, ex}, version, req)
-		}
+		res, err := do(ctx)
 		if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			s.mu.Lock()
 			delete(s.pending, key)
@@ -167,7 +177,7 @@ func (s *session) call(r *http.Request, ex *exchange, key string, m envelope) bo
 			ex.abandon(key) // cancelled: the client expects no answer
 			return
 		}
-		s.answer(key, callAnswer(req.id, res, err))
+		s.answer(key, callAnswer(id, res, err))
 	}()
 	return true
 }

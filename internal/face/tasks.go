@@ -3,7 +3,6 @@ package face
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 
 	"github.com/plexus-mcp/plexus/internal/config"
@@ -62,33 +61,9 @@ func (s *session) task(r *http.Request, ex *exchange, key string, m envelope) bo
 	if !ok || version == "" {
 		return false
 	}
-	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
-	s.mu.Lock()
-	if s.ended {
-		s.mu.Unlock()
-		cancel()
-		return false
-	}
-	s.calls[key] = cancel
-	s.mu.Unlock()
-	go func() {
-		defer func() {
-			cancel()
-			s.mu.Lock()
-			delete(s.calls, key)
-			s.mu.Unlock()
-		}()
-		res, err := s.p.forwardTask(ctx, server, version, m.name, m.params)
-		if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			s.mu.Lock()
-			delete(s.pending, key)
-			s.mu.Unlock()
-			ex.abandon(key) // cancelled: the client expects no answer
-			return
-		}
-		s.answer(key, callAnswer(m.id, res, err))
-	}()
-	return true
+	return s.run(context.WithoutCancel(r.Context()), ex, key, m.id, func(ctx context.Context) (json.RawMessage, error) {
+		return s.p.forwardTask(ctx, server, version, m.name, m.params)
+	})
 }
 
 // task2026 forwards a stateless client's tasks extension request; false
