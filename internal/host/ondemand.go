@@ -54,10 +54,7 @@ func (h *Host) onDemandParams(p *supervisor.Params, sc config.Server) {
 			cached = true
 		}
 	}
-	p.IdleStop = ms(sc.IdleStopAfterMs(), 0)
-	if sc.IdleStopAfterMs() == 0 {
-		p.IdleStop = 0
-	}
+	p.IdleStop = ms(sc.IdleStopAfterMs(), 0) // 0: never stopped when idle
 	if !cached && sc.Type == config.TypeStdio && packageRunner(sc.Command, sc.Args) {
 		p.FirstStartTimeout = ms(sc.InstallTimeoutMs, config.DefaultInstallTimeoutMs)
 	}
