@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/plexus-mcp/plexus/internal/catcache"
 	"github.com/plexus-mcp/plexus/internal/docstore"
 )
 
@@ -42,11 +43,12 @@ func (l *homeLock) release() {
 
 // removeStrays removes what saves that were killed mid-way left in the
 // home: the temporary files of its documents (the OAuth tokens' among
-// them, which would otherwise outlive a logout) and of its token. Only
+// them, which would otherwise outlive a logout), of its token and of the
+// catalog cache. Only
 // the holder of the lock may, and before anything of its own saves: a
 // save in progress has a temporary file of the same name.
 func removeStrays(home string, log *slog.Logger) error {
-	removed, err := docstore.RemoveStrays(home, append(slices.Clone(Documents), TokenName)...)
+	removed, err := docstore.RemoveStrays(home, append(slices.Clone(Documents), TokenName, catcache.FileName)...)
 	if len(removed) > 0 {
 		log.Warn("removed the temporary files of saves that were interrupted", "files", removed)
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plexus-mcp/plexus/internal/catcache"
 	"github.com/plexus-mcp/plexus/internal/docstore"
 	"github.com/plexus-mcp/plexus/internal/oauth"
 	"github.com/plexus-mcp/plexus/internal/pins"
@@ -106,6 +107,12 @@ func TestStartRemovesTempFilesOfAKilledSave(t *testing.T) {
 	for _, name := range []string{pins.FileName, oauth.FileName} {
 		strays = append(strays, killMidSave(t, home, name))
 	}
+	// The catalog cache is written as the documents are (atomicfile).
+	catalogs := "." + catcache.FileName + ".tmp-5150"
+	if err := os.WriteFile(filepath.Join(home, catalogs), []byte(`{"version":1`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	strays = append(strays, catalogs)
 	// Leftovers are full of the document's content (the canary stands
 	// for the tokens of oauth.json).
 	if b, _ := os.ReadFile(filepath.Join(home, strays[1])); !bytes.Contains(b, []byte(strayCanary)) {
