@@ -52,6 +52,9 @@ func TestOnDemandStopsWhenIdleAndStartsOnUse(t *testing.T) {
 	if got := th2.toolsOf("od"); !strings.Contains(strings.Join(got, ","), "echo") {
 		t.Fatalf("restarted daemon lists %v from the cache, want echo among them", got)
 	}
+	if _, warnings, err := second.Tools("od"); err != nil || len(warnings) != 0 {
+		t.Errorf("tools of a server waiting idle: warnings %q, %v; want none (it is not a failure)", warnings, err)
+	}
 	res, err = th2.Call(t.Context(), echo, json.RawMessage(`{"text":"again"}`))
 	if err != nil || res.IsError || resultText(res) != "again" {
 		t.Fatalf("first call after the restart: %+v, %v", res, err)

@@ -142,7 +142,8 @@ func (h *Host) Tools(server string) ([]catalog.Entry, []string, error) {
 		st := srv.Status()
 		st.State = snap.publishedState(name, st.State)
 		switch st.State {
-		case supervisor.StateReady, supervisor.StateDisabled:
+		case supervisor.StateReady, supervisor.StateDisabled, supervisor.StateIdle, supervisor.StateWaking:
+			// Idle or starting on demand: its tools are listed and callable.
 		default:
 			w := name + " is " + st.State
 			if st.LastError != "" {
