@@ -108,6 +108,8 @@ func (d *decoder) mcp(path string, n *node) MCP {
 			m.Names = d.str(p, v)
 		case "tracing":
 			m.Tracing = d.tracing(p, v)
+		case "policy":
+			m.Policy = d.policy(p, v)
 		default:
 			return false
 		}

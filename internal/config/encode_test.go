@@ -53,7 +53,11 @@ func fullFile() *File {
 				Users: []string{"ada@example.com"}, Groups: []string{"eng"}}},
 			Registry: &Registry{URL: "https://registry.example.com"},
 			Tracing:  &Tracing{Enabled: true, Protocol: TracingGRPC},
-			Names:    NamesHashed,
+			Policy: &Policy{
+				Rules:  []PolicyRule{{Tool: "fs_*", Client: "claude-*", Profile: "work", Destructive: &yes, Action: PolicyAskOnce}},
+				Limits: []RateLimit{{Tool: "github_*", Client: "*", Calls: 30, WindowMs: 60000}},
+			},
+			Names: NamesHashed,
 		},
 		Team: &Team{Resource: "https://plexus.example.com/mcp", Issuers: []string{"https://idp.example.com"},
 			UserClaim: "email", GroupsClaim: "roles", Scopes: []string{"mcp"}},

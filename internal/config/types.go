@@ -43,6 +43,9 @@ type MCP struct {
 	// Tracing, if set and enabled, exports OpenTelemetry traces over OTLP
 	// (docs/tracing.md); nil is off. Read when the daemon starts.
 	Tracing *Tracing `json:"tracing,omitempty"`
+	// Policy allows, refuses, or holds for approval the tool calls, and
+	// bounds their rate (policy.go); nil allows every call.
+	Policy *Policy `json:"policy,omitempty"`
 }
 
 // Tracing is the "mcp.tracing" section. Where traces go (endpoint,

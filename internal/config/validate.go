@@ -66,6 +66,7 @@ func validateFile(ps *problems, f *File) {
 			ps.add("mcp.tracing.protocol", fmt.Sprintf("must be %q (the default) or %q", TracingHTTP, TracingGRPC))
 		}
 	}
+	validatePolicy(ps, m.Policy)
 	switch m.Names {
 	case "", NamesReadable, NamesHashed:
 	default:
