@@ -23,6 +23,7 @@ import (
 	"github.com/plexus-mcp/plexus/internal/config"
 	"github.com/plexus-mcp/plexus/internal/oauth"
 	"github.com/plexus-mcp/plexus/internal/pins"
+	"github.com/plexus-mcp/plexus/internal/policy"
 	"github.com/plexus-mcp/plexus/internal/store"
 	"github.com/plexus-mcp/plexus/internal/supervisor"
 )
@@ -107,6 +108,9 @@ type Host struct {
 	// (placement.go); guarded by applyMu.
 	replacing map[string]uint64
 	started   time.Time
+	// limiter counts calls against mcp.policy's rate limits, across
+	// reloads (gate.go).
+	limiter policy.Limiter
 }
 
 // snapshot is an immutable view of the servers and the catalog.
@@ -138,6 +142,9 @@ type snapshot struct {
 	// emitted before the snapshot was built, then, once its own changes
 	// are announced, the last of those (publish.go).
 	eventSeq atomic.Int64
+	// policy is mcp.policy compiled (gate.go); nil when it has no rule and
+	// no limit.
+	policy *policy.Policy
 }
 
 // indexed is a catalog entry with the server that answers it.
