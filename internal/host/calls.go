@@ -37,7 +37,7 @@ func (h *Host) Call(ctx context.Context, name string, args json.RawMessage) (*mc
 
 // observed makes a decoded call through the pipeline (pipeline.go).
 func (h *Host) observed(ctx context.Context, snap *snapshot, ix indexed, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
-	out, err := h.run(ctx, snap, ix, PathDecoded, func(ctx context.Context, conn *upstream.Conn) (callResult, error) {
+	out, err := h.run(ctx, snap, ix, PathDecoded, args, func(ctx context.Context, conn *upstream.Conn) (callResult, error) {
 		res, err := invokeDecoded(ctx, conn, ix, name, args)
 		return callResult{res: res}, err
 	})
