@@ -258,6 +258,40 @@ type Settings struct {
 	// (docs/tracing.md), read when the daemon starts; always set in an
 	// answer, and a PUT without it keeps it.
 	Tracing *TracingSettings `json:"tracing,omitempty"`
+	// Policy is mcp.policy: the rules that allow, deny or hold for the
+	// user's approval a tool call, and the rate limits per client. Always
+	// set in an answer; a PUT without it keeps it, an empty one removes
+	// it.
+	Policy *PolicySettings `json:"policy,omitempty"`
+}
+
+// PolicySettings are mcp.policy. Rules are tried in order, the first that
+// matches a call deciding it (none: allowed); every limit that matches a
+// call applies.
+type PolicySettings struct {
+	Rules  []PolicyRule `json:"rules"`
+	Limits []RateLimit  `json:"limits"`
+}
+
+// PolicyRule matches calls by globs (*, ?, [a-z]; empty: any) over the
+// tool's Plexus name, the client's name and the profile, and optionally
+// by whether the tool is destructive by its annotations. Action is
+// "allow", "deny", "askOncePerSession" or "askEveryCall".
+type PolicyRule struct {
+	Tool        string `json:"tool,omitempty"`
+	Client      string `json:"client,omitempty"`
+	Profile     string `json:"profile,omitempty"`
+	Destructive *bool  `json:"destructive,omitempty"`
+	Action      string `json:"action"`
+}
+
+// RateLimit allows each client at most Calls calls of the tools it
+// matches in any WindowMs.
+type RateLimit struct {
+	Tool     string `json:"tool,omitempty"`
+	Client   string `json:"client,omitempty"`
+	Calls    int    `json:"calls"`
+	WindowMs int    `json:"windowMs"`
 }
 
 // TracingSettings turn OpenTelemetry traces on (off by default) and pick
