@@ -24,6 +24,12 @@ func TestValidateRules(t *testing.T) {
 		{`{"mcp": {"tracing": {"enabeld": true}}}`, "mcp.tracing.enabeld", "unknown key"},
 		{`{"mcp": {"tracing": {"enabled": "yes"}}}`, "mcp.tracing.enabled", "want true or false"},
 
+		// Audit: bounds that hold a record, strict keys and types.
+		{`{"mcp": {"audit": {"maxFileBytes": 100}}}`, "mcp.audit.maxFileBytes", "must be at least 4096"},
+		{`{"mcp": {"audit": {"maxFiles": -1}}}`, "mcp.audit.maxFiles", "must be between 1 and 100"},
+		{`{"mcp": {"audit": {"maxfiles": 3}}}`, "mcp.audit.maxfiles", "unknown key"},
+		{server(`{"type": "stdio", "command": "c", "auditPayloads": "yes"}`), x + ".auditPayloads", "want true or false"},
+
 		// Types and the keys each allows.
 		{server(`{}`), x + ".type", "is required: stdio, http or sse"},
 		{server(`{"type": "websocket"}`), x + ".type", `unknown type "websocket"`},
@@ -137,6 +143,8 @@ func TestValidateAccepts(t *testing.T) {
 		`{"mcp": {"face": {"allowWrite": true, "allowExternalCall": false}}}`,
 		`{"mcp": {"tracing": {"enabled": true, "protocol": "grpc"}}}`,
 		`{"mcp": {"tracing": {"enabled": false}}}`,
+		`{"mcp": {"audit": {"enabled": false, "maxFileBytes": 1048576, "maxFiles": 3, "otlp": true}}}`,
+		server(`{"type": "stdio", "command": "c", "auditPayloads": true}`),
 		server(`{"type": "http", "url": "https://h", "oauth": {"grant": "client_credentials", "clientId": "c", "clientSecret": {"env": "S"}, "authMethod": "client_secret_post", "scopes": ["read"]}}`),
 		server(`{"type": "http", "url": "https://h", "oauth": {"grant": "client_credentials", "clientId": "c", "privateKeyFile": "/etc/plexus/key.pem", "signingAlg": "ES256"}}`),
 		server(`{"type": "http", "url": "https://h", "oauth": {"grant": "jwt_bearer", "clientId": "w", "tokenFile": "/var/run/secrets/tokens/mcp"}}`),
