@@ -51,4 +51,3 @@ func (a *AuditStream) Next() (apitype.AuditRecord, error) {
 
 // Close ends the stream.
 func (a *AuditStream) Close() error { return a.s.Close() }
-
