@@ -42,11 +42,18 @@ type Sink interface {
 	Write(ctx context.Context, recs []Record) error
 }
 
+// queued is a record waiting for the writer, with the redactor of its
+// payload.
+type queued struct {
+	r      Record
+	redact func(string) string
+}
+
 // Log is the audit log. A nil *Log records nothing.
 type Log struct {
 	opts Options
 	log  *slog.Logger
-	q    chan Record
+	q    chan queued
 	stop chan struct{}
 	done chan struct{}
 	file *file
@@ -71,7 +78,7 @@ func Open(opts Options) (*Log, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Log{opts: opts, log: opts.Logger, q: make(chan Record, opts.Queue), stop: make(chan struct{}), done: make(chan struct{}),
+	l := &Log{opts: opts, log: opts.Logger, q: make(chan queued, opts.Queue), stop: make(chan struct{}), done: make(chan struct{}),
 		file: f, subs: map[chan Record]struct{}{}}
 	go l.write()
 	return l, nil
@@ -87,7 +94,13 @@ func (l *Log) MaxFiles() int { return l.file.maxFiles }
 // (the caller's member, WithClient's client). It never blocks: when the
 // queue is full the record is dropped and counted, and the next batch
 // written says how many were lost.
-func (l *Log) Record(ctx context.Context, r Record) {
+func (l *Log) Record(ctx context.Context, r Record) { l.RecordPayload(ctx, r, nil) }
+
+// RecordPayload is Record for a record with Arguments or Result (a server
+// whose settings ask for them): they are redacted by the writer, off the
+// call's path, through redact (the server's secrets) and by the names of
+// their members (redact.go). Their bytes must not change after the call.
+func (l *Log) RecordPayload(ctx context.Context, r Record, redact func(string) string) {
 	if l == nil || l.closed.Load() {
 		return
 	}
@@ -96,7 +109,7 @@ func (l *Log) Record(ctx context.Context, r Record) {
 	}
 	who(ctx, &r)
 	select {
-	case l.q <- r:
+	case l.q <- queued{r, redact}:
 	default:
 		l.dropped.Add(1)
 	}
@@ -131,7 +144,7 @@ func (l *Log) Close() error {
 // what is left.
 func (l *Log) write() {
 	defer close(l.done)
-	batch := make([]Record, 0, maxBatch)
+	batch := make([]queued, 0, maxBatch)
 	var buf []byte
 	var lost uint64 // dropped records already reported
 	for {
@@ -155,7 +168,7 @@ func (l *Log) write() {
 }
 
 // drain adds what waits in the queue to batch, up to maxBatch.
-func (l *Log) drain(batch []Record) []Record {
+func (l *Log) drain(batch []queued) []queued {
 	for len(batch) < maxBatch {
 		select {
 		case r := <-l.q:
@@ -170,20 +183,23 @@ func (l *Log) drain(batch []Record) []Record {
 // flush writes one batch: to the file, to the sinks, to followers. Lost
 // records since the last batch are written first, as a record of their
 // own.
-func (l *Log) flush(batch []Record, buf []byte, lost uint64) ([]byte, uint64) {
-	records := len(batch) // the gap record is not one to count as lost
+func (l *Log) flush(queue []queued, buf []byte, lost uint64) ([]byte, uint64) {
+	records := len(queue) // the gap record is not one to count as lost
+	batch := make([]Record, 0, len(queue)+1)
 	n := l.Dropped()
 	if n > lost {
-		gap := Record{Time: time.Now(), Kind: KindAudit, Outcome: "dropped",
-			Reason: strconv.FormatUint(n-lost, 10) + " records lost: the queue was full or the disk failed"}
-		batch = append([]Record{gap}, batch...)
+		batch = append(batch, Record{Time: time.Now(), Kind: KindAudit, Outcome: "dropped",
+			Reason: strconv.FormatUint(n-lost, 10) + " records lost: the queue was full or the disk failed"})
+	}
+	for _, q := range queue {
+		if q.r.Arguments != nil || q.r.Result != nil {
+			q.r.redactPayload(q.redact)
+		}
+		batch = append(batch, q.r)
 	}
 	buf = buf[:0]
 	for i := range batch {
 		batch[i].Replica = l.opts.Replica
-		if batch[i].Arguments != nil || batch[i].Result != nil {
-			batch[i].redactPayload()
-		}
 		if l.opts.Chain != nil {
 			l.opts.Chain.Sign(&batch[i])
 		}

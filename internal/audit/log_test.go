@@ -178,7 +178,7 @@ func TestPayloadRedacted(t *testing.T) {
 	redact := strings.NewReplacer(secret, Redacted).Replace
 	args := json.RawMessage(`{"q":"find ` + secret + `","api_key":"` + keyed + `","nested":[{"Password":"` + keyed + `"}],"n":1.50}`)
 	res := json.RawMessage(`{"content":[{"type":"text","text":"` + secret + `"}]}`)
-	l.Record(t.Context(), Record{Kind: KindToolCall, Outcome: "ok"}.WithPayload(args, res, redact))
+	l.RecordPayload(t.Context(), Record{Kind: KindToolCall, Outcome: "ok", Arguments: args, Result: res}, redact)
 	l.Close()
 	b, _ := os.ReadFile(path)
 	if strings.Contains(string(b), "CANARY") {

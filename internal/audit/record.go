@@ -76,11 +76,10 @@ type Record struct {
 	// MAC over this record and the one before it.
 	Seq uint64 `json:"seq,omitempty"`
 	MAC string `json:"mac,omitempty"`
-
-	// redact replaces the server's secrets in Arguments and Result
-	// (WithPayload), in the writer.
-	redact func(string) string
 }
+
+// Millis is d in milliseconds, to the microsecond: a Record's Ms.
+func Millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // Client names the MCP client of a request: what it said in its
 // initialize (or, MCP 2026-07-28, in its request's _meta), and the

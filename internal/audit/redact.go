@@ -6,17 +6,6 @@ import (
 	"regexp"
 )
 
-// WithPayload returns r with a call's arguments and result, for a server
-// whose settings ask for them. They are redacted by the writer, off the
-// call's path: every string passes through redact (the server's own
-// secrets — its connection's redactor), and the value of every member
-// whose name is a secret's (token, password, api_key, …) is replaced
-// whole. The bytes must not change after the call: they are read later.
-func (r Record) WithPayload(args, result json.RawMessage, redact func(string) string) Record {
-	r.Arguments, r.Result, r.redact = args, result, redact
-	return r
-}
-
 // Redacted is what a secret is replaced with.
 const Redacted = "[redacted]"
 
@@ -24,9 +13,13 @@ const Redacted = "[redacted]"
 // serverconf matches a URL's key-like query parameters.
 var secretName = regexp.MustCompile(`(?i)(key|token|secret|passw|pwd|auth|credential|signature|^sig$|session|cookie)`)
 
-func (r *Record) redactPayload() {
-	r.Arguments = redactJSON(r.Arguments, r.redact)
-	r.Result = redactJSON(r.Result, r.redact)
+// redactPayload redacts r's Arguments and Result: every string passes
+// through redact (the server's own secrets — its connection's redactor),
+// and the value of every member whose name is a secret's (token,
+// password, api_key, …) is replaced whole.
+func (r *Record) redactPayload(redact func(string) string) {
+	r.Arguments = redactJSON(r.Arguments, redact)
+	r.Result = redactJSON(r.Result, redact)
 }
 
 // redactJSON returns raw with secrets replaced; a payload that is not

@@ -36,6 +36,11 @@ func TestValidateRules(t *testing.T) {
 		{`{"mcp": {"policy": {"limits": [{"calls": 5}]}}}`, "mcp.policy.limits[0].windowMs", "must be at least 1"},
 		{`{"mcp": {"policy": {"limits": [{"calls": 5, "windowMs": 1.5}]}}}`, "mcp.policy.limits[0].windowMs", "want an integer"},
 		{`{"mcp": {"policy": {"rule": []}}}`, "mcp.policy.rule", "unknown key"},
+		// Audit: bounds that hold a record, strict keys and types.
+		{`{"mcp": {"audit": {"maxFileBytes": 100}}}`, "mcp.audit.maxFileBytes", "must be at least 4096"},
+		{`{"mcp": {"audit": {"maxFiles": -1}}}`, "mcp.audit.maxFiles", "must be between 1 and 100"},
+		{`{"mcp": {"audit": {"maxfiles": 3}}}`, "mcp.audit.maxfiles", "unknown key"},
+		{server(`{"type": "stdio", "command": "c", "auditPayloads": "yes"}`), x + ".auditPayloads", "want true or false"},
 
 		// Types and the keys each allows.
 		{server(`{}`), x + ".type", "is required: stdio, http or sse"},
@@ -152,6 +157,8 @@ func TestValidateAccepts(t *testing.T) {
 		`{"mcp": {"tracing": {"enabled": false}}}`,
 		`{"mcp": {"policy": {"rules": [{"tool": "fs_write_*", "destructive": true, "action": "askEveryCall"}, {"client": "claude-*", "profile": "work", "action": "deny"}, {"action": "allow"}], "limits": [{"tool": "github_*", "client": "*", "calls": 30, "windowMs": 60000}]}}}`,
 		`{"mcp": {"policy": {}}}`,
+		`{"mcp": {"audit": {"enabled": false, "maxFileBytes": 1048576, "maxFiles": 3, "otlp": true}}}`,
+		server(`{"type": "stdio", "command": "c", "auditPayloads": true}`),
 		server(`{"type": "http", "url": "https://h", "oauth": {"grant": "client_credentials", "clientId": "c", "clientSecret": {"env": "S"}, "authMethod": "client_secret_post", "scopes": ["read"]}}`),
 		server(`{"type": "http", "url": "https://h", "oauth": {"grant": "client_credentials", "clientId": "c", "privateKeyFile": "/etc/plexus/key.pem", "signingAlg": "ES256"}}`),
 		server(`{"type": "http", "url": "https://h", "oauth": {"grant": "jwt_bearer", "clientId": "w", "tokenFile": "/var/run/secrets/tokens/mcp"}}`),

@@ -31,6 +31,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
+	"github.com/plexus-mcp/plexus/internal/audit"
 	"github.com/plexus-mcp/plexus/internal/face"
 	"github.com/plexus-mcp/plexus/internal/host"
 	"github.com/plexus-mcp/plexus/internal/localapi"
@@ -130,13 +131,20 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
+	// The audit log: written until the host has stopped (serve), then
+	// flushed and closed before the store.
+	alog, err := openAudit(opts.Home, st.Config().MCP, "", nil, nil, log)
+	if err != nil {
+		return err
+	}
+	defer alog.Close()
 	sock := filepath.Join(opts.Home, SocketName)
 	ln, err := listenSocket(sock)
 	if err != nil {
 		return err
 	}
 	defer os.Remove(sock)
-	p := newParts(opts, log, st, pn, db != nil)
+	p := newParts(opts, log, st, pn, alog, db != nil)
 	p.api.Token = token
 	pc, err := p.peerChannel(opts.Peer, db)
 	if err != nil {
@@ -224,11 +232,11 @@ type parts struct {
 // newParts wires the daemon's components. A replica of a database store
 // (team) sandboxes its stdio servers by default, and no sandboxed server
 // reads the store's key or URL files (docs/team.md).
-func newParts(opts Options, log *slog.Logger, st *store.Store, pn *pins.Store, team bool) *parts {
+func newParts(opts Options, log *slog.Logger, st *store.Store, pn *pins.Store, alog *audit.Log, team bool) *parts {
 	p := &parts{log: log, stopDelay: opts.StopDelay, changed: make(chan struct{}, 1)}
 	p.mtr = metrics.New(hostSource{&p.h})
 	p.h = host.New(host.Options{Store: st, Logger: log, Shim: opts.Shim, Observer: p.mtr, Pins: pn,
-		SandboxByDefault: team, Secrets: opts.Store.secretFiles()})
+		SandboxByDefault: team, Secrets: opts.Store.secretFiles(), Audit: alog})
 	// The MCP face, on the socket (for plexus mcp) and the loopback address.
 	p.fc = face.New(p.h, log.With("component", "face"), opts.Version)
 	p.fc.Observe(p.mtr.ObserveFace)

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
+	"github.com/plexus-mcp/plexus/internal/audit"
 	"github.com/plexus-mcp/plexus/internal/catalog"
 	"github.com/plexus-mcp/plexus/internal/catcache"
 	"github.com/plexus-mcp/plexus/internal/config"
@@ -55,6 +56,9 @@ type Options struct {
 	// Secrets are files of the daemon's own that no sandboxed server
 	// reads: a replica's store key and URL files (sandbox.Policy.Secrets).
 	Secrets []string
+	// Audit, if set, records every call, read and get (audit.go); the
+	// daemon owns and closes it.
+	Audit *audit.Log
 }
 
 // CallObserver is told the outcome and duration of every tool call:

@@ -19,7 +19,7 @@ import (
 // The call spine. Every tool call, whoever makes it and however its frame
 // is carried, goes one way:
 //
-//	resolve → gate → deadline → invoke → cap → classify → observe
+//	resolve → gate → deadline → invoke → cap → classify → observe (metrics, audit)
 //
 // Resolving is the caller's (a catalog entry of one snapshot: Call,
 // Session.Call, Session.CallRaw). Two invokers carry the call: decoded (the
@@ -46,7 +46,8 @@ type callResult struct {
 type invoker func(ctx context.Context, conn *upstream.Conn) (callResult, error)
 
 // run is the pipeline for one resolved catalog entry; args are the call's
-// arguments as the client wrote them (for the gate's question to the user).
+// arguments as the client wrote them (for the gate's question to the
+// user, and the audit log).
 func (h *Host) run(ctx context.Context, snap *snapshot, ix indexed, path string, args json.RawMessage, invoke invoker) (callResult, error) {
 	start := time.Now()
 	var out callResult
@@ -56,11 +57,18 @@ func (h *Host) run(ctx context.Context, snap *snapshot, ix indexed, path string,
 	} else {
 		out, err = h.invoke(ctx, snap, ix, invoke)
 	}
+	if h.opts.Observer == nil && h.opts.Audit == nil {
+		return out, err
+	}
+	d, outcome := time.Since(start), out.outcome(err)
 	if h.opts.Observer != nil {
-		h.opts.Observer.ObserveCall(ix.entry.Server, path, out.outcome(err), time.Since(start))
+		h.opts.Observer.ObserveCall(ix.entry.Server, path, outcome, d)
 	}
 	if id, ok := caller.From(ctx); ok {
-		h.observeUser(id, ix, out.outcome(err), time.Since(start))
+		h.observeUser(id, ix, outcome, d)
+	}
+	if h.opts.Audit != nil {
+		h.auditCall(ctx, ix, args, out, outcome, d)
 	}
 	return out, err
 }

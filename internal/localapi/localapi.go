@@ -108,6 +108,8 @@ func (a *Handler) routes() {
 	m.HandleFunc("PUT /v1/secrets/{name}", a.setSecret)
 	m.HandleFunc("DELETE /v1/secrets/{name}", a.deleteSecret)
 	m.HandleFunc("GET /v1/events", a.events)
+	m.HandleFunc("GET /v1/audit", a.auditRecords)
+	m.HandleFunc("GET /v1/audit/follow", a.followAudit)
 	m.HandleFunc("GET /v1/servers/{name}/logs", a.logs)
 	m.HandleFunc("POST /v1/servers/{name}/restart", a.restart)
 	m.HandleFunc("POST /v1/servers/{name}/accept", a.accept)
