@@ -138,9 +138,12 @@ func (h *Host) approve(ctx context.Context, ix indexed, d policy.Decision, args 
 	return nil
 }
 
-// decided records a decision of the gate.
+// decided records a decision of the gate in the audit log (who from ctx;
+// never the arguments) and the daemon's log.
 func (h *Host) decided(ctx context.Context, kind string, ix indexed, outcome, reason string) {
 	h.log.Info("call decided", "kind", kind, "server", ix.entry.Server, "tool", ix.entry.Tool, "outcome", outcome, "reason", reason)
+	h.opts.Audit.Record(auditSession(ctx), audit.Record{Kind: kind, Server: ix.entry.Server, Tool: ix.entry.Tool, Name: ix.entry.Name,
+		Outcome: outcome, Reason: reason})
 }
 
 // approved reports whether the user approved tool for the rest of the

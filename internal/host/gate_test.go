@@ -164,6 +164,20 @@ func TestGate(t *testing.T) {
 	}
 	refused(call(as("very-careful", nil), echo, "api-1"), markNeedsOK, "api-1", "cannot be asked")
 
+	// Every decision is recorded, with its reason.
+	var decisions []string
+	for _, r := range th.logs.records() {
+		if r.msg == "call decided" {
+			decisions = append(decisions, r.attrs["outcome"].(string)+" "+r.attrs["reason"].(string))
+		}
+	}
+	want := []string{"denied mcp.policy.rules[0]", "rate_limited mcp.policy.limits[0]", "declined elicitation", "approved elicitation",
+		"approved once-per-session", "approved elicitation", "approved elicitation", "approved elicitation", "approved elicitation",
+		"refused mcp.policy.rules[2]", "refused mcp.policy.rules[2]"}
+	if !slices.Equal(decisions, want) {
+		t.Errorf("decisions recorded:\n%q\nwant\n%q", decisions, want)
+	}
+
 	// Removing the policy lets everything through again, at once.
 	th.setPolicy(&config.Policy{})
 	sent(call(as("bad-bot", nil), echo, "after-1"), "after-1")
