@@ -32,6 +32,12 @@ func TestTerminalSettings(t *testing.T) {
 	if got := strings.TrimSpace(e.MustRun("settings", "get", "callTimeoutMs")); got != "45000" {
 		t.Fatalf("after typing 45000: callTimeoutMs = %s", got)
 	}
+	// The policy, set with the CLI, shows when the screen opens again.
+	e.MustRun("settings", "set", "policy.rules", `[{"tool": "example_*", "client": "claude-*", "action": "askEveryCall"}]`)
+	x.must("send-keys", "-t", "tui", "Escape")
+	x.waitText("NAME", "example")
+	x.must("send-keys", "-t", "tui", "s")
+	x.waitText("1 rules, 0 limits", "1. askEveryCall: tool example_*, client claude-*, profile any")
 	x.must("send-keys", "-t", "tui", "Escape")
 	s := x.waitText("NAME", "example")
 	if strings.Contains(s, "external calls are off") {
