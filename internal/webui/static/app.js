@@ -917,7 +917,23 @@ async function loadSettings() {
     $('g-call').value = s.callTimeoutMs || '';
     $('g-retry').value = s.retryMs || '';
     showGates(s.face || {});
+    showPolicy(s.policy || {});
   } catch (e) { $('settings-msg').textContent = 'Global settings: ' + describe(e); }
+}
+
+// showPolicy lists mcp.policy's rules, in the order they are tried, and
+// its rate limits.
+function showPolicy(p) {
+  const any = (v) => v || 'any';
+  const actions = { allow: 'allow', deny: 'deny', askOncePerSession: 'ask once per session', askEveryCall: 'ask every call' };
+  const rules = (p.rules || []).map((r) => el('li', {},
+    el('strong', {}, actions[r.action] || r.action), ': tool ', el('code', {}, any(r.tool)), ', client ', el('code', {}, any(r.client)),
+    ', profile ', el('code', {}, any(r.profile)),
+    r.destructive === undefined ? '' : (r.destructive ? ', destructive tools only' : ', tools that are not destructive')));
+  $('policy-rules').replaceChildren(...(rules.length ? rules : [el('li', {}, 'No rules: every call is allowed.')]));
+  const limits = (p.limits || []).map((l) => el('li', {},
+    el('strong', {}, `${l.calls} calls per ${l.windowMs} ms`), ' for each client: tool ', el('code', {}, any(l.tool)), ', client ', el('code', {}, any(l.client))));
+  $('policy-limits').replaceChildren(...(limits.length ? limits : [el('li', {}, 'No rate limits.')]));
 }
 
 // showGates shows the face's gates, and says at the top of the page when

@@ -309,6 +309,31 @@ async function run(page) {
   await page.waitForFunction(() => document.getElementById('g-call').value === '45000');
   step('the global request timeout is saved');
 
+  // The policy, edited by hand in the settings file, shows on the page as
+  // text (a glob is never markup).
+  const cfg = JSON.parse(fs.readFileSync(env.SETTINGS_FILE, 'utf8'));
+  cfg.mcp.policy = {
+    rules: [{ tool: '<img src=x onerror=window.__xss=1>_*', client: 'claude-*', action: 'deny' }, { destructive: true, action: 'askOncePerSession' }],
+    limits: [{ tool: 'example_*', calls: 30, windowMs: 60000 }]
+  };
+  fs.writeFileSync(env.SETTINGS_FILE, JSON.stringify(cfg, null, 2));
+  await page.waitForFunction(() => document.getElementById('hand-edit').hidden, null, { timeout: T });
+  for (let i = 0; ; i++) {
+    await page.reload();
+    try {
+      await page.waitForFunction(() => document.getElementById('policy-rules').children.length === 2, null, { timeout: 2000 });
+      break;
+    } catch (e) {
+      if (i === 10) throw e;
+    }
+  }
+  const rules = await page.textContent('#policy-rules');
+  assert.match(rules, /deny: tool <img src=x onerror=window.__xss=1>_\*, client claude-\*, profile any/);
+  assert.match(rules, /ask once per session: tool any, client any, profile any, destructive tools only/);
+  assert.match(await page.textContent('#policy-limits'), /30 calls per 60000 ms for each client: tool example_\*, client any/);
+  assert.equal(await page.evaluate(() => window.__xss), undefined, 'a glob ran as markup');
+  step('the policy shows: ' + rules.slice(0, 120));
+
   // Delete, with its credentials.
   await button(page, 'remote', 'Delete').click();
   await page.waitForFunction(() => !document.querySelector('#servers > li[data-name="remote"]'));
