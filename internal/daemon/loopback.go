@@ -12,8 +12,8 @@ import (
 	"strings"
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
-	"github.com/plexus-mcp/plexus/internal/audit"
 	"github.com/plexus-mcp/plexus/internal/atomicfile"
+	"github.com/plexus-mcp/plexus/internal/audit"
 	"github.com/plexus-mcp/plexus/internal/connlimit"
 	"github.com/plexus-mcp/plexus/internal/localapi"
 	"github.com/plexus-mcp/plexus/internal/webui"
