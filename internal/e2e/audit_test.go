@@ -25,7 +25,8 @@ import (
 // values and a server's secret are in no record, no API answer and no
 // CLI output — except, for the one server whose settings ask for its
 // payloads, its arguments with the secret and the secret-named member
-// redacted. The file is 0600; filters and following work.
+// redacted. The file is 0600; filters and following work; under
+// concurrent calls the files rotate within their bounds, whole lines only.
 func TestAuditRecordsEveryKind(t *testing.T) {
 	t.Parallel()
 	const (
@@ -35,6 +36,13 @@ func TestAuditRecordsEveryKind(t *testing.T) {
 		keyCanary    = "CANARY-apikey-5e3a"
 	)
 	e := testenv.New(t)
+	// Small bounds, for the rotation under load at the end.
+	if err := os.MkdirAll(e.Home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(e.Home, "extensions.json"), []byte(`{"mcp": {"audit": {"maxFileBytes": 8192, "maxFiles": 3}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	e.StartDaemon()
 	if r := e.Run(secret+"\n", "secret", "set", "EX_TOKEN"); r.Code != 0 {
 		t.Fatalf("secret set: %+v", r)
@@ -183,6 +191,62 @@ func TestAuditRecordsEveryKind(t *testing.T) {
 		for _, canary := range []string{argCanary, promptCanary, secret, keyCanary} {
 			if strings.Contains(text, canary) {
 				t.Errorf("%s holds the planted value %s", what, canary)
+			}
+		}
+	}
+
+	// Rotation under load: concurrent calls through the face pass the
+	// files' bounds many times over; they stay within them, each line
+	// whole, the newest records kept.
+	n := 20
+	if testing.Short() {
+		n = 8
+	}
+	errs := make(chan error, 8*n)
+	for g := range 8 {
+		go func() {
+			for i := range n {
+				_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: plainEcho, Arguments: map[string]any{"text": strings.Repeat("x", g*10+i)}})
+				errs <- err
+			}
+		}()
+	}
+	for range 8 * n {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.MustRun("call", plainEcho, `{"text":"the last"}`)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		out, err := c.Audit(t.Context(), url.Values{"limit": {"1"}, "kind": {"tools/call"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out.Records) == 1 && out.Records[0].ArgBytes == len(`{"text":"the last"}`) {
+			if out.Dropped != 0 {
+				t.Errorf("%d records dropped", out.Dropped)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the last call is not the newest record: %+v", out.Records)
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(e.Home, "audit.jsonl*"))
+	if len(files) != 3 {
+		t.Errorf("audit files %v, want 3", files)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b) > 8192 || len(b) == 0 || b[len(b)-1] != '\n' {
+			t.Errorf("%s: %d bytes, bound 8192, ends in a newline: %v", f, len(b), len(b) > 0 && b[len(b)-1] == '\n')
+		}
+		for _, line := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
+			if !json.Valid([]byte(line)) {
+				t.Errorf("%s: torn line %q", f, line)
 			}
 		}
 	}
