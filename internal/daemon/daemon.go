@@ -315,7 +315,7 @@ func (p *parts) loopback(opts Options, token string) (tcpServers, error) {
 		return &tcpServer{srv: l.Server(h, p.errorLog(), nil), ln: l, pod: pod}
 	}
 	if !network {
-		return tcpServers{server(tln, false, loopbackMux(lb, p.team, p.api, p.changed, p.hl, tln.Addr().String(), p.log))}, nil
+		return tcpServers{server(tln, false, loopbackMux(lb, p.team, p.api, p.changed, p.h.Audit(), p.hl, tln.Addr().String(), p.log))}, nil
 	}
 	// T7: beyond loopback only in team mode, and then only the face
 	// behind the team's tokens, its metadata and the probes (network.go).
@@ -329,7 +329,7 @@ func (p *parts) loopback(opts Options, token string) (tcpServers, error) {
 		p.log.Warn("loopback address in use: the web page and metrics are off", "addr", beside, "err", err)
 		return out, nil
 	}
-	return append(out, server(local, false, loopbackMux(lb, p.team, p.api, p.changed, p.hl, local.Addr().String(), p.log))), nil
+	return append(out, server(local, false, loopbackMux(lb, p.team, p.api, p.changed, p.h.Audit(), p.hl, local.Addr().String(), p.log))), nil
 }
 
 // errorLog is where net/http's servers report, as warnings of the log.
@@ -345,7 +345,7 @@ func (p *parts) serve(ctx context.Context, opts Options, ln net.Listener, tcp tc
 	// The socket under limits of its own, apart from TCP's, with a
 	// reserve of file descriptors (limits.go).
 	sl := limitSocket(ln, p.log)
-	srv := sl.Server(notingChanges(p.api, p.changed), p.errorLog(), localapi.ConnContext)
+	srv := sl.Server(notingChanges(p.api, p.changed, p.h.Audit(), "socket"), p.errorLog(), localapi.ConnContext)
 	// Servers start in the background; the API answers at once and shows
 	// each server as "starting" until it is ready. The set is in place
 	// before the API answers, so that its first status lists every server.

@@ -181,7 +181,7 @@ func New(opts Options) *Host {
 	h.catalogs = openCatalogs(opts)
 	h.oauth = opts.OAuth
 	if h.oauth == nil {
-		m, err := oauth.Open(oauth.Options{Docs: opts.Store.Docs(), Logger: opts.Logger.With("component", "oauth")})
+		m, err := oauth.Open(oauth.Options{Docs: opts.Store.Docs(), Logger: opts.Logger.With("component", "oauth"), Audit: opts.Audit})
 		if err != nil {
 			h.log.Error("OAuth logins are unavailable", "err", err)
 		}
