@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 a fake Peer implements Log, whose params type MCP 2026-07-28 deprecates.
+
 package host
 
 import (

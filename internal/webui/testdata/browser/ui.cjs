@@ -317,16 +317,11 @@ async function run(page) {
     limits: [{ tool: 'example_*', calls: 30, windowMs: 60000 }]
   };
   fs.writeFileSync(env.SETTINGS_FILE, JSON.stringify(cfg, null, 2));
+  await page.waitForFunction(() => /not applied yet/.test(document.getElementById('hand-edit').textContent), null, { timeout: T });
+  await page.click('#reload');
   await page.waitForFunction(() => document.getElementById('hand-edit').hidden, null, { timeout: T });
-  for (let i = 0; ; i++) {
-    await page.reload();
-    try {
-      await page.waitForFunction(() => document.getElementById('policy-rules').children.length === 2, null, { timeout: 2000 });
-      break;
-    } catch (e) {
-      if (i === 10) throw e;
-    }
-  }
+  await page.reload();
+  await page.waitForFunction(() => document.getElementById('policy-rules').children.length === 2, null, { timeout: T });
   const rules = await page.textContent('#policy-rules');
   assert.match(rules, /deny: tool <img src=x onerror=window.__xss=1>_\*, client claude-\*, profile any/);
   assert.match(rules, /ask once per session: tool any, client any, profile any, destructive tools only/);
