@@ -699,7 +699,35 @@ const (
 	// definition changed, or the server needs approval because its own
 	// definition did (R-CAT-6); Held and Approval say what.
 	EventHeld = "held"
+	// EventCallApproval: a tool call began or stopped waiting for the
+	// user's approval (GET /v1/approvals lists those waiting).
+	EventCallApproval = "call_approval"
 )
+
+// CallApproval is a tool call waiting for the user's approval (mcp.policy
+// asks for it, and the client that made it cannot be asked): GET
+// /v1/approvals lists them, POST /v1/approvals/{id} decides one.
+type CallApproval struct {
+	ID     string `json:"id"`
+	Server string `json:"server"`
+	Tool   string `json:"tool"`
+	// Name is the tool's Plexus name.
+	Name    string `json:"name"`
+	Client  string `json:"client,omitempty"`
+	Profile string `json:"profile,omitempty"`
+	// Arguments summarise the call's arguments: bounded, secrets redacted.
+	Arguments string `json:"arguments"`
+	// Rule is the rule that asks ("mcp.policy.rules[2]").
+	Rule  string    `json:"rule"`
+	Since time.Time `json:"since"`
+	// Until is when the call stops waiting and is refused.
+	Until time.Time `json:"until"`
+}
+
+// DecideCallRequest is POST /v1/approvals/{id}.
+type DecideCallRequest struct {
+	Approve bool `json:"approve"`
+}
 
 // LogLines is GET /v1/servers/{name}/logs: the server's last stderr lines
 // (at most 200, kept across restarts, secrets redacted).

@@ -110,9 +110,7 @@ func (h *Host) approve(ctx context.Context, ix indexed, d policy.Decision, args 
 	}
 	caps := upstream.CallerCapabilities(ctx)
 	if caps == nil || caps.Elicitation == nil || (caps.Elicitation.Form == nil && caps.Elicitation.URL != nil) {
-		h.decided(ctx, audit.KindApproval, ix, "refused", d.Rule)
-		return errorResult(fmt.Sprintf("plexus: calling %s needs the user's approval (%s: %s), and this client cannot be asked: it does not support elicitation (form mode). The call was not sent to %s. Call it from a client that supports elicitation (Claude Code, VS Code, the MCP Inspector), or change the rule in the settings (plexus settings, the web page or the TUI)",
-			ix.entry.Name, d.Rule, d.Action, ix.entry.Server), markNeedsOK, "")
+		return h.approveElsewhere(ctx, sess, ix, d, args)
 	}
 	q, _ := json.Marshal(map[string]any{
 		"message": fmt.Sprintf("Plexus asks: allow this call of the tool %q of the server %q (%s)?\nArguments: %s",
@@ -136,6 +134,28 @@ func (h *Host) approve(ctx context.Context, ix indexed, d policy.Decision, args 
 	sess.approve(ix.entry.Name)
 	h.decided(ctx, audit.KindApproval, ix, "approved", "elicitation")
 	return nil
+}
+
+// approveElsewhere holds the call of a client that cannot be asked until
+// the user decides on the web page or with `plexus approve --call`: nil if
+// they approve, else the refusal, which says how to approve.
+func (h *Host) approveElsewhere(ctx context.Context, sess *Session, ix indexed, d policy.Decision, args json.RawMessage) *mcp.CallToolResult {
+	id, ok, decided := h.awaitApproval(ctx, ix, d, args)
+	switch {
+	case decided && ok:
+		sess.approve(ix.entry.Name)
+		h.decided(ctx, audit.KindApproval, ix, "approved", "settings API")
+		return nil
+	case decided:
+		h.decided(ctx, audit.KindApproval, ix, markDeclined, "settings API")
+		return errorResult(fmt.Sprintf("plexus: the user did not approve this call of %s (refused on the web page or with plexus approve); it was not sent to %s", ix.entry.Name, ix.entry.Server), markDeclined, "")
+	case id == "":
+		h.decided(ctx, audit.KindApproval, ix, "refused", "too many waiting")
+		return errorResult(fmt.Sprintf("plexus: calling %s needs the user's approval (%s), this client cannot be asked, and %d calls are already waiting for approval; the call was not sent to %s", ix.entry.Name, d.Rule, maxWaiting, ix.entry.Server), markNeedsOK, "")
+	}
+	h.decided(ctx, audit.KindApproval, ix, "refused", d.Rule)
+	return errorResult(fmt.Sprintf("plexus: calling %s needs the user's approval (%s: %s), and this client cannot be asked: it does not support elicitation (form mode). It waited for approval as %s on the web page (plexus ui) and with `plexus approve --call %s`, and nobody approved it in time, so it was not sent to %s. Call it again and approve it there, call it from a client that supports elicitation, or change the rule in the settings (plexus settings, the web page or the TUI)",
+		ix.entry.Name, d.Rule, d.Action, id, id, ix.entry.Server), markNeedsOK, "")
 }
 
 // decided records a decision of the gate in the audit log (who from ctx;

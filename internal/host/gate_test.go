@@ -5,10 +5,12 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -158,13 +160,42 @@ func TestGate(t *testing.T) {
 	}
 
 	// A client that cannot be asked, and a caller with no client at all
-	// (the settings API): refused, with what to do.
+	// (the settings API), wait for the user elsewhere (the web page,
+	// plexus approve): approved, refused, or nobody in time — then
+	// refused with what to do.
+	th.opts.ApprovalWait = 300 * time.Millisecond
 	mute := &askingPeer{answer: "accept", caps: &mcp.ClientCapabilities{}, session: sess}
-	refused(call(as("very-careful", mute), echo, "mute-1"), markNeedsOK, "mute-1", "cannot be asked", "supports elicitation")
+	refused(call(as("very-careful", mute), echo, "mute-1"), markNeedsOK, "mute-1", "cannot be asked", "supports elicitation", "plexus approve --call call-", "nobody approved it in time")
 	if mute.asked.Load() != 0 {
 		t.Error("a client without elicitation was asked")
 	}
 	refused(call(as("very-careful", nil), echo, "api-1"), markNeedsOK, "api-1", "cannot be asked")
+	if n := len(th.Approvals()); n != 0 {
+		t.Errorf("%d calls still wait after giving up", n)
+	}
+	th.opts.ApprovalWait = time.Minute
+	decide := func(approve bool) {
+		for {
+			if w := th.Approvals(); len(w) == 1 {
+				if w[0].Name != echo || w[0].Client != "very-careful" || w[0].Rule != "mcp.policy.rules[2]" || w[0].Arguments == "" {
+					t.Errorf("waiting: %+v", w[0])
+				}
+				if err := th.DecideCall(w[0].ID, approve); err != nil {
+					t.Error(err)
+				}
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	go decide(true)
+	sent(call(as("very-careful", mute), echo, "approved-elsewhere"), "approved-elsewhere")
+	go decide(false)
+	refused(call(as("very-careful", nil), echo, "refused-elsewhere"), markDeclined, "refused-elsewhere", "did not approve")
+	var nf *NotFoundError
+	if err := th.DecideCall("call-nope", true); !errors.As(err, &nf) {
+		t.Errorf("deciding an unknown call: %v", err)
+	}
 
 	// Every decision is recorded, with its reason.
 	var decisions []string
@@ -175,7 +206,7 @@ func TestGate(t *testing.T) {
 	}
 	want := []string{"denied mcp.policy.rules[0]", "rate_limited mcp.policy.limits[0]", "declined elicitation", "approved elicitation",
 		"approved once-per-session", "approved elicitation", "approved elicitation", "approved elicitation", "approved elicitation",
-		"refused mcp.policy.rules[2]", "refused mcp.policy.rules[2]"}
+		"refused mcp.policy.rules[2]", "refused mcp.policy.rules[2]", "approved settings API", "declined settings API"}
 	if !slices.Equal(decisions, want) {
 		t.Errorf("decisions recorded:\n%q\nwant\n%q", decisions, want)
 	}

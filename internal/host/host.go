@@ -59,6 +59,10 @@ type Options struct {
 	// Audit, if set, records every call, read and get (audit.go); the
 	// daemon owns and closes it.
 	Audit *audit.Log
+	// ApprovalWait bounds how long a call that needs the user's approval,
+	// from a client that cannot be asked, waits for it on the web page or
+	// `plexus approve --call` (0: DefaultApprovalWait).
+	ApprovalWait time.Duration
 }
 
 // CallObserver is told the outcome and duration of every tool call:
@@ -115,6 +119,8 @@ type Host struct {
 	// limiter counts calls against mcp.policy's rate limits, across
 	// reloads (gate.go).
 	limiter policy.Limiter
+	// waiting are the calls waiting for the user's approval (approvals.go).
+	waiting waitingCalls
 }
 
 // snapshot is an immutable view of the servers and the catalog.
