@@ -114,6 +114,8 @@ func (a *Handler) routes() {
 	m.HandleFunc("POST /v1/servers/{name}/restart", a.restart)
 	m.HandleFunc("POST /v1/servers/{name}/accept", a.accept)
 	m.HandleFunc("POST /v1/servers/{name}/approve", a.approve)
+	m.HandleFunc("GET /v1/approvals", a.callApprovals)
+	m.HandleFunc("POST /v1/approvals/{id}", a.decideCall)
 	m.HandleFunc("POST /v1/servers/{name}/login", a.login)
 	m.HandleFunc("POST /v1/servers/{name}/login/complete", a.completeLogin)
 	m.HandleFunc("POST /v1/servers/{name}/logout", a.logout)
