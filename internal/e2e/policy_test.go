@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/plexus-mcp/plexus/internal/apitype"
 	"github.com/plexus-mcp/plexus/internal/testenv"
 )
 
@@ -22,7 +23,8 @@ import (
 // denies, a rate limit refuses and says when to try again, a rule asks
 // the user through the client's elicitation — once per session where the
 // client has one, every call where it has none — a declined call is
-// refused, and a client that cannot elicit is refused with what to do.
+// refused, and the call of a client that cannot elicit waits for the user
+// to approve or refuse it with plexus approve.
 // The TypeScript SDK's clients of both eras approve too. (That a refused
 // call never reaches its server is host's TestGate, against a server
 // that traces what it reads.)
@@ -113,7 +115,31 @@ func TestPolicy(t *testing.T) {
 					t.Errorf("asked %d times for 2 calls, want %d", n, want)
 				}
 				refused(call(conn(t, "ask-no-"+who, version, answering("decline")), "f"), "did not approve", "decline")
-				refused(call(conn(t, "ask-mute-"+who, version, nil), "g"), "cannot be asked", "supports elicitation", "change the rule")
+
+				// A client that cannot be asked waits for the user, who
+				// decides with plexus approve: approved in one era,
+				// refused in the other.
+				mute := conn(t, "ask-mute-"+who, version, nil)
+				done := make(chan *mcp.CallToolResult, 1)
+				go func() {
+					res, err := mute.CallTool(t.Context(), &mcp.CallToolParams{Name: echo, Arguments: map[string]any{"text": "g"}})
+					if err != nil {
+						t.Error(err)
+					}
+					done <- res
+				}()
+				id := waitingCall(t, e, "ask-mute-"+who)
+				if version == "" {
+					mustContain(t, "plexus approve --call", e.MustRun("approve", "--call", id), "approved "+id)
+					if res := <-done; res == nil || res.IsError || contentText(res) != "g" {
+						t.Errorf("a call approved with plexus approve: %+v", res)
+					}
+				} else {
+					mustContain(t, "plexus approve --call --deny", e.MustRun("approve", "--call", id, "--deny"), "refused "+id)
+					if res := <-done; res != nil {
+						refused(res, "did not approve")
+					}
+				}
 			})
 		}
 	}
@@ -143,6 +169,25 @@ func TestPolicy(t *testing.T) {
 			})
 		}
 	}
+}
+
+// waitingCall waits until `plexus approve --calls` lists a call of client
+// and returns its id.
+func waitingCall(t *testing.T, e *testenv.Env, client string) string {
+	t.Helper()
+	for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		var waiting []apitype.CallApproval
+		if err := json.Unmarshal([]byte(e.MustRun("approve", "--calls", "--json")), &waiting); err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range waiting {
+			if w.Client == client {
+				return w.ID
+			}
+		}
+	}
+	t.Fatalf("no call of %s waits for approval", client)
+	return ""
 }
 
 // dial connects an SDK client named client, of era (""; the newest), with
