@@ -16,8 +16,11 @@ import (
 // its counts (its identity is its content, not its place).
 type Limiter struct {
 	mu      sync.Mutex // guards buckets
-	buckets map[string]*bucket
+	buckets map[bucketKey]*bucket
 }
+
+// bucketKey is one client's count against one limit (by its identity).
+type bucketKey struct{ limit, client string }
 
 // bucket is one client's count against one limit: tat is when its
 // bucket would be full again (the theoretical arrival time).
@@ -47,7 +50,7 @@ func (l *Limiter) Take(p *Policy, c Call, now time.Time) *Refusal {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.buckets == nil {
-		l.buckets = map[string]*bucket{}
+		l.buckets = map[bucketKey]*bucket{}
 	}
 	type take struct {
 		b   *bucket
@@ -61,7 +64,7 @@ func (l *Limiter) Take(p *Policy, c Call, now time.Time) *Refusal {
 		}
 		window := time.Duration(lim.WindowMs) * time.Millisecond
 		per := window / time.Duration(lim.Calls)
-		key := p.keys[i] + "\x00" + c.Client
+		key := bucketKey{p.keys[i], c.Client}
 		b := l.buckets[key]
 		if b == nil {
 			l.prune(now)
@@ -74,7 +77,7 @@ func (l *Limiter) Take(p *Policy, c Call, now time.Time) *Refusal {
 		}
 		if over := tat.Sub(now) - (window - per); over > 0 {
 			if worst == nil || over > worst.RetryAfter {
-				worst = &Refusal{Limit: "mcp.policy.limits[" + strconv.Itoa(i) + "]", Calls: lim.Calls, Window: window, RetryAfter: over}
+				worst = &Refusal{Limit: p.paths[i], Calls: lim.Calls, Window: window, RetryAfter: over}
 			}
 			continue
 		}

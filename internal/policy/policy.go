@@ -39,8 +39,10 @@ type Decision struct {
 // Policy is mcp.policy, ready to match.
 type Policy struct {
 	rules  []config.PolicyRule
+	names  []string // each rule's key path, for its decisions
 	limits []config.RateLimit
 	keys   []string // each limit's identity, for its counters (limit.go)
+	paths  []string // each limit's key path, for its refusals
 }
 
 // Compile readies p; nil when it has no rule and no limit, so that a
@@ -50,8 +52,12 @@ func Compile(p *config.Policy) *Policy {
 		return nil
 	}
 	c := &Policy{rules: p.Clone().Rules, limits: p.Clone().Limits}
-	for _, l := range c.limits {
+	for i := range c.rules {
+		c.names = append(c.names, "mcp.policy.rules["+strconv.Itoa(i)+"]")
+	}
+	for i, l := range c.limits {
 		c.keys = append(c.keys, limitKey(l))
+		c.paths = append(c.paths, "mcp.policy.limits["+strconv.Itoa(i)+"]")
 	}
 	return c
 }
@@ -64,7 +70,7 @@ func (p *Policy) Decide(c Call) Decision {
 	for i, r := range p.rules {
 		if matches(r.Tool, c.Tool) && matches(r.Client, c.Client) && matches(r.Profile, c.Profile) &&
 			(r.Destructive == nil || *r.Destructive == c.destructive()) {
-			return Decision{Action: r.Action, Rule: "mcp.policy.rules[" + strconv.Itoa(i) + "]"}
+			return Decision{Action: r.Action, Rule: p.names[i]}
 		}
 	}
 	return Decision{Action: config.PolicyAllow}

@@ -168,3 +168,31 @@ func FuzzSummary(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkGate is the policy's share of a call with a few rules and
+// limits: four rules that do not match, one that allows, and two limits
+// the call is counted against (the pipeline's gate without the question).
+func BenchmarkGate(b *testing.B) {
+	yes := true
+	p := Compile(&config.Policy{
+		Rules: []config.PolicyRule{
+			{Tool: "github_*", Action: config.PolicyDeny},
+			{Client: "claude-*", Tool: "fs_write_*", Action: config.PolicyAskEvery},
+			{Profile: "work", Destructive: &yes, Action: config.PolicyAskOnce},
+			{Tool: "*_delete_*", Action: config.PolicyDeny},
+			{Tool: "example_*", Client: "bench", Action: config.PolicyAllow},
+		},
+		Limits: []config.RateLimit{{Tool: "example_*", Calls: 1 << 30, WindowMs: 1000}, {Client: "b*", Calls: 1 << 30, WindowMs: 60000}},
+	})
+	var l Limiter
+	c := Call{Tool: "example_echo", Client: "bench", Profile: "default", Annotations: json.RawMessage(`{"readOnlyHint":true}`)}
+	b.ReportAllocs()
+	for b.Loop() {
+		if d := p.Decide(c); d.Action != config.PolicyAllow {
+			b.Fatal(d)
+		}
+		if r := l.Take(p, c, time.Now()); r != nil {
+			b.Fatal(r)
+		}
+	}
+}
