@@ -1032,6 +1032,7 @@ function follow() {
   on('held', () => refresh());
   on('settings_file', (ev) => showHandEdit(ev.settingsFile));
   on('catalog', () => refresh());
+  on('call_approval', () => loadApprovals());
   on('stderr', (ev) => {
     // The server being started for a save: its latest line is progress.
     if (starting && starting.name === ev.server) starting.line = ev.line;
@@ -1075,7 +1076,30 @@ async function start() {
   await refresh().catch((e) => notice(describe(e)));
   loadSecrets();
   loadSettings();
+  loadApprovals();
   follow();
+}
+
+// ---- tool calls waiting for the user's approval ----
+
+// loadApprovals lists the calls waiting, each with what it would do and
+// buttons that decide it.
+async function loadApprovals() {
+  let waiting;
+  try { waiting = await api('GET', '/approvals'); } catch (e) { $('approvals-msg').textContent = describe(e); return; }
+  $('approvals').hidden = waiting.length === 0 && !$('approvals-msg').textContent;
+  $('approval-list').replaceChildren(...waiting.map((w) => el('li', { 'data-id': w.id },
+    el('span', {}, el('strong', {}, w.name), ' from ', el('code', {}, w.client || 'the settings API'), ' (', w.rule, '): ', el('code', {}, w.arguments)),
+    el('button', { type: 'button', onclick: () => decideCall(w, true) }, 'Approve'),
+    el('button', { type: 'button', onclick: () => decideCall(w, false) }, 'Deny'))));
+}
+
+async function decideCall(w, approve) {
+  try {
+    await api('POST', '/approvals/' + encodeURIComponent(w.id), { approve });
+    $('approvals-msg').textContent = (approve ? 'Approved ' : 'Refused ') + w.name + '.';
+  } catch (e) { $('approvals-msg').textContent = describe(e); }
+  loadApprovals();
 }
 
 document.addEventListener('DOMContentLoaded', start);
