@@ -16,19 +16,50 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	coltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/plexus-mcp/plexus/internal/testenv"
 )
 
-// otlpReceiver is an OTLP/HTTP trace receiver on 127.0.0.1, built on the
-// official OTLP protobuf messages: it keeps every span it is sent.
+// otlpReceiver is an OTLP trace receiver on 127.0.0.1 that takes both
+// transports on one port, OTLP/HTTP (protobuf) and OTLP/gRPC (HTTP/2
+// without TLS), built on the official OTLP protobuf messages and gRPC
+// service: it keeps every span it is sent, and how it came.
 type otlpReceiver struct {
 	url string
 
 	mu    sync.Mutex
 	spans []*tracepb.Span // guarded by mu
 	posts int             // guarded by mu
+	grpc  map[string]bool // span ids (hex) that came over gRPC; guarded by mu
+}
+
+// traceService is the receiver's OTLP/gRPC trace service.
+type traceService struct {
+	coltrace.UnimplementedTraceServiceServer
+	r *otlpReceiver
+}
+
+func (s traceService) Export(_ context.Context, req *coltrace.ExportTraceServiceRequest) (*coltrace.ExportTraceServiceResponse, error) {
+	s.r.take(req, true)
+	return &coltrace.ExportTraceServiceResponse{}, nil
+}
+
+func (r *otlpReceiver) take(msg *coltrace.ExportTraceServiceRequest, overGRPC bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.posts++
+	for _, rs := range msg.ResourceSpans {
+		for _, ss := range rs.ScopeSpans {
+			r.spans = append(r.spans, ss.Spans...)
+			for _, sp := range ss.Spans {
+				if overGRPC {
+					r.grpc[hex.EncodeToString(sp.SpanId)] = true
+				}
+			}
+		}
+	}
 }
 
 func startOTLPReceiver(t testing.TB) *otlpReceiver {
@@ -37,8 +68,14 @@ func startOTLPReceiver(t testing.TB) *otlpReceiver {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &otlpReceiver{url: "http://" + ln.Addr().String()}
+	r := &otlpReceiver{url: "http://" + ln.Addr().String(), grpc: map[string]bool{}}
+	gs := grpc.NewServer()
+	coltrace.RegisterTraceServiceServer(gs, traceService{r: r})
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.ProtoMajor == 2 && strings.HasPrefix(req.Header.Get("Content-Type"), "application/grpc") {
+			gs.ServeHTTP(w, req)
+			return
+		}
 		if req.Method != http.MethodPost || req.URL.Path != "/v1/traces" || req.Header.Get("Content-Type") != "application/x-protobuf" {
 			http.Error(w, "want a POST of protobuf to /v1/traces", http.StatusBadRequest)
 			return
@@ -52,20 +89,16 @@ func startOTLPReceiver(t testing.TB) *otlpReceiver {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		r.mu.Lock()
-		r.posts++
-		for _, rs := range msg.ResourceSpans {
-			for _, ss := range rs.ScopeSpans {
-				r.spans = append(r.spans, ss.Spans...)
-			}
-		}
-		r.mu.Unlock()
+		r.take(&msg, false)
 		out, _ := proto.Marshal(&coltrace.ExportTraceServiceResponse{})
 		w.Header().Set("Content-Type", "application/x-protobuf")
 		w.Write(out)
 	})}
+	srv.Protocols = new(http.Protocols)
+	srv.Protocols.SetHTTP1(true)
+	srv.Protocols.SetUnencryptedHTTP2(true)
 	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
+	t.Cleanup(func() { srv.Close(); gs.Stop() })
 	return r
 }
 
@@ -116,8 +149,11 @@ tools/call hello -> {"jsonrpc":"2.0","id":{{id}},"result":{"content":[{"type":"t
 // server span is the child of the client's traceparent (from _meta, or from
 // the HTTP header), the upstream call's client span the face span's child,
 // and the server receives that span's context in _meta, all one trace, sent
-// to a real OTLP/HTTP receiver, beside a span of the server's start. Before tracing is on, the same daemon sends
-// the receiver nothing and the server gets the client's _meta unchanged.
+// to a real OTLP receiver over HTTP, then over gRPC, beside a span of the
+// server's start; an HTTP server gets the context in the Traceparent
+// header too. The setting applies without a restart, both ways: before
+// tracing is on and after it is off again, the same daemon sends the
+// receiver nothing and the server gets the client's _meta unchanged.
 func TestTracingOneTrace(t *testing.T) {
 	t.Parallel()
 	rcv := startOTLPReceiver(t)
@@ -174,10 +210,8 @@ func TestTracingOneTrace(t *testing.T) {
 		t.Fatalf("tracing off: the receiver got %d posts, %d spans", posts, spans)
 	}
 
+	// On, without a restart: the change applies before the command returns.
 	e.MustRun("settings", "set", "tracing.enabled", "true")
-	e.StopDaemon()
-	e.StartDaemon()
-	_, base, token = faceURL(t, e) // a new port
 
 	for i, c := range []struct{ name, trace, header, meta string }{
 		{"from _meta", "4bf92f3577b34da6a3ce929d0e0e4736", "", ""},
@@ -240,18 +274,56 @@ func TestTracingOneTrace(t *testing.T) {
 	if up == nil {
 		t.Fatal("HTTP server: no upstream span in the client's trace")
 	}
-	if l := sawCallIn(t, httpSaw, 1); !strings.Contains(l, `"traceparent":"00-`+httpTrace+`-`+hex.EncodeToString(up.SpanId)+`-01"`) {
-		t.Errorf("HTTP server: it did not receive the upstream span's context:\n%s", l)
+	if l := sawCallIn(t, httpSaw, 1); !strings.Contains(l, `"traceparent":"00-`+httpTrace+`-`+hex.EncodeToString(up.SpanId)+`-01"`) ||
+		!strings.HasSuffix(l, ` traceparent=00-`+httpTrace+`-`+hex.EncodeToString(up.SpanId)+`-01`) {
+		t.Errorf("HTTP server: it did not receive the upstream span's context in _meta and in the Traceparent header:\n%s", l)
 	}
-	// The server's start at the daemon's restart is a span of its own.
+	// Over OTLP/gRPC, once the setting says so (again without a restart).
+	e.MustRun("settings", "set", "tracing.protocol", "grpc")
+	const grpcTrace = "7ef92f3577b34da6a3ce929d0e0e4739"
+	call("", "00-"+grpcTrace+"-"+clientSp+"-01")
+	spans := rcv.trace(t, grpcTrace, 2)
+	if len(spans) < 2 {
+		t.Fatalf("gRPC: trace %s has %d spans, want the face's and the upstream call's", grpcTrace, len(spans))
+	}
 	rcv.mu.Lock()
-	defer rcv.mu.Unlock()
-	for _, s := range rcv.spans {
-		if s.Name == "start srv" && s.Kind == tracepb.Span_SPAN_KIND_INTERNAL && s.EndTimeUnixNano > s.StartTimeUnixNano {
-			return
+	for _, sp := range spans {
+		if !rcv.grpc[hex.EncodeToString(sp.SpanId)] {
+			t.Errorf("gRPC: span %q came over OTLP/HTTP", sp.Name)
 		}
 	}
-	t.Errorf("no span of the server's start among %d", len(rcv.spans))
+	rcv.mu.Unlock()
+	// A server's start is a span of its own.
+	e.MustRun("restart", "srv")
+	for end := time.Now().Add(10 * time.Second); !rcv.has("start srv"); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatal("no span of the server's start")
+		}
+	}
+	// Off again: nothing more is sent, and the server gets the client's
+	// _meta as it was written.
+	e.MustRun("settings", "set", "tracing.enabled", "false")
+	const offAgain = "8af92f3577b34da6a3ce929d0e0e473a"
+	call("", "00-"+offAgain+"-"+clientSp+"-01")
+	if l := sawCall(5); !strings.Contains(l, `"traceparent":"00-`+offAgain+`-`+clientSp+`-01"`) {
+		t.Errorf("tracing off again: the server did not get the client's traceparent as written:\n%s", l)
+	}
+	time.Sleep(300 * time.Millisecond) // six export periods
+	if got := rcv.trace(t, offAgain, 0); len(got) != 0 {
+		t.Errorf("tracing off again: %d spans of the call were sent", len(got))
+	}
+}
+
+// has reports whether a span named name came, complete.
+func (r *otlpReceiver) has(name string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, s := range r.spans {
+		if s.Name == name && s.EndTimeUnixNano > s.StartTimeUnixNano {
+			return true
+		}
+	}
+	return false
 }
 
 // sawCallIn is the nth tools/call line of a file of what a server read,
