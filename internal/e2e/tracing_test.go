@@ -140,9 +140,13 @@ func (h headerRT) RoundTrip(r *http.Request) (*http.Response, error) {
 	return h.base.RoundTrip(r)
 }
 
-const tracingScript = `initialize -> {"jsonrpc":"2.0","id":{{id}},"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"script","version":"1"}}}
+const tracingScript = `initialize -> {"jsonrpc":"2.0","id":{{id}},"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{},"resources":{},"prompts":{}},"serverInfo":{"name":"script","version":"1"}}}
 tools/list -> {"jsonrpc":"2.0","id":{{id}},"result":{"tools":[{"name":"hello","inputSchema":{"type":"object"}}]}}
 tools/call hello -> {"jsonrpc":"2.0","id":{{id}},"result":{"content":[{"type":"text","text":"hello"}]}}
+resources/list -> {"jsonrpc":"2.0","id":{{id}},"result":{"resources":[{"uri":"note://one","name":"one"}]}}
+resources/read -> {"jsonrpc":"2.0","id":{{id}},"result":{"contents":[{"uri":"note://one","text":"one"}]}}
+prompts/list -> {"jsonrpc":"2.0","id":{{id}},"result":{"prompts":[{"name":"greet"}]}}
+prompts/get -> {"jsonrpc":"2.0","id":{{id}},"result":{"messages":[{"role":"user","content":{"type":"text","text":"hi"}}]}}
 `
 
 // A client's trace continues through Plexus into a stdio server: the face's
@@ -172,16 +176,21 @@ func TestTracingOneTrace(t *testing.T) {
 	e.MustRun("add", "srvh", httpURL)
 	_, base, token := faceURL(t, e)
 
-	callTool := func(tool, header, metaParent string) {
+	session := func(ctx context.Context, header string) *mcp.ClientSession {
 		t.Helper()
 		c := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil)
-		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-		defer cancel()
 		rt := headerRT{key: "Traceparent", value: header, base: bearer{token: token}}
 		cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: &http.Client{Transport: rt}}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
+		return cs
+	}
+	callTool := func(tool, header, metaParent string) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+		defer cancel()
+		cs := session(ctx, header)
 		defer cs.Close()
 		p := &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"secret": "canary-arg-7d1"}}
 		if metaParent != "" {
@@ -293,6 +302,46 @@ func TestTracingOneTrace(t *testing.T) {
 		}
 	}
 	rcv.mu.Unlock()
+	// A resource read and a prompt get are traced the same way, and a call
+	// of the API's (plexus call: the host's decoded path) has the upstream
+	// span.
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	cs := session(ctx, "")
+	defer cs.Close()
+	const readTrace, promptTrace = "9af92f3577b34da6a3ce929d0e0e473b", "aaf92f3577b34da6a3ce929d0e0e473c"
+	if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "note://one", Meta: mcp.Meta{"traceparent": "00-" + readTrace + "-" + clientSp + "-01"}}); err != nil {
+		t.Fatalf("resources/read: %v", err)
+	}
+	if _, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "srv__greet", Meta: mcp.Meta{"traceparent": "00-" + promptTrace + "-" + clientSp + "-01"}}); err != nil {
+		t.Fatalf("prompts/get: %v", err)
+	}
+	for _, c := range []struct{ method, trace, name string }{
+		{"resources/read", readTrace, "resources/read"},
+		{"prompts/get", promptTrace, "prompts/get srv__greet"},
+	} {
+		var face, up *tracepb.Span
+		for _, sp := range rcv.trace(t, c.trace, 2) {
+			switch sp.Kind {
+			case tracepb.Span_SPAN_KIND_SERVER:
+				face = sp
+			case tracepb.Span_SPAN_KIND_CLIENT:
+				up = sp
+			}
+		}
+		if face == nil || up == nil || face.Name != c.name || hex.EncodeToString(face.ParentSpanId) != clientSp || string(up.ParentSpanId) != string(face.SpanId) {
+			t.Fatalf("%s: face span %v, upstream span %v: want %q, the client's child, and its child", c.method, face, up, c.name)
+		}
+		if l := sawMethodIn(t, saw, c.method, 1); !strings.Contains(l, `"traceparent":"00-`+c.trace+`-`+hex.EncodeToString(up.SpanId)+`-01"`) {
+			t.Errorf("%s: the server did not receive the upstream span's context:\n%s", c.method, l)
+		}
+	}
+	if out := strings.TrimSpace(e.MustRun("call", "srv_hello", `{}`)); out != "hello" {
+		t.Fatalf("plexus call: %q", out)
+	}
+	if l := sawCall(5); !strings.Contains(l, `"traceparent":"00-`) {
+		t.Errorf("plexus call: the server got no trace context:\n%s", l)
+	}
 	// A server's start is a span of its own.
 	e.MustRun("restart", "srv")
 	for end := time.Now().Add(10 * time.Second); !rcv.has("start srv"); time.Sleep(50 * time.Millisecond) {
@@ -305,7 +354,7 @@ func TestTracingOneTrace(t *testing.T) {
 	e.MustRun("settings", "set", "tracing.enabled", "false")
 	const offAgain = "8af92f3577b34da6a3ce929d0e0e473a"
 	call("", "00-"+offAgain+"-"+clientSp+"-01")
-	if l := sawCall(5); !strings.Contains(l, `"traceparent":"00-`+offAgain+`-`+clientSp+`-01"`) {
+	if l := sawCall(6); !strings.Contains(l, `"traceparent":"00-`+offAgain+`-`+clientSp+`-01"`) {
 		t.Errorf("tracing off again: the server did not get the client's traceparent as written:\n%s", l)
 	}
 	time.Sleep(300 * time.Millisecond) // six export periods
@@ -330,11 +379,18 @@ func (r *otlpReceiver) has(name string) bool {
 // waiting a little for it: tee writes its file after the server's pipe.
 func sawCallIn(t *testing.T, saw string, n int) string {
 	t.Helper()
+	return sawMethodIn(t, saw, "tools/call", n)
+}
+
+// sawMethodIn is the nth line of a request of method in a file of what a
+// server read, waiting a little for it.
+func sawMethodIn(t *testing.T, saw, method string, n int) string {
+	t.Helper()
 	for end := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		b, _ := os.ReadFile(saw)
 		var calls []string
 		for _, l := range strings.Split(string(b), "\n") {
-			if strings.Contains(l, `"tools/call"`) {
+			if strings.Contains(l, `"`+method+`"`) {
 				calls = append(calls, l)
 			}
 		}

@@ -153,6 +153,8 @@ type Span struct{ s trace.Span }
 // (tools/call only), the face session it belongs to and the server.
 type Call struct {
 	Method, Tool, Session, Server string
+	Prompt                        string // prompts/get: the prompt's name
+	Resource                      string // resources/read: the resource's URI
 }
 
 func (c Call) attrs() []attribute.KeyValue {
@@ -160,6 +162,12 @@ func (c Call) attrs() []attribute.KeyValue {
 	a = append(a, attribute.String("mcp.method.name", c.Method))
 	if c.Tool != "" {
 		a = append(a, attribute.String("gen_ai.tool.name", c.Tool), attribute.String("gen_ai.operation.name", "execute_tool"))
+	}
+	if c.Prompt != "" {
+		a = append(a, attribute.String("gen_ai.prompt.name", c.Prompt))
+	}
+	if c.Resource != "" {
+		a = append(a, attribute.String("mcp.resource.uri", c.Resource))
 	}
 	if c.Session != "" {
 		a = append(a, attribute.String("mcp.session.id", c.Session))
@@ -170,10 +178,15 @@ func (c Call) attrs() []attribute.KeyValue {
 	return a
 }
 
-// name is a span's name per the MCP conventions: "{method} {target}".
+// name is a span's name per the MCP conventions: "{method} {target}",
+// the target a tool's or a prompt's name (a resource's URI is not: it
+// may name anything).
 func (c Call) name() string {
-	if c.Tool != "" {
+	switch {
+	case c.Tool != "":
 		return c.Method + " " + c.Tool
+	case c.Prompt != "":
+		return c.Method + " " + c.Prompt
 	}
 	return c.Method
 }
