@@ -245,6 +245,11 @@ func (c *Conn) Stderr() []string {
 	return c.stderr.snapshot()
 }
 
+// Redact replaces the server's secrets in s (its env and header values,
+// its URL's credentials), as in its stderr lines and errors: for what
+// Plexus keeps of a call (the audit log).
+func (c *Conn) Redact(s string) string { return c.redact.String(s) }
+
 // Close ends the connection gracefully and waits until everything is released:
 // for stdio, stdin is closed, then the process group gets SIGTERM and SIGKILL
 // after StopGrace each, and every process is reaped. Close is idempotent and
