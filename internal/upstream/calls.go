@@ -23,6 +23,10 @@ func (c *Conn) CallTool(ctx context.Context, name string, args json.RawMessage) 
 	if err := c.usable(); err != nil {
 		return nil, err
 	}
+	if own, done := c.sessionFor(ctx); own != c {
+		defer done()
+		return own.CallTool(ctx, name, args)
+	}
 	params := &mcp.CallToolParams{Name: name}
 	ctx, token, end := c.calls.begin(ctx)
 	defer end()
@@ -52,6 +56,10 @@ func (c *Conn) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceR
 	if err := c.usable(); err != nil {
 		return nil, err
 	}
+	if own, done := c.sessionFor(ctx); own != c {
+		defer done()
+		return own.ReadResource(ctx, uri)
+	}
 	ctx, token, end := c.calls.begin(ctx)
 	defer end()
 	params := &mcp.ReadResourceParams{URI: uri}
@@ -74,6 +82,10 @@ func (c *Conn) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceR
 func (c *Conn) GetPrompt(ctx context.Context, name string, args map[string]string) (*mcp.GetPromptResult, error) {
 	if err := c.usable(); err != nil {
 		return nil, err
+	}
+	if own, done := c.sessionFor(ctx); own != c {
+		defer done()
+		return own.GetPrompt(ctx, name, args)
 	}
 	ctx, token, end := c.calls.begin(ctx)
 	defer end()
@@ -228,6 +240,10 @@ func (n *notifier) stop() {
 func (c *Conn) Complete(ctx context.Context, p *mcp.CompleteParams) (*mcp.CompleteResult, error) {
 	if err := c.usable(); err != nil {
 		return nil, err
+	}
+	if own, done := c.sessionFor(ctx); own != c {
+		defer done()
+		return own.Complete(ctx, p)
 	}
 	cp := *p
 	cp.Meta = c.meta(peerFrom(ctx), nil)

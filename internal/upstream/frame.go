@@ -138,6 +138,10 @@ func (c *Conn) CallRaw(ctx context.Context, params map[string]json.RawMessage) (
 	if err := c.usable(); err != nil {
 		return nil, err
 	}
+	if own, done := c.sessionFor(ctx); own != c {
+		defer done()
+		return own.CallRaw(ctx, params)
+	}
 	rc := c.route
 	if rc == nil {
 		return nil, fmt.Errorf("server %q: no frame path on this connection", c.name)
