@@ -24,8 +24,9 @@ func (c *Conn) CallTool(ctx context.Context, name string, args json.RawMessage) 
 		return nil, err
 	}
 	if own, done := c.sessionFor(ctx); own != c {
-		defer done()
-		return own.CallTool(ctx, name, args)
+		res, err := own.CallTool(ctx, name, args)
+		done()
+		return res, err
 	}
 	params := &mcp.CallToolParams{Name: name}
 	ctx, token, end := c.calls.begin(ctx)
@@ -57,8 +58,9 @@ func (c *Conn) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceR
 		return nil, err
 	}
 	if own, done := c.sessionFor(ctx); own != c {
-		defer done()
-		return own.ReadResource(ctx, uri)
+		res, err := own.ReadResource(ctx, uri)
+		done()
+		return res, err
 	}
 	ctx, token, end := c.calls.begin(ctx)
 	defer end()
@@ -84,8 +86,9 @@ func (c *Conn) GetPrompt(ctx context.Context, name string, args map[string]strin
 		return nil, err
 	}
 	if own, done := c.sessionFor(ctx); own != c {
-		defer done()
-		return own.GetPrompt(ctx, name, args)
+		res, err := own.GetPrompt(ctx, name, args)
+		done()
+		return res, err
 	}
 	ctx, token, end := c.calls.begin(ctx)
 	defer end()
@@ -242,8 +245,9 @@ func (c *Conn) Complete(ctx context.Context, p *mcp.CompleteParams) (*mcp.Comple
 		return nil, err
 	}
 	if own, done := c.sessionFor(ctx); own != c {
-		defer done()
-		return own.Complete(ctx, p)
+		res, err := own.Complete(ctx, p)
+		done()
+		return res, err
 	}
 	cp := *p
 	cp.Meta = c.meta(peerFrom(ctx), nil)

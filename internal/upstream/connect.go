@@ -194,7 +194,8 @@ func (c *Conn) startRemote(ctx context.Context, s Spec) error {
 	c.explain = func(err error) error { return ht.connectError(err, sanitized) }
 	err = c.handshake(ctx, s, kt)
 	c.raw = kt.conn
-	if err == nil && s.ownSession == nil {
+	if err == nil && s.ownSession == nil && s.RunsOn == "" {
+		// Not to another replica: replicas speak MCP 2026-07-28 between them.
 		c.clients = &clientSessions{spec: s, log: c.log}
 	}
 	if err == nil && s.Type == "http" {

@@ -21,8 +21,9 @@ func (c *Conn) Forward(ctx context.Context, method string, params json.RawMessag
 		return nil, err
 	}
 	if own, done := c.sessionFor(ctx); own != c {
-		defer done()
-		return own.Forward(ctx, method, params)
+		res, err := own.Forward(ctx, method, params)
+		done()
+		return res, err
 	}
 	ctx, _, end := c.calls.begin(ctx)
 	defer end()

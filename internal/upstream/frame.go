@@ -139,8 +139,9 @@ func (c *Conn) CallRaw(ctx context.Context, params map[string]json.RawMessage) (
 		return nil, err
 	}
 	if own, done := c.sessionFor(ctx); own != c {
-		defer done()
-		return own.CallRaw(ctx, params)
+		res, err := own.CallRaw(ctx, params)
+		done()
+		return res, err
 	}
 	rc := c.route
 	if rc == nil {
