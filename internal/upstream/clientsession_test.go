@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 Plexus relays what MCP 2026-07-28 deprecates (sampling, roots, logging) for the session-era clients and servers that still use it, through the deprecation window.
+
 package upstream
 
 import (
@@ -31,7 +33,7 @@ func (p *ownerPeer) Standalone() Peer {
 	}
 	return p.aside
 }
-func (p *ownerPeer) LogLevel() string                              { return p.level }
+func (p *ownerPeer) LogLevel() string { return p.level }
 func (p *ownerPeer) Log(_ context.Context, m *mcp.LoggingMessageParams) {
 	p.mu.Lock()
 	p.logs = append(p.logs, string(m.Level))
