@@ -126,6 +126,12 @@ func TestPeerMatrix(t *testing.T) {
 				stillKnown[pair] = true
 				continue
 			}
+			if directTimedOut(want.obs[op]) {
+				// No baseline: the direct connection itself ran out of
+				// time (a loaded machine), so there is nothing to compare.
+				t.Logf("%s %s not compared: direct timed out: %.200s", s.label(), op, want.obs[op])
+				continue
+			}
 			unknown++
 			t.Errorf("%s %s differs from direct, and that server and operation were equal: %s", s.label(), op, difference(want.obs[op], got.obs[op]))
 		}
@@ -134,6 +140,12 @@ func TestPeerMatrix(t *testing.T) {
 	if unknown > 0 {
 		t.Logf("the daemon's log:\n%s", lastLines(e.DaemonOutput(), 200))
 	}
+}
+
+// directTimedOut reports whether a direct observation is a client's
+// timeout (the Go SDKs' and the TypeScript SDK's words for it).
+func directTimedOut(obs string) bool {
+	return strings.Contains(obs, "context deadline exceeded") || strings.Contains(obs, "Request timed out")
 }
 
 // knownDifferences are the pairs "SERVER OPERATION" in which Plexus is
