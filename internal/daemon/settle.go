@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
+	"github.com/plexus-mcp/plexus/internal/execpages"
 	"github.com/plexus-mcp/plexus/internal/host"
 )
 
@@ -17,7 +18,7 @@ const settleTimeout = time.Minute
 // then gives back what starting them cost: the garbage of decoding their
 // catalogs is collected and the freed memory returned to the system at
 // once (not over minutes, as the runtime would), and the executable's
-// pages touched only to start are unmapped again (shedStartupPages). A
+// pages touched only to start are unmapped again (execpages.Shed). A
 // daemon spends its life idle between calls: its footprint should be that
 // of its steady state. With procs, the daemon's Go code then runs on that
 // many threads: starting servers decodes catalogs and gains from every
@@ -41,7 +42,7 @@ func settle(ctx context.Context, h *host.Host, procs int) {
 		runtime.GOMAXPROCS(procs)
 	}
 	debug.FreeOSMemory()
-	shedStartupPages()
+	execpages.Shed()
 	if settled != nil {
 		settled()
 	}
@@ -98,7 +99,7 @@ func resettle(ctx context.Context, h *host.Host, ended, changed <-chan struct{})
 			due = nil
 			if !starting(h) {
 				debug.FreeOSMemory()
-				shedStartupPages()
+				execpages.Shed()
 			}
 			continue
 		}
