@@ -258,6 +258,40 @@ type Settings struct {
 	// (docs/tracing.md), applied at once when it changes; always set in an
 	// answer, and a PUT without it keeps it.
 	Tracing *TracingSettings `json:"tracing,omitempty"`
+	// Policy is mcp.policy: the rules that allow, deny or hold for the
+	// user's approval a tool call, and the rate limits per client. Always
+	// set in an answer; a PUT without it keeps it, an empty one removes
+	// it.
+	Policy *PolicySettings `json:"policy,omitempty"`
+}
+
+// PolicySettings are mcp.policy. Rules are tried in order, the first that
+// matches a call deciding it (none: allowed); every limit that matches a
+// call applies.
+type PolicySettings struct {
+	Rules  []PolicyRule `json:"rules"`
+	Limits []RateLimit  `json:"limits"`
+}
+
+// PolicyRule matches calls by globs (*, ?, [a-z]; empty: any) over the
+// tool's Plexus name, the client's name and the profile, and optionally
+// by whether the tool is destructive by its annotations. Action is
+// "allow", "deny", "askOncePerSession" or "askEveryCall".
+type PolicyRule struct {
+	Tool        string `json:"tool,omitempty"`
+	Client      string `json:"client,omitempty"`
+	Profile     string `json:"profile,omitempty"`
+	Destructive *bool  `json:"destructive,omitempty"`
+	Action      string `json:"action"`
+}
+
+// RateLimit allows each client at most Calls calls of the tools it
+// matches in any WindowMs.
+type RateLimit struct {
+	Tool     string `json:"tool,omitempty"`
+	Client   string `json:"client,omitempty"`
+	Calls    int    `json:"calls"`
+	WindowMs int    `json:"windowMs"`
 }
 
 // TracingSettings turn OpenTelemetry traces on (off by default) and pick
@@ -665,7 +699,35 @@ const (
 	// definition changed, or the server needs approval because its own
 	// definition did (R-CAT-6); Held and Approval say what.
 	EventHeld = "held"
+	// EventCallApproval: a tool call began or stopped waiting for the
+	// user's approval (GET /v1/approvals lists those waiting).
+	EventCallApproval = "call_approval"
 )
+
+// CallApproval is a tool call waiting for the user's approval (mcp.policy
+// asks for it, and the client that made it cannot be asked): GET
+// /v1/approvals lists them, POST /v1/approvals/{id} decides one.
+type CallApproval struct {
+	ID     string `json:"id"`
+	Server string `json:"server"`
+	Tool   string `json:"tool"`
+	// Name is the tool's Plexus name.
+	Name    string `json:"name"`
+	Client  string `json:"client,omitempty"`
+	Profile string `json:"profile,omitempty"`
+	// Arguments summarise the call's arguments: bounded, secrets redacted.
+	Arguments string `json:"arguments"`
+	// Rule is the rule that asks ("mcp.policy.rules[2]").
+	Rule  string    `json:"rule"`
+	Since time.Time `json:"since"`
+	// Until is when the call stops waiting and is refused.
+	Until time.Time `json:"until"`
+}
+
+// DecideCallRequest is POST /v1/approvals/{id}.
+type DecideCallRequest struct {
+	Approve bool `json:"approve"`
+}
 
 // LogLines is GET /v1/servers/{name}/logs: the server's last stderr lines
 // (at most 200, kept across restarts, secrets redacted).

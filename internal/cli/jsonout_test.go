@@ -19,7 +19,7 @@ func TestEveryCommandAcceptsJSON(t *testing.T) {
 		"add": {"x", "https://h.example/mcp"}, "edit": {"x", "--call-timeout", "5"},
 		"call": {"mcp_x_echo_abcd1234"}, "resources read": {"x", "file:///a"}, "prompts get": {"x", "p"},
 		"accept": {"x", "--all"}, "import": {"--dialect", "claude", "jsonout_test.go"},
-		"status": {}, "ls": {}, "reload": {}, "tools": {}, "resources": {}, "prompts": {}, "events": {},
+		"status": {}, "ls": {}, "reload": {}, "tools": {}, "resources": {}, "prompts": {}, "events": {}, "audit": {},
 		"secret ls": {}, "ui": {"--no-browser"}, "revisions": {},
 		"settings show": {}, "settings get": {"retryMs"}, "settings set": {"retryMs", "5"}, "settings unset": {"retryMs"},
 	}

@@ -145,10 +145,11 @@ func chooseHeld(st apitype.ServerStatus, tools []string) ([]apitype.HeldTool, er
 }
 
 func (a *app) approveCommand() *cobra.Command {
-	var yes, asJSON bool
+	var yes, asJSON, deny, calls bool
+	var callID string
 	cmd := &cobra.Command{
 		Use:   "approve NAME",
-		Short: "Approve a server's new command or URL and start it",
+		Short: "Approve a server's new command or URL and start it, or a tool call waiting for you",
 		Long: `Approve the definition of server NAME — its command, args, working directory,
 environment names, URL and headers — and start it. Trust in a server is bound
 to that definition, not to its name: a server added or changed other than by
@@ -159,11 +160,30 @@ unseen.
 
 The definition waiting is shown first, beside the one approved before, and you
 are asked to confirm. Without a terminal nothing is approved unless --yes is
-given.`,
+given.
+
+With --calls, list the tool calls waiting for your approval: mcp.policy asks
+for it (docs/policy.md) and the client that made them cannot ask you itself.
+With --call ID, approve one (or refuse it, with --deny); it is then forwarded
+(or refused) at once.`,
 		Example: `  plexus approve docs
-  plexus approve docs --yes`,
-		Args: exactArgs("NAME"),
+  plexus approve docs --yes
+  plexus approve --calls
+  plexus approve --call call-3k2m9x7q4a1b
+  plexus approve --call call-3k2m9x7q4a1b --deny`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if calls || callID != "" {
+				return exactArgs()(cmd, args)
+			}
+			return exactArgs("NAME")(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if calls || callID != "" {
+				return a.approveCall(cmd.Context(), callID, deny, asJSON)
+			}
+			if deny {
+				return usagef("--deny refuses a call: give its --call ID")
+			}
 			name := args[0]
 			c, err := a.client()
 			if err != nil {
@@ -206,6 +226,9 @@ given.`,
 	}
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "approve without asking, after showing the definition")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON, the review on stderr")
+	cmd.Flags().BoolVar(&calls, "calls", false, "list the tool calls waiting for your approval")
+	cmd.Flags().StringVar(&callID, "call", "", "approve the tool call waiting as `ID`")
+	cmd.Flags().BoolVar(&deny, "deny", false, "refuse the call (with --call)")
 	return cmd
 }
 

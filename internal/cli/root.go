@@ -63,7 +63,7 @@ warnings and progress to stderr; --json prints stable JSON for scripts.`,
 			root.AddCommand(c)
 		}
 	}
-	add(groupDaemon, a.daemonCommand(), a.storeCommand(), a.serviceCommand(), a.statusCommand(), a.reloadCommand(), a.revisionsCommand(), a.eventsCommand(), a.settingsCommand())
+	add(groupDaemon, a.daemonCommand(), a.storeCommand(), a.serviceCommand(), a.statusCommand(), a.reloadCommand(), a.revisionsCommand(), a.eventsCommand(), a.auditCommand(), a.settingsCommand())
 	add(groupServers, a.lsCommand(), a.addCommand(), a.editCommand(), a.rmCommand(),
 		a.enableCommand(true), a.enableCommand(false), a.restartCommand(), a.logsCommand(),
 		a.loginCommand(), a.logoutCommand())

@@ -16,12 +16,13 @@ const settingsJSON = `{"revision": 3, "callTimeoutMs": 0, "retryMs": 0,
 // script calls cobra's __complete.
 func TestCompleteSettingKeys(t *testing.T) {
 	startFake(t, map[string]reply{"GET /v1/settings": {200, settingsJSON}})
-	all := []string{"callTimeoutMs", "retryMs", "oauthClientMetadataUrl", "face.allowExternalCall", "face.allowWrite", "face.sessionIdleMs", "face.maxSessions", "registry.url", "names", "tracing.enabled", "tracing.protocol"}
+	all := []string{"callTimeoutMs", "retryMs", "oauthClientMetadataUrl", "face.allowExternalCall", "face.allowWrite", "face.sessionIdleMs", "face.maxSessions", "registry.url", "names", "tracing.enabled", "tracing.protocol", "policy.rules", "policy.limits"}
 	for _, tc := range []struct {
 		args []string
 		want []string
 	}{
 		{[]string{"settings", "get", ""}, append(slices.Clone(all), "profiles.docs", "profiles.fs")},
+		{[]string{"settings", "set", "pol"}, []string{"policy.limits", "policy.rules"}},
 		{[]string{"settings", "set", "face.a"}, []string{"face.allowExternalCall", "face.allowWrite"}},
 		{[]string{"settings", "unset", "profiles."}, []string{"profiles.docs", "profiles.fs"}},
 		{[]string{"settings", "set", "retryMs", ""}, nil},
@@ -55,6 +56,10 @@ func TestSettingKeysAreTheAPIs(t *testing.T) {
 			value = "true"
 		case strings.HasPrefix(k, "profiles."):
 			value = `{"servers": ["a"]}`
+		case k == "policy.rules":
+			value = `[{"tool": "a_*", "action": "deny"}]`
+		case k == "policy.limits":
+			value = `[{"calls": 7, "windowMs": 1000}]`
 		}
 		if err := checkSettingKey(k); err != nil {
 			t.Errorf("%s: refused: %v", k, err)
@@ -64,7 +69,7 @@ func TestSettingKeysAreTheAPIs(t *testing.T) {
 			t.Errorf("%s = %s: %v", k, value, err)
 			continue
 		}
-		if v, raw := settingValue(s, k); raw == nil || !strings.Contains(v, strings.Trim(value, `{}" `)[:1]) {
+		if v, raw := settingValue(s, k); raw == nil || !strings.Contains(v, strings.Trim(value, `[{}" `)[:1]) {
 			t.Errorf("%s: set %s, read back %q", k, value, v)
 		}
 	}

@@ -29,6 +29,8 @@ const (
 	setNames         = "names"
 	setTracing       = "tracing.enabled"
 	setTracingProto  = "tracing.protocol"
+	setPolicyRules   = "policy.rules"
+	setPolicyLimits  = "policy.limits"
 	setProfilePrefix = "profiles."
 )
 
@@ -56,6 +58,13 @@ func (a *app) settingsCommand() *cobra.Command {
   tracing.enabled         export OpenTelemetry traces over OTLP (default false); where to is set by the
                           OTEL_EXPORTER_OTLP_* variables (docs/tracing.md); applied at once
   tracing.protocol        the OTLP transport: http/protobuf (the default) or grpc
+  policy.rules            the rules that allow, deny or hold a tool call for your approval, as a JSON
+                          list tried in order (the first match decides; no match: allowed):
+                          [{"tool": "fs_write_*", "client": "claude-*", "profile": "work",
+                            "destructive": true, "action": "allow"|"deny"|"askOncePerSession"|"askEveryCall"}]
+                          (globs over the tool's Plexus name, the client's name and the profile; empty: any)
+  policy.limits           rate limits per client, as a JSON list: [{"tool": "github_*", "client": "*",
+                          "calls": 30, "windowMs": 60000}] (a refused call says when to try again)
   profiles.NAME           a profile, as JSON: {"servers": [...], "naming": "plexus"|"bare", "metaTools": bool,
                           "controlTools": bool}
 
@@ -99,6 +108,7 @@ func (a *app) settingsShowCommand() *cobra.Command {
 				v, _ := settingValue(s, k)
 				t.add(k, v)
 			}
+			addPolicyRows(t, s.Policy)
 			for _, name := range slices.Sorted(maps.Keys(s.Profiles)) {
 				v, _ := settingValue(s, setProfilePrefix+name)
 				t.add(setProfilePrefix+name, v)
@@ -260,6 +270,17 @@ func settingValue(s *apitype.Settings, key string) (string, any) {
 			return "http/protobuf (default)", ""
 		}
 		return t.Protocol, t.Protocol
+	case setPolicyRules, setPolicyLimits:
+		pol := apitype.PolicySettings{Rules: []apitype.PolicyRule{}, Limits: []apitype.RateLimit{}}
+		if s.Policy != nil {
+			pol = *s.Policy
+		}
+		var v any = pol.Rules
+		if key == setPolicyLimits {
+			v = pol.Limits
+		}
+		b, _ := json.Marshal(v)
+		return string(b), v
 	}
 	p, ok := s.Profiles[strings.TrimPrefix(key, setProfilePrefix)]
 	if !ok {
@@ -354,6 +375,24 @@ func applySetting(s *apitype.Settings, key, value string, set bool) error {
 			t.Enabled = false
 		}
 		s.Tracing = &t
+	case setPolicyRules, setPolicyLimits:
+		pol := apitype.PolicySettings{}
+		if s.Policy != nil {
+			pol = *s.Policy
+		}
+		if !set {
+			value = "[]"
+		}
+		var err error
+		if key == setPolicyRules {
+			pol.Rules, err = strictList[apitype.PolicyRule](value)
+		} else {
+			pol.Limits, err = strictList[apitype.RateLimit](value)
+		}
+		if err != nil {
+			return usagef(`%s takes a JSON list (see plexus settings --help): %v`, key, err)
+		}
+		s.Policy = &pol // the daemon checks each rule and limit and names what is wrong
 	case setNames:
 		// The daemon checks the value and names what it takes.
 		if !set {
@@ -381,6 +420,42 @@ func applySetting(s *apitype.Settings, key, value string, set bool) error {
 		s.Profiles[name] = p
 	}
 	return nil
+}
+
+// strictList decodes a JSON list of T, refusing unknown keys.
+func strictList[T any](value string) ([]T, error) {
+	out := []T{}
+	dec := json.NewDecoder(strings.NewReader(value))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&out); err != nil {
+		return nil, err
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("more after the list")
+	}
+	return out, nil
+}
+
+// addPolicyRows shows mcp.policy in `settings show`: a row per rule and
+// per limit, in order, or one saying there are none.
+func addPolicyRows(t *table, p *apitype.PolicySettings) {
+	if p == nil || len(p.Rules) == 0 {
+		t.add(setPolicyRules, "(none: every call allowed)")
+	}
+	if p == nil || len(p.Limits) == 0 {
+		t.add(setPolicyLimits, "(none)")
+	}
+	if p == nil {
+		return
+	}
+	for i, r := range p.Rules {
+		b, _ := json.Marshal(r)
+		t.add(fmt.Sprintf("%s[%d]", setPolicyRules, i), string(b))
+	}
+	for i, l := range p.Limits {
+		b, _ := json.Marshal(l)
+		t.add(fmt.Sprintf("%s[%d]", setPolicyLimits, i), string(b))
+	}
 }
 
 // parseMillis reads a duration setting: milliseconds, or a Go duration.

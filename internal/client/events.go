@@ -93,14 +93,9 @@ func (c *Client) eventStream(ctx context.Context, path string) (*EventStream, er
 //
 // Next must not be called concurrently with itself or with Close.
 func (s *EventStream) Next() (apitype.Event, error) {
-	if s.err != nil {
-		return apitype.Event{}, s.err
-	}
-	se, err := s.sse.Next()
+	se, err := s.next()
 	if err != nil {
-		s.err = s.streamError(err)
-		s.Close()
-		return apitype.Event{}, s.err
+		return apitype.Event{}, err
 	}
 	var ev apitype.Event
 	if err := json.Unmarshal([]byte(se.Data), &ev); err != nil {
@@ -111,6 +106,20 @@ func (s *EventStream) Next() (apitype.Event, error) {
 		ev.Type = se.Type
 	}
 	return ev, nil
+}
+
+// next is the stream's next server-sent event.
+func (s *EventStream) next() (sse.Event, error) {
+	if s.err != nil {
+		return sse.Event{}, s.err
+	}
+	se, err := s.sse.Next()
+	if err != nil {
+		s.err = s.streamError(err)
+		s.Close()
+		return sse.Event{}, s.err
+	}
+	return se, nil
 }
 
 // Close ends the stream. It is safe to call more than once.

@@ -16,6 +16,12 @@ func (f *File) Clone() *File {
 	c.MCP.Face = clonePtr(f.MCP.Face)
 	c.MCP.Registry = clonePtr(f.MCP.Registry)
 	c.MCP.Tracing = clonePtr(f.MCP.Tracing)
+	c.MCP.Policy = f.MCP.Policy.Clone()
+	if f.MCP.Audit != nil {
+		a := *f.MCP.Audit
+		a.Enabled = clonePtr(a.Enabled)
+		c.MCP.Audit = &a
+	}
 	c.Team = f.Team.Clone()
 	if f.MCP.Servers != nil {
 		c.MCP.Servers = make(map[string]Server, len(f.MCP.Servers))

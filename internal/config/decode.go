@@ -108,6 +108,10 @@ func (d *decoder) mcp(path string, n *node) MCP {
 			m.Names = d.str(p, v)
 		case "tracing":
 			m.Tracing = d.tracing(p, v)
+		case "policy":
+			m.Policy = d.policy(p, v)
+		case "audit":
+			m.Audit = d.audit(p, v)
 		default:
 			return false
 		}
@@ -169,6 +173,8 @@ func (d *decoder) server(path string, n *node) Server {
 			s.ProtocolVersion = d.str(p, v)
 		case "sandbox":
 			s.Sandbox = d.sandbox(p, v)
+		case "auditPayloads":
+			s.AuditPayloads = d.boolean(p, v)
 		default:
 			return false
 		}
@@ -268,6 +274,26 @@ func (d *decoder) tracing(path string, n *node) *Tracing {
 		return true
 	})
 	return &t
+}
+
+func (d *decoder) audit(path string, n *node) *Audit {
+	var a Audit
+	d.object(path, n, auditKeys, func(key, p string, v *node) bool {
+		switch key {
+		case "enabled":
+			a.Enabled = d.boolPtr(p, v)
+		case "maxFileBytes":
+			a.MaxFileBytes = d.integer(p, v, 64)
+		case "maxFiles":
+			a.MaxFiles = d.int(p, v)
+		case "otlp":
+			a.OTLP = d.boolean(p, v)
+		default:
+			return false
+		}
+		return true
+	})
+	return &a
 }
 
 func (d *decoder) profile(path string, n *node) Profile {

@@ -22,6 +22,7 @@ func fullFile() *File {
 					Enabled: &no, EnabledTools: []string{"a", "b"}, StartupTimeoutMs: 5, CallTimeoutMs: 6, KeepAliveMs: 1000, Start: StartOnDemand, IdleStopMs: 7, InstallTimeoutMs: 8,
 					Instance: InstancePerSession, MaxResultBytes: 1 << 30, MaxDescriptionChars: 9000, MaxRestartAttempts: &three,
 					ProtocolVersion: "2025-06-18",
+					AuditPayloads:   true,
 					Sandbox: &Sandbox{
 						Filesystem: SandboxFilesystem{Read: []string{"/srv/docs"}, Write: []string{"~/notes"}},
 						Network:    SandboxNetwork{Allow: []string{"api.github.com:443", "[::1]:5432"}},
@@ -53,7 +54,12 @@ func fullFile() *File {
 				Users: []string{"ada@example.com"}, Groups: []string{"eng"}}},
 			Registry: &Registry{URL: "https://registry.example.com"},
 			Tracing:  &Tracing{Enabled: true, Protocol: TracingGRPC},
-			Names:    NamesHashed,
+			Policy: &Policy{
+				Rules:  []PolicyRule{{Tool: "fs_*", Client: "claude-*", Profile: "work", Destructive: &yes, Action: PolicyAskOnce}},
+				Limits: []RateLimit{{Tool: "github_*", Client: "*", Calls: 30, WindowMs: 60000}},
+			},
+			Audit: &Audit{Enabled: &yes, MaxFileBytes: 1 << 20, MaxFiles: 3, OTLP: true},
+			Names: NamesHashed,
 		},
 		Team: &Team{Resource: "https://plexus.example.com/mcp", Issuers: []string{"https://idp.example.com"},
 			UserClaim: "email", GroupsClaim: "roles", Scopes: []string{"mcp"}},

@@ -28,6 +28,7 @@ func FuzzDecode(f *testing.F) {
 		"{\"mcp\": {\"servers\": {\"x\": {\"type\": \"stdio\", \"command\": \"\xff\"}}}}",
 		server(`{"type": "stdio", "command": "c", "sandbox": {"filesystem": {"read": ["/a", "~/b"], "write": []}, "network": ["h:1", "[::1]:2"]}}`),
 		server(`{"type": "stdio", "command": "c", "sandbox": {"network": "none"}}`),
+		`{"mcp": {"policy": {"rules": [{"tool": "[", "action": "nope"}, 3], "limits": [{"calls": -1, "windowMs": "x"}]}}}`,
 		server(`{"type": "stdio", "command": "c", "sandbox": {"network": 3, "filesystem": {"read": ["rel", "/a/../b"]}}}`),
 	} {
 		f.Add([]byte(s))

@@ -43,6 +43,31 @@ type MCP struct {
 	// Tracing, if set and enabled, exports OpenTelemetry traces over OTLP
 	// (docs/tracing.md); nil is off. Applied at once when it changes.
 	Tracing *Tracing `json:"tracing,omitempty"`
+	// Policy allows, refuses, or holds for approval the tool calls, and
+	// bounds their rate (policy.go); nil allows every call.
+	Policy *Policy `json:"policy,omitempty"`
+	// Audit bounds and exports the audit log (docs/audit.md); nil is on
+	// with the default bounds. Read when the daemon starts.
+	Audit *Audit `json:"audit,omitempty"`
+}
+
+// Audit is the "mcp.audit" section.
+type Audit struct {
+	// Enabled switches the audit log; nil means true.
+	Enabled *bool `json:"enabled,omitempty"`
+	// MaxFileBytes rotates audit.jsonl at this size; MaxFiles is how many
+	// files are kept, the live one included (0: audit's defaults, 10 MiB
+	// and 5).
+	MaxFileBytes int64 `json:"maxFileBytes,omitempty"`
+	MaxFiles     int   `json:"maxFiles,omitempty"`
+	// OTLP also exports every record as an OpenTelemetry log record, over
+	// mcp.tracing.protocol to where the OTEL_EXPORTER_OTLP_* variables say.
+	OTLP bool `json:"otlp,omitempty"`
+}
+
+// AuditOn reports whether the audit log is on (the default).
+func (m MCP) AuditOn() bool {
+	return m.Audit == nil || m.Audit.Enabled == nil || *m.Audit.Enabled
 }
 
 // Tracing is the "mcp.tracing" section. Where traces go (endpoint,
@@ -170,6 +195,10 @@ type Server struct {
 	ProtocolVersion string `json:"protocolVersion,omitempty"`
 	// Sandbox, if set, confines a stdio server (docs/sandbox.md).
 	Sandbox *Sandbox `json:"sandbox,omitempty"`
+	// AuditPayloads records the arguments and results of this server's
+	// calls in the audit log, secrets redacted; by default only their
+	// sizes are.
+	AuditPayloads bool `json:"auditPayloads,omitempty"`
 }
 
 // SessionProtocolVersions are the session-era MCP versions a server may be

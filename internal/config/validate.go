@@ -66,6 +66,15 @@ func validateFile(ps *problems, f *File) {
 			ps.add("mcp.tracing.protocol", fmt.Sprintf("must be %q (the default) or %q", TracingHTTP, TracingGRPC))
 		}
 	}
+	validatePolicy(ps, m.Policy)
+	if a := m.Audit; a != nil {
+		if a.MaxFileBytes != 0 && a.MaxFileBytes < 4096 {
+			ps.add("mcp.audit.maxFileBytes", "must be at least 4096 (0 is the default, 10 MiB)")
+		}
+		if a.MaxFiles < 0 || a.MaxFiles > 100 {
+			ps.add("mcp.audit.maxFiles", "must be between 1 and 100 (0 is the default, 5)")
+		}
+	}
 	switch m.Names {
 	case "", NamesReadable, NamesHashed:
 	default:

@@ -24,6 +24,24 @@ func TestValidateRules(t *testing.T) {
 		{`{"mcp": {"tracing": {"enabeld": true}}}`, "mcp.tracing.enabeld", "unknown key"},
 		{`{"mcp": {"tracing": {"enabled": "yes"}}}`, "mcp.tracing.enabled", "want true or false"},
 
+		// Policy: strict keys, known actions, globs that compile, limits
+		// that limit.
+		{`{"mcp": {"policy": {"rules": [{"tool": "x_*", "action": "block"}]}}}`, "mcp.policy.rules[0].action", `must be one of "allow", "deny", "askOncePerSession", "askEveryCall"`},
+		{`{"mcp": {"policy": {"rules": [{"action": "allow"}, {"tool": "[x", "action": "deny"}]}}}`, "mcp.policy.rules[1].tool", "not a valid pattern"},
+		{`{"mcp": {"policy": {"rules": [{"client": "a[", "action": "deny"}]}}}`, "mcp.policy.rules[0].client", "not a valid pattern"},
+		{`{"mcp": {"policy": {"rules": [{"tools": "x", "action": "deny"}]}}}`, "mcp.policy.rules[0].tools", "unknown key"},
+		{`{"mcp": {"policy": {"rules": [{"destructive": "yes", "action": "deny"}]}}}`, "mcp.policy.rules[0].destructive", "want true or false"},
+		{`{"mcp": {"policy": {"rules": {"tool": "x"}}}}`, "mcp.policy.rules", "want an array"},
+		{`{"mcp": {"policy": {"limits": [{"tool": "x", "calls": 0, "windowMs": 1000}]}}}`, "mcp.policy.limits[0].calls", "must be at least 1"},
+		{`{"mcp": {"policy": {"limits": [{"calls": 5}]}}}`, "mcp.policy.limits[0].windowMs", "must be at least 1"},
+		{`{"mcp": {"policy": {"limits": [{"calls": 5, "windowMs": 1.5}]}}}`, "mcp.policy.limits[0].windowMs", "want an integer"},
+		{`{"mcp": {"policy": {"rule": []}}}`, "mcp.policy.rule", "unknown key"},
+		// Audit: bounds that hold a record, strict keys and types.
+		{`{"mcp": {"audit": {"maxFileBytes": 100}}}`, "mcp.audit.maxFileBytes", "must be at least 4096"},
+		{`{"mcp": {"audit": {"maxFiles": -1}}}`, "mcp.audit.maxFiles", "must be between 1 and 100"},
+		{`{"mcp": {"audit": {"maxfiles": 3}}}`, "mcp.audit.maxfiles", "unknown key"},
+		{server(`{"type": "stdio", "command": "c", "auditPayloads": "yes"}`), x + ".auditPayloads", "want true or false"},
+
 		// Types and the keys each allows.
 		{server(`{}`), x + ".type", "is required: stdio, http or sse"},
 		{server(`{"type": "websocket"}`), x + ".type", `unknown type "websocket"`},
@@ -137,6 +155,10 @@ func TestValidateAccepts(t *testing.T) {
 		`{"mcp": {"face": {"allowWrite": true, "allowExternalCall": false}}}`,
 		`{"mcp": {"tracing": {"enabled": true, "protocol": "grpc"}}}`,
 		`{"mcp": {"tracing": {"enabled": false}}}`,
+		`{"mcp": {"policy": {"rules": [{"tool": "fs_write_*", "destructive": true, "action": "askEveryCall"}, {"client": "claude-*", "profile": "work", "action": "deny"}, {"action": "allow"}], "limits": [{"tool": "github_*", "client": "*", "calls": 30, "windowMs": 60000}]}}}`,
+		`{"mcp": {"policy": {}}}`,
+		`{"mcp": {"audit": {"enabled": false, "maxFileBytes": 1048576, "maxFiles": 3, "otlp": true}}}`,
+		server(`{"type": "stdio", "command": "c", "auditPayloads": true}`),
 		server(`{"type": "http", "url": "https://h", "oauth": {"grant": "client_credentials", "clientId": "c", "clientSecret": {"env": "S"}, "authMethod": "client_secret_post", "scopes": ["read"]}}`),
 		server(`{"type": "http", "url": "https://h", "oauth": {"grant": "client_credentials", "clientId": "c", "privateKeyFile": "/etc/plexus/key.pem", "signingAlg": "ES256"}}`),
 		server(`{"type": "http", "url": "https://h", "oauth": {"grant": "jwt_bearer", "clientId": "w", "tokenFile": "/var/run/secrets/tokens/mcp"}}`),

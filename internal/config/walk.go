@@ -133,6 +133,7 @@ var (
 	faceKeys     = jsonKeys[Face]()
 	registryKeys = jsonKeys[Registry]()
 	tracingKeys  = jsonKeys[Tracing]()
+	auditKeys    = jsonKeys[Audit]()
 	profileKeys  = jsonKeys[Profile]()
 	teamKeys     = jsonKeys[Team]()
 	envKeys      = jsonKeys[Ref]()

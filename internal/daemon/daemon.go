@@ -31,6 +31,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
+	"github.com/plexus-mcp/plexus/internal/audit"
 	"github.com/plexus-mcp/plexus/internal/config"
 	"github.com/plexus-mcp/plexus/internal/face"
 	"github.com/plexus-mcp/plexus/internal/host"
@@ -137,13 +138,20 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
+	// The audit log: written until the host has stopped (serve), then
+	// flushed and closed before the store.
+	alog, err := openAudit(opts.Home, st.Config().MCP, "", nil, nil, log)
+	if err != nil {
+		return err
+	}
+	defer alog.Close()
 	sock := filepath.Join(opts.Home, SocketName)
 	ln, err := listenSocket(sock)
 	if err != nil {
 		return err
 	}
 	defer os.Remove(sock)
-	p := newParts(opts, log, st, pn, db != nil)
+	p := newParts(opts, log, st, pn, alog, db != nil)
 	p.api.Token = token
 	pc, err := p.peerChannel(opts.Peer, db)
 	if err != nil {
@@ -231,11 +239,11 @@ type parts struct {
 // newParts wires the daemon's components. A replica of a database store
 // (team) sandboxes its stdio servers by default, and no sandboxed server
 // reads the store's key or URL files (docs/team.md).
-func newParts(opts Options, log *slog.Logger, st *store.Store, pn *pins.Store, team bool) *parts {
+func newParts(opts Options, log *slog.Logger, st *store.Store, pn *pins.Store, alog *audit.Log, team bool) *parts {
 	p := &parts{log: log, stopDelay: opts.StopDelay, changed: make(chan struct{}, 1)}
 	p.mtr = metrics.New(hostSource{&p.h})
 	p.h = host.New(host.Options{Store: st, Logger: log, Shim: opts.Shim, Observer: p.mtr, Pins: pn,
-		SandboxByDefault: team, Secrets: opts.Store.secretFiles()})
+		SandboxByDefault: team, Secrets: opts.Store.secretFiles(), Audit: alog})
 	// The MCP face, on the socket (for plexus mcp) and the loopback address.
 	p.fc = face.New(p.h, log.With("component", "face"), opts.Version)
 	p.fc.Observe(p.mtr.ObserveFace)
@@ -314,7 +322,7 @@ func (p *parts) loopback(opts Options, token string) (tcpServers, error) {
 		return &tcpServer{srv: l.Server(h, p.errorLog(), nil), ln: l, pod: pod}
 	}
 	if !network {
-		return tcpServers{server(tln, false, loopbackMux(lb, p.team, p.api, p.changed, p.hl, tln.Addr().String(), p.log))}, nil
+		return tcpServers{server(tln, false, loopbackMux(lb, p.team, p.api, p.changed, p.h.Audit(), p.hl, tln.Addr().String(), p.log))}, nil
 	}
 	// T7: beyond loopback only in team mode, and then only the face
 	// behind the team's tokens, its metadata and the probes (network.go).
@@ -328,7 +336,7 @@ func (p *parts) loopback(opts Options, token string) (tcpServers, error) {
 		p.log.Warn("loopback address in use: the web page and metrics are off", "addr", beside, "err", err)
 		return out, nil
 	}
-	return append(out, server(local, false, loopbackMux(lb, p.team, p.api, p.changed, p.hl, local.Addr().String(), p.log))), nil
+	return append(out, server(local, false, loopbackMux(lb, p.team, p.api, p.changed, p.h.Audit(), p.hl, local.Addr().String(), p.log))), nil
 }
 
 // errorLog is where net/http's servers report, as warnings of the log.
@@ -344,7 +352,7 @@ func (p *parts) serve(ctx context.Context, opts Options, ln net.Listener, tcp tc
 	// The socket under limits of its own, apart from TCP's, with a
 	// reserve of file descriptors (limits.go).
 	sl := limitSocket(ln, p.log)
-	srv := sl.Server(notingChanges(p.api, p.changed), p.errorLog(), localapi.ConnContext)
+	srv := sl.Server(notingChanges(p.api, p.changed, p.h.Audit(), "socket"), p.errorLog(), localapi.ConnContext)
 	// Servers start in the background; the API answers at once and shows
 	// each server as "starting" until it is ready. The set is in place
 	// before the API answers, so that its first status lists every server.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
 	"github.com/plexus-mcp/plexus/internal/atomicfile"
+	"github.com/plexus-mcp/plexus/internal/audit"
 	"github.com/plexus-mcp/plexus/internal/connlimit"
 	"github.com/plexus-mcp/plexus/internal/localapi"
 	"github.com/plexus-mcp/plexus/internal/webui"
@@ -60,9 +61,9 @@ func loadToken(home string) (string, error) {
 // with the team's tokens instead in team mode — everything else to the web page, which
 // has its own guard and session cookie. It also lets the settings API mint
 // login links to the page (`plexus ui`).
-func loopbackMux(lb *localapi.Loopback, team *teamSwitch, api *localapi.Handler, changed chan<- struct{}, hl *health, addr string, log *slog.Logger) http.Handler {
+func loopbackMux(lb *localapi.Loopback, team *teamSwitch, api *localapi.Handler, changed chan<- struct{}, alog *audit.Log, hl *health, addr string, log *slog.Logger) http.Handler {
 	// What the page's guard admits to the API is proven (connlimit).
-	web := webui.New(webui.Options{API: connlimit.Proven(notingChanges(api.Trusted(), changed)), Log: log.With("component", "webui")})
+	web := webui.New(webui.Options{API: connlimit.Proven(notingChanges(api.Trusted(), changed, alog, "web")), Log: log.With("component", "webui")})
 	api.UILogin = func() (apitype.UILogin, error) {
 		link, exp, err := web.LoginLink(addr)
 		return apitype.UILogin{URL: link, ExpiresAt: exp}, err

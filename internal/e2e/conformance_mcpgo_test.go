@@ -57,10 +57,11 @@ func startListening(t *testing.T, cmd *exec.Cmd, addr string) string {
 // Every scenario that passes directly must pass through Plexus, the first
 // time; the verdicts and the counts per server and suite are printed.
 //
-// That is nine runs of a suite, minutes of CI: the test command runs one,
+// That is nine runs of a suite, minutes of CI: the test command runs
 // alpha.12 in front of mcp-go with the upstream pinned to the session era
 // (the pair that lost most before: caching, prompts, resources,
-// templates, progress), directly and through Plexus;
+// templates, progress), and 0.1.16's four scenarios of questions mid-call
+// with the upstream era negotiated, directly and through Plexus;
 // PLEXUS_FULL_MATRIX=1 runs them all (docs/contributing.md).
 func TestConformanceSuitesMCPGo(t *testing.T) {
 	t.Parallel()
@@ -101,17 +102,23 @@ func TestConformanceSuitesMCPGo(t *testing.T) {
 	suites := []struct {
 		version, spec string
 		targets       []target
+		scenarios     []string // all when none
 	}{
-		{"0.1.16", "", []target{{"mcp-go", mcpgo, []string{"mcpgo", "mcpgo-pinned"}}}},
-		{"0.2.0-alpha.11", "2026-07-28", []target{{"mcp-go", mcpgo, []string{"mcpgo", "mcpgo-pinned"}}}},
+		{"0.1.16", "", []target{{"mcp-go", mcpgo, []string{"mcpgo", "mcpgo-pinned"}}}, nil},
+		{"0.2.0-alpha.11", "2026-07-28", []target{{"mcp-go", mcpgo, []string{"mcpgo", "mcpgo-pinned"}}}, nil},
 		{"0.2.0-alpha.12", "2026-07-28", []target{
 			{"mcp-go", mcpgo, []string{"mcpgo", "mcpgo-pinned"}},
 			{"go-sdk", gosdk, []string{"gosdk"}},
-		}},
+		}, nil},
 	}
 	if !full {
-		suites = suites[2:]
-		suites[0].targets = []target{{"mcp-go", mcpgo, []string{"mcpgo-pinned"}}}
+		// And 0.1.16's scenarios of a server's questions mid-call in front
+		// of mcp-go negotiated, which refuses them in the era Plexus speaks
+		// to it: a session-era client gets a session of its own there.
+		suites[0].targets = []target{{"mcp-go", mcpgo, []string{"mcpgo"}}}
+		suites[0].scenarios = []string{"tools-call-elicitation", "tools-call-sampling", "elicitation-sep1034-defaults", "elicitation-sep1330-enums"}
+		suites = append(suites[:1], suites[2])
+		suites[1].targets = []target{{"mcp-go", mcpgo, []string{"mcpgo-pinned"}}}
 	}
 	// Every run at once, four at most: a run is a minute of mostly
 	// waiting on one node process, and the runs share nothing but the
@@ -143,7 +150,7 @@ func TestConformanceSuitesMCPGo(t *testing.T) {
 				url = face + "/mcp/" + r.profile
 			}
 			start := time.Now()
-			r.res = runSuiteIn(t, suite.version, suite.spec, url)
+			r.res = runSuiteIn(t, suite.version, suite.spec, url, suite.scenarios...)
 			r.took = time.Since(start)
 		})
 	}

@@ -139,9 +139,13 @@ func TestOAuthLoginSurvivesExpiryAndRestart(t *testing.T) {
 		t.Fatalf("expected a client secret and two tokens in oauth.json")
 	}
 	logs, _ := os.ReadFile(filepath.Join(e.Home, "logs.jsonl"))
+	// The login is a record of the audit log, which holds no token.
+	logins := e.MustRun("audit", "--kind", "login", "--server", "srv", "--json")
+	mustContain(t, "audit of the login", logins, `"outcome":"ok","reason":"authorization_code"`)
+	auditLog, _ := os.ReadFile(filepath.Join(e.Home, "audit.jsonl"))
 	outputs := map[string]string{
 		"status": e.MustRun("status", "--json"), "ls": e.MustRun("ls", "--json"), "logs.jsonl": string(logs),
-		"daemon output": e.DaemonOutput(), "login": r.Stdout + r.Stderr,
+		"daemon output": e.DaemonOutput(), "login": r.Stdout + r.Stderr, "audit.jsonl": string(auditLog),
 	}
 	for what, text := range outputs {
 		for _, s := range secrets {

@@ -67,6 +67,16 @@ func (p *sessionPeer) Client() any { return p.s }
 // LogLevel is the level the client set; "" for none.
 func (p *sessionPeer) LogLevel() string { return p.s.logLevel() }
 
+// ClientSession is the session, its version and its end: a remote
+// server gives the client a session of its own (upstream/clientsession.go).
+func (p *sessionPeer) ClientSession() (any, string, <-chan struct{}) {
+	version, _ := p.s.era()
+	return p.s, version, p.s.done
+}
+
+// Standalone is the client on its session's standalone stream.
+func (p *sessionPeer) Standalone() upstream.Peer { return &sessionPeer{p.s, p.s.listener} }
+
 // Ask puts the server's request to the client, as the server wrote it,
 // and returns the client's answer as the client wrote it.
 func (p *sessionPeer) Ask(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {

@@ -137,7 +137,7 @@ func (s *session) call(r *http.Request, ex *exchange, key string, m envelope) bo
 	if !ok || version == "" || !p.framed(req.name, false) {
 		return false
 	}
-	base := tracing.WithClient(context.WithoutCancel(r.Context()), r.Header, s.id)
+	base := tracing.WithClient(s.withClient(context.WithoutCancel(r.Context())), r.Header, s.id)
 	return s.run(base, ex, key, req.id, func(ctx context.Context) (json.RawMessage, error) {
 		d, err := s.downstream(ctx)
 		if err != nil {
@@ -197,10 +197,12 @@ func (p *profile) call2026(w http.ResponseWriter, r *http.Request, env envelope)
 	if !ok {
 		return false
 	}
+	fr, _ := env.request()
+	ctx := p.withStatelessClient(r.Context(), fr.params)
 	if tracing.On() {
-		r = r.WithContext(tracing.WithClient(r.Context(), r.Header, ""))
+		ctx = tracing.WithClient(ctx, r.Header, "")
 	}
-	p.waitCall(w, r, req, caps)
+	p.waitCall(w, r.WithContext(ctx), req, caps)
 	return true
 }
 

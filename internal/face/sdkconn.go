@@ -106,6 +106,6 @@ func (p *profile) attach(next mcp.MethodHandler) mcp.MethodHandler {
 				}
 			}
 		}
-		return next(ctx, method, req)
+		return next(p.withSDKClient(ctx, req), method, req)
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/plexus-mcp/plexus/internal/config"
 	"github.com/plexus-mcp/plexus/internal/era"
+	"github.com/plexus-mcp/plexus/internal/upstream"
 )
 
 // The tasks extension passes through a bare profile in both eras: its
@@ -62,6 +63,8 @@ func (s *session) task(r *http.Request, ex *exchange, key string, m envelope) bo
 		return false
 	}
 	return s.run(context.WithoutCancel(r.Context()), ex, key, m.id, func(ctx context.Context) (json.RawMessage, error) {
+		// On the client's own session at the server, where its tasks are.
+		ctx = upstream.WithPeer(ctx, &sessionPeer{s, ex}, nil)
 		return s.p.forwardTask(ctx, server, version, m.name, m.params)
 	})
 }

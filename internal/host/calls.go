@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
+	"github.com/plexus-mcp/plexus/internal/audit"
 	"github.com/plexus-mcp/plexus/internal/catalog"
 	"github.com/plexus-mcp/plexus/internal/supervisor"
 	"github.com/plexus-mcp/plexus/internal/upstream"
@@ -37,7 +38,7 @@ func (h *Host) Call(ctx context.Context, name string, args json.RawMessage) (*mc
 
 // observed makes a decoded call through the pipeline (pipeline.go).
 func (h *Host) observed(ctx context.Context, snap *snapshot, ix indexed, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
-	out, err := h.run(ctx, snap, ix, PathDecoded, func(ctx context.Context, conn *upstream.Conn) (callResult, error) {
+	out, err := h.run(ctx, snap, ix, PathDecoded, args, func(ctx context.Context, conn *upstream.Conn) (callResult, error) {
 		res, err := invokeDecoded(ctx, conn, ix, name, args)
 		return callResult{res: res}, err
 	})
@@ -165,7 +166,9 @@ func orEmpty(b json.RawMessage) json.RawMessage {
 }
 
 // ReadResource reads a resource of a server.
-func (h *Host) ReadResource(ctx context.Context, server, uri string) (*mcp.ReadResourceResult, error) {
+func (h *Host) ReadResource(ctx context.Context, server, uri string) (res *mcp.ReadResourceResult, err error) {
+	start := time.Now()
+	defer func() { h.auditServed(ctx, audit.KindResourceRead, server, uri, nil, res, err, time.Since(start)) }()
 	conn, done, err := h.UseServer(ctx, server)
 	if err != nil {
 		return nil, err
@@ -175,7 +178,9 @@ func (h *Host) ReadResource(ctx context.Context, server, uri string) (*mcp.ReadR
 }
 
 // GetPrompt gets a prompt of a server.
-func (h *Host) GetPrompt(ctx context.Context, server, name string, args map[string]string) (*mcp.GetPromptResult, error) {
+func (h *Host) GetPrompt(ctx context.Context, server, name string, args map[string]string) (res *mcp.GetPromptResult, err error) {
+	start := time.Now()
+	defer func() { h.auditServed(ctx, audit.KindPromptGet, server, name, args, res, err, time.Since(start)) }()
 	conn, done, err := h.UseServer(ctx, server)
 	if err != nil {
 		return nil, err

@@ -18,11 +18,13 @@ import (
 	"time"
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
+	"github.com/plexus-mcp/plexus/internal/audit"
 	"github.com/plexus-mcp/plexus/internal/catalog"
 	"github.com/plexus-mcp/plexus/internal/catcache"
 	"github.com/plexus-mcp/plexus/internal/config"
 	"github.com/plexus-mcp/plexus/internal/oauth"
 	"github.com/plexus-mcp/plexus/internal/pins"
+	"github.com/plexus-mcp/plexus/internal/policy"
 	"github.com/plexus-mcp/plexus/internal/store"
 	"github.com/plexus-mcp/plexus/internal/supervisor"
 )
@@ -54,6 +56,13 @@ type Options struct {
 	// Secrets are files of the daemon's own that no sandboxed server
 	// reads: a replica's store key and URL files (sandbox.Policy.Secrets).
 	Secrets []string
+	// Audit, if set, records every call, read and get (audit.go); the
+	// daemon owns and closes it.
+	Audit *audit.Log
+	// ApprovalWait bounds how long a call that needs the user's approval,
+	// from a client that cannot be asked, waits for it on the web page or
+	// `plexus approve --call` (0: DefaultApprovalWait).
+	ApprovalWait time.Duration
 }
 
 // CallObserver is told the outcome and duration of every tool call:
@@ -107,6 +116,11 @@ type Host struct {
 	// (placement.go); guarded by applyMu.
 	replacing map[string]uint64
 	started   time.Time
+	// limiter counts calls against mcp.policy's rate limits, across
+	// reloads (gate.go).
+	limiter policy.Limiter
+	// waiting are the calls waiting for the user's approval (approvals.go).
+	waiting waitingCalls
 }
 
 // snapshot is an immutable view of the servers and the catalog.
@@ -138,6 +152,9 @@ type snapshot struct {
 	// emitted before the snapshot was built, then, once its own changes
 	// are announced, the last of those (publish.go).
 	eventSeq atomic.Int64
+	// policy is mcp.policy compiled (gate.go); nil when it has no rule and
+	// no limit.
+	policy *policy.Policy
 }
 
 // indexed is a catalog entry with the server that answers it.
@@ -170,7 +187,7 @@ func New(opts Options) *Host {
 	h.catalogs = openCatalogs(opts)
 	h.oauth = opts.OAuth
 	if h.oauth == nil {
-		m, err := oauth.Open(oauth.Options{Docs: opts.Store.Docs(), Logger: opts.Logger.With("component", "oauth")})
+		m, err := oauth.Open(oauth.Options{Docs: opts.Store.Docs(), Logger: opts.Logger.With("component", "oauth"), Audit: opts.Audit})
 		if err != nil {
 			h.log.Error("OAuth logins are unavailable", "err", err)
 		}

@@ -19,15 +19,16 @@ import (
 // The call spine. Every tool call, whoever makes it and however its frame
 // is carried, goes one way:
 //
-//	resolve → deadline → invoke → cap → classify → observe
+//	resolve → gate → deadline → invoke → cap → classify → observe (metrics, audit)
 //
 // Resolving is the caller's (a catalog entry of one snapshot: Call,
 // Session.Call, Session.CallRaw). Two invokers carry the call: decoded (the
 // SDK's client encodes the arguments and decodes the result) and frame
 // forwarding (the client's params go upstream with only the name and _meta
 // replaced, and the result comes back as the server wrote it). Everything
-// else — the bound on its time, the cap on its result, the naming of its
-// failure, the metrics — is the same code for both.
+// else — the policy's gate (gate.go), the bound on its time, the cap on
+// its result, the naming of its failure, the metrics — is the same code
+// for both.
 
 // Paths: how a call was carried, the "path" label of the call metrics.
 const (
@@ -44,15 +45,30 @@ type callResult struct {
 // invoker makes the call on a live connection, bounded by ctx.
 type invoker func(ctx context.Context, conn *upstream.Conn) (callResult, error)
 
-// run is the pipeline for one resolved catalog entry.
-func (h *Host) run(ctx context.Context, snap *snapshot, ix indexed, path string, invoke invoker) (callResult, error) {
+// run is the pipeline for one resolved catalog entry; args are the call's
+// arguments as the client wrote them (for the gate's question to the
+// user, and the audit log).
+func (h *Host) run(ctx context.Context, snap *snapshot, ix indexed, path string, args json.RawMessage, invoke invoker) (callResult, error) {
 	start := time.Now()
-	out, err := h.invoke(ctx, snap, ix, invoke)
+	var out callResult
+	var err error
+	if res := h.gate(ctx, snap, ix, args); res != nil {
+		out.res = res // refused: never sent
+	} else {
+		out, err = h.invoke(ctx, snap, ix, invoke)
+	}
+	if h.opts.Observer == nil && h.opts.Audit == nil {
+		return out, err
+	}
+	d, outcome := time.Since(start), out.outcome(err)
 	if h.opts.Observer != nil {
-		h.opts.Observer.ObserveCall(ix.entry.Server, path, out.outcome(err), time.Since(start))
+		h.opts.Observer.ObserveCall(ix.entry.Server, path, outcome, d)
 	}
 	if id, ok := caller.From(ctx); ok {
-		h.observeUser(id, ix, out.outcome(err), time.Since(start))
+		h.observeUser(id, ix, outcome, d)
+	}
+	if h.opts.Audit != nil {
+		h.auditCall(ctx, ix, args, out, outcome, d)
 	}
 	return out, err
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/plexus-mcp/plexus/internal/catalog"
 	"github.com/plexus-mcp/plexus/internal/config"
 	"github.com/plexus-mcp/plexus/internal/pins"
+	"github.com/plexus-mcp/plexus/internal/policy"
 	"github.com/plexus-mcp/plexus/internal/supervisor"
 )
 
@@ -93,6 +94,11 @@ func (h *Host) pinFirstSight(servers []*supervisor.Server) map[string]error {
 func (h *Host) rebuildLocked(unrecorded map[string]error) (unpinned []*supervisor.Server) {
 	s := &snapshot{version: h.snap.Load().version + 1, cfg: h.cfg, servers: make(map[string]*supervisor.Server, len(h.servers)),
 		auth: h.authStatus, sandboxByDefault: h.opts.SandboxByDefault, states: make(map[string]string, len(h.servers)), fps: make(map[string][32]byte, len(h.servers))}
+	if prev := h.snap.Load(); prev.cfg == h.cfg {
+		s.policy = prev.policy
+	} else {
+		s.policy = policy.Compile(h.cfg.MCP.Policy)
+	}
 	// The naming scheme first: a change of it makes every decision below
 	// stale (pins.Store.Version).
 	h.pins.store.SetHashedNames(h.cfg.MCP.Names == config.NamesHashed)

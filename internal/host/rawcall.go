@@ -44,7 +44,7 @@ func (s *Session) CallRaw(ctx context.Context, name string, params map[string]js
 }
 
 func (h *Host) callRaw(ctx context.Context, snap *snapshot, ix indexed, params map[string]json.RawMessage) (json.RawMessage, error) {
-	out, err := h.run(ctx, snap, ix, PathFrame, func(ctx context.Context, conn *upstream.Conn) (callResult, error) {
+	out, err := h.run(ctx, snap, ix, PathFrame, params["arguments"], func(ctx context.Context, conn *upstream.Conn) (callResult, error) {
 		params["name"], _ = json.Marshal(ix.entry.Tool)
 		raw, err := conn.CallRaw(ctx, params)
 		return callResult{raw: raw}, err

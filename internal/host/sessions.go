@@ -42,6 +42,9 @@ type Session struct {
 	lastUsed  time.Time
 	ended     bool
 	notify    chan struct{} // a deferred "capabilities changed" is due
+	// approvedTools are the tools the user approved for the rest of the
+	// session (gate.go).
+	approvedTools map[string]bool
 }
 
 // sessions holds the live sessions.

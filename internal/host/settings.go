@@ -30,6 +30,9 @@ type Settings struct {
 	// Tracing is mcp.tracing (read when the daemon starts); nil in
 	// SetSettings keeps it, a zero one removes it (off).
 	Tracing *config.Tracing
+	// Policy is mcp.policy (rules and rate limits, gate.go); nil in
+	// SetSettings keeps it, an empty one removes it.
+	Policy *config.Policy
 }
 
 // namesOf is cfg's naming scheme, the default spelled out.
@@ -54,6 +57,10 @@ func (h *Host) Settings() Settings {
 	if cur.MCP.Tracing != nil {
 		t := *cur.MCP.Tracing
 		s.Tracing = &t
+	}
+	s.Policy = &config.Policy{}
+	if cur.MCP.Policy != nil {
+		s.Policy = cur.MCP.Policy.Clone()
 	}
 	return s
 }
@@ -100,6 +107,12 @@ func (h *Host) SetSettings(s Settings, based int64) (int64, error) {
 		if *s.Tracing != (config.Tracing{}) {
 			t := *s.Tracing
 			next.MCP.Tracing = &t
+		}
+	}
+	if s.Policy != nil {
+		next.MCP.Policy = nil
+		if len(s.Policy.Rules) > 0 || len(s.Policy.Limits) > 0 {
+			next.MCP.Policy = s.Policy.Clone()
 		}
 	}
 	switch s.Names {

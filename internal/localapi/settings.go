@@ -42,6 +42,9 @@ func (a *Handler) putSettings(w http.ResponseWriter, r *http.Request) {
 	if req.Tracing != nil {
 		in.Tracing = &config.Tracing{Enabled: req.Tracing.Enabled, Protocol: req.Tracing.Protocol}
 	}
+	if req.Policy != nil {
+		in.Policy = policyIn(req.Policy)
+	}
 	rev, err := a.host.SetSettings(in, based)
 	if err != nil {
 		a.renderError(w, r, err)
@@ -68,9 +71,37 @@ func settingsOut(s host.Settings) apitype.Settings {
 	if s.Tracing != nil {
 		out.Tracing = &apitype.TracingSettings{Enabled: s.Tracing.Enabled, Protocol: s.Tracing.Protocol}
 	}
+	out.Policy = policyOut(s.Policy)
 	for name, p := range s.Profiles {
 		out.Profiles[name] = apitype.Profile{Servers: p.Servers, Naming: p.Naming, MetaTools: p.MetaTools, ControlTools: p.ControlTools,
 			Users: p.Users, Groups: p.Groups}
+	}
+	return out
+}
+
+// policyIn is mcp.policy from the wire.
+func policyIn(p *apitype.PolicySettings) *config.Policy {
+	out := &config.Policy{}
+	for _, r := range p.Rules {
+		out.Rules = append(out.Rules, config.PolicyRule(r))
+	}
+	for _, l := range p.Limits {
+		out.Limits = append(out.Limits, config.RateLimit(l))
+	}
+	return out
+}
+
+// policyOut is mcp.policy on the wire: empty lists, never null.
+func policyOut(p *config.Policy) *apitype.PolicySettings {
+	out := &apitype.PolicySettings{Rules: []apitype.PolicyRule{}, Limits: []apitype.RateLimit{}}
+	if p == nil {
+		return out
+	}
+	for _, r := range p.Rules {
+		out.Rules = append(out.Rules, apitype.PolicyRule(r))
+	}
+	for _, l := range p.Limits {
+		out.Limits = append(out.Limits, apitype.RateLimit(l))
 	}
 	return out
 }

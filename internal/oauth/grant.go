@@ -132,6 +132,7 @@ func (m *Manager) grantOf(server string) (*LoginParams, string) {
 // MCP extensions say a client must not retry or switch grants on an error).
 func (m *Manager) obtain(ctx context.Context, p LoginParams) (*entry, error) {
 	e, err := m.runGrant(ctx, p)
+	m.auditLogin(ctx, p.Server, p.Grant.Type, err)
 	if err != nil {
 		var te *TokenError
 		if errors.As(err, &te) {

@@ -251,6 +251,7 @@ func (m *Manager) complete(ctx context.Context, run *loginRun, redirected string
 	m.endRunLocked(run, err)
 	run.mu.Unlock()
 	if err != nil {
+		m.auditLogin(ctx, account, "authorization_code", err)
 		return err
 	}
 	if run.verify != nil {
@@ -264,6 +265,7 @@ func (m *Manager) complete(ctx context.Context, run *loginRun, redirected string
 		m.mu.Unlock()
 		m.changed(account)
 	}
+	m.auditLogin(ctx, account, "authorization_code", err)
 	if err != nil {
 		m.log.Warn("OAuth login got tokens the server did not take", "server", account, "err", err)
 		return err

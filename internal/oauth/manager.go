@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/plexus-mcp/plexus/internal/audit"
 	"github.com/plexus-mcp/plexus/internal/docstore"
 )
 
@@ -56,6 +57,8 @@ type Options struct {
 	// NoBackgroundRefresh turns off the refresh of a token before it
 	// expires when nothing uses it (tests that move the clock).
 	NoBackgroundRefresh bool
+	// Audit, if set, records every login, grant and logout.
+	Audit *audit.Log
 }
 
 // Manager holds the logins of every server: the token store, the refreshes
@@ -70,6 +73,7 @@ type Manager struct {
 	loginTTL            time.Duration
 	now                 func() time.Time
 	background          bool
+	audit               *audit.Log
 	// id names this Manager in the refresh claims of a shared store.
 	id string
 
@@ -118,6 +122,7 @@ func Open(opts Options) (*Manager, error) {
 		log:                 opts.Logger,
 		hc:                  opts.HTTPClient,
 		onChange:            opts.OnChange,
+		audit:               opts.Audit,
 		metadataDocumentURL: opts.MetadataDocumentURL,
 		refreshBefore:       opts.RefreshBefore,
 		loginTTL:            opts.LoginTTL,
@@ -361,6 +366,7 @@ func (m *Manager) Logout(server string) error {
 		st.login.stop()
 	}
 	m.announce(append(others, server))
+	m.auditLogin(context.Background(), server, "logout", err)
 	return err
 }
 

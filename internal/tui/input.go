@@ -134,6 +134,9 @@ func (m *Model) listKey(msg tea.KeyPressMsg) tea.Cmd {
 	if key.Matches(msg, k.Search) {
 		return m.openSearch()
 	}
+	if len(m.waiting) > 0 && (msg.String() == "A" || msg.String() == "D") {
+		return m.decideOldest(msg.String() == "A")
+	}
 	if key.Matches(msg, k.New) {
 		m.msg, m.errMsg = "", ""
 		m.form, m.screen = newForm(), screenForm

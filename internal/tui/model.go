@@ -40,6 +40,9 @@ type Model struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	keys   keyMap
+	// waiting are the tool calls waiting for the user's approval, oldest
+	// first (approvals.go).
+	waiting []apitype.CallApproval
 
 	width, height int
 	screen        screen
@@ -155,7 +158,17 @@ func (m *Model) daemonMsg(msg tea.Msg) tea.Cmd {
 		m.lostMsg = ""
 		m.connected, m.stream = true, msg.stream
 		m.connectedList(msg.conn, msg.list)
-		return tea.Batch(nextEvent(msg.stream), m.toolsOfSelected())
+		return tea.Batch(nextEvent(msg.stream), m.toolsOfSelected(), m.fetchApprovals())
+	case approvalsMsg:
+		if msg.err != nil {
+			m.errMsg = errText(msg.err)
+			return nil
+		}
+		m.waiting = msg.list
+		if msg.decided != "" {
+			m.msg = msg.decided
+		}
+		return nil
 	case reconnectMsg:
 		return m.connect()
 	case eventMsg:
@@ -248,6 +261,8 @@ func (m *Model) event(msg eventMsg) tea.Cmd {
 		}
 	case apitype.EventCatalog:
 		cmd = m.refresh()
+	case apitype.EventCallApproval:
+		cmd = m.fetchApprovals()
 	}
 	return tea.Batch(nextEvent(msg.stream), cmd)
 }

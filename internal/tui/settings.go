@@ -9,6 +9,7 @@ import (
 
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
 )
@@ -128,6 +129,7 @@ func (m *Model) settingsView(w int) []string {
 	}
 	lines = append(lines, "", "  "+col("profiles", 24)+" "+profiles,
 		"    "+styleDim.Render("change them with `plexus settings set profiles.NAME '{…}'`"))
+	lines = append(lines, policyLines(m.settings.Policy, w)...)
 	if m.externalCallsOff() {
 		lines = append(lines, "")
 		for _, l := range wrap(apitype.ExternalCallOff, w, 3) {
@@ -135,6 +137,47 @@ func (m *Model) settingsView(w int) []string {
 		}
 	}
 	return lines
+}
+
+// maxPolicyLines bounds the rules and limits the settings screen lists.
+const maxPolicyLines = 6
+
+// policyLines show mcp.policy: its rules in the order they are tried and
+// its limits, at most maxPolicyLines of them.
+func policyLines(p *apitype.PolicySettings, w int) []string {
+	if p == nil {
+		p = &apitype.PolicySettings{}
+	}
+	summary := "no rules, no limits: every call is allowed"
+	if len(p.Rules)+len(p.Limits) > 0 {
+		summary = fmt.Sprintf("%d rules, %d limits", len(p.Rules), len(p.Limits))
+	}
+	any := func(glob string) string {
+		if glob == "" {
+			return "any"
+		}
+		return glob
+	}
+	var items []string
+	for i, r := range p.Rules {
+		item := fmt.Sprintf("%d. %s: tool %s, client %s, profile %s", i+1, r.Action, any(r.Tool), any(r.Client), any(r.Profile))
+		if r.Destructive != nil {
+			item += ", destructive " + strconv.FormatBool(*r.Destructive)
+		}
+		items = append(items, item)
+	}
+	for _, l := range p.Limits {
+		items = append(items, fmt.Sprintf("limit: %d calls per %d ms per client: tool %s, client %s", l.Calls, l.WindowMs, any(l.Tool), any(l.Client)))
+	}
+	lines := []string{"", "  " + col("policy", 24) + " " + summary}
+	for i, item := range items {
+		if i == maxPolicyLines {
+			lines = append(lines, "    "+fmt.Sprintf("… and %d more (plexus settings show)", len(items)-i))
+			break
+		}
+		lines = append(lines, "    "+ansi.Truncate(item, max(8, w-4), "…"))
+	}
+	return append(lines, "    "+styleDim.Render("change it with `plexus settings set policy.rules '[…]'`"))
 }
 
 func (m *Model) settingsKey(msg tea.KeyPressMsg) tea.Cmd {

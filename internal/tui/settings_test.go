@@ -32,8 +32,25 @@ func TestTerminalSettings(t *testing.T) {
 	if got := strings.TrimSpace(e.MustRun("settings", "get", "callTimeoutMs")); got != "45000" {
 		t.Fatalf("after typing 45000: callTimeoutMs = %s", got)
 	}
+	// The policy, set with the CLI, shows when the screen opens again.
+	e.MustRun("settings", "set", "policy.rules", `[{"tool": "example_ec*", "action": "askEveryCall"}]`)
 	x.must("send-keys", "-t", "tui", "Escape")
-	s := x.waitText("NAME", "example")
+	x.waitText("NAME", "example")
+	x.must("send-keys", "-t", "tui", "s")
+	x.waitText("1 rules, 0 limits", "1. askEveryCall: tool example_ec*, client any, profile any")
+	x.must("send-keys", "-t", "tui", "Escape")
+	x.waitText("NAME", "example")
+
+	// A call the policy asks about, from a caller that cannot be asked
+	// (plexus call), waits; the list says so, and A approves it.
+	done := make(chan string, 1)
+	go func() { done <- e.MustRun("call", "example_echo", `{"text": "approved-in-the-tui"}`) }()
+	x.waitText("1 call(s) to approve · A yes · D no · example_echo by the API")
+	x.must("send-keys", "-t", "tui", "A")
+	if out := <-done; !strings.Contains(out, "approved-in-the-tui") {
+		t.Errorf("plexus call after A: %s", out)
+	}
+	s := x.waitText("NAME", "example", "approved the call of example_echo")
 	if strings.Contains(s, "external calls are off") {
 		t.Fatalf("the list still warns after external calls were switched on:\n%s", s)
 	}

@@ -124,6 +124,9 @@ func (m *Model) statusLines(w int) []string {
 		}
 		return lines
 	}
+	if m.screen == screenList && m.errMsg == "" && len(m.waiting) > 0 {
+		return []string{m.waitingLine()}
+	}
 	if m.msg == "" && m.screen == screenList && m.externalCallsOff() {
 		return []string{styleWarn.Render("external calls are off: clients see only plexus_status/_snapshot · s settings")}
 	}

@@ -25,6 +25,11 @@ func (c *Conn) CallTool(ctx context.Context, name string, args json.RawMessage) 
 	if err := c.usable(); err != nil {
 		return nil, err
 	}
+	if own, done := c.sessionFor(ctx); own != c {
+		res, err := own.CallTool(ctx, name, args)
+		done()
+		return res, err
+	}
 	params := &mcp.CallToolParams{Name: name}
 	ctx, token, end := c.calls.begin(ctx)
 	defer end()
@@ -63,6 +68,11 @@ func (c *Conn) ReadResource(ctx context.Context, uri string) (_ *mcp.ReadResourc
 	if err := c.usable(); err != nil {
 		return nil, err
 	}
+	if own, done := c.sessionFor(ctx); own != c {
+		res, err := own.ReadResource(ctx, uri)
+		done()
+		return res, err
+	}
 	ctx, token, end := c.calls.begin(ctx)
 	defer end()
 	params := &mcp.ReadResourceParams{URI: uri}
@@ -91,6 +101,11 @@ func (c *Conn) ReadResource(ctx context.Context, uri string) (_ *mcp.ReadResourc
 func (c *Conn) GetPrompt(ctx context.Context, name string, args map[string]string) (_ *mcp.GetPromptResult, err error) {
 	if err := c.usable(); err != nil {
 		return nil, err
+	}
+	if own, done := c.sessionFor(ctx); own != c {
+		res, err := own.GetPrompt(ctx, name, args)
+		done()
+		return res, err
 	}
 	ctx, token, end := c.calls.begin(ctx)
 	defer end()
@@ -251,6 +266,11 @@ func (n *notifier) stop() {
 func (c *Conn) Complete(ctx context.Context, p *mcp.CompleteParams) (*mcp.CompleteResult, error) {
 	if err := c.usable(); err != nil {
 		return nil, err
+	}
+	if own, done := c.sessionFor(ctx); own != c {
+		res, err := own.Complete(ctx, p)
+		done()
+		return res, err
 	}
 	cp := *p
 	cp.Meta = c.meta(peerFrom(ctx), nil)

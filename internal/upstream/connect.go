@@ -59,15 +59,7 @@ func Connect(ctx context.Context, s Spec) (_ *Conn, err error) {
 	ctx, cancel := context.WithTimeout(ctx, s.StartupTimeout)
 	defer cancel()
 
-	c := &Conn{
-		name:    s.Name,
-		log:     s.Logger,
-		redact:  newRedactor(s.Secrets),
-		grace:   s.StopGrace,
-		notify:  newNotifier(s.OnListChanged),
-		done:    make(chan struct{}),
-		stopped: make(chan struct{}),
-	}
+	c := newConn(s)
 	switch s.Type {
 	case "stdio":
 		err = c.startStdio(ctx, s)
@@ -95,6 +87,18 @@ func Connect(ctx context.Context, s Spec) (_ *Conn, err error) {
 	c.log.Info("server connected", "protocol", c.ProtocolVersion(), "pid", c.PID(), "tools", len(d.Tools),
 		"resources", len(d.Resources), "templates", len(d.ResourceTemplates), "prompts", len(d.Prompts))
 	return c, nil
+}
+
+func newConn(s Spec) *Conn {
+	return &Conn{
+		name:    s.Name,
+		log:     s.Logger,
+		redact:  newRedactor(s.Secrets),
+		grace:   s.StopGrace,
+		notify:  newNotifier(s.OnListChanged),
+		done:    make(chan struct{}),
+		stopped: make(chan struct{}),
+	}
 }
 
 // connectPhase is the phase a start failed in, as its span's error.type.
@@ -190,6 +194,10 @@ func (c *Conn) startRemote(ctx context.Context, s Spec) error {
 	c.explain = func(err error) error { return ht.connectError(err, sanitized) }
 	err = c.handshake(ctx, s, kt)
 	c.raw = kt.conn
+	if err == nil && s.ownSession == nil && s.RunsOn == "" {
+		// Not to another replica: replicas speak MCP 2026-07-28 between them.
+		c.clients = &clientSessions{spec: s, log: c.log}
+	}
 	if err == nil && s.Type == "http" {
 		v := c.ProtocolVersion()
 		ht.version.Store(&v)
@@ -238,7 +246,7 @@ func (c *Conn) handshake(ctx context.Context, s Spec, t mcp.Transport) error {
 	}
 	// Elicitation, sampling, progress and logs go to the client whose call
 	// caused them. Plexus offers no roots of its own.
-	c.clientHandlers(opts)
+	c.clientHandlers(opts, s.ownSession)
 	c.clientInfo = s.ClientInfo
 	client := mcp.NewClient(s.ClientInfo, opts)
 	c.rec = &recordTransport{inner: t}

@@ -20,6 +20,11 @@ func (c *Conn) Forward(ctx context.Context, method string, params json.RawMessag
 	if err := c.usable(); err != nil {
 		return nil, err
 	}
+	if own, done := c.sessionFor(ctx); own != c {
+		res, err := own.Forward(ctx, method, params)
+		done()
+		return res, err
+	}
 	ctx, _, end := c.calls.begin(ctx)
 	defer end()
 	body, err := forwardParams(params, c.eraMeta())

@@ -138,6 +138,11 @@ func (c *Conn) CallRaw(ctx context.Context, params map[string]json.RawMessage) (
 	if err := c.usable(); err != nil {
 		return nil, err
 	}
+	if own, done := c.sessionFor(ctx); own != c {
+		res, err := own.CallRaw(ctx, params)
+		done()
+		return res, err
+	}
 	rc := c.route
 	if rc == nil {
 		return nil, fmt.Errorf("server %q: no frame path on this connection", c.name)

@@ -19,7 +19,9 @@ import (
 // from then on each of its messages reaches its caller whatever level the
 // caller set, as directly. A 2026-07-28 server is told each caller's
 // level with the request, so what it sends for a call is what it would
-// send that caller directly: never filtered again.
+// send that caller directly: never filtered again. A remote server's
+// client with a session of its own (clientsession.go) has that session
+// set to its own level, as directly.
 
 // sendsEveryLevel reports whether the server's log message of level
 // reaches its caller whatever level the caller set.

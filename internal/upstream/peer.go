@@ -236,12 +236,17 @@ func (f *inflight) liveCaller() (*peerCall, int) {
 
 // clientHandlers are the SDK client options behind the routing: what
 // Plexus declares to servers, and multi-round-trip left to the callers.
-func (c *Conn) clientHandlers(o *mcp.ClientOptions) {
+func (c *Conn) clientHandlers(o *mcp.ClientOptions, own *mcp.ClientCapabilities) {
 	// input_required results pass through to the caller (WithInput).
 	o.MultiRoundTrip = &mcp.MultiRoundTripOptions{Disabled: true}
 	o.Capabilities = &mcp.ClientCapabilities{
 		Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}},
 		Sampling:    &mcp.SamplingCapabilities{},
+	}
+	if own != nil {
+		// One client's own session declares what that client declared,
+		// as the client would to the server directly.
+		o.Capabilities = own
 	}
 	// Elicitation, sampling and roots requests, progress and log
 	// notifications are routed by routeConn, on the connection, in order.

@@ -86,7 +86,7 @@ func (r *routeConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 func (r *routeConn) handle(ctx context.Context, req *jsonrpc.Request) bool {
 	switch {
 	case req.IsCall() && AskMethods[req.Method] != "":
-		go r.answer(req)
+		go r.answer(req, r.owner(ctx))
 	case !req.IsCall() && (req.Method == "notifications/progress" || req.Method == "notifications/message"):
 		// In stream order, so that they reach the caller before the
 		// call's answer does (the SDK would hand them to handlers on
@@ -98,8 +98,19 @@ func (r *routeConn) handle(ctx context.Context, req *jsonrpc.Request) bool {
 	return true
 }
 
+// owner is the client a message that came in ctx goes to whole: on a
+// client's own session, what the server sends on the session's standalone
+// stream goes to that client's standalone stream (nil: route it).
+func (r *routeConn) owner(ctx context.Context) Peer {
+	if r.c.owner != nil && ctx.Value(standaloneKey{}) != nil {
+		return r.c.owner
+	}
+	return nil
+}
+
 // notify sends a progress or log notification to the caller it belongs to.
 func (r *routeConn) notify(ctx context.Context, req *jsonrpc.Request) {
+	own := r.owner(ctx)
 	if req.Method == "notifications/progress" {
 		var p mcp.ProgressNotificationParams
 		if json.Unmarshal(req.Params, &p) != nil {
@@ -110,6 +121,10 @@ func (r *routeConn) notify(ctx context.Context, req *jsonrpc.Request) {
 			return // not a call of ours, or its caller asked for no progress
 		}
 		p.ProgressToken = pc.token
+		if own != nil {
+			own.Progress(ctx, &p)
+			return
+		}
 		pc.peer.Progress(pc.ctx, &p)
 		return
 	}
@@ -118,6 +133,10 @@ func (r *routeConn) notify(ctx context.Context, req *jsonrpc.Request) {
 		return
 	}
 	every := r.c.sendsEveryLevel(string(p.Level)) // logs.go
+	if own != nil {
+		own.Log(withEveryLevel(ctx, every), &p)
+		return
+	}
 	if pc := r.c.calls.taggedCall(req); pc != nil {
 		pc.peer.Log(withEveryLevel(pc.ctx, every), &p) // it came on that call's stream
 		return
@@ -130,12 +149,19 @@ func (r *routeConn) notify(ctx context.Context, req *jsonrpc.Request) {
 	peer.Log(withEveryLevel(callCtx, every), &p)
 }
 
-// answer routes one request and writes the answer back to the server.
-func (r *routeConn) answer(req *jsonrpc.Request) {
+// answer routes one request — to own, if set — and writes the answer
+// back to the server.
+func (r *routeConn) answer(req *jsonrpc.Request, own Peer) {
 	ctx := context.Background()
 	what := AskMethods[req.Method]
 	resp := &jsonrpc.Response{ID: req.ID}
-	result, err := r.forward(ctx, req, what)
+	var result json.RawMessage
+	var err error
+	if own != nil {
+		result, err = own.Ask(ctx, req.Method, era.AskParams(req.Params))
+	} else {
+		result, err = r.forward(ctx, req, what)
+	}
 	switch {
 	case err != nil:
 		r.c.log.Warn(what+" not answered", "err", err)

@@ -121,7 +121,7 @@ func (c *Conn) standaloneMessage(ctx context.Context, data []byte) {
 		c.log.Debug("server sent an answer on its standalone stream")
 		return
 	}
-	if c.route.handle(ctx, req) {
+	if c.route.handle(context.WithValue(ctx, standaloneKey{}, true), req) {
 		return
 	}
 	switch req.Method {
@@ -146,3 +146,7 @@ func (c *Conn) standaloneMessage(ctx context.Context, data []byte) {
 		}
 	}
 }
+
+// standaloneKey marks the context of a message the standalone stream
+// carried.
+type standaloneKey struct{}

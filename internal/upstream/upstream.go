@@ -97,6 +97,10 @@ type Spec struct {
 	// OnStderr, if set, receives every stderr line (redacted, cut) as it is
 	// read, on the reading goroutine: it must not block.
 	OnStderr func(line string)
+
+	// ownSession, set for a client's own session (clientsession.go), is
+	// the capabilities that client declared: the session declares them.
+	ownSession *mcp.ClientCapabilities
 }
 
 // ExitError is [Conn.Err] when a stdio server's process ended by itself.
@@ -161,6 +165,15 @@ type Conn struct {
 	// it ends (nil for other servers); standaloneOn is set while it runs.
 	standalone   func()
 	standaloneOn atomic.Bool
+	// clients are the sessions of a remote server opened each for one
+	// client session (clientsession.go); nil for a stdio server and for
+	// such a session itself.
+	clients *clientSessions
+	// owner, on a client's own session over streamable HTTP, is that
+	// client as reached on its own standalone stream: what the server
+	// sends on this session's standalone stream goes there, as it would
+	// directly (nil otherwise).
+	owner Peer
 
 	mu   sync.Mutex
 	disc Discovery // guarded by mu
@@ -245,6 +258,11 @@ func (c *Conn) Stderr() []string {
 	return c.stderr.snapshot()
 }
 
+// Redact replaces the server's secrets in s (its env and header values,
+// its URL's credentials), as in its stderr lines and errors: for what
+// Plexus keeps of a call (the audit log).
+func (c *Conn) Redact(s string) string { return c.redact.String(s) }
+
 // Close ends the connection gracefully and waits until everything is released:
 // for stdio, stdin is closed, then the process group gets SIGTERM and SIGKILL
 // after StopGrace each, and every process is reaped. Close is idempotent and
@@ -299,6 +317,7 @@ func (c *Conn) teardown() {
 	if cs != nil {
 		cs.Close()
 	}
+	c.clients.closeAll()
 	c.watchers.Wait()
 	c.notify.stop()
 	if c.release != nil {

@@ -917,7 +917,23 @@ async function loadSettings() {
     $('g-call').value = s.callTimeoutMs || '';
     $('g-retry').value = s.retryMs || '';
     showGates(s.face || {});
+    showPolicy(s.policy || {});
   } catch (e) { $('settings-msg').textContent = 'Global settings: ' + describe(e); }
+}
+
+// showPolicy lists mcp.policy's rules, in the order they are tried, and
+// its rate limits.
+function showPolicy(p) {
+  const any = (v) => v || 'any';
+  const actions = { allow: 'allow', deny: 'deny', askOncePerSession: 'ask once per session', askEveryCall: 'ask every call' };
+  const rules = (p.rules || []).map((r) => el('li', {},
+    el('strong', {}, actions[r.action] || r.action), ': tool ', el('code', {}, any(r.tool)), ', client ', el('code', {}, any(r.client)),
+    ', profile ', el('code', {}, any(r.profile)),
+    r.destructive === undefined ? '' : (r.destructive ? ', destructive tools only' : ', tools that are not destructive')));
+  $('policy-rules').replaceChildren(...(rules.length ? rules : [el('li', {}, 'No rules: every call is allowed.')]));
+  const limits = (p.limits || []).map((l) => el('li', {},
+    el('strong', {}, `${l.calls} calls per ${l.windowMs} ms`), ' for each client: tool ', el('code', {}, any(l.tool)), ', client ', el('code', {}, any(l.client))));
+  $('policy-limits').replaceChildren(...(limits.length ? limits : [el('li', {}, 'No rate limits.')]));
 }
 
 // showGates shows the face's gates, and says at the top of the page when
@@ -1016,6 +1032,7 @@ function follow() {
   on('held', () => refresh());
   on('settings_file', (ev) => showHandEdit(ev.settingsFile));
   on('catalog', () => refresh());
+  on('call_approval', () => loadApprovals());
   on('stderr', (ev) => {
     // The server being started for a save: its latest line is progress.
     if (starting && starting.name === ev.server) starting.line = ev.line;
@@ -1059,7 +1076,30 @@ async function start() {
   await refresh().catch((e) => notice(describe(e)));
   loadSecrets();
   loadSettings();
+  loadApprovals();
   follow();
+}
+
+// ---- tool calls waiting for the user's approval ----
+
+// loadApprovals lists the calls waiting, each with what it would do and
+// buttons that decide it.
+async function loadApprovals() {
+  let waiting;
+  try { waiting = await api('GET', '/approvals'); } catch (e) { $('approvals-msg').textContent = describe(e); return; }
+  $('approvals').hidden = waiting.length === 0 && !$('approvals-msg').textContent;
+  $('approval-list').replaceChildren(...waiting.map((w) => el('li', { 'data-id': w.id },
+    el('span', {}, el('strong', {}, w.name), ' from ', el('code', {}, w.client || 'the settings API'), ' (', w.rule, '): ', el('code', {}, w.arguments)),
+    el('button', { type: 'button', onclick: () => decideCall(w, true) }, 'Approve'),
+    el('button', { type: 'button', onclick: () => decideCall(w, false) }, 'Deny'))));
+}
+
+async function decideCall(w, approve) {
+  try {
+    await api('POST', '/approvals/' + encodeURIComponent(w.id), { approve });
+    $('approvals-msg').textContent = (approve ? 'Approved ' : 'Refused ') + w.name + '.';
+  } catch (e) { $('approvals-msg').textContent = describe(e); }
+  loadApprovals();
 }
 
 document.addEventListener('DOMContentLoaded', start);

@@ -309,11 +309,65 @@ async function run(page) {
   await page.waitForFunction(() => document.getElementById('g-call').value === '45000');
   step('the global request timeout is saved');
 
+  // The policy, edited by hand in the settings file, shows on the page as
+  // text (a glob is never markup).
+  const cfg = JSON.parse(fs.readFileSync(env.SETTINGS_FILE, 'utf8'));
+  cfg.mcp.policy = {
+    rules: [
+      { tool: '<img src=x onerror=window.__xss=1>_*', client: 'claude-*', action: 'deny' },
+      { destructive: true, action: 'askOncePerSession' },
+      { tool: 'example_echo', action: 'askEveryCall' }
+    ],
+    limits: [{ tool: 'example_*', calls: 30, windowMs: 60000 }]
+  };
+  fs.writeFileSync(env.SETTINGS_FILE, JSON.stringify(cfg, null, 2));
+  await page.waitForFunction(() => /not applied yet/.test(document.getElementById('hand-edit').textContent), null, { timeout: T });
+  await page.click('#reload');
+  await page.waitForFunction(() => document.getElementById('hand-edit').hidden, null, { timeout: T });
+  await page.reload();
+  await page.waitForFunction(() => document.getElementById('policy-rules').children.length === 3, null, { timeout: T });
+  const rules = await page.textContent('#policy-rules');
+  assert.match(rules, /deny: tool <img src=x onerror=window.__xss=1>_\*, client claude-\*, profile any/);
+  assert.match(rules, /ask once per session: tool any, client any, profile any, destructive tools only/);
+  assert.match(await page.textContent('#policy-limits'), /30 calls per 60000 ms for each client: tool example_\*, client any/);
+  assert.equal(await page.evaluate(() => window.__xss), undefined, 'a glob ran as markup');
+  step('the policy shows: ' + rules.slice(0, 120));
+  await approveFromPage(page);
+
   // Delete, with its credentials.
   await button(page, 'remote', 'Delete').click();
   await page.waitForFunction(() => !document.querySelector('#servers > li[data-name="remote"]'));
   await page.waitForFunction(() => !document.getElementById('secrets').textContent.includes('REMOTE_KEY'));
   step('delete removes the server and its secret');
+}
+
+// approveFromPage makes a call the policy asks about from an MCP client
+// that cannot be asked (MCP 2026-07-28, no elicitation): it waits, the
+// page lists it with its arguments, Approve lets it through; a second one
+// is denied and refused.
+async function approveFromPage(page) {
+  const call = (text) =>
+    fetch(new URL('/mcp', env.LOGIN_URL), {
+      method: 'POST',
+      headers: {
+        Authorization: `Bearer ${env.TOKEN}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream',
+        'Mcp-Protocol-Version': '2026-07-28', 'Mcp-Method': 'tools/call', 'Mcp-Name': 'example_echo'
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'example_echo', arguments: { text },
+        _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 'mute-client', version: '1' },
+          'io.modelcontextprotocol/clientCapabilities': {} } } })
+    }).then((r) => r.text());
+  for (const [text, choice, want] of [['approved-in-the-browser', 'Approve', /"text":"approved-in-the-browser"/], ['denied-in-the-browser', 'Deny', /did not approve/]]) {
+    const answer = call(text);
+    await page.waitForFunction((t) => document.getElementById('approval-list').textContent.includes(t), text, { timeout: T });
+    const item = page.locator('#approval-list li', { hasText: text });
+    assert.match(await item.textContent(), /example_echo from mute-client \(mcp\.policy\.rules\[2\]\)/);
+    await item.getByRole('button', { name: choice }).click();
+    const got = await answer;
+    assert.match(got, want, 'the call after ' + choice + ': ' + got.slice(0, 300));
+    await page.waitForFunction((t) => !document.getElementById('approval-list').textContent.includes(t), text, { timeout: T });
+  }
+  step('a call waiting for approval is approved, and another denied, from the page');
 }
 
 // oauthGrants adds two machine-to-machine servers through the form's OAuth

@@ -1,0 +1,112 @@
+package localapi
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/plexus-mcp/plexus/internal/apitype"
+	"github.com/plexus-mcp/plexus/internal/audit"
+)
+
+// auditFilter reads GET /v1/audit's query: kind, server, tool, member,
+// outcome, since (RFC 3339, or a duration back from now: 10m), limit.
+func auditFilter(r *http.Request) (audit.Filter, int, error) {
+	q := r.URL.Query()
+	f := audit.Filter{Kind: q.Get("kind"), Server: q.Get("server"), Tool: q.Get("tool"), Member: q.Get("member"), Outcome: q.Get("outcome")}
+	if s := q.Get("since"); s != "" {
+		if d, err := time.ParseDuration(s); err == nil && d > 0 {
+			f.Since = time.Now().Add(-d)
+		} else if t, err := time.Parse(time.RFC3339, s); err == nil {
+			f.Since = t
+		} else {
+			return f, 0, fmt.Errorf("since: want a time (RFC 3339, 2026-12-06T21:00:00Z) or a duration back from now (10m), not %q", s)
+		}
+	}
+	limit := 0
+	if s := q.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > 100000 {
+			return f, 0, fmt.Errorf("limit: want a number from 1 to 100000, not %q", s)
+		}
+		limit = n
+	}
+	return f, limit, nil
+}
+
+// auditRecords answers GET /v1/audit: the newest records that pass the
+// filter, oldest first.
+func (a *Handler) auditRecords(w http.ResponseWriter, r *http.Request) {
+	f, limit, err := auditFilter(r)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, apitype.ErrorBody{Code: apitype.CodeBadRequest, Message: err.Error()})
+		return
+	}
+	l := a.host.Audit()
+	if l == nil {
+		writeJSON(w, http.StatusOK, apitype.AuditRecords{Records: []apitype.AuditRecord{}, Off: true})
+		return
+	}
+	recs, err := l.Last(f, limit)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, apitype.ErrorBody{Code: apitype.CodeInternal, Message: "reading the audit log: " + err.Error()})
+		return
+	}
+	out := apitype.AuditRecords{Records: make([]apitype.AuditRecord, 0, len(recs)), Dropped: l.Dropped()}
+	for _, rec := range recs {
+		out.Records = append(out.Records, apitype.AuditRecord(rec))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// followAudit streams the records written from now on that pass the
+// filter, as server-sent events of type "audit".
+func (a *Handler) followAudit(w http.ResponseWriter, r *http.Request) {
+	f, _, err := auditFilter(r)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, apitype.ErrorBody{Code: apitype.CodeBadRequest, Message: err.Error()})
+		return
+	}
+	l := a.host.Audit()
+	fl, ok := w.(http.Flusher)
+	if l == nil || !ok {
+		writeError(w, http.StatusConflict, apitype.ErrorBody{Code: apitype.CodeBadRequest, Message: "the audit log is off",
+			Hint: "`plexus settings` shows it; set mcp.audit.enabled in the settings and restart the daemon"})
+		return
+	}
+	ch, stop := l.Follow()
+	defer stop()
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusOK)
+	fmt.Fprint(w, ": plexus audit\n\n")
+	fl.Flush()
+	tick := time.NewTicker(keepAlive)
+	defer tick.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-tick.C:
+			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
+				return
+			}
+			fl.Flush()
+		case rec, ok := <-ch:
+			if !ok {
+				return
+			}
+			if !f.Match(rec) {
+				continue
+			}
+			data, _ := json.Marshal(apitype.AuditRecord(rec))
+			if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", apitype.EventAudit, data); err != nil {
+				return
+			}
+			fl.Flush()
+		}
+	}
+}
