@@ -12,23 +12,19 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/plexus-mcp/plexus/cmd/plexus/internal/shimentry"
 	"github.com/plexus-mcp/plexus/internal/cli"
 	"github.com/plexus-mcp/plexus/internal/client"
 	"github.com/plexus-mcp/plexus/internal/conformanceclient"
 	"github.com/plexus-mcp/plexus/internal/daemon"
 	"github.com/plexus-mcp/plexus/internal/exampleserver"
-	"github.com/plexus-mcp/plexus/internal/lifeline"
 	"github.com/plexus-mcp/plexus/internal/sandbox"
 )
 
-// shimCommand is the hidden subcommand the daemon runs in front of every
-// stdio server (see lifeline.Main).
-const shimCommand = "__plexus-shim"
-
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == shimCommand {
-		os.Exit(lifeline.Main(os.Args[2:]))
-	}
+	// The hidden subcommand the daemon runs in front of every stdio
+	// server, shimentry.Command, never reaches main: shimentry runs it
+	// while the binary is being initialised.
 	if len(os.Args) > 1 && os.Args[1] == sandbox.Command {
 		os.Exit(sandbox.Main(os.Args[2:]))
 	}
@@ -57,7 +53,7 @@ func main() {
 				// environment still decides.
 				steady = 1
 			}
-			return daemon.Run(ctx, daemon.Options{Home: home, Shim: []string{exe, shimCommand}, Stderr: os.Stderr, Listen: o.Listen, SteadyProcs: steady, StopDelay: o.StopDelay, MetricsListen: o.MetricsListen,
+			return daemon.Run(ctx, daemon.Options{Home: home, Shim: []string{exe, shimentry.Command}, Stderr: os.Stderr, Listen: o.Listen, SteadyProcs: steady, StopDelay: o.StopDelay, MetricsListen: o.MetricsListen,
 				Store: daemon.StoreOptions(o.Store), Peer: daemon.PeerOptions{Listen: o.PeerListen, Advertise: o.PeerAdvertise}})
 		},
 		MigrateStore: func(ctx context.Context, o cli.MigrateOptions) (string, error) {

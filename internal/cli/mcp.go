@@ -7,11 +7,13 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/debug"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/plexus-mcp/plexus/internal/client"
+	"github.com/plexus-mcp/plexus/internal/execpages"
 	"github.com/plexus-mcp/plexus/internal/mcpbridge"
 )
 
@@ -94,6 +96,18 @@ func (a *app) serveMCP(ctx context.Context, c *client.Client, profile, listen st
 	b := &mcpbridge.Bridge{HTTP: hc, URL: url, Warn: a.warnf, Dial: c.Dial, Header: c.AuthHeader(), Reauth: c.RereadToken,
 		// The daemon gone mid-session (restarted, crashed): start it again,
 		// as at the bridge's start.
-		Reconnect: func(ctx context.Context) error { return ensureDaemon(ctx, c, listen) }}
+		Reconnect: func(ctx context.Context) error { return ensureDaemon(ctx, c, listen) },
+		Quiet:     bridgeQuiet, QuietAfter: time.Second}
 	return b.Run(ctx, a.env.Stdin, a.env.Stdout)
+}
+
+// bridgeQuiet gives back, once the bridge has been quiet for a second,
+// what starting it and forwarding mapped and allocated: the garbage is
+// collected and returned to the system at once, and the executable's
+// pages touched only to start (the CLI, TUI and web page initialised with
+// it) or to forward are unmapped (execpages.Shed). An editor's bridge
+// waits between calls most of its life.
+func bridgeQuiet() {
+	debug.FreeOSMemory()
+	execpages.Shed()
 }

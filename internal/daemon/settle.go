@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
+	"github.com/plexus-mcp/plexus/internal/execpages"
 	"github.com/plexus-mcp/plexus/internal/host"
 )
 
@@ -17,7 +18,7 @@ const settleTimeout = time.Minute
 // then gives back what starting them cost: the garbage of decoding their
 // catalogs is collected and the freed memory returned to the system at
 // once (not over minutes, as the runtime would), and the executable's
-// pages touched only to start are unmapped again (shedStartupPages). A
+// pages touched only to start are unmapped again (execpages.Shed). A
 // daemon spends its life idle between calls: its footprint should be that
 // of its steady state. With procs, the daemon's Go code then runs on that
 // many threads: starting servers decodes catalogs and gains from every
@@ -41,14 +42,15 @@ func settle(ctx context.Context, h *host.Host, procs int) {
 		runtime.GOMAXPROCS(procs)
 	}
 	debug.FreeOSMemory()
-	shedStartupPages()
+	execpages.Shed()
 	if settled != nil {
 		settled()
 	}
 }
 
-// settled, if set, is called when settle is done (tests).
-var settled func()
+// settled, if set, is called when settle is done, and resettled each
+// time resettle is (tests).
+var settled, resettled func()
 
 // starting reports whether a server is starting, or enabled and not yet
 // started (stopped: its start has not begun; not one waiting for a
@@ -63,19 +65,21 @@ func starting(h *host.Host) bool {
 	return false
 }
 
-// resettleDelay is how long after a change the daemon settles again: a
-// burst of changes (a reload, many sessions expiring) settles once.
+// resettleDelay is how long after the last change the daemon settles
+// again: a burst of changes (a reload, editors opening their sessions and
+// listing, calls, many sessions expiring) settles once, after its last;
+// a daemon that serves without a second's pause does not settle.
 const resettleDelay = time.Second
 
 // resettle settles again after every change once the daemon has settled
-// first: servers added, restarted or removed, client sessions of the face
-// ended, and any change made through the API (settings, say, which
+// first: servers added, restarted or removed, requests the face served
+// and client sessions that ended, and any change made through the API (settings, say, which
 // neither starts a server nor changes the catalog). Each leaves garbage that an idle daemon would otherwise
 // keep for minutes — it allocates too little to run the collector — and
 // maps code it runs only for the change (decoding a catalog, rendering
 // pages), so the garbage is returned and those pages are shed again: its
 // footprint stays that of its steady state (docs/performance.md).
-func resettle(ctx context.Context, h *host.Host, ended, changed <-chan struct{}) {
+func resettle(ctx context.Context, h *host.Host, served, changed <-chan struct{}) {
 	events, stop := h.Subscribe()
 	defer stop()
 	var due <-chan time.Time
@@ -92,18 +96,19 @@ func resettle(ctx context.Context, h *host.Host, ended, changed <-chan struct{})
 			default:
 				continue // a stderr line, say: nothing to give back
 			}
-		case <-ended:
+		case <-served:
 		case <-changed:
 		case <-due:
 			due = nil
 			if !starting(h) {
 				debug.FreeOSMemory()
-				shedStartupPages()
+				execpages.Shed()
+				if resettled != nil {
+					resettled()
+				}
 			}
 			continue
 		}
-		if due == nil {
-			due = time.After(resettleDelay)
-		}
+		due = time.After(resettleDelay)
 	}
 }

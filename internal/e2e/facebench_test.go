@@ -51,7 +51,7 @@ func BenchmarkFaceCall(b *testing.B) {
 		call(b, cs, "echo")
 	})
 
-	url, token := inProcessDaemon(b, bin)
+	url, token, _ := inProcessDaemon(b, bin, "")
 	for _, era := range []string{"2026-07-28", "2025-11-25"} {
 		b.Run("http-"+era, func(b *testing.B) {
 			hc := &http.Client{Transport: bearer{token: token}}
@@ -68,22 +68,24 @@ func BenchmarkFaceCall(b *testing.B) {
 }
 
 // inProcessDaemon runs daemon.Run in this process on a fresh home with the
-// example server and the face's external calls on, and returns the face's
-// URL and token once the echo tool is listed there.
-func inProcessDaemon(b *testing.B, bin string) (url, token string) {
-	home := filepath.Join(b.TempDir(), "home")
+// example server (its definition given the JSON members extra, if any:
+// `, "idleStopMs": 20`, say) and the face's external calls on, and returns
+// the face's URL and token, and the home, once the server's tools are
+// listed there.
+func inProcessDaemon(b *testing.B, bin, extra string) (url, token, home string) {
+	home = filepath.Join(b.TempDir(), "home")
 	if err := os.Mkdir(home, 0o700); err != nil {
 		b.Fatal(err)
 	}
 	cfg := `{"mcp": {"face": {"allowExternalCall": true}, "servers": {"example": {"type": "stdio", "command": ` +
-		jsonString(bin) + `, "args": ["example-server"]}}}}`
+		jsonString(bin) + `, "args": ["example-server"]` + extra + `}}}}`
 	if err := os.WriteFile(filepath.Join(home, "extensions.json"), []byte(cfg), 0o600); err != nil {
 		b.Fatal(err)
 	}
 	base, token := inProcess(b, home, func(st *apitype.Status) bool {
-		return len(st.Servers) == 1 && st.Servers[0].State == "ready"
+		return len(st.Servers) == 1 && st.Servers[0].Tools > 0
 	})
-	return base + "/mcp", token
+	return base + "/mcp", token, home
 }
 
 // echoName waits until the face lists the example server's echo and

@@ -54,7 +54,7 @@ type Face struct {
 
 	caps peerCaps // the stateless callers' capabilities (wait.go)
 
-	ended  chan struct{} // poked when a client session ends (Ended)
+	ended  chan struct{} // poked after a request or a session's end (Activity)
 	replay *replayBuffer // the session-era streams' events (replay.go)
 
 	observe Observer // told each request's path; nil: none (forward.go)
@@ -71,9 +71,11 @@ func (f *Face) NameSessions(mint func() string) { f.sessionID = mint }
 // the face serves.
 func (f *Face) Observe(o Observer) { f.observe = o }
 
-// Ended is poked when client sessions end, so that the daemon can give
-// back what they held (it settles).
-func (f *Face) Ended() <-chan struct{} { return f.ended }
+// Activity is poked after the face served a request and when a client
+// session ended, so that the daemon can give back, once it is quiet again,
+// what serving mapped and what the sessions held (it settles). A poke
+// that finds nobody waiting is dropped.
+func (f *Face) Activity() <-chan struct{} { return f.ended }
 
 func (f *Face) poke() {
 	select {

@@ -94,6 +94,7 @@ func (p *profile) forward(w http.ResponseWriter, r *http.Request) {
 	if p.f.observe != nil {
 		p.f.observe(path, reason)
 	}
+	p.f.poke()
 }
 
 // route decides the request's path and serves it there.

@@ -28,6 +28,9 @@ const usage = `plexus-load drives an MCP endpoint and measures it.
   plexus-load --fleet [--clients N] [--plexus PATH]
                                      (N clients × 8 npm servers: each its own,
                                       Plexus eager, Plexus on demand)
+  plexus-load --first-call N [--plexus PATH]
+                                     (server-memory's first call, N times: a
+                                      direct start against Plexus on demand)
 
 The workload: --tool, --args, -n calls, -c callers, -s sessions, --protocol,
 --client (sdk, or raw: the least a 2026-07-28 client can do).
@@ -67,6 +70,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		serveTools = fs.Int("serve-tools", 0, "serve a stdio MCP server with this many tools (echo and tool_001…)")
 		fleet      = fs.Bool("fleet", false, "measure N clients using the same eight npm servers: each client its own, Plexus eager, Plexus on demand (RSS, processes, first call)")
 		clients    = fs.Int("clients", 5, "with --fleet: the clients")
+		firstCall  = fs.Int("first-call", 0, "measure the first call to a stopped server this many times each way: a direct start against Plexus on demand (medians)")
 		headers    = http.Header{}
 	)
 	fs.Func("header", "K:V, a header for every request to --url (repeatable)", func(s string) error {
@@ -97,6 +101,14 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		return 0
+	}
+	if *firstCall > 0 {
+		bin, err := plexusBinary(*plexus)
+		if err != nil {
+			return usageErr("%v", err)
+		}
+		rep, err := FirstCall(ctx, bin, *firstCall, stderr)
+		return report(stdout, stderr, rep, err, func() { printFirstCall(stdout, rep) })
 	}
 	if *fleet {
 		bin, err := plexusBinary(*plexus)

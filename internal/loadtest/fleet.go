@@ -325,7 +325,7 @@ func fleetPlexus(ctx context.Context, bin, binDir string, servers []FleetServer,
 		return nil, err
 	}
 	home := filepath.Join(dir, "home")
-	if err := writeFleetConfig(home, binDir, servers, onDemand); err != nil {
+	if err := writeFleetConfig(home, binDir, servers, onDemand, 0); err != nil {
 		os.RemoveAll(dir)
 		return nil, err
 	}
@@ -428,14 +428,18 @@ func measureDaemon(row FleetRow, daemon int, bridges []int) FleetRow {
 }
 
 // writeFleetConfig makes the home (0700) with the servers, the face's
-// external calls on, and each server eager or on demand.
-func writeFleetConfig(home, binDir string, servers []FleetServer, onDemand bool) error {
+// external calls on, and each server eager or on demand (stopped after
+// idleStop unused, if not 0).
+func writeFleetConfig(home, binDir string, servers []FleetServer, onDemand bool, idleStop time.Duration) error {
 	m := map[string]any{}
 	for _, s := range servers {
 		argv := fleetArgv(binDir, s)
 		sc := map[string]any{"type": "stdio", "command": argv[0], "args": argv[1:], "start": "eager"}
 		if onDemand {
 			sc["start"] = "onDemand"
+		}
+		if idleStop > 0 {
+			sc["idleStopMs"] = idleStop.Milliseconds()
 		}
 		if len(s.Env) > 0 {
 			env := map[string]any{}

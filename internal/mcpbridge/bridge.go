@@ -68,6 +68,13 @@ type Bridge struct {
 	// it (the daemon exited): `plexus mcp` starts the daemon again
 	// (reopen.go).
 	Reconnect func(ctx context.Context) error
+	// Quiet, if set, is called once no message has gone through either
+	// way for QuietAfter, after the start and again after each burst of
+	// messages: `plexus mcp` gives back then what starting and
+	// forwarding mapped and allocated (execpages), as the daemon does.
+	Quiet      func()
+	QuietAfter time.Duration
+	quiet      *time.Timer // calls Quiet; reset by each message
 
 	out   *bufio.Writer
 	outMu sync.Mutex
@@ -119,6 +126,10 @@ func (b *Bridge) Run(ctx context.Context, in io.Reader, out io.Writer) error {
 		out = pf
 	}
 	b.out = newWriter(out)
+	if b.Quiet != nil {
+		b.quiet = time.AfterFunc(b.QuietAfter, b.Quiet)
+		defer b.quiet.Stop()
+	}
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 64<<10), maxLine)
 	for sc.Scan() {
@@ -126,6 +137,7 @@ func (b *Bridge) Run(ctx context.Context, in io.Reader, out io.Writer) error {
 		if len(line) == 0 {
 			continue
 		}
+		b.active()
 		msg := append([]byte(nil), line...)
 		head, err := peek(msg)
 		if err != nil {
@@ -162,6 +174,13 @@ func (b *Bridge) Run(ctx context.Context, in io.Reader, out io.Writer) error {
 }
 
 func newWriter(w io.Writer) *bufio.Writer { return bufio.NewWriter(w) }
+
+// active puts off the call of Quiet: a message went through.
+func (b *Bridge) active() {
+	if b.quiet != nil {
+		b.quiet.Reset(b.QuietAfter)
+	}
+}
 
 // head is what the bridge reads of a message: little, so that large
 // arguments are never decoded here (the message is checked whole, then
@@ -475,6 +494,7 @@ func (b *Bridge) deliver(msg []byte, initialize bool) {
 			b.startListening()
 		}
 	}
+	b.active()
 	b.outMu.Lock()
 	defer b.outMu.Unlock()
 	b.out.Write(msg)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/plexus-mcp/plexus/internal/era"
 	"github.com/plexus-mcp/plexus/internal/upstream"
 )
 
@@ -148,7 +149,7 @@ func (s *Server) wake(w *waking) {
 	defer close(w.done)
 	s.p.OnChange()
 	s.log.Info("starting on demand")
-	conn, b, err := s.connectUntilQuit()
+	conn, b, err := s.connectUntilQuit(s.knownVersion())
 	s.mu.Lock()
 	s.od.waking = nil
 	if err != nil {
@@ -173,6 +174,33 @@ func (s *Server) wake(w *waking) {
 	}
 	s.wg.Add(1)
 	go s.supervise(conn)
+}
+
+// knownVersion is the session-era protocol version a stdio server
+// answered its last handshake with (its cached catalog's, after a daemon
+// restart), "" if none or if its configuration pins one: a start on
+// demand then opens the session in it at once. The server/discover probe
+// of MCP 2026-07-28 costs such a server a round trip, and one that ignores
+// methods it does not know the probe's whole bound (three seconds) — on
+// every first call after an idle stop. A server that comes to speak
+// 2026-07-28 under the same definition (an unpinned `npx -y` package, say)
+// is probed again at its next start other than on demand: a restart after
+// it was lost, or a start while its catalog is not cached (a changed
+// definition, a removed catalogs.json).
+func (s *Server) knownVersion() string {
+	if s.p.Spec.Type != "stdio" || s.p.Spec.ProtocolVersion != "" {
+		return ""
+	}
+	s.mu.Lock()
+	init := s.init
+	s.mu.Unlock()
+	var r struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	if json.Unmarshal(init, &r) != nil || !era.IsSession(r.ProtocolVersion) {
+		return ""
+	}
+	return r.ProtocolVersion
 }
 
 // idleTick is how often a running server with an idle stop is checked.

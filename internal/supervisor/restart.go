@@ -125,7 +125,7 @@ func (s *Server) restart(cause error) *upstream.Conn {
 			return nil
 		}
 		s.setState(StateStarting, nil)
-		conn, b, err := s.connectUntilQuit()
+		conn, b, err := s.connectUntilQuit("")
 		if err != nil {
 			s.log.Warn("server restart failed", "err", err)
 			cause = err

@@ -193,7 +193,7 @@ func (s *Server) Start(ctx context.Context) error {
 	s.mu.Unlock()
 
 	s.setState(StateStarting, nil)
-	conn, cat, err := s.connectOnce(ctx)
+	conn, cat, err := s.connectOnce(ctx, "")
 	if err != nil {
 		s.mu.Lock()
 		s.running = false
@@ -221,8 +221,9 @@ type built struct {
 	early    *earlyChanges // of the connection listed
 }
 
-// connectUntilQuit connects once, given up when the server is told to quit.
-func (s *Server) connectUntilQuit() (*upstream.Conn, built, error) {
+// connectUntilQuit connects once, given up when the server is told to
+// quit; version is as connectOnce's.
+func (s *Server) connectUntilQuit(version string) (*upstream.Conn, built, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
@@ -232,7 +233,7 @@ func (s *Server) connectUntilQuit() (*upstream.Conn, built, error) {
 		case <-ctx.Done():
 		}
 	}()
-	return s.connectOnce(ctx)
+	return s.connectOnce(ctx, version)
 }
 
 // connectOnce connects and builds the catalog entries; on failure nothing
@@ -245,8 +246,15 @@ func (s *Server) connectUntilQuit() (*upstream.Conn, built, error) {
 // live connection yet for onListChanged to list again, so the change is
 // held: the server is listed again before its entries are built, and
 // install lists it once more for a change held after that.
-func (s *Server) connectOnce(ctx context.Context) (*upstream.Conn, built, error) {
+//
+// version, if not "", is the session-era version the server is known to
+// speak (knownVersion): the handshake is initialize in it, without the
+// server/discover probe first.
+func (s *Server) connectOnce(ctx context.Context, version string) (*upstream.Conn, built, error) {
 	spec := s.p.Spec
+	if version != "" {
+		spec.ProtocolVersion = version
+	}
 	limit, setting := s.startLimit()
 	spec.StartupTimeout = limit
 	early := &earlyChanges{}

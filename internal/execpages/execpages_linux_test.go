@@ -1,4 +1,4 @@
-package daemon
+package execpages
 
 import (
 	"bufio"
@@ -138,7 +138,7 @@ func TestShedFilePages(t *testing.T) {
 	}
 }
 
-// TestShedStartupPages: the daemon's own code and read-only data are
+// TestShed: the process's own code and read-only data are
 // found and advised (fault-around off, "rr"; no huge pages, "nh"), and the
 // process runs on — its code is mapped again as it runs. How much of the code's
 // RSS stays unmapped is not checked here: where the page cache holds the
@@ -146,12 +146,12 @@ func TestShedFilePages(t *testing.T) {
 // folio back, so what the next read of smaps sees depends on how the test
 // binary was written (docs/performance.md); TestShedFilePages checks the
 // unmapping on a mapping nothing touches.
-func TestShedStartupPages(t *testing.T) {
+func TestShed(t *testing.T) {
 	exe, err := os.Readlink("/proc/self/exe")
 	if err != nil {
 		t.Fatal(err)
 	}
-	shedStartupPages()
+	Shed()
 	maps := fileMappings(exe)
 	if len(maps) == 0 {
 		t.Fatalf("no read-only mapping of %s in /proc/self/smaps", exe)

@@ -1,4 +1,4 @@
-package daemon
+package execpages
 
 import (
 	"bufio"
@@ -9,21 +9,22 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// shedStartupPages unmaps the pages of the daemon's own executable that
-// are mapped but not written — code and read-only data — and turns off the
-// kernel's fault-around for them. One binary holds the daemon, the CLI,
-// the terminal UI and the web page, and starting it touches code of all of
-// them (package initialisation), each touch mapping 64 KiB around it: most
-// of the executable ends up counted in the daemon's RSS although it never
-// runs again. Where the page cache holds the executable in large folios
+// Shed unmaps the pages of the process's own executable that are mapped
+// but not written — code and read-only data — and turns off the kernel's
+// fault-around for them. One binary holds the daemon, the CLI, the
+// terminal UI, the web page, the `plexus mcp` bridge and the lifeline
+// shim, and starting it touches code of all of them (package
+// initialisation), each touch mapping 64 KiB around it: most of the
+// executable ends up counted in the process's RSS although it never runs
+// again. Where the page cache holds the executable in large folios
 // (ext4 does, on recent kernels), one touch can even map 2 MiB at once as
 // a huge page: MADV_NOHUGEPAGE stops that, so that what comes back is
-// what runs. The pages stay in the page cache; the ones the daemon does
+// what runs. The pages stay in the page cache; the ones the process does
 // use are mapped again when it next runs them — one page at a time, or a
 // whole folio where the page cache holds the file in large folios (which
 // is why how much this gives back depends on how the executable was
 // written: docs/performance.md).
-func shedStartupPages() {
+func Shed() {
 	exe, err := os.Readlink("/proc/self/exe")
 	if err != nil {
 		return
@@ -31,7 +32,7 @@ func shedStartupPages() {
 	shedFilePages(exe)
 }
 
-// shedFilePages does the work of shedStartupPages for the process's
+// shedFilePages does the work of Shed for the process's
 // mappings of the file at path (as /proc/self/exe or smaps name it).
 // Writable mappings are left alone, and so are read-only ones holding
 // written (anonymous) pages — say, made read-only again after a write:
