@@ -69,7 +69,7 @@ func Verify(key []byte, recs []Record, pruned bool) []string {
 		prev := ""
 		want := uint64(1)
 		for i, r := range rs {
-			if i == 0 && pruned {
+			if i == 0 && pruned && r.Seq != 1 {
 				// Its predecessor was pruned: the chain is checked from
 				// it on (its own MAC covers a record no longer kept).
 				prev, want = r.MAC, r.Seq+1

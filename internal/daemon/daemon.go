@@ -133,7 +133,8 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	// The audit log: written until the host has stopped (serve), then
 	// flushed and closed before the store.
-	alog, err := openAudit(opts.Home, st.Config().MCP, "", nil, nil, log)
+	replica, chain, sinks := teamAuditParts(db)
+	alog, err := openAudit(opts.Home, st.Config().MCP, replica, chain, sinks, log)
 	if err != nil {
 		return err
 	}
