@@ -24,7 +24,8 @@ import (
 //	go test -run '^$' -bench FaceCall -cpuprofile cpu.out ./internal/e2e
 //
 // The direct leg is the floor; on a shared machine compare ratios, not
-// absolute numbers (docs/performance.md).
+// absolute numbers (docs/performance.md). The last leg is the session-era
+// one with the audit log off, which is on in every other.
 func BenchmarkFaceCall(b *testing.B) {
 	bin := testenv.Binary(b)
 	args := json.RawMessage(`{"text":"ping"}`)
@@ -51,7 +52,7 @@ func BenchmarkFaceCall(b *testing.B) {
 		call(b, cs, "echo")
 	})
 
-	url, token := inProcessDaemon(b, bin)
+	url, token := inProcessDaemon(b, bin, "")
 	for _, era := range []string{"2026-07-28", "2025-11-25"} {
 		b.Run("http-"+era, func(b *testing.B) {
 			hc := &http.Client{Transport: bearer{token: token}}
@@ -65,17 +66,31 @@ func BenchmarkFaceCall(b *testing.B) {
 			call(b, cs, echoName(b, cs))
 		})
 	}
+	// The audit log is on by default (every leg above records each call):
+	// the session-era leg again with it off shows its cost.
+	b.Run("http-2025-11-25-audit-off", func(b *testing.B) {
+		url, token := inProcessDaemon(b, bin, `"audit": {"enabled": false}, `)
+		c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+		cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer{token: token}}, DisableStandaloneSSE: true},
+			&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer cs.Close()
+		call(b, cs, echoName(b, cs))
+	})
 }
 
 // inProcessDaemon runs daemon.Run in this process on a fresh home with the
-// example server and the face's external calls on, and returns the face's
-// URL and token once the echo tool is listed there.
-func inProcessDaemon(b *testing.B, bin string) (url, token string) {
+// example server and the face's external calls on (and the members of
+// mcp in extra, each followed by a comma), and returns the face's URL and
+// token once the echo tool is listed there.
+func inProcessDaemon(b *testing.B, bin, extra string) (url, token string) {
 	home := filepath.Join(b.TempDir(), "home")
 	if err := os.Mkdir(home, 0o700); err != nil {
 		b.Fatal(err)
 	}
-	cfg := `{"mcp": {"face": {"allowExternalCall": true}, "servers": {"example": {"type": "stdio", "command": ` +
+	cfg := `{"mcp": {` + extra + `"face": {"allowExternalCall": true}, "servers": {"example": {"type": "stdio", "command": ` +
 		jsonString(bin) + `, "args": ["example-server"]}}}}`
 	if err := os.WriteFile(filepath.Join(home, "extensions.json"), []byte(cfg), 0o600); err != nil {
 		b.Fatal(err)
