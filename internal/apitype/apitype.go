@@ -255,7 +255,7 @@ type Settings struct {
 	// keeps it.
 	Names string `json:"names,omitempty"`
 	// Tracing is mcp.tracing, the OpenTelemetry traces the daemon exports
-	// (docs/tracing.md), read when the daemon starts; always set in an
+	// (docs/tracing.md), applied at once when it changes; always set in an
 	// answer, and a PUT without it keeps it.
 	Tracing *TracingSettings `json:"tracing,omitempty"`
 }

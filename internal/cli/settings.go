@@ -54,7 +54,7 @@ func (a *app) settingsCommand() *cobra.Command {
                           on a collision or past 64 characters; a tool keeps the name it got first; the
                           default) or hashed (mcp_github_create_issue_mkkst2dq, the names before readable)
   tracing.enabled         export OpenTelemetry traces over OTLP (default false); where to is set by the
-                          OTEL_EXPORTER_OTLP_* variables (docs/tracing.md); read when the daemon starts
+                          OTEL_EXPORTER_OTLP_* variables (docs/tracing.md); applied at once
   tracing.protocol        the OTLP transport: http/protobuf (the default) or grpc
   profiles.NAME           a profile, as JSON: {"servers": [...], "naming": "plexus"|"bare", "metaTools": bool,
                           "controlTools": bool}

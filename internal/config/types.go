@@ -41,7 +41,7 @@ type MCP struct {
 	// NamesHashed, the seeds' mcp_<server>_<tool>_<hash>.
 	Names string `json:"names,omitempty"`
 	// Tracing, if set and enabled, exports OpenTelemetry traces over OTLP
-	// (docs/tracing.md); nil is off. Read when the daemon starts.
+	// (docs/tracing.md); nil is off. Applied at once when it changes.
 	Tracing *Tracing `json:"tracing,omitempty"`
 	// Audit bounds and exports the audit log (docs/audit.md); nil is on
 	// with the default bounds. Read when the daemon starts.

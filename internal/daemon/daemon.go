@@ -32,6 +32,7 @@ import (
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
 	"github.com/plexus-mcp/plexus/internal/audit"
+	"github.com/plexus-mcp/plexus/internal/config"
 	"github.com/plexus-mcp/plexus/internal/face"
 	"github.com/plexus-mcp/plexus/internal/host"
 	"github.com/plexus-mcp/plexus/internal/localapi"
@@ -112,19 +113,25 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	defer st.Docs().Close()
-	// Traces (off unless the settings turn them on); the spans not yet
-	// sent are flushed after the listeners have stopped.
-	stopTracing, err := tracing.Start(ctx, st.Config().MCP.Tracing, opts.Version, log.With("component", "tracing"))
-	if err != nil {
+	// Traces (off unless the settings turn them on, applied again at each
+	// change of them); the spans not yet sent are flushed after the
+	// listeners have stopped.
+	traces := tracing.NewExporter(opts.Version, log.With("component", "tracing"))
+	if err := traces.Apply(ctx, st.Config().MCP.Tracing); err != nil {
 		return err
 	}
 	defer func() {
 		flush, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		if err := stopTracing(flush); err != nil {
+		if err := traces.Stop(flush); err != nil {
 			log.Warn("tracing: spans not sent at shutdown", "err", err)
 		}
 	}()
+	st.OnConfig(func(cfg *config.File) {
+		if err := traces.Apply(ctx, cfg.MCP.Tracing); err != nil {
+			log.Warn("tracing: the new settings could not start an exporter; tracing is off", "err", err)
+		}
+	})
 	// The token: what every client sends, on the socket as on the
 	// loopback address (localapi).
 	token, err := loadToken(opts.Home)

@@ -46,12 +46,26 @@ func TestTeamIdentityAcrossReplicas(t *testing.T) {
 	if err := os.MkdirAll(seed.Home, 0o700); err != nil {
 		t.Fatal(err)
 	}
+	// Two servers whose only era is the session's, by their own choice
+	// (old) and by a pin of the settings (held): the replicas still speak
+	// MCP 2026-07-28 between them, every request naming its member, so
+	// that the one connection a replica has to another's server serves
+	// every member (a session-era session would be its first member's).
+	script := filepath.Join(seed.Home, "session.script")
+	if err := os.WriteFile(script, []byte(`initialize -> {"jsonrpc":"2.0","id":{{id}},"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"script","version":"1"}}}
+tools/list -> {"jsonrpc":"2.0","id":{{id}},"result":{"tools":[{"name":"echo","inputSchema":{"type":"object"}}]}}
+tools/call echo -> {"jsonrpc":"2.0","id":{{id}},"result":{"content":[{"type":"text","text":"old echoes"}]}}
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	cfg := fmt.Sprintf(`{"mcp": {"servers": {"example": {"type": "stdio", "command": %q, "args": ["example-server"], "maxResultBytes": 4096},
-			"secret": {"type": "stdio", "command": %q, "args": ["example-server"]}},
+			"secret": {"type": "stdio", "command": %q, "args": ["example-server"]},
+			"old": {"type": "stdio", "command": %q, "args": [%q], "sandbox": false},
+			"held": {"type": "stdio", "command": %q, "args": ["example-server"], "protocolVersion": "2025-11-25"}},
 		"face": {"allowExternalCall": true},
-		"profiles": {"default": {"servers": ["example"], "users": ["ada@example.com", "carol@example.com"]},
+		"profiles": {"default": {"servers": ["example", "old", "held"], "users": ["ada@example.com", "carol@example.com"]},
 			"eng": {"servers": ["secret"], "users": ["ada@example.com"]}}},
-		"team": {"resource": %q, "issuers": [%q], "userClaim": "email"}}`, seed.Bin, seed.Bin, resource, idp.URL)
+		"team": {"resource": %q, "issuers": [%q], "userClaim": "email"}}`, seed.Bin, seed.Bin, testenv.ScriptServer(t), script, seed.Bin, resource, idp.URL)
 	if err := os.WriteFile(filepath.Join(seed.Home, "extensions.json"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -106,6 +120,23 @@ func TestTeamIdentityAcrossReplicas(t *testing.T) {
 			t.Fatalf("ada's call %d through the balancer: %d %s", i, status, out)
 		}
 	}
+	// Each member's calls to the session-era servers through each
+	// replica: one of them runs the server, the other reaches it over the
+	// channel.
+	for server, says := range map[string]string{"old": "old echoes", "held": "a member's hello"} {
+		within(t, 15*time.Second, server+" ready on both replicas", func() bool {
+			return servers(t, rs[0].Env)[server].State == "ready" && servers(t, rs[1].Env)[server].State == "ready"
+		})
+		name := toolNamed(t, tools(t, rs[0].Env), server, "echo").Name
+		for _, r := range rs {
+			for _, who := range []string{ada, carol, ada} {
+				res, e := post2026(t, r.base, strings.TrimPrefix(who, "Bearer "), "tools/call", `{"name":`+jsonString(name)+`,"arguments":{"text":"a member's hello"}}`)
+				if e != "" || strings.Contains(string(res), `"isError":true`) || !strings.Contains(string(res), says) {
+					t.Fatalf("a call of %s's echo through %s: %s %s", server, r.base, res, e)
+				}
+			}
+		}
+	}
 	// Carol may use the profile, but not ada's session: refused by the
 	// replica that holds it, wherever her request lands.
 	for i := range 4 {
@@ -147,6 +178,9 @@ func TestTeamIdentityAcrossReplicas(t *testing.T) {
 	// credential of before and the lease's token, is refused.
 	var secretAddr, secretOwner string
 	var secretToken int64
+	within(t, 15*time.Second, "secret ready on both replicas", func() bool {
+		return servers(t, rs[0].Env)["secret"].State == "ready" && servers(t, rs[1].Env)["secret"].State == "ready"
+	})
 	within(t, 10*time.Second, "the secret server's lease", func() bool {
 		return conn.QueryRow(t.Context(), `SELECT r.addr, l.owner, l.token FROM plexus_leases l JOIN plexus_replicas r ON r.id = l.owner WHERE l.server = 'secret'`).
 			Scan(&secretAddr, &secretOwner, &secretToken) == nil

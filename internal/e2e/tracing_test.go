@@ -16,19 +16,50 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	coltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/plexus-mcp/plexus/internal/testenv"
 )
 
-// otlpReceiver is an OTLP/HTTP trace receiver on 127.0.0.1, built on the
-// official OTLP protobuf messages: it keeps every span it is sent.
+// otlpReceiver is an OTLP trace receiver on 127.0.0.1 that takes both
+// transports on one port, OTLP/HTTP (protobuf) and OTLP/gRPC (HTTP/2
+// without TLS), built on the official OTLP protobuf messages and gRPC
+// service: it keeps every span it is sent, and how it came.
 type otlpReceiver struct {
 	url string
 
 	mu    sync.Mutex
 	spans []*tracepb.Span // guarded by mu
 	posts int             // guarded by mu
+	grpc  map[string]bool // span ids (hex) that came over gRPC; guarded by mu
+}
+
+// traceService is the receiver's OTLP/gRPC trace service.
+type traceService struct {
+	coltrace.UnimplementedTraceServiceServer
+	r *otlpReceiver
+}
+
+func (s traceService) Export(_ context.Context, req *coltrace.ExportTraceServiceRequest) (*coltrace.ExportTraceServiceResponse, error) {
+	s.r.take(req, true)
+	return &coltrace.ExportTraceServiceResponse{}, nil
+}
+
+func (r *otlpReceiver) take(msg *coltrace.ExportTraceServiceRequest, overGRPC bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.posts++
+	for _, rs := range msg.ResourceSpans {
+		for _, ss := range rs.ScopeSpans {
+			r.spans = append(r.spans, ss.Spans...)
+			for _, sp := range ss.Spans {
+				if overGRPC {
+					r.grpc[hex.EncodeToString(sp.SpanId)] = true
+				}
+			}
+		}
+	}
 }
 
 func startOTLPReceiver(t testing.TB) *otlpReceiver {
@@ -37,8 +68,14 @@ func startOTLPReceiver(t testing.TB) *otlpReceiver {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &otlpReceiver{url: "http://" + ln.Addr().String()}
+	r := &otlpReceiver{url: "http://" + ln.Addr().String(), grpc: map[string]bool{}}
+	gs := grpc.NewServer()
+	coltrace.RegisterTraceServiceServer(gs, traceService{r: r})
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.ProtoMajor == 2 && strings.HasPrefix(req.Header.Get("Content-Type"), "application/grpc") {
+			gs.ServeHTTP(w, req)
+			return
+		}
 		if req.Method != http.MethodPost || req.URL.Path != "/v1/traces" || req.Header.Get("Content-Type") != "application/x-protobuf" {
 			http.Error(w, "want a POST of protobuf to /v1/traces", http.StatusBadRequest)
 			return
@@ -52,20 +89,16 @@ func startOTLPReceiver(t testing.TB) *otlpReceiver {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		r.mu.Lock()
-		r.posts++
-		for _, rs := range msg.ResourceSpans {
-			for _, ss := range rs.ScopeSpans {
-				r.spans = append(r.spans, ss.Spans...)
-			}
-		}
-		r.mu.Unlock()
+		r.take(&msg, false)
 		out, _ := proto.Marshal(&coltrace.ExportTraceServiceResponse{})
 		w.Header().Set("Content-Type", "application/x-protobuf")
 		w.Write(out)
 	})}
+	srv.Protocols = new(http.Protocols)
+	srv.Protocols.SetHTTP1(true)
+	srv.Protocols.SetUnencryptedHTTP2(true)
 	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
+	t.Cleanup(func() { srv.Close(); gs.Stop() })
 	return r
 }
 
@@ -107,17 +140,24 @@ func (h headerRT) RoundTrip(r *http.Request) (*http.Response, error) {
 	return h.base.RoundTrip(r)
 }
 
-const tracingScript = `initialize -> {"jsonrpc":"2.0","id":{{id}},"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"script","version":"1"}}}
+const tracingScript = `initialize -> {"jsonrpc":"2.0","id":{{id}},"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{},"resources":{},"prompts":{}},"serverInfo":{"name":"script","version":"1"}}}
 tools/list -> {"jsonrpc":"2.0","id":{{id}},"result":{"tools":[{"name":"hello","inputSchema":{"type":"object"}}]}}
 tools/call hello -> {"jsonrpc":"2.0","id":{{id}},"result":{"content":[{"type":"text","text":"hello"}]}}
+resources/list -> {"jsonrpc":"2.0","id":{{id}},"result":{"resources":[{"uri":"note://one","name":"one"}]}}
+resources/read -> {"jsonrpc":"2.0","id":{{id}},"result":{"contents":[{"uri":"note://one","text":"one"}]}}
+prompts/list -> {"jsonrpc":"2.0","id":{{id}},"result":{"prompts":[{"name":"greet"}]}}
+prompts/get -> {"jsonrpc":"2.0","id":{{id}},"result":{"messages":[{"role":"user","content":{"type":"text","text":"hi"}}]}}
 `
 
 // A client's trace continues through Plexus into a stdio server: the face's
 // server span is the child of the client's traceparent (from _meta, or from
 // the HTTP header), the upstream call's client span the face span's child,
 // and the server receives that span's context in _meta, all one trace, sent
-// to a real OTLP/HTTP receiver, beside a span of the server's start. Before tracing is on, the same daemon sends
-// the receiver nothing and the server gets the client's _meta unchanged.
+// to a real OTLP receiver over HTTP, then over gRPC, beside a span of the
+// server's start; an HTTP server gets the context in the Traceparent
+// header too. The setting applies without a restart, both ways: before
+// tracing is on and after it is off again, the same daemon sends the
+// receiver nothing and the server gets the client's _meta unchanged.
 func TestTracingOneTrace(t *testing.T) {
 	t.Parallel()
 	rcv := startOTLPReceiver(t)
@@ -136,16 +176,21 @@ func TestTracingOneTrace(t *testing.T) {
 	e.MustRun("add", "srvh", httpURL)
 	_, base, token := faceURL(t, e)
 
-	callTool := func(tool, header, metaParent string) {
+	session := func(ctx context.Context, header string) *mcp.ClientSession {
 		t.Helper()
 		c := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil)
-		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-		defer cancel()
 		rt := headerRT{key: "Traceparent", value: header, base: bearer{token: token}}
 		cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: &http.Client{Transport: rt}}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
+		return cs
+	}
+	callTool := func(tool, header, metaParent string) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+		defer cancel()
+		cs := session(ctx, header)
 		defer cs.Close()
 		p := &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"secret": "canary-arg-7d1"}}
 		if metaParent != "" {
@@ -174,10 +219,8 @@ func TestTracingOneTrace(t *testing.T) {
 		t.Fatalf("tracing off: the receiver got %d posts, %d spans", posts, spans)
 	}
 
+	// On, without a restart: the change applies before the command returns.
 	e.MustRun("settings", "set", "tracing.enabled", "true")
-	e.StopDaemon()
-	e.StartDaemon()
-	_, base, token = faceURL(t, e) // a new port
 
 	for i, c := range []struct{ name, trace, header, meta string }{
 		{"from _meta", "4bf92f3577b34da6a3ce929d0e0e4736", "", ""},
@@ -240,29 +283,114 @@ func TestTracingOneTrace(t *testing.T) {
 	if up == nil {
 		t.Fatal("HTTP server: no upstream span in the client's trace")
 	}
-	if l := sawCallIn(t, httpSaw, 1); !strings.Contains(l, `"traceparent":"00-`+httpTrace+`-`+hex.EncodeToString(up.SpanId)+`-01"`) {
-		t.Errorf("HTTP server: it did not receive the upstream span's context:\n%s", l)
+	if l := sawCallIn(t, httpSaw, 1); !strings.Contains(l, `"traceparent":"00-`+httpTrace+`-`+hex.EncodeToString(up.SpanId)+`-01"`) ||
+		!strings.HasSuffix(l, ` traceparent=00-`+httpTrace+`-`+hex.EncodeToString(up.SpanId)+`-01`) {
+		t.Errorf("HTTP server: it did not receive the upstream span's context in _meta and in the Traceparent header:\n%s", l)
 	}
-	// The server's start at the daemon's restart is a span of its own.
+	// Over OTLP/gRPC, once the setting says so (again without a restart).
+	e.MustRun("settings", "set", "tracing.protocol", "grpc")
+	const grpcTrace = "7ef92f3577b34da6a3ce929d0e0e4739"
+	call("", "00-"+grpcTrace+"-"+clientSp+"-01")
+	spans := rcv.trace(t, grpcTrace, 2)
+	if len(spans) < 2 {
+		t.Fatalf("gRPC: trace %s has %d spans, want the face's and the upstream call's", grpcTrace, len(spans))
+	}
 	rcv.mu.Lock()
-	defer rcv.mu.Unlock()
-	for _, s := range rcv.spans {
-		if s.Name == "start srv" && s.Kind == tracepb.Span_SPAN_KIND_INTERNAL && s.EndTimeUnixNano > s.StartTimeUnixNano {
-			return
+	for _, sp := range spans {
+		if !rcv.grpc[hex.EncodeToString(sp.SpanId)] {
+			t.Errorf("gRPC: span %q came over OTLP/HTTP", sp.Name)
 		}
 	}
-	t.Errorf("no span of the server's start among %d", len(rcv.spans))
+	rcv.mu.Unlock()
+	// A resource read and a prompt get are traced the same way, and a call
+	// of the API's (plexus call: the host's decoded path) has the upstream
+	// span.
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	cs := session(ctx, "")
+	defer cs.Close()
+	const readTrace, promptTrace = "9af92f3577b34da6a3ce929d0e0e473b", "aaf92f3577b34da6a3ce929d0e0e473c"
+	if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "note://one", Meta: mcp.Meta{"traceparent": "00-" + readTrace + "-" + clientSp + "-01"}}); err != nil {
+		t.Fatalf("resources/read: %v", err)
+	}
+	if _, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "srv__greet", Meta: mcp.Meta{"traceparent": "00-" + promptTrace + "-" + clientSp + "-01"}}); err != nil {
+		t.Fatalf("prompts/get: %v", err)
+	}
+	for _, c := range []struct{ method, trace, name string }{
+		{"resources/read", readTrace, "resources/read"},
+		{"prompts/get", promptTrace, "prompts/get srv__greet"},
+	} {
+		var face, up *tracepb.Span
+		for _, sp := range rcv.trace(t, c.trace, 2) {
+			switch sp.Kind {
+			case tracepb.Span_SPAN_KIND_SERVER:
+				face = sp
+			case tracepb.Span_SPAN_KIND_CLIENT:
+				up = sp
+			}
+		}
+		if face == nil || up == nil || face.Name != c.name || hex.EncodeToString(face.ParentSpanId) != clientSp || string(up.ParentSpanId) != string(face.SpanId) {
+			t.Fatalf("%s: face span %v, upstream span %v: want %q, the client's child, and its child", c.method, face, up, c.name)
+		}
+		if l := sawMethodIn(t, saw, c.method, 1); !strings.Contains(l, `"traceparent":"00-`+c.trace+`-`+hex.EncodeToString(up.SpanId)+`-01"`) {
+			t.Errorf("%s: the server did not receive the upstream span's context:\n%s", c.method, l)
+		}
+	}
+	if out := strings.TrimSpace(e.MustRun("call", "srv_hello", `{}`)); out != "hello" {
+		t.Fatalf("plexus call: %q", out)
+	}
+	if l := sawCall(5); !strings.Contains(l, `"traceparent":"00-`) {
+		t.Errorf("plexus call: the server got no trace context:\n%s", l)
+	}
+	// A server's start is a span of its own.
+	e.MustRun("restart", "srv")
+	for end := time.Now().Add(10 * time.Second); !rcv.has("start srv"); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatal("no span of the server's start")
+		}
+	}
+	// Off again: nothing more is sent, and the server gets the client's
+	// _meta as it was written.
+	e.MustRun("settings", "set", "tracing.enabled", "false")
+	const offAgain = "8af92f3577b34da6a3ce929d0e0e473a"
+	call("", "00-"+offAgain+"-"+clientSp+"-01")
+	if l := sawCall(6); !strings.Contains(l, `"traceparent":"00-`+offAgain+`-`+clientSp+`-01"`) {
+		t.Errorf("tracing off again: the server did not get the client's traceparent as written:\n%s", l)
+	}
+	time.Sleep(300 * time.Millisecond) // six export periods
+	if got := rcv.trace(t, offAgain, 0); len(got) != 0 {
+		t.Errorf("tracing off again: %d spans of the call were sent", len(got))
+	}
+}
+
+// has reports whether a span named name came, complete.
+func (r *otlpReceiver) has(name string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, s := range r.spans {
+		if s.Name == name && s.EndTimeUnixNano > s.StartTimeUnixNano {
+			return true
+		}
+	}
+	return false
 }
 
 // sawCallIn is the nth tools/call line of a file of what a server read,
 // waiting a little for it: tee writes its file after the server's pipe.
 func sawCallIn(t *testing.T, saw string, n int) string {
 	t.Helper()
+	return sawMethodIn(t, saw, "tools/call", n)
+}
+
+// sawMethodIn is the nth line of a request of method in a file of what a
+// server read, waiting a little for it.
+func sawMethodIn(t *testing.T, saw, method string, n int) string {
+	t.Helper()
 	for end := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		b, _ := os.ReadFile(saw)
 		var calls []string
 		for _, l := range strings.Split(string(b), "\n") {
-			if strings.Contains(l, `"tools/call"`) {
+			if strings.Contains(l, `"`+method+`"`) {
 				calls = append(calls, l)
 			}
 		}

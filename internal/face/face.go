@@ -197,11 +197,15 @@ type definition struct {
 	write     bool          // mcp.face.allowWrite
 	idle      time.Duration // a protocol session's life without a request
 	cap       int           // live protocol sessions at most
+	// channel: served to another team replica (ServeServer), which speaks
+	// MCP 2026-07-28 to it for every member alike and translates for its
+	// own clients: never a mirror of the server's era.
+	channel bool
 }
 
 func (d definition) same(o definition) bool {
 	return slices.Equal(d.servers, o.servers) && (d.servers == nil) == (o.servers == nil) &&
-		d.naming == o.naming && d.metaTools == o.metaTools && d.control == o.control && d.external == o.external && d.write == o.write &&
+		d.naming == o.naming && d.metaTools == o.metaTools && d.control == o.control && d.external == o.external && d.write == o.write && d.channel == o.channel &&
 		d.idle == o.idle && d.cap == o.cap
 }
 

@@ -3,6 +3,7 @@ package face
 import (
 	"context"
 	"errors"
+	"net/http"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -11,6 +12,7 @@ import (
 	"github.com/plexus-mcp/plexus/internal/catalog"
 	"github.com/plexus-mcp/plexus/internal/config"
 	"github.com/plexus-mcp/plexus/internal/host"
+	"github.com/plexus-mcp/plexus/internal/tracing"
 	"github.com/plexus-mcp/plexus/internal/upstream"
 )
 
@@ -114,7 +116,10 @@ func (p *profile) readResource(server string) mcp.ResourceHandler {
 		if s, own, ok := catalog.ParseUIURI(uri); ok && s == server && p.def.naming != config.NamingBare {
 			uri, renamed = own, true
 		}
+		ctx, span := tracing.StartServer(ctx, tracing.FromMetaMap(req.Params.Meta, headerOf(req.Extra)),
+			tracing.Call{Method: "resources/read", Resource: req.Params.URI, Server: server, Session: req.Session.ID()})
 		res, err := p.f.h.ReadResource(ctx, server, uri)
+		span.End(err, tracing.ErrType(err))
 		if err == nil && renamed {
 			for _, c := range res.Contents {
 				if c != nil {
@@ -175,7 +180,10 @@ func (p *profile) getPrompt(server, name string) mcp.PromptHandler {
 		}
 		ctx = p.withPeer(ctx, req.Session, req.Params.GetProgressToken())
 		ctx = upstream.WithInput(ctx, req.Params.InputResponses, req.Params.RequestState)
+		ctx, span := tracing.StartServer(ctx, tracing.FromMetaMap(req.Params.Meta, headerOf(req.Extra)),
+			tracing.Call{Method: "prompts/get", Prompt: p.promptName(server, name), Server: server, Session: req.Session.ID()})
 		res, err := p.f.h.GetPrompt(ctx, server, name, req.Params.Arguments)
+		span.End(err, tracing.ErrType(err))
 		return res, passOn(err)
 	}
 }
@@ -302,4 +310,12 @@ const codeResourceNotFound = -32002
 
 func unknownResource(uri string) error {
 	return &jsonrpc.Error{Code: codeResourceNotFound, Message: "Resource not found: no server of this profile offers " + uri}
+}
+
+// headerOf is an SDK request's HTTP header (nil over stdio).
+func headerOf(extra *mcp.RequestExtra) http.Header {
+	if extra == nil {
+		return nil
+	}
+	return extra.Header
 }

@@ -17,7 +17,7 @@ import (
 // list changes are announced as for any server.
 func (f *Face) ServeServer(w http.ResponseWriter, r *http.Request, server string) {
 	cfg := f.h.LiveConfig()
-	def := definition{servers: []string{server}, naming: config.NamingBare, external: true,
+	def := definition{servers: []string{server}, naming: config.NamingBare, external: true, channel: true,
 		idle: cfg.MCP.Face.SessionIdle(), cap: cfg.MCP.Face.SessionCap()}
 	// A key no profile of the settings can have: their names have no "/".
 	key := "/server/" + server

@@ -384,7 +384,7 @@ func acceptsStream(values []string) bool {
 // to speak; "" for any other profile, a pinned server, or while the
 // server's era is not known (then the profile offers every era).
 func (p *profile) sessionServer() string {
-	if !p.def.external || p.def.naming != config.NamingBare || len(p.def.servers) != 1 {
+	if !p.def.external || p.def.channel || p.def.naming != config.NamingBare || len(p.def.servers) != 1 {
 		return ""
 	}
 	if v, own := p.f.h.ServerEra(p.def.servers[0]); own && era.IsSession(v) {

@@ -46,9 +46,13 @@ func (h *Host) placed(server string) (*Remote, error) {
 }
 
 // apply makes spec a streamable HTTP connection to the replica that runs
-// the server. Its headers are secrets, redacted from errors and logs.
+// the server. Its headers are secrets, redacted from errors and logs. A
+// pinned protocol version is the owner's business with its process: the
+// replicas speak MCP 2026-07-28 between them, whose every request names
+// its member (a session-era session would be one member's).
 func (r *Remote) apply(spec *upstream.Spec) {
 	spec.Type = config.TypeHTTP
+	spec.ProtocolVersion = ""
 	spec.RunsOn = r.Replica
 	spec.URL = r.URL
 	spec.Headers = r.Headers.Clone()

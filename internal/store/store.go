@@ -51,6 +51,23 @@ type Store struct {
 	onDisk docstore.Doc
 	// credsDoc is creds.json as the store last read or wrote it.
 	credsDoc docstore.Doc
+	// changed, if set, is told of every new configuration (OnConfig).
+	changed func(*config.File)
+}
+
+// OnConfig has the store call f with each new configuration it holds,
+// saved here or adopted from another daemon, before the change is
+// acknowledged to whoever made it. f runs under the store's lock: it must
+// be quick, must not call the store, and must not change what it is
+// given. Set it before the store is shared.
+func (s *Store) OnConfig(f func(*config.File)) { s.changed = f }
+
+// noteChange tells OnConfig's function of the new configuration (s.mu
+// held).
+func (s *Store) noteChange() {
+	if s.changed != nil {
+		s.changed(s.cfg)
+	}
 }
 
 // EnsureHome creates the home directory 0700, or tightens an existing one
@@ -255,6 +272,7 @@ func (s *Store) adoptLocked(disk docstore.Doc) (int64, error) {
 		}
 	}
 	s.cfg, s.onDisk = cfg, disk
+	s.noteChange()
 	return cfg.Revision, nil
 }
 
@@ -284,6 +302,7 @@ func (s *Store) commitConfig(based int64, next *config.File, disk docstore.Doc) 
 	}
 	s.cfg = saved
 	s.onDisk = doc
+	s.noteChange()
 	return saved.Revision, nil
 }
 

@@ -495,3 +495,23 @@ func TestConcurrentWriters(t *testing.T) {
 		t.Errorf("home holds %q, want no temporary file", names)
 	}
 }
+
+// OnConfig is told of each configuration the store takes, with what it
+// now holds, and of nothing a refused save would have made.
+func TestOnConfigToldOfEachChange(t *testing.T) {
+	s := open(t, t.TempDir())
+	var told []int64
+	s.OnConfig(func(cfg *config.File) { told = append(told, cfg.Revision) })
+	if _, err := s.CommitConfig(0, withServer(s.Config(), "docs", stdio("/bin/docs"))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CommitConfig(7, withServer(s.Config(), "more", stdio("/bin/more"))); err == nil {
+		t.Fatal("a stale save was taken")
+	}
+	if _, err := s.CommitConfig(1, withServer(s.Config(), "more", stdio("/bin/more"))); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(told, []int64{1, 2}) {
+		t.Errorf("told of revisions %v, want [1 2]", told)
+	}
+}

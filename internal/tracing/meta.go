@@ -3,6 +3,7 @@ package tracing
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 
 	"github.com/plexus-mcp/plexus/internal/jsonscan"
 )
@@ -31,6 +32,39 @@ func fromMeta(meta json.RawMessage) Incoming {
 		return true
 	})
 	return in
+}
+
+// FromMetaMap is FromMeta of a decoded _meta (the SDK's request params);
+// else, of the request's HTTP headers (nil for none).
+func FromMetaMap(meta map[string]any, h http.Header) Incoming {
+	if !On() {
+		return Incoming{}
+	}
+	tp, _ := meta["traceparent"].(string)
+	if tp == "" {
+		return FromHeader(h)
+	}
+	ts, _ := meta["tracestate"].(string)
+	return Incoming{Traceparent: tp, Tracestate: ts}
+}
+
+// SetMeta is a decoded _meta (nil for none) with traceparent and
+// tracestate set to ctx's span, for the upstream server; m itself when
+// tracing is off or ctx has no span.
+func SetMeta(ctx context.Context, m map[string]any) map[string]any {
+	out := Outgoing(ctx)
+	if out.Traceparent == "" {
+		return m
+	}
+	if m == nil {
+		m = map[string]any{}
+	}
+	m["traceparent"] = out.Traceparent
+	delete(m, "tracestate")
+	if out.Tracestate != "" {
+		m["tracestate"] = out.Tracestate
+	}
+	return m
 }
 
 // Meta is a request's own _meta members (an object, or empty for none)

@@ -4,9 +4,10 @@
 // is the one owner of OpenTelemetry in Plexus: the face and upstream call
 // Start*, and read and write W3C trace context only through this package.
 //
-// Tracing is off unless the daemon's settings enable it (mcp.tracing); the
-// exporter (OTLP over HTTP or gRPC) then reads the standard
-// OTEL_EXPORTER_OTLP_* variables for its endpoint, headers and timeout.
+// Tracing is off unless the daemon's settings enable it (mcp.tracing, applied
+// whenever it changes: Exporter); the exporter (OTLP over HTTP or gRPC) then
+// reads the standard OTEL_EXPORTER_OTLP_* variables for its endpoint,
+// headers and timeout.
 // Off, nothing is exported and nothing is added to a request: every Start*
 // returns its context unchanged and a nil *Span after one atomic load.
 //
@@ -26,7 +27,9 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -43,9 +46,9 @@ import (
 	"github.com/plexus-mcp/plexus/internal/config"
 )
 
-// The live tracer: nil when tracing is off. The daemon sets it once at
-// start (Start) and clears it at shutdown; it is process-wide because a
-// trace crosses every component of the call path.
+// The live tracer: nil when tracing is off. The daemon's Exporter sets and
+// clears it; it is process-wide because a trace crosses every component
+// of the call path.
 var tracer atomic.Pointer[trace.Tracer]
 
 // w3c is the W3C Trace Context propagator (traceparent, tracestate).
@@ -54,40 +57,97 @@ var w3c = propagation.TraceContext{}
 // On reports whether tracing is on.
 func On() bool { return tracer.Load() != nil }
 
-// Start turns tracing on as s says (nothing when s is nil or disabled) and
-// returns the function that flushes the spans not yet sent and turns it
-// off. version names the service's version in every span's resource.
-func Start(ctx context.Context, s *config.Tracing, version string, log *slog.Logger) (stop func(context.Context) error, err error) {
-	if s == nil || !s.Enabled {
-		return func(context.Context) error { return nil }, nil
+// Exporter owns the daemon's OTLP exporter: Apply starts, restarts or
+// stops it as the settings say, whenever they change (mcp.tracing), and
+// Stop flushes what is not yet sent at shutdown.
+type Exporter struct {
+	version string
+	log     *slog.Logger
+
+	mu      sync.Mutex
+	cur     config.Tracing           // what runs; guarded by mu
+	tp      *sdktrace.TracerProvider // nil when off; guarded by mu
+	stopped bool                     // Stop was called: Apply does nothing; guarded by mu
+}
+
+// NewExporter returns an exporter that is off; version names the
+// service's version in every span's resource.
+func NewExporter(version string, log *slog.Logger) *Exporter {
+	return &Exporter{version: version, log: log}
+}
+
+// Apply makes tracing what s says (nil or disabled: off). The same
+// settings again change nothing; others stop the running exporter, whose
+// spans not yet sent are flushed within flushWait in the background, and
+// start the new one: the calls in flight are never held up. An exporter
+// that cannot start leaves tracing off and is the error.
+func (e *Exporter) Apply(ctx context.Context, s *config.Tracing) error {
+	var want config.Tracing
+	if s != nil && s.Enabled {
+		want = *s
+		if want.Protocol == "" {
+			want.Protocol = config.TracingHTTP
+		}
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if want == e.cur || e.stopped {
+		return nil
+	}
+	if old := e.tp; old != nil {
+		tracer.Store(nil)
+		e.tp, e.cur = nil, config.Tracing{}
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), flushWait)
+			defer cancel()
+			if err := old.Shutdown(ctx); err != nil {
+				e.log.Warn("tracing: spans not sent when the settings changed", "err", err)
+			}
+		}()
+		e.log.Info("tracing off")
+	}
+	if !want.Enabled {
+		return nil
 	}
 	var exp sdktrace.SpanExporter
-	switch s.Protocol {
+	var err error
+	switch want.Protocol {
 	case config.TracingGRPC:
 		exp, err = otlptracegrpc.New(ctx)
 	default:
 		exp, err = otlptracehttp.New(ctx)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("tracing: starting the OTLP exporter: %w", err)
+		return fmt.Errorf("tracing: starting the OTLP exporter: %w", err)
 	}
 	res, err := resource.Merge(resource.Default(), resource.NewSchemaless(
-		semconv.ServiceName("plexus"), semconv.ServiceVersion(version)))
+		semconv.ServiceName("plexus"), semconv.ServiceVersion(e.version)))
 	if err != nil {
 		res = resource.Default()
 	}
-	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
-	t := tp.Tracer("github.com/plexus-mcp/plexus")
+	e.tp = sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
+	e.cur = want
+	t := e.tp.Tracer("github.com/plexus-mcp/plexus")
 	tracer.Store(&t)
-	proto := s.Protocol
-	if proto == "" {
-		proto = config.TracingHTTP
+	e.log.Info("tracing on", "protocol", want.Protocol)
+	return nil
+}
+
+// flushWait bounds the flush of a stopped exporter's spans: a collector
+// that is down or stalls costs this much of a shutdown at most.
+const flushWait = 5 * time.Second
+
+// Stop turns tracing off and sends the spans not yet sent, within ctx.
+func (e *Exporter) Stop(ctx context.Context) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	tp := e.tp
+	e.tp, e.cur, e.stopped = nil, config.Tracing{}, true
+	if tp == nil {
+		return nil
 	}
-	log.Info("tracing on", "protocol", proto)
-	return func(ctx context.Context) error {
-		tracer.Store(nil)
-		return tp.Shutdown(ctx)
-	}, nil
+	tracer.Store(nil)
+	return tp.Shutdown(ctx)
 }
 
 // Span is one span; nil (tracing off) is a valid Span that does nothing.
@@ -97,6 +157,8 @@ type Span struct{ s trace.Span }
 // (tools/call only), the face session it belongs to and the server.
 type Call struct {
 	Method, Tool, Session, Server string
+	Prompt                        string // prompts/get: the prompt's name
+	Resource                      string // resources/read: the resource's URI
 }
 
 func (c Call) attrs() []attribute.KeyValue {
@@ -104,6 +166,12 @@ func (c Call) attrs() []attribute.KeyValue {
 	a = append(a, attribute.String("mcp.method.name", c.Method))
 	if c.Tool != "" {
 		a = append(a, attribute.String("gen_ai.tool.name", c.Tool), attribute.String("gen_ai.operation.name", "execute_tool"))
+	}
+	if c.Prompt != "" {
+		a = append(a, attribute.String("gen_ai.prompt.name", c.Prompt))
+	}
+	if c.Resource != "" {
+		a = append(a, attribute.String("mcp.resource.uri", c.Resource))
 	}
 	if c.Session != "" {
 		a = append(a, attribute.String("mcp.session.id", c.Session))
@@ -114,10 +182,15 @@ func (c Call) attrs() []attribute.KeyValue {
 	return a
 }
 
-// name is a span's name per the MCP conventions: "{method} {target}".
+// name is a span's name per the MCP conventions: "{method} {target}",
+// the target a tool's or a prompt's name (a resource's URI is not: it
+// may name anything).
 func (c Call) name() string {
-	if c.Tool != "" {
+	switch {
+	case c.Tool != "":
 		return c.Method + " " + c.Tool
+	case c.Prompt != "":
+		return c.Method + " " + c.Prompt
 	}
 	return c.Method
 }

@@ -3,12 +3,18 @@ package tracing
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
+	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/plexus-mcp/plexus/internal/config"
 )
 
 const parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
@@ -86,5 +92,83 @@ func TestMetaKeepsOtherMembers(t *testing.T) {
 	}
 	if errType != "cancelled" {
 		t.Errorf("error.type %q, want cancelled", errType)
+	}
+}
+
+// The exporter follows the settings: on, the same settings again change
+// nothing, the other protocol is a new exporter, off is off; after Stop,
+// nothing turns it on again. A collector that takes the connection and
+// never answers holds up neither a change of the settings nor, beyond its
+// context, a shutdown.
+func TestExporterFollowsTheSettings(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var held []net.Conn
+	var mu sync.Mutex
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, c) // read nothing, answer nothing
+			mu.Unlock()
+		}
+	}()
+	defer func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range held {
+			c.Close()
+		}
+	}()
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://"+ln.Addr().String())
+	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "10")
+	ctx := context.Background()
+	e := NewExporter("test", slog.New(slog.DiscardHandler))
+	if err := e.Apply(ctx, nil); err != nil || On() {
+		t.Fatalf("nil settings: on %v, %v", On(), err)
+	}
+	httpOn := &config.Tracing{Enabled: true}
+	if err := e.Apply(ctx, httpOn); err != nil || !On() {
+		t.Fatalf("enabled: on %v, %v", On(), err)
+	}
+	first := tracer.Load()
+	_, s := StartClient(ctx, Call{Method: "tools/call", Tool: "t"})
+	s.End(nil, "") // exported to the stalled collector
+	time.Sleep(50 * time.Millisecond)
+	if err := e.Apply(ctx, &config.Tracing{Enabled: true, Protocol: config.TracingHTTP}); err != nil || tracer.Load() != first {
+		t.Fatalf("the same settings again made a new tracer (%v)", err)
+	}
+	start := time.Now()
+	if err := e.Apply(ctx, &config.Tracing{Enabled: true, Protocol: config.TracingGRPC}); err != nil || !On() || tracer.Load() == first {
+		t.Fatalf("grpc: on %v, a new tracer %v, %v", On(), tracer.Load() != first, err)
+	}
+	_, s = StartClient(ctx, Call{Method: "tools/call", Tool: "t"})
+	s.End(nil, "")
+	if err := e.Apply(ctx, &config.Tracing{Enabled: false, Protocol: config.TracingGRPC}); err != nil || On() {
+		t.Fatalf("disabled: on %v, %v", On(), err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("two changes of the settings with a stalled collector took %s", d)
+	}
+	if err := e.Apply(ctx, httpOn); err != nil || !On() {
+		t.Fatalf("enabled again: on %v, %v", On(), err)
+	}
+	_, s = StartClient(ctx, Call{Method: "tools/call", Tool: "t"})
+	s.End(nil, "")
+	stop, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	start = time.Now()
+	e.Stop(stop) // its error: the spans the stalled collector never took
+	if d := time.Since(start); d > 2*time.Second || On() {
+		t.Errorf("Stop with a stalled collector: %s, on %v", d, On())
+	}
+	if err := e.Apply(ctx, httpOn); err != nil || On() {
+		t.Errorf("Apply after Stop turned tracing on (%v)", err)
 	}
 }

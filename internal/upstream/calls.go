@@ -12,6 +12,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/plexus-mcp/plexus/internal/tracing"
 )
 
 // CallTool calls a tool once. args is the JSON object of arguments (empty
@@ -19,7 +21,7 @@ import (
 // notifications/cancelled upstream and the error stays errors.Is
 // context.Canceled / DeadlineExceeded. A connection lost meanwhile gives an
 // error wrapping ErrTransportLost. Never retried.
-func (c *Conn) CallTool(ctx context.Context, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
+func (c *Conn) CallTool(ctx context.Context, name string, args json.RawMessage) (_ *mcp.CallToolResult, err error) {
 	if err := c.usable(); err != nil {
 		return nil, err
 	}
@@ -37,9 +39,18 @@ func (c *Conn) CallTool(ctx context.Context, name string, args json.RawMessage) 
 		}
 		params.Arguments = json.RawMessage(t)
 	}
+	var span *tracing.Span // nil: tracing is off
+	if tracing.On() {
+		ctx, span = tracing.StartClient(ctx, tracing.Call{Method: "tools/call", Tool: name, Server: c.name})
+		defer func() { span.End(err, tracing.ErrType(err)) }()
+		params.Meta = tracing.SetMeta(ctx, params.Meta)
+	}
 	res, err := c.session.CallTool(ctx, params)
 	if err != nil {
 		return nil, fmt.Errorf("server %q: calling tool %q: %w", c.name, name, c.callError(ctx, err))
+	}
+	if res.IsError {
+		span.ToolError()
 	}
 	if err := c.needsInput(pc, res.InputRequests != nil, "tool "+strconv.Quote(name)); err != nil {
 		return nil, err
@@ -48,7 +59,7 @@ func (c *Conn) CallTool(ctx context.Context, name string, args json.RawMessage) 
 }
 
 // ReadResource reads one resource.
-func (c *Conn) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceResult, error) {
+func (c *Conn) ReadResource(ctx context.Context, uri string) (_ *mcp.ReadResourceResult, err error) {
 	if err := c.usable(); err != nil {
 		return nil, err
 	}
@@ -59,6 +70,12 @@ func (c *Conn) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceR
 	if pc != nil {
 		params.InputResponses, params.RequestState = pc.input, pc.state
 		params.Meta = c.meta(pc, token)
+	}
+	if tracing.On() {
+		var span *tracing.Span
+		ctx, span = tracing.StartClient(ctx, tracing.Call{Method: "resources/read", Resource: uri, Server: c.name})
+		defer func() { span.End(err, tracing.ErrType(err)) }()
+		params.Meta = tracing.SetMeta(ctx, params.Meta) // the server continues this span's trace
 	}
 	res, err := c.session.ReadResource(ctx, params)
 	if err != nil {
@@ -71,7 +88,7 @@ func (c *Conn) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceR
 }
 
 // GetPrompt renders one prompt.
-func (c *Conn) GetPrompt(ctx context.Context, name string, args map[string]string) (*mcp.GetPromptResult, error) {
+func (c *Conn) GetPrompt(ctx context.Context, name string, args map[string]string) (_ *mcp.GetPromptResult, err error) {
 	if err := c.usable(); err != nil {
 		return nil, err
 	}
@@ -82,6 +99,12 @@ func (c *Conn) GetPrompt(ctx context.Context, name string, args map[string]strin
 	if pc != nil {
 		params.InputResponses, params.RequestState = pc.input, pc.state
 		params.Meta = c.meta(pc, token)
+	}
+	if tracing.On() {
+		var span *tracing.Span
+		ctx, span = tracing.StartClient(ctx, tracing.Call{Method: "prompts/get", Prompt: name, Server: c.name})
+		defer func() { span.End(err, tracing.ErrType(err)) }()
+		params.Meta = tracing.SetMeta(ctx, params.Meta)
 	}
 	res, err := c.session.GetPrompt(ctx, params)
 	if err != nil {

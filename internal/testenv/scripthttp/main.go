@@ -22,7 +22,8 @@
 //
 // Every message received is appended to the -saw file, one a line, as
 // "VERSION-HEADER MESSAGE" ("-" for no header), so a transcript can say
-// what reached the server.
+// what reached the server; a request with a W3C Traceparent header has
+// " traceparent=VALUE" after its message.
 package main
 
 import (
@@ -105,7 +106,7 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	body, _ := io.ReadAll(r.Body)
 	version := r.Header.Get("Mcp-Protocol-Version")
-	s.record(version, body)
+	s.record(version, body, r.Header.Get("Traceparent"))
 	var msg message
 	if json.Unmarshal(body, &msg) != nil {
 		http.Error(w, "not a JSON-RPC message", http.StatusBadRequest)
@@ -228,7 +229,9 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // 2026-07-28 request among them, is answered 400.
 var sessionEra = map[string]bool{"2024-11-05": true, "2025-03-26": true, "2025-06-18": true, "2025-11-25": true}
 
-func (s *server) record(version string, body []byte) {
+// record appends "VERSION MESSAGE" to the -saw file, and
+// " traceparent=VALUE" when the request had that header.
+func (s *server) record(version string, body []byte, traceparent string) {
 	if s.saw == nil {
 		return
 	}
@@ -241,6 +244,10 @@ func (s *server) record(version string, body []byte) {
 	if json.Compact(&b, body) != nil {
 		b.Reset()
 		b.Write(body)
+	}
+	if traceparent != "" {
+		fmt.Fprintf(s.saw, "%s %s traceparent=%s\n", version, b.String(), traceparent)
+		return
 	}
 	fmt.Fprintf(s.saw, "%s %s\n", version, b.String())
 }
