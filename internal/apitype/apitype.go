@@ -258,6 +258,17 @@ type Settings struct {
 	// (docs/tracing.md), applied at once when it changes; always set in an
 	// answer, and a PUT without it keeps it.
 	Tracing *TracingSettings `json:"tracing,omitempty"`
+	// Audit is mcp.audit's switches (docs/audit.md), read when the daemon
+	// starts; always set in an answer, and a PUT without it keeps it. Its
+	// bounds (maxFileBytes, maxFiles) are kept as the file has them.
+	Audit *AuditSettings `json:"audit,omitempty"`
+}
+
+// AuditSettings turn the audit log off (on by default) and its export as
+// OTLP logs on (off by default).
+type AuditSettings struct {
+	Enabled bool `json:"enabled"`
+	OTLP    bool `json:"otlp"`
 }
 
 // TracingSettings turn OpenTelemetry traces on (off by default) and pick

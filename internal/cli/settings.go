@@ -29,6 +29,8 @@ const (
 	setNames         = "names"
 	setTracing       = "tracing.enabled"
 	setTracingProto  = "tracing.protocol"
+	setAudit         = "audit.enabled"
+	setAuditOTLP     = "audit.otlp"
 	setProfilePrefix = "profiles."
 )
 
@@ -56,6 +58,10 @@ func (a *app) settingsCommand() *cobra.Command {
   tracing.enabled         export OpenTelemetry traces over OTLP (default false); where to is set by the
                           OTEL_EXPORTER_OTLP_* variables (docs/tracing.md); applied at once
   tracing.protocol        the OTLP transport: http/protobuf (the default) or grpc
+  audit.enabled           record every call, read, login and settings change in audit.jsonl (default
+                          true; ` + "`plexus audit`" + ` reads it; docs/audit.md); read when the daemon starts
+  audit.otlp              also export each record as an OTLP log, as tracing.protocol and the
+                          OTEL_EXPORTER_OTLP_* variables say (default false); read when the daemon starts
   profiles.NAME           a profile, as JSON: {"servers": [...], "naming": "plexus"|"bare", "metaTools": bool,
                           "controlTools": bool}
 
@@ -95,7 +101,7 @@ func (a *app) settingsShowCommand() *cobra.Command {
 				return printJSON(a.stdout(), s)
 			}
 			t := &table{header: []string{"KEY", "VALUE"}}
-			for _, k := range []string{setCallTimeout, setRetry, setClientDoc, setExternalCall, setWrite, setRegistryURL, setNames, setTracing, setTracingProto} {
+			for _, k := range []string{setCallTimeout, setRetry, setClientDoc, setExternalCall, setWrite, setRegistryURL, setNames, setTracing, setTracingProto, setAudit, setAuditOTLP} {
 				v, _ := settingValue(s, k)
 				t.add(k, v)
 			}
@@ -260,6 +266,15 @@ func settingValue(s *apitype.Settings, key string) (string, any) {
 			return "http/protobuf (default)", ""
 		}
 		return t.Protocol, t.Protocol
+	case setAudit, setAuditOTLP:
+		a := apitype.AuditSettings{Enabled: true}
+		if s.Audit != nil {
+			a = *s.Audit
+		}
+		if key == setAudit {
+			return strconv.FormatBool(a.Enabled), a.Enabled
+		}
+		return strconv.FormatBool(a.OTLP), a.OTLP
 	}
 	p, ok := s.Profiles[strings.TrimPrefix(key, setProfilePrefix)]
 	if !ok {
@@ -354,6 +369,24 @@ func applySetting(s *apitype.Settings, key, value string, set bool) error {
 			t.Enabled = false
 		}
 		s.Tracing = &t
+	case setAudit, setAuditOTLP:
+		a := apitype.AuditSettings{Enabled: true}
+		if s.Audit != nil {
+			a = *s.Audit
+		}
+		on := key == setAudit // unset: the default, on for the log, off for OTLP
+		if set {
+			var err error
+			if on, err = strconv.ParseBool(value); err != nil {
+				return usagef("%s takes true or false, not %q", key, truncate(value, 40))
+			}
+		}
+		if key == setAudit {
+			a.Enabled = on
+		} else {
+			a.OTLP = on
+		}
+		s.Audit = &a
 	case setNames:
 		// The daemon checks the value and names what it takes.
 		if !set {

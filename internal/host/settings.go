@@ -30,6 +30,10 @@ type Settings struct {
 	// Tracing is mcp.tracing (read when the daemon starts); nil in
 	// SetSettings keeps it, a zero one removes it (off).
 	Tracing *config.Tracing
+	// Audit is mcp.audit (read when the daemon starts), Enabled always
+	// spelled out; nil in SetSettings keeps it. SetSettings takes its
+	// Enabled and OTLP and keeps the file's bounds.
+	Audit *config.Audit
 }
 
 // namesOf is cfg's naming scheme, the default spelled out.
@@ -54,6 +58,11 @@ func (h *Host) Settings() Settings {
 	if cur.MCP.Tracing != nil {
 		t := *cur.MCP.Tracing
 		s.Tracing = &t
+	}
+	on := cur.MCP.AuditOn()
+	s.Audit = &config.Audit{Enabled: &on}
+	if a := cur.MCP.Audit; a != nil {
+		s.Audit.MaxFileBytes, s.Audit.MaxFiles, s.Audit.OTLP = a.MaxFileBytes, a.MaxFiles, a.OTLP
 	}
 	return s
 }
@@ -102,6 +111,9 @@ func (h *Host) SetSettings(s Settings, based int64) (int64, error) {
 			next.MCP.Tracing = &t
 		}
 	}
+	if s.Audit != nil {
+		next.MCP.Audit = auditSettings(cur.MCP.Audit, s.Audit)
+	}
 	switch s.Names {
 	case "":
 	case config.NamesReadable:
@@ -123,4 +135,21 @@ func (h *Host) SetSettings(s Settings, based int64) (int64, error) {
 	h.publish()
 	h.log.Info("settings saved", "revision", rev)
 	return rev, nil
+}
+
+// auditSettings is mcp.audit with set's switches and cur's bounds; nil
+// when all of it is the default.
+func auditSettings(cur, set *config.Audit) *config.Audit {
+	a := config.Audit{OTLP: set.OTLP}
+	if cur != nil {
+		a.MaxFileBytes, a.MaxFiles = cur.MaxFileBytes, cur.MaxFiles
+	}
+	if set.Enabled != nil && !*set.Enabled {
+		off := false
+		a.Enabled = &off
+	}
+	if a == (config.Audit{}) {
+		return nil
+	}
+	return &a
 }

@@ -42,6 +42,10 @@ func (a *Handler) putSettings(w http.ResponseWriter, r *http.Request) {
 	if req.Tracing != nil {
 		in.Tracing = &config.Tracing{Enabled: req.Tracing.Enabled, Protocol: req.Tracing.Protocol}
 	}
+	if req.Audit != nil {
+		on := req.Audit.Enabled
+		in.Audit = &config.Audit{Enabled: &on, OTLP: req.Audit.OTLP}
+	}
 	rev, err := a.host.SetSettings(in, based)
 	if err != nil {
 		a.renderError(w, r, err)
@@ -67,6 +71,9 @@ func settingsOut(s host.Settings) apitype.Settings {
 	}
 	if s.Tracing != nil {
 		out.Tracing = &apitype.TracingSettings{Enabled: s.Tracing.Enabled, Protocol: s.Tracing.Protocol}
+	}
+	if s.Audit != nil {
+		out.Audit = &apitype.AuditSettings{Enabled: s.Audit.Enabled == nil || *s.Audit.Enabled, OTLP: s.Audit.OTLP}
 	}
 	for name, p := range s.Profiles {
 		out.Profiles[name] = apitype.Profile{Servers: p.Servers, Naming: p.Naming, MetaTools: p.MetaTools, ControlTools: p.ControlTools,
