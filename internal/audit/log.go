@@ -303,7 +303,7 @@ func (l *Log) Team(ctx context.Context, f Filter, n int) (recs []Record, problem
 		// Every chain is whole from its first record, unless what was
 		// read is cut: by time, or by the bound on reading (the store's
 		// own pruning keeps more than that).
-		problems = Verify(l.opts.Chain.key, all, !f.Since.IsZero() || len(all) == maxTeamRead)
+		problems = Verify(l.opts.Chain.Keys(), all, !f.Since.IsZero() || len(all) == maxTeamRead)
 	}
 	for _, r := range all {
 		if f.Match(r) {

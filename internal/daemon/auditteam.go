@@ -74,6 +74,7 @@ func teamAuditParts(db *pgstore.Store) (string, *audit.Chain, []audit.Sink) {
 	// A chain per run of a replica: it starts at 1 with a name no run
 	// had before.
 	replica := host + "." + hex.EncodeToString(b)
-	chain := audit.NewChain(db.Derive(pgstore.AuditLabel)[0], 0, "")
+	keys := db.Derive(pgstore.AuditLabel) // the current key's first, then those of before a rotation
+	chain := audit.NewChain(keys[0], 0, "", keys[1:]...)
 	return replica, chain, []audit.Sink{&teamAudit{db: db, keep: pgstore.DefaultAuditRows}}
 }
