@@ -48,11 +48,12 @@ func (f *serverFlags) register(fs *pflag.FlagSet, edit bool) {
 	if edit {
 		zero = "; 0 restores the default"
 	}
-	fs.IntVar(&f.callTimeout, "call-timeout", 0, "allow a tool call `MS` milliseconds"+zero)
-	fs.IntVar(&f.startupTimeout, "startup-timeout", 0, "allow the server `MS` milliseconds to start and list its tools"+zero)
-	fs.IntVar(&f.installTimeout, "install-timeout", 0, "allow a first start by npx, uvx… (which may download) `MS` milliseconds"+zero)
+	// The times: milliseconds, or a duration with its unit (millisFlag).
+	fs.Var((*millisFlag)(&f.callTimeout), "call-timeout", "allow a tool call `MS` milliseconds (or 90s, 5m…)"+zero)
+	fs.Var((*millisFlag)(&f.startupTimeout), "startup-timeout", "allow the server `MS` milliseconds (or 90s, 5m…) to start and list its tools"+zero)
+	fs.Var((*millisFlag)(&f.installTimeout), "install-timeout", "allow a first start by npx, uvx… (which may download) `MS` milliseconds (or 90s, 5m…)"+zero)
 	fs.StringVar(&f.start, "start", "", "start the server `WHEN`: onDemand (at first use, once its tools are known) or eager"+zero)
-	fs.IntVar(&f.idleStop, "idle-stop", 0, "stop the server after `MS` milliseconds unused"+zero)
+	fs.Var((*millisFlag)(&f.idleStop), "idle-stop", "stop the server after `MS` milliseconds (or 90s, 5m…) unused"+zero)
 	empty := ""
 	if edit {
 		empty = "; '' removes the list"

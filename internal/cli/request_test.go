@@ -158,6 +158,13 @@ func TestEditRequests(t *testing.T) {
 				"env":{"A":{"env":"B"}},"cwd":"/srv","startupTimeoutMs":100,"maxResultBytes":1048576,"instance":"shared"}}`,
 		},
 		{
+			name: "times with their unit",
+			args: []string{"edit", "fs", "--startup-timeout", "1m30s", "--idle-stop", "5m", "--install-timeout", "250ms"},
+			want: `{"name":"fs","config":{"type":"stdio","command":"npx","args":["-y","pkg"],
+				"env":{"A":{"env":"B"}},"cwd":"/srv","callTimeoutMs":30000,"startupTimeoutMs":90000,"installTimeoutMs":250,
+				"idleStopMs":300000,"maxResultBytes":1048576,"instance":"shared"}}`,
+		},
+		{
 			name:   "stdio to http",
 			args:   []string{"edit", "fs", "--url", "https://new.example/mcp"},
 			want:   `{"name":"fs","config":{"type":"http","url":"https://new.example/mcp","callTimeoutMs":30000,"maxResultBytes":1048576,"instance":"shared"}}`,

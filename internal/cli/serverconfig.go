@@ -2,6 +2,7 @@ package cli
 
 import (
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/plexus-mcp/plexus/internal/serverconf"
@@ -124,6 +125,22 @@ func checkTransport(t string) error {
 }
 
 // checkTimeout checks a millisecond flag: 0 means the default.
+// millisFlag is a flag of milliseconds that also takes a duration with
+// its unit, as people write them (parseMillis): 5000, 5s, 2m, 1m30s.
+type millisFlag int
+
+func (m *millisFlag) String() string { return strconv.Itoa(int(*m)) }
+func (m *millisFlag) Type() string   { return "MS" }
+
+func (m *millisFlag) Set(s string) error {
+	n, err := parseMillis(s)
+	if err != nil {
+		return err
+	}
+	*m = millisFlag(n)
+	return nil
+}
+
 func checkTimeout(flag string, ms int) error {
 	if ms < 0 {
 		return usagef("--%s %d: want milliseconds, 0 for the default", flag, ms)

@@ -22,6 +22,11 @@ func TestMain(m *testing.M) {
 		// The harness's own watcher of SIGINT, one per test model, which
 		// it never ends; nothing of ours.
 		goleak.IgnoreTopFunction("github.com/charmbracelet/x/exp/teatest/v2.NewTestModel.func2"),
+		// A tea.Tick's timer wait, which Bubble Tea does not stop when the
+		// program quits: it ends when its duration is up (the reconnect
+		// tick: 2 s), after a last test that quit while the daemon was
+		// away (TestCrashAndDaemonRestartShowLive run alone).
+		goleak.IgnoreTopFunction("charm.land/bubbletea/v2.Tick.func1"),
 		// The harness's thread that starts every process of the test
 		// binary, kept for the binary's life (testenv.Start).
 		goleak.IgnoreTopFunction("github.com/plexus-mcp/plexus/internal/testenv.starterLoop"))
