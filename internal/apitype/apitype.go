@@ -263,6 +263,17 @@ type Settings struct {
 	// set in an answer; a PUT without it keeps it, an empty one removes
 	// it.
 	Policy *PolicySettings `json:"policy,omitempty"`
+	// Audit is mcp.audit's switches (docs/audit.md), read when the daemon
+	// starts; always set in an answer, and a PUT without it keeps it. Its
+	// bounds (maxFileBytes, maxFiles) are kept as the file has them.
+	Audit *AuditSettings `json:"audit,omitempty"`
+}
+
+// AuditSettings turn the audit log off (on by default) and its export as
+// OTLP logs on (off by default).
+type AuditSettings struct {
+	Enabled bool `json:"enabled"`
+	OTLP    bool `json:"otlp"`
 }
 
 // PolicySettings are mcp.policy. Rules are tried in order, the first that

@@ -32,13 +32,17 @@ type AuditRecord struct {
 
 // AuditRecords is GET /v1/audit: the newest records that pass the query's
 // filter (kind, server, tool, member, outcome, since, limit), oldest
-// first. Dropped counts the records lost since the daemon started (its
+// first: this daemon's, or with team=1 every replica's of a team. Dropped counts the records lost since the daemon started (its
 // queue was full, or the disk failed).
 type AuditRecords struct {
 	Records []AuditRecord `json:"records"`
 	Dropped uint64        `json:"dropped"`
 	// Off is true when the audit log is switched off (mcp.audit.enabled).
 	Off bool `json:"off,omitempty"`
+	// Problems, for ?team=1 (every replica's records, from the database
+	// store), lists the records whose chain does not verify: forged,
+	// altered, or erased by someone without the team's key.
+	Problems []string `json:"problems,omitempty"`
 }
 
 // EventAudit is the SSE event type of GET /v1/audit/follow.

@@ -21,13 +21,20 @@ type Chain struct {
 	key  []byte
 	seq  uint64
 	prev string
+	// old are the keys of before a rotation of the store's key, which
+	// older chains were signed with: Verify takes them too.
+	old [][]byte
 }
 
 // NewChain starts a chain with key, continuing after the record seq whose
-// MAC was prev (0 and "" for a new one).
-func NewChain(key []byte, seq uint64, prev string) *Chain {
-	return &Chain{key: key, seq: seq, prev: prev}
+// MAC was prev (0 and "" for a new one). old are keys of before a
+// rotation, for verifying the chains signed with them.
+func NewChain(key []byte, seq uint64, prev string, old ...[]byte) *Chain {
+	return &Chain{key: key, seq: seq, prev: prev, old: old}
 }
+
+// Keys are the chain's key and the old ones, the current first.
+func (c *Chain) Keys() [][]byte { return append([][]byte{c.key}, c.old...) }
 
 // Sign numbers r and sets its MAC.
 func (c *Chain) Sign(r *Record) {
@@ -52,7 +59,11 @@ func mac(key []byte, prev string, r *Record) string {
 // key, from sequence number 1 — or, for a store that prunes its oldest
 // records, from the first record kept. It returns every problem found, one per line; none
 // means the records are as their replicas wrote them.
-func Verify(key []byte, recs []Record, pruned bool) []string {
+//
+// Each replica's chain is checked under the first of keys its first record
+// verifies with (a chain written before a rotation of the store's key has
+// an old one), else under the first.
+func Verify(keys [][]byte, recs []Record, pruned bool) []string {
 	by := map[string][]Record{}
 	for _, r := range recs {
 		by[r.Replica] = append(by[r.Replica], r)
@@ -66,10 +77,11 @@ func Verify(key []byte, recs []Record, pruned bool) []string {
 	for _, name := range replicas {
 		rs := by[name]
 		sort.Slice(rs, func(i, j int) bool { return rs[i].Seq < rs[j].Seq })
+		key := chainKey(keys, rs, pruned)
 		prev := ""
 		want := uint64(1)
 		for i, r := range rs {
-			if i == 0 && pruned {
+			if i == 0 && pruned && r.Seq != 1 {
 				// Its predecessor was pruned: the chain is checked from
 				// it on (its own MAC covers a record no longer kept).
 				prev, want = r.MAC, r.Seq+1
@@ -85,4 +97,20 @@ func Verify(key []byte, recs []Record, pruned bool) []string {
 		}
 	}
 	return problems
+}
+
+// chainKey is the key of keys that a chain's first checked record
+// verifies under: its first, or, pruned, its second (the first is taken
+// as it is).
+func chainKey(keys [][]byte, rs []Record, pruned bool) []byte {
+	first, prev := 0, ""
+	if pruned && len(rs) > 1 && rs[0].Seq != 1 {
+		first, prev = 1, rs[0].MAC
+	}
+	for _, k := range keys {
+		if first < len(rs) && hmac.Equal([]byte(mac(k, prev, &rs[first])), []byte(rs[first].MAC)) {
+			return k
+		}
+	}
+	return keys[0]
 }

@@ -23,7 +23,7 @@ func TestChainFindsForgeryAndErasure(t *testing.T) {
 		return rs
 	}
 	good := append(sign("r1", 5), sign("r2", 3)...)
-	if p := Verify(key, good, false); len(p) != 0 {
+	if p := Verify([][]byte{key}, good, false); len(p) != 0 {
 		t.Fatalf("the genuine chain does not verify: %v", p)
 	}
 	cases := map[string]func([]Record) []Record{
@@ -52,13 +52,22 @@ func TestChainFindsForgeryAndErasure(t *testing.T) {
 	for name, tamper := range cases {
 		t.Run(name, func(t *testing.T) {
 			rs := tamper(append([]Record(nil), good...))
-			if p := Verify(key, rs, false); len(p) == 0 {
+			if p := Verify([][]byte{key}, rs, false); len(p) == 0 {
 				t.Errorf("tampering not found")
 			}
 		})
 	}
+	// A chain signed before a rotation of the store's key verifies under
+	// the old key beside the new one's chains.
+	rotated := [][]byte{[]byte("the new key"), key}
+	c := NewChain(rotated[0], 0, "")
+	r := Record{Kind: KindToolCall, Replica: "r3", Outcome: "ok"}
+	c.Sign(&r)
+	if p := Verify(rotated, append(append([]Record(nil), good...), r), false); len(p) != 0 {
+		t.Errorf("chains under the old and the new key: %v", p)
+	}
 	// A store that pruned its oldest records verifies from the first kept.
-	if p := Verify(key, good[2:], true); len(p) != 0 {
+	if p := Verify([][]byte{key}, good[2:], true); len(p) != 0 {
 		t.Errorf("a pruned chain does not verify: %v", p)
 	}
 }

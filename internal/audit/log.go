@@ -264,3 +264,57 @@ func (l *Log) publish(batch []Record) {
 		}
 	}
 }
+
+// Shared is a sink that also reads back the records of every replica (the
+// team's database): Team and VerifyTeam read through it.
+type Shared interface {
+	Sink
+	// Records returns the newest n records written at or after since,
+	// oldest first, as the replicas wrote them.
+	Records(ctx context.Context, since time.Time, n int) ([]Record, error)
+}
+
+// Team returns the newest n records of every replica that pass f, oldest
+// first, from the shared sink; nil without one. Problems lists what
+// Verify found wrong with the chains of what it read: a record forged,
+// altered or erased by someone without the team's key.
+func (l *Log) Team(ctx context.Context, f Filter, n int) (recs []Record, problems []string, err error) {
+	if l == nil {
+		return nil, nil, nil
+	}
+	var shared Shared
+	for _, s := range l.opts.Sinks {
+		if sh, ok := s.(Shared); ok {
+			shared = sh
+		}
+	}
+	if shared == nil {
+		return nil, nil, nil
+	}
+	if n <= 0 {
+		n = DefaultLast
+	}
+	// The chains are verified over all that was read, then filtered.
+	all, err := shared.Records(ctx, f.Since, maxTeamRead)
+	if err != nil {
+		return nil, nil, err
+	}
+	if l.opts.Chain != nil {
+		// Every chain is whole from its first record, unless what was
+		// read is cut: by time, or by the bound on reading (the store's
+		// own pruning keeps more than that).
+		problems = Verify(l.opts.Chain.Keys(), all, !f.Since.IsZero() || len(all) == maxTeamRead)
+	}
+	for _, r := range all {
+		if f.Match(r) {
+			recs = append(recs, r)
+		}
+	}
+	if len(recs) > n {
+		recs = recs[len(recs)-n:]
+	}
+	return recs, problems, nil
+}
+
+// maxTeamRead bounds the records Team reads from the shared sink.
+const maxTeamRead = 100_000

@@ -44,14 +44,19 @@ func redactJSON(raw json.RawMessage, redact func(string) string) json.RawMessage
 func redactValue(v any, redact func(string) string) any {
 	switch v := v.(type) {
 	case map[string]any:
+		out := make(map[string]any, len(v))
 		for k, x := range v {
+			name := k
+			if redact != nil {
+				name = redact(k) // a secret may be a member's name too
+			}
 			if _, isObj := x.(map[string]any); !isObj && secretName.MatchString(k) {
-				v[k] = Redacted
+				out[name] = Redacted
 				continue
 			}
-			v[k] = redactValue(x, redact)
+			out[name] = redactValue(x, redact)
 		}
-		return v
+		return out
 	case []any:
 		for i, x := range v {
 			v[i] = redactValue(x, redact)

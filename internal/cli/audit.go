@@ -17,7 +17,7 @@ func (a *app) auditCommand() *cobra.Command {
 	var f struct {
 		kind, server, tool, member, outcome, since string
 		limit                                      int
-		follow, asJSON                             bool
+		follow, asJSON, team                       bool
 	}
 	cmd := &cobra.Command{
 		Use:   "audit",
@@ -33,6 +33,11 @@ The filters combine: --server, --tool (the server's or the Plexus name),
 (tools/call, resources/read, prompts/get, login, approval, policy,
 settings) and --since (a time, 2026-12-06T21:00:00Z, or a duration back
 from now, 10m).
+
+With --team (a replica of a database store), print every replica's records
+from the database, each replica's chain of records verified with the key
+derived from the store's key: a record forged, altered or erased by someone
+without it is named in a warning.
 
 With -f, keep printing new records as they are written, until interrupted.
 --json prints one record per line (NDJSON) with the fields of the log file
@@ -66,12 +71,18 @@ With -f, keep printing new records as they are written, until interrupted.
 				stream = s
 			}
 			q.Set("limit", strconv.Itoa(f.limit))
+			if f.team {
+				q.Set("team", "1")
+			}
 			recs, err := c.Audit(ctx, q)
 			if err != nil {
 				return stoppedIsSuccess(cmd, fmt.Errorf("reading the audit log: %w", err))
 			}
 			if recs.Off {
 				fmt.Fprintln(a.stderr(), "the audit log is off (mcp.audit.enabled is false)")
+			}
+			for _, p := range recs.Problems {
+				fmt.Fprintln(a.stderr(), "warning: the team's audit log does not verify: "+oneLine(p))
 			}
 			if recs.Dropped > 0 {
 				fmt.Fprintf(a.stderr(), "warning: %d records were lost since the daemon started (its queue was full or the disk failed)\n", recs.Dropped)
@@ -117,6 +128,7 @@ With -f, keep printing new records as they are written, until interrupted.
 	fl.IntVarP(&f.limit, "limit", "n", 100, "print at most this many of the newest records")
 	fl.BoolVarP(&f.follow, "follow", "f", false, "keep printing new records until interrupted")
 	fl.BoolVar(&f.asJSON, "json", false, "print one JSON record per line")
+	fl.BoolVar(&f.team, "team", false, "every replica's records, from the team's database store, their chains verified")
 	return cmd
 }
 

@@ -16,7 +16,7 @@ const settingsJSON = `{"revision": 3, "callTimeoutMs": 0, "retryMs": 0,
 // script calls cobra's __complete.
 func TestCompleteSettingKeys(t *testing.T) {
 	startFake(t, map[string]reply{"GET /v1/settings": {200, settingsJSON}})
-	all := []string{"callTimeoutMs", "retryMs", "oauthClientMetadataUrl", "face.allowExternalCall", "face.allowWrite", "face.sessionIdleMs", "face.maxSessions", "registry.url", "names", "tracing.enabled", "tracing.protocol", "policy.rules", "policy.limits"}
+	all := []string{"callTimeoutMs", "retryMs", "oauthClientMetadataUrl", "face.allowExternalCall", "face.allowWrite", "face.sessionIdleMs", "face.maxSessions", "registry.url", "names", "tracing.enabled", "tracing.protocol", "policy.rules", "policy.limits", "audit.enabled", "audit.otlp"}
 	for _, tc := range []struct {
 		args []string
 		want []string
@@ -52,7 +52,7 @@ func TestSettingKeysAreTheAPIs(t *testing.T) {
 		s := &apitype.Settings{}
 		value := "7"
 		switch {
-		case strings.HasPrefix(k, "face.allow"), k == "tracing.enabled":
+		case strings.HasPrefix(k, "face.allow"), k == "tracing.enabled", strings.HasPrefix(k, "audit."):
 			value = "true"
 		case strings.HasPrefix(k, "profiles."):
 			value = `{"servers": ["a"]}`

@@ -31,6 +31,8 @@ const (
 	setTracingProto  = "tracing.protocol"
 	setPolicyRules   = "policy.rules"
 	setPolicyLimits  = "policy.limits"
+	setAudit         = "audit.enabled"
+	setAuditOTLP     = "audit.otlp"
 	setProfilePrefix = "profiles."
 )
 
@@ -65,6 +67,10 @@ func (a *app) settingsCommand() *cobra.Command {
                           (globs over the tool's Plexus name, the client's name and the profile; empty: any)
   policy.limits           rate limits per client, as a JSON list: [{"tool": "github_*", "client": "*",
                           "calls": 30, "windowMs": 60000}] (a refused call says when to try again)
+  audit.enabled           record every call, read, login and settings change in audit.jsonl (default
+                          true; ` + "`plexus audit`" + ` reads it; docs/audit.md); read when the daemon starts
+  audit.otlp              also export each record as an OTLP log, as tracing.protocol and the
+                          OTEL_EXPORTER_OTLP_* variables say (default false); read when the daemon starts
   profiles.NAME           a profile, as JSON: {"servers": [...], "naming": "plexus"|"bare", "metaTools": bool,
                           "controlTools": bool}
 
@@ -104,7 +110,7 @@ func (a *app) settingsShowCommand() *cobra.Command {
 				return printJSON(a.stdout(), s)
 			}
 			t := &table{header: []string{"KEY", "VALUE"}}
-			for _, k := range []string{setCallTimeout, setRetry, setClientDoc, setExternalCall, setWrite, setRegistryURL, setNames, setTracing, setTracingProto} {
+			for _, k := range []string{setCallTimeout, setRetry, setClientDoc, setExternalCall, setWrite, setRegistryURL, setNames, setTracing, setTracingProto, setAudit, setAuditOTLP} {
 				v, _ := settingValue(s, k)
 				t.add(k, v)
 			}
@@ -281,6 +287,15 @@ func settingValue(s *apitype.Settings, key string) (string, any) {
 		}
 		b, _ := json.Marshal(v)
 		return string(b), v
+	case setAudit, setAuditOTLP:
+		a := apitype.AuditSettings{Enabled: true}
+		if s.Audit != nil {
+			a = *s.Audit
+		}
+		if key == setAudit {
+			return strconv.FormatBool(a.Enabled), a.Enabled
+		}
+		return strconv.FormatBool(a.OTLP), a.OTLP
 	}
 	p, ok := s.Profiles[strings.TrimPrefix(key, setProfilePrefix)]
 	if !ok {
@@ -393,6 +408,24 @@ func applySetting(s *apitype.Settings, key, value string, set bool) error {
 			return usagef(`%s takes a JSON list (see plexus settings --help): %v`, key, err)
 		}
 		s.Policy = &pol // the daemon checks each rule and limit and names what is wrong
+	case setAudit, setAuditOTLP:
+		a := apitype.AuditSettings{Enabled: true}
+		if s.Audit != nil {
+			a = *s.Audit
+		}
+		on := key == setAudit // unset: the default, on for the log, off for OTLP
+		if set {
+			var err error
+			if on, err = strconv.ParseBool(value); err != nil {
+				return usagef("%s takes true or false, not %q", key, truncate(value, 40))
+			}
+		}
+		if key == setAudit {
+			a.Enabled = on
+		} else {
+			a.OTLP = on
+		}
+		s.Audit = &a
 	case setNames:
 		// The daemon checks the value and names what it takes.
 		if !set {

@@ -140,7 +140,22 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	// The audit log: written until the host has stopped (serve), then
 	// flushed and closed before the store.
-	alog, err := openAudit(opts.Home, st.Config().MCP, "", nil, nil, log)
+	replica, chain, sinks := teamAuditParts(db)
+	otlpLogs, err := auditOTLP(ctx, st.Config().MCP, opts.Version, log)
+	if err != nil {
+		return err
+	}
+	if otlpLogs != nil {
+		sinks = append(sinks, otlpLogs)
+		defer func() {
+			flush, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := otlpLogs.Shutdown(flush); err != nil {
+				log.Warn("audit: records not exported at shutdown", "err", err)
+			}
+		}()
+	}
+	alog, err := openAudit(opts.Home, st.Config().MCP, replica, chain, sinks, log)
 	if err != nil {
 		return err
 	}

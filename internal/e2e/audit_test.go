@@ -168,6 +168,16 @@ func TestAuditRecordsEveryKind(t *testing.T) {
 		t.Errorf("settings changes: %+v", kinds["settings"])
 	}
 
+	// Its switches through `plexus settings` keep the file's bounds.
+	e.MustRun("settings", "set", "audit.otlp", "true")
+	if v := strings.TrimSpace(e.MustRun("settings", "get", "audit.otlp")); v != "true" {
+		t.Errorf("audit.otlp reads %q after set", v)
+	}
+	e.MustRun("settings", "unset", "audit.otlp")
+	if cfg, _ := os.ReadFile(filepath.Join(e.Home, "extensions.json")); !strings.Contains(string(cfg), `"maxFileBytes": 8192`) || strings.Contains(string(cfg), `"otlp"`) {
+		t.Errorf("mcp.audit after set and unset of audit.otlp:\n%s", cfg)
+	}
+
 	// Filters, through the CLI.
 	out := e.MustRun("audit", "--server", "loud", "--json")
 	if n := strings.Count(out, "\n"); n == 0 || strings.Count(out, `"server":"loud"`) != n {

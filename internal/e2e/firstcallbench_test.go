@@ -55,7 +55,7 @@ func BenchmarkFirstCall(b *testing.B) {
 	})
 
 	b.Run("on-demand", func(b *testing.B) {
-		url, token, home := inProcessDaemon(b, bin, `, "start": "onDemand", "idleStopMs": 20`)
+		url, token, home := inProcessDaemon(b, bin, "", `, "start": "onDemand", "idleStopMs": 20`)
 		c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
 		cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url,
 			HTTPClient: &http.Client{Transport: bearer{token: token}}, DisableStandaloneSSE: true}, nil)

@@ -8,7 +8,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,6 +19,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
 	"github.com/plexus-mcp/plexus/internal/client"
@@ -114,6 +118,80 @@ func TestTeamReplicas(t *testing.T) {
 			if out := e.MustRun("call", echo.Name, `{"text":"hi"}`); strings.TrimSpace(out) != "hi" {
 				t.Fatalf("call through %s: %q", e.Home, out)
 			}
+		}
+	})
+
+	t.Run("every replica's records reach the database, chained against forgery and erasure", func(t *testing.T) {
+		// The call through each replica above is a record in the one
+		// table, each replica's chain verifying under the team's key.
+		var recs *apitype.AuditRecords
+		within(t, 10*time.Second, "three replicas' calls in the team's audit log", func() bool {
+			var err error
+			recs, err = client.New(b.Home).Audit(ctx, url.Values{"team": {"1"}, "kind": {"tools/call"}, "server": {"example"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen := map[string]bool{}
+			for _, r := range recs.Records {
+				seen[r.Replica] = r.MAC != "" && r.Seq > 0
+			}
+			return len(seen) == 3 && !slices.Contains(slices.Collect(maps.Values(seen)), false)
+		})
+		if len(recs.Problems) != 0 {
+			t.Fatalf("the genuine records do not verify: %v", recs.Problems)
+		}
+		// A writer of the database, without the store's key: it alters a
+		// record, erases one, forges one. Each is found.
+		conn, err := pgx.Connect(ctx, pg.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(ctx)
+		// Each replica writes one more record, so that the victim is not
+		// the newest of its chain (whose erasure only the replica's own
+		// file would show).
+		victim := recs.Records[0]
+		echo := toolNamed(t, tools(t, a), "example", "echo")
+		for _, e := range rs {
+			e.MustRun("call", echo.Name, `{"text":"again"}`)
+		}
+		within(t, 10*time.Second, "a later record of the victim's replica", func() bool {
+			out, err := client.New(b.Home).Audit(ctx, url.Values{"team": {"1"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range out.Records {
+				if r.Replica == victim.Replica && r.Seq > victim.Seq {
+					return true
+				}
+			}
+			return false
+		})
+		problems := func() []string {
+			t.Helper()
+			out, err := client.New(c.Home).Audit(ctx, url.Values{"team": {"1"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return out.Problems
+		}
+		if tag, err := conn.Exec(ctx, `UPDATE plexus_audit SET record = convert_to(replace(convert_from(record, 'UTF8'), '"outcome":"ok"', '"outcome":"denied"'), 'UTF8') WHERE replica = $1 AND seq = $2`, victim.Replica, int64(victim.Seq)); err != nil || tag.RowsAffected() != 1 {
+			t.Fatalf("altering the record: %v %v", tag, err)
+		}
+		if p := problems(); len(p) == 0 {
+			t.Error("an altered record verified")
+		}
+		if _, err := conn.Exec(ctx, `DELETE FROM plexus_audit WHERE replica = $1 AND seq = $2`, victim.Replica, int64(victim.Seq)); err != nil {
+			t.Fatal(err)
+		}
+		if p := problems(); len(p) == 0 {
+			t.Error("an erased record went unnoticed")
+		}
+		if _, err := conn.Exec(ctx, `INSERT INTO plexus_audit (replica, seq, at, record) SELECT replica, $2, now(), record FROM plexus_audit WHERE replica = $1 ORDER BY seq DESC LIMIT 1`, victim.Replica, int64(1<<40)); err != nil {
+			t.Fatal(err)
+		}
+		if p := problems(); len(p) < 2 {
+			t.Errorf("a forged record went unnoticed: %v", p)
 		}
 	})
 

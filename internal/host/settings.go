@@ -27,12 +27,16 @@ type Settings struct {
 	// Names is mcp.names, config.NamesReadable or config.NamesHashed;
 	// "" in SetSettings keeps it.
 	Names string
-	// Tracing is mcp.tracing (read when the daemon starts); nil in
+	// Tracing is mcp.tracing (applied at once when it changes); nil in
 	// SetSettings keeps it, a zero one removes it (off).
 	Tracing *config.Tracing
 	// Policy is mcp.policy (rules and rate limits, gate.go); nil in
 	// SetSettings keeps it, an empty one removes it.
 	Policy *config.Policy
+	// Audit is mcp.audit (read when the daemon starts), Enabled always
+	// spelled out; nil in SetSettings keeps it. SetSettings takes its
+	// Enabled and OTLP and keeps the file's bounds.
+	Audit *config.Audit
 }
 
 // namesOf is cfg's naming scheme, the default spelled out.
@@ -61,6 +65,11 @@ func (h *Host) Settings() Settings {
 	s.Policy = &config.Policy{}
 	if cur.MCP.Policy != nil {
 		s.Policy = cur.MCP.Policy.Clone()
+	}
+	on := cur.MCP.AuditOn()
+	s.Audit = &config.Audit{Enabled: &on}
+	if a := cur.MCP.Audit; a != nil {
+		s.Audit.MaxFileBytes, s.Audit.MaxFiles, s.Audit.OTLP = a.MaxFileBytes, a.MaxFiles, a.OTLP
 	}
 	return s
 }
@@ -115,6 +124,9 @@ func (h *Host) SetSettings(s Settings, based int64) (int64, error) {
 			next.MCP.Policy = s.Policy.Clone()
 		}
 	}
+	if s.Audit != nil {
+		next.MCP.Audit = auditSettings(cur.MCP.Audit, s.Audit)
+	}
 	switch s.Names {
 	case "":
 	case config.NamesReadable:
@@ -136,4 +148,21 @@ func (h *Host) SetSettings(s Settings, based int64) (int64, error) {
 	h.publish()
 	h.log.Info("settings saved", "revision", rev)
 	return rev, nil
+}
+
+// auditSettings is mcp.audit with set's switches and cur's bounds; nil
+// when all of it is the default.
+func auditSettings(cur, set *config.Audit) *config.Audit {
+	a := config.Audit{OTLP: set.OTLP}
+	if cur != nil {
+		a.MaxFileBytes, a.MaxFiles = cur.MaxFileBytes, cur.MaxFiles
+	}
+	if set.Enabled != nil && !*set.Enabled {
+		off := false
+		a.Enabled = &off
+	}
+	if a == (config.Audit{}) {
+		return nil
+	}
+	return &a
 }

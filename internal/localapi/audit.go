@@ -12,7 +12,8 @@ import (
 )
 
 // auditFilter reads GET /v1/audit's query: kind, server, tool, member,
-// outcome, since (RFC 3339, or a duration back from now: 10m), limit.
+// outcome, since (RFC 3339, or a duration back from now: 10m), limit;
+// team=1 reads every replica's records from the database store.
 func auditFilter(r *http.Request) (audit.Filter, int, error) {
 	q := r.URL.Query()
 	f := audit.Filter{Kind: q.Get("kind"), Server: q.Get("server"), Tool: q.Get("tool"), Member: q.Get("member"), Outcome: q.Get("outcome")}
@@ -49,12 +50,18 @@ func (a *Handler) auditRecords(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, apitype.AuditRecords{Records: []apitype.AuditRecord{}, Off: true})
 		return
 	}
-	recs, err := l.Last(f, limit)
+	var recs []audit.Record
+	var problems []string
+	if r.URL.Query().Get("team") != "" {
+		recs, problems, err = l.Team(r.Context(), f, limit)
+	} else {
+		recs, err = l.Last(f, limit)
+	}
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, apitype.ErrorBody{Code: apitype.CodeInternal, Message: "reading the audit log: " + err.Error()})
 		return
 	}
-	out := apitype.AuditRecords{Records: make([]apitype.AuditRecord, 0, len(recs)), Dropped: l.Dropped()}
+	out := apitype.AuditRecords{Records: make([]apitype.AuditRecord, 0, len(recs)), Dropped: l.Dropped(), Problems: problems}
 	for _, rec := range recs {
 		out.Records = append(out.Records, apitype.AuditRecord(rec))
 	}

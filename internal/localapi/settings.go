@@ -45,6 +45,10 @@ func (a *Handler) putSettings(w http.ResponseWriter, r *http.Request) {
 	if req.Policy != nil {
 		in.Policy = policyIn(req.Policy)
 	}
+	if req.Audit != nil {
+		on := req.Audit.Enabled
+		in.Audit = &config.Audit{Enabled: &on, OTLP: req.Audit.OTLP}
+	}
 	rev, err := a.host.SetSettings(in, based)
 	if err != nil {
 		a.renderError(w, r, err)
@@ -72,6 +76,9 @@ func settingsOut(s host.Settings) apitype.Settings {
 		out.Tracing = &apitype.TracingSettings{Enabled: s.Tracing.Enabled, Protocol: s.Tracing.Protocol}
 	}
 	out.Policy = policyOut(s.Policy)
+	if s.Audit != nil {
+		out.Audit = &apitype.AuditSettings{Enabled: s.Audit.Enabled == nil || *s.Audit.Enabled, OTLP: s.Audit.OTLP}
+	}
 	for name, p := range s.Profiles {
 		out.Profiles[name] = apitype.Profile{Servers: p.Servers, Naming: p.Naming, MetaTools: p.MetaTools, ControlTools: p.ControlTools,
 			Users: p.Users, Groups: p.Groups}

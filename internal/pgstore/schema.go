@@ -48,6 +48,16 @@ var migrations = []string{
 		ADD COLUMN sig bytea NOT NULL DEFAULT '';
 	ALTER TABLE plexus_leases ADD COLUMN renewals bigint NOT NULL DEFAULT 0,
 		ADD COLUMN sig bytea NOT NULL DEFAULT '';`,
+	// The team's audit log (audit.go): each replica's records, a chain
+	// of its own by sequence number.
+	`CREATE TABLE plexus_audit (
+		replica text NOT NULL,
+		seq     bigint NOT NULL,
+		at      timestamptz NOT NULL,
+		record  bytea NOT NULL,
+		PRIMARY KEY (replica, seq)
+	);
+	CREATE INDEX plexus_audit_by_time ON plexus_audit (at DESC);`,
 }
 
 // SchemaVersion is the version this plexus creates and reads.

@@ -14,6 +14,10 @@
 // Spans carry the attributes of OpenTelemetry's semantic conventions for
 // MCP (mcp.method.name, mcp.session.id, gen_ai.tool.name, error.type) and
 // never a call's arguments or results.
+//
+// It also exports the audit log's records as OTLP log records when
+// mcp.audit.otlp asks for it (auditlogs.go), by the same protocol setting
+// and variables.
 package tracing
 
 import (
