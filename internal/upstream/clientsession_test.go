@@ -3,15 +3,20 @@
 package upstream
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/plexus-mcp/plexus/internal/era"
 )
 
 // ownerPeer is a client holding a session with Plexus: its key, version,
@@ -148,5 +153,39 @@ func TestClientSessionsCap(t *testing.T) {
 	cs.byKey[7].busy, cs.byKey[9].busy = 0, 0
 	if !cs.makeRoomLocked() || cs.byKey[7] != nil || cs.byKey[9] == nil || len(cs.byKey) != maxClientSessions-1 {
 		t.Fatalf("want session 7 (idle longest) closed, have %d sessions", len(cs.byKey))
+	}
+}
+
+// TestReplicaAnswersInTheSessionEra: a connection to another team
+// replica's server (RunsOn) that the replica answered in the session era —
+// it refused the discovery while it started the server — fails, to be
+// tried again: a session there would be its first caller's, and every
+// other member's request on it refused. The same server is an ordinary
+// session-era server when it is no replica.
+func TestReplicaAnswersInTheSessionEra(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "starting", Version: "1"}, nil)
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if bytes.Contains(body, []byte(`"server/discover"`)) {
+			http.Error(w, "this replica is starting that server", http.StatusServiceUnavailable)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	spec := Spec{Name: "held", Type: "http", URL: srv.URL, StartupTimeout: 5 * time.Second}
+	c := mustConnect(t, spec)
+	if v := c.ProtocolVersion(); !era.IsSession(v) {
+		t.Fatalf("not a replica: connected in %q, want the session era", v)
+	}
+	c.Close()
+	spec.RunsOn = "r1"
+	if c, err := Connect(context.Background(), spec); err == nil {
+		c.Close()
+		t.Fatal("a replica's answer in the session era was taken")
+	} else if !strings.Contains(err.Error(), "replica r1 answered in MCP 2025") {
+		t.Fatalf("error %q does not say the replica answered in the session era", err)
 	}
 }

@@ -265,6 +265,16 @@ func (c *Conn) handshake(ctx context.Context, s Spec, t mcp.Transport) error {
 		return c.connectError(ctx, PhaseHandshake, err, s.StartupTimeout)
 	}
 	c.initResult = c.rec.result()
+	if v := cs.InitializeResult().ProtocolVersion; s.RunsOn != "" && era.IsSession(v) {
+		// The replicas of a team speak MCP 2026-07-28 to each other, whose
+		// every request names its member: a session would be its first
+		// caller's, and another member's requests on it refused. The
+		// replica running the server fell back to the session era (it
+		// refused the discovery while it was starting the server): this
+		// start fails and is tried again.
+		cs.Close()
+		return c.connectError(ctx, PhaseHandshake, fmt.Errorf("replica %s answered in MCP %s, not %s (is it still starting the server?)", s.RunsOn, v, era.Stateless), s.StartupTimeout)
+	}
 	c.mu.Lock()
 	c.session = cs
 	c.mu.Unlock()
