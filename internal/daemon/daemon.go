@@ -185,6 +185,11 @@ func Run(ctx context.Context, opts Options) error {
 		}
 		return err
 	}
+	if a := tcp.addr(); a != "" {
+		// A client that elicits only in URL mode is sent to the page to
+		// approve a call (host/urlask.go).
+		p.h.SetApprovalPage("http://" + a)
+	}
 	return p.serve(ctx, opts, ln, tcp, pc, func() {
 		log.Info("daemon ready", "home", opts.Home, "store", storeKind(db), "socket", sock, "http", tcp.addr(), "pid", os.Getpid(),
 			"servers", len(st.Config().MCP.Servers), "replica", pc.id(), "peer", pc.advertised(), "startup_ms", time.Since(start).Milliseconds(), "max_conns", connBudget())

@@ -121,6 +121,8 @@ type Host struct {
 	limiter policy.Limiter
 	// waiting are the calls waiting for the user's approval (approvals.go).
 	waiting waitingCalls
+	// page is the web page's address, for URL-mode approvals (urlask.go).
+	page approvalPage
 }
 
 // snapshot is an immutable view of the servers and the catalog.
