@@ -9,10 +9,12 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/plexus-mcp/plexus/internal/apitype"
 	"github.com/plexus-mcp/plexus/internal/audit"
 	"github.com/plexus-mcp/plexus/internal/catalog"
 	"github.com/plexus-mcp/plexus/internal/config"
 	"github.com/plexus-mcp/plexus/internal/policy"
+	"github.com/plexus-mcp/plexus/internal/tracing"
 	"github.com/plexus-mcp/plexus/internal/upstream"
 )
 
@@ -62,7 +64,15 @@ func (h *Host) gate(ctx context.Context, snap *snapshot, ix indexed, args json.R
 	if d.Action == config.PolicyAllow {
 		return nil
 	}
-	return h.approve(ctx, ix, d, args)
+	ctx, span := tracing.StartStep(ctx, "approve", tracing.Call{Tool: ix.entry.Name, Server: ix.entry.Server})
+	res := h.approve(ctx, ix, d, args)
+	if res != nil {
+		mark, _ := res.Meta[apitype.MetaError].(string)
+		span.EndAs(mark)
+	} else {
+		span.EndAs("")
+	}
+	return res
 }
 
 // rateLimited is the refusal of a call over a limit, with when to try
