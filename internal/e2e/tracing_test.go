@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	collogs "go.opentelemetry.io/proto/otlp/collector/logs/v1"
 	coltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/grpc"
@@ -32,6 +33,7 @@ type otlpReceiver struct {
 	mu    sync.Mutex
 	spans []*tracepb.Span // guarded by mu
 	posts int             // guarded by mu
+	logs  []string        // the event names of the log records (audit), in order; guarded by mu
 	grpc  map[string]bool // span ids (hex) that came over gRPC; guarded by mu
 }
 
@@ -76,6 +78,10 @@ func startOTLPReceiver(t testing.TB) *otlpReceiver {
 			gs.ServeHTTP(w, req)
 			return
 		}
+		if req.Method == http.MethodPost && req.URL.Path == "/v1/logs" {
+			r.takeLogs(w, req)
+			return
+		}
 		if req.Method != http.MethodPost || req.URL.Path != "/v1/traces" || req.Header.Get("Content-Type") != "application/x-protobuf" {
 			http.Error(w, "want a POST of protobuf to /v1/traces", http.StatusBadRequest)
 			return
@@ -100,6 +106,44 @@ func startOTLPReceiver(t testing.TB) *otlpReceiver {
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close(); gs.Stop() })
 	return r
+}
+
+// takeLogs keeps the event names of an OTLP/HTTP logs export.
+func (r *otlpReceiver) takeLogs(w http.ResponseWriter, req *http.Request) {
+	b, err := io.ReadAll(req.Body)
+	var msg collogs.ExportLogsServiceRequest
+	if err == nil {
+		err = proto.Unmarshal(b, &msg)
+	}
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	r.mu.Lock()
+	for _, rl := range msg.ResourceLogs {
+		for _, sl := range rl.ScopeLogs {
+			for _, lr := range sl.LogRecords {
+				r.logs = append(r.logs, lr.EventName+" "+lr.Body.GetStringValue())
+			}
+		}
+	}
+	r.mu.Unlock()
+	out, _ := proto.Marshal(&collogs.ExportLogsServiceResponse{})
+	w.Header().Set("Content-Type", "application/x-protobuf")
+	w.Write(out)
+}
+
+// logsSaying waits until a log record says want; false after 10 s.
+func (r *otlpReceiver) logsSaying(want string) bool {
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		r.mu.Lock()
+		got := strings.Join(r.logs, "\n")
+		r.mu.Unlock()
+		if strings.Contains(got, want) {
+			return true
+		}
+	}
+	return false
 }
 
 // trace waits for the spans of trace id (hex) until want of them came.
@@ -164,7 +208,7 @@ func TestTracingOneTrace(t *testing.T) {
 	t.Parallel()
 	rcv := startOTLPReceiver(t)
 	e := testenv.New(t)
-	e.ExtraEnv = append(e.ExtraEnv, "OTEL_EXPORTER_OTLP_ENDPOINT="+rcv.url, "OTEL_BSP_SCHEDULE_DELAY=50")
+	e.ExtraEnv = append(e.ExtraEnv, "OTEL_EXPORTER_OTLP_ENDPOINT="+rcv.url, "OTEL_BSP_SCHEDULE_DELAY=50", "OTEL_BLRP_SCHEDULE_DELAY=50")
 	dir := t.TempDir()
 	script, saw := filepath.Join(dir, "script"), filepath.Join(dir, "saw")
 	if err := os.WriteFile(script, []byte(tracingScript), 0o600); err != nil {
@@ -276,6 +320,25 @@ func TestTracingOneTrace(t *testing.T) {
 		!strings.HasSuffix(l, ` traceparent=00-`+httpTrace+`-`+hex.EncodeToString(up.SpanId)+`-01`) {
 		t.Errorf("HTTP server: it did not receive the upstream span's context in _meta and in the Traceparent header:\n%s", l)
 	}
+	// The audit log's export as OTLP logs follows mcp.audit.otlp without a
+	// restart: on, a call's record reaches the receiver; off, no more do.
+	e.MustRun("settings", "set", "audit.otlp", "true")
+	e.MustRun("call", "srvh_hello", `{}`)
+	if !rcv.logsSaying("plexus.audit tools/call ok") {
+		t.Fatal("audit.otlp on: no audit record reached the receiver")
+	}
+	e.MustRun("settings", "unset", "audit.otlp")
+	time.Sleep(200 * time.Millisecond) // the old exporter's flush
+	rcv.mu.Lock()
+	before := len(rcv.logs)
+	rcv.mu.Unlock()
+	e.MustRun("call", "srvh_hello", `{}`)
+	time.Sleep(300 * time.Millisecond) // six export periods
+	rcv.mu.Lock()
+	if after := len(rcv.logs); after != before {
+		t.Errorf("audit.otlp off again: %d more log records: %q", after-before, rcv.logs[before:])
+	}
+	rcv.mu.Unlock()
 	// Over OTLP/gRPC, once the setting says so (again without a restart).
 	e.MustRun("settings", "set", "tracing.protocol", "grpc")
 	const grpcTrace = "7ef92f3577b34da6a3ce929d0e0e4739"
