@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/plexus-mcp/plexus/internal/audit"
@@ -214,4 +215,61 @@ func TestGate(t *testing.T) {
 	// Removing the policy lets everything through again, at once.
 	th.setPolicy(&config.Policy{})
 	sent(call(as("bad-bot", nil), echo, "after-1"), "after-1")
+}
+
+// TestGateOverReadsAndGets: a client's own resources/read and prompts/get
+// pass the gate as the server's read_resource and get_prompt operations —
+// one rule over the operation's name governs both ways — and a refused
+// one never reaches the server: a JSON-RPC error that says why, with the
+// gate's marker in its data.
+func TestGateOverReadsAndGets(t *testing.T) {
+	th := newTestHost(t)
+	th.create("ex", th.tracedExample(nil))
+	th.setPolicy(&config.Policy{Rules: []config.PolicyRule{
+		{Tool: catalog.OpName("ex", catalog.KindReadResource), Client: "bad-*", Action: config.PolicyDeny},
+		{Tool: catalog.OpName("ex", catalog.KindGetPrompt), Client: "bad-*", Action: config.PolicyDeny},
+		{Tool: "*", Client: "careful", Action: config.PolicyAskEvery},
+	}})
+	as := func(client string, peer upstream.Peer) context.Context {
+		ctx := audit.WithClient(t.Context(), audit.Client{Name: client, Profile: "default"})
+		if peer != nil {
+			ctx = upstream.WithPeer(ctx, peer, nil)
+		}
+		return ctx
+	}
+	reached := func(method, mark string) bool {
+		return slices.ContainsFunc(th.status("ex").Stderr, func(l string) bool {
+			return strings.HasPrefix(l, "read: ") && strings.Contains(l, `"`+method+`"`) && strings.Contains(l, mark)
+		})
+	}
+	refused := func(err error, marker, method, mark string) {
+		t.Helper()
+		var je *jsonrpc.Error
+		if !errors.As(err, &je) || je.Code != CodeRefused || !strings.Contains(string(je.Data), `"`+marker+`"`) || !strings.Contains(je.Message, "not sent") && marker == markDenied {
+			t.Errorf("%s %s: %v, want a refusal marked %s", method, mark, err, marker)
+		}
+		if reached(method, mark) {
+			t.Errorf("%s %s: the refused request reached the server", method, mark)
+		}
+	}
+	const readme = "plexus://example/readme"
+	_, err := th.ReadResource(as("bad-bot", nil), "ex", readme)
+	refused(err, markDenied, "resources/read", readme)
+	_, err = th.GetPrompt(as("bad-bot", nil), "ex", "summarize", map[string]string{"text": "deny-get"})
+	refused(err, markDenied, "prompts/get", "deny-get")
+	if _, err := th.GetPrompt(as("good-bot", nil), "ex", "summarize", map[string]string{"text": "allowed-get"}); err != nil || !reached("prompts/get", "allowed-get") {
+		t.Errorf("an allowed prompts/get: %v, reached %v", err, reached("prompts/get", "allowed-get"))
+	}
+
+	// Asked like a call: the question names the prompt and its arguments.
+	no := &askingPeer{answer: "decline", caps: elicits}
+	_, err = th.GetPrompt(as("careful", no), "ex", "summarize", map[string]string{"text": "declined-get"})
+	refused(err, markDeclined, "prompts/get", "declined-get")
+	if q, _ := no.last.Load().(string); !strings.Contains(q, "summarize") || !strings.Contains(q, "declined-get") {
+		t.Errorf("the question %s does not name the prompt and its arguments", q)
+	}
+	yes := &askingPeer{answer: "accept", caps: elicits}
+	if _, err := th.ReadResource(as("careful", yes), "ex", readme); err != nil || yes.asked.Load() != 1 || !reached("resources/read", readme) {
+		t.Errorf("an approved resources/read: %v, asked %d", err, yes.asked.Load())
+	}
 }
