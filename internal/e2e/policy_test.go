@@ -27,13 +27,15 @@ import (
 // to approve or refuse it with plexus approve.
 // The TypeScript SDK's clients of both eras approve too. (That a refused
 // call never reaches its server is host's TestGate, against a server
-// that traces what it reads.)
+// that traces what it reads.) A rule over a server's read_resource
+// operation governs a client's own resources/read too.
 func TestPolicy(t *testing.T) {
 	t.Parallel()
 	e, base, token := faceEnv(t, "")
 	echo := toolNamed(t, tools(t, e), "example", "echo").Name
 	e.MustRun("settings", "set", "policy.rules", `[{"tool": "`+echo+`", "client": "deny-*", "action": "deny"},
-		{"tool": "`+echo+`", "client": "ask-*", "action": "askOncePerSession"}]`)
+		{"tool": "`+echo+`", "client": "ask-*", "action": "askOncePerSession"},
+		{"tool": "*_read_resource_*", "client": "deny-*", "action": "deny"}]`)
 	e.MustRun("settings", "set", "policy.limits", `[{"tool": "`+echo+`", "client": "limit-*", "calls": 1, "windowMs": 600000}]`)
 	show := e.MustRun("settings", "show")
 	mustContain(t, "settings show", show, `policy.rules[1]`)
@@ -79,7 +81,13 @@ func TestPolicy(t *testing.T) {
 					}
 				}
 
-				refused(call(conn(t, "deny-"+who, version, nil), "a"), "mcp.policy.rules[0] denies it", "not sent")
+				denied := conn(t, "deny-"+who, version, nil)
+				refused(call(denied, "a"), "mcp.policy.rules[0] denies it", "not sent")
+				// A resource read directly is governed as the server's
+				// read_resource operation.
+				if _, err := denied.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "plexus://example/readme"}); err == nil || !strings.Contains(err.Error(), "mcp.policy.rules[2] denies it") {
+					t.Errorf("resources/read by a denied client: %v", err)
+				}
 
 				cs := conn(t, "limit-"+who, version, nil)
 				if res := call(cs, "b"); res.IsError {
