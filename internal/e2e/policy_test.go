@@ -22,7 +22,8 @@ import (
 // eras (MCP 2026-07-28 without a session, 2025-11-25 with one): a rule
 // denies, a rate limit refuses and says when to try again, a rule asks
 // the user through the client's elicitation — once per session where the
-// client has one, every call where it has none — a declined call is
+// client has one or comes through plexus mcp (the bridge process is its
+// session), every call where it has neither — a declined call is
 // refused, and the call of a client that cannot elicit waits for the user
 // to approve or refuse it with plexus approve.
 // The TypeScript SDK's clients of both eras approve too. (That a refused
@@ -115,8 +116,8 @@ func TestPolicy(t *testing.T) {
 						t.Errorf("an approved call: %q, want %q", got, text)
 					}
 				}
-				want := int32(1) // once per session…
-				if version == "" {
+				want := int32(1) // once per session (through plexus mcp, its process is one)…
+				if version == "" && face == "http" {
 					want = 2 // …and every call for a client without one
 				}
 				if n := asked.Load(); n != want {

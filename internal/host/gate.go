@@ -106,13 +106,18 @@ func ceil(d, unit time.Duration) time.Duration {
 // go on: nil if they approve, else the refusal. An approval of a rule that
 // asks once per session holds for the rest of the caller's session; a
 // caller without a session of its own (MCP 2026-07-28) is asked every
-// time, since nothing ties its next call to this one.
+// time, since nothing ties its next call to this one — unless it came
+// through `plexus mcp`, whose process is its session (scope.go).
 func (h *Host) approve(ctx context.Context, ix indexed, d policy.Decision, args json.RawMessage) *mcp.CallToolResult {
-	var sess *Session
-	if d.Action == config.PolicyAskOnce && upstream.CallerHasSession(ctx) {
-		if id, _ := ctx.Value(sessionKey{}).(string); id != "" {
-			sess, _ = h.Session(id)
+	var sess approvalKeeper = (*Session)(nil)
+	if d.Action == config.PolicyAskOnce {
+		var s *Session
+		if upstream.CallerHasSession(ctx) {
+			if id, _ := ctx.Value(sessionKey{}).(string); id != "" {
+				s, _ = h.Session(id)
+			}
 		}
+		sess = h.keeperOf(ctx, s)
 		if sess.approved(ix.entry.Name) {
 			h.decided(ctx, audit.KindApproval, ix, "approved", "once-per-session")
 			return nil
@@ -151,7 +156,7 @@ func (h *Host) approve(ctx context.Context, ix indexed, d policy.Decision, args 
 // --call` — a client that elicits in URL mode is sent to the page
 // (urlask.go): nil if they approve, else the refusal, which says how to
 // approve.
-func (h *Host) approveElsewhere(ctx context.Context, sess *Session, ix indexed, d policy.Decision, args json.RawMessage) *mcp.CallToolResult {
+func (h *Host) approveElsewhere(ctx context.Context, sess approvalKeeper, ix indexed, d policy.Decision, args json.RawMessage) *mcp.CallToolResult {
 	point := h.pointByURL(ctx, ix, d, args)
 	w := h.awaitApproval(ctx, ix, d, args, point)
 	if w.decided && point != nil {

@@ -153,6 +153,17 @@ func TestGate(t *testing.T) {
 	if n := stateless.asked.Load(); n != 2 {
 		t.Errorf("a caller without a session was asked %d times for 2 calls, want 2", n)
 	}
+	// A stateless caller through a bridge (its scope) is asked once for
+	// that bridge and client name; another bridge, or another client on
+	// the same one, is asked again.
+	bridged := &askingPeer{answer: "accept", caps: elicits}
+	scoped := func(client, scope string) context.Context { return WithApprovalScope(as(client, bridged), scope) }
+	sent(call(scoped("careful", "bridge-1"), echo, "bridged-1"), "bridged-1")
+	sent(call(scoped("careful", "bridge-1"), echo, "bridged-2"), "bridged-2")
+	sent(call(scoped("careful", "bridge-2"), echo, "bridged-3"), "bridged-3")
+	if n := bridged.asked.Load(); n != 2 {
+		t.Errorf("a stateless caller asked %d times for 2 calls through one bridge and 1 through another, want 2", n)
+	}
 	every := &askingPeer{answer: "accept", caps: elicits, session: sess}
 	sent(call(as("very-careful", every), echo, "every-1"), "every-1")
 	sent(call(as("very-careful", every), echo, "every-2"), "every-2")
@@ -206,7 +217,9 @@ func TestGate(t *testing.T) {
 		}
 	}
 	want := []string{"denied mcp.policy.rules[0]", "rate_limited mcp.policy.limits[0]", "declined elicitation", "approved elicitation",
-		"approved once-per-session", "approved elicitation", "approved elicitation", "approved elicitation", "approved elicitation",
+		"approved once-per-session", "approved elicitation", "approved elicitation",
+		"approved elicitation", "approved once-per-session", "approved elicitation",
+		"approved elicitation", "approved elicitation",
 		"refused mcp.policy.rules[2]", "refused mcp.policy.rules[2]", "approved settings API", "declined settings API"}
 	if !slices.Equal(decisions, want) {
 		t.Errorf("decisions recorded:\n%q\nwant\n%q", decisions, want)
@@ -237,10 +250,20 @@ func TestGateOverReadsAndGets(t *testing.T) {
 		}
 		return ctx
 	}
-	reached := func(method, mark string) bool {
+	saw := func(method, mark string) bool {
 		return slices.ContainsFunc(th.status("ex").Stderr, func(l string) bool {
 			return strings.HasPrefix(l, "read: ") && strings.Contains(l, `"`+method+`"`) && strings.Contains(l, mark)
 		})
+	}
+	// reached waits a little for the line: the server's stderr is read
+	// apart from its answers.
+	reached := func(method, mark string) bool {
+		for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+			if saw(method, mark) {
+				return true
+			}
+		}
+		return false
 	}
 	refused := func(err error, marker, method, mark string) {
 		t.Helper()
@@ -248,7 +271,7 @@ func TestGateOverReadsAndGets(t *testing.T) {
 		if !errors.As(err, &je) || je.Code != CodeRefused || !strings.Contains(string(je.Data), `"`+marker+`"`) || !strings.Contains(je.Message, "not sent") && marker == markDenied {
 			t.Errorf("%s %s: %v, want a refusal marked %s", method, mark, err, marker)
 		}
-		if reached(method, mark) {
+		if saw(method, mark) {
 			t.Errorf("%s %s: the refused request reached the server", method, mark)
 		}
 	}
@@ -271,5 +294,9 @@ func TestGateOverReadsAndGets(t *testing.T) {
 	yes := &askingPeer{answer: "accept", caps: elicits}
 	if _, err := th.ReadResource(as("careful", yes), "ex", readme); err != nil || yes.asked.Load() != 1 || !reached("resources/read", readme) {
 		t.Errorf("an approved resources/read: %v, asked %d", err, yes.asked.Load())
+	}
+	// By now the server has read what came after the refusals: they did not come.
+	if saw("prompts/get", "deny-get") || saw("prompts/get", "declined-get") {
+		t.Error("a refused prompts/get reached the server")
 	}
 }
