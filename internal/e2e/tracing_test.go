@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/hex"
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -20,6 +21,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/plexus-mcp/plexus/internal/apitype"
+	"github.com/plexus-mcp/plexus/internal/client"
 	"github.com/plexus-mcp/plexus/internal/testenv"
 )
 
@@ -446,6 +449,26 @@ func TestTracingOneTrace(t *testing.T) {
 		t.Fatalf("an approved call: face %v, approval %v, upstream %v: want the approval and the upstream call the face span's children", face, step, up)
 	}
 	e.MustRun("settings", "unset", "policy.rules")
+	// Keeping a result over its cap is a step of its own too.
+	capped := `{"type": "http", "url": "` + httpURL + `", "maxResultBytes": 8}`
+	if _, err := client.New(e.Home).AddServer(ctx, apitype.PutServerRequest{Name: "srvk", Config: json.RawMessage(capped)}, 0); err != nil {
+		t.Fatal(err)
+	}
+	const keepTrace = "faf92f3577b34da6a3ce929d0e0e4741"
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "srvk_hello", Meta: parent(keepTrace)}); err != nil {
+		t.Fatalf("a call over its cap: %v", err)
+	}
+	spans = rcv.trace(t, keepTrace, 3)
+	face, _ = faceAndUpstream(spans)
+	step = nil
+	for _, sp := range spans {
+		if sp.Name == "keep result srvk_hello" {
+			step = sp
+		}
+	}
+	if face == nil || step == nil || string(step.ParentSpanId) != string(face.SpanId) {
+		t.Errorf("a call over its cap: face %v, keep %v: want the keeping the face span's child", face, step)
+	}
 	if out := strings.TrimSpace(e.MustRun("call", "srv_hello", `{}`)); out != "hello" {
 		t.Fatalf("plexus call: %q", out)
 	}
