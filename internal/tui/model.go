@@ -305,6 +305,7 @@ func (m *Model) remove(name string) {
 		m.selectName(cur.Name)
 	}
 	delete(m.tools, name)
+	delete(m.progress, name)
 }
 
 // done ends a write.

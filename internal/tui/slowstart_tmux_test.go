@@ -45,7 +45,7 @@ func TestTerminalStartOnDemandShowsItsOutput(t *testing.T) {
 	e := testenv.New(t)
 	e.StartDaemon()
 	script := filepath.Join(t.TempDir(), "slow.sh")
-	body := "#!/bin/sh\necho 'fetching the package: 1 of 2' >&2\nsleep 1.5\necho 'fetching the package: 2 of 2' >&2\nsleep 1.5\nexec " +
+	body := "#!/bin/sh\necho 'fetching the package: 1 of 2' >&2\nsleep 1\necho 'fetching the package: 2 of 2' >&2\nsleep 1\nexec " +
 		strconv.Quote(e.Bin) + " example-server\n"
 	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
 		t.Fatal(err)

@@ -107,13 +107,13 @@ func TestBrowser(t *testing.T) {
 	}
 }
 
-// slowServer writes a stdio server that writes two stderr lines a second
+// slowServer writes a stdio server that writes two stderr lines 0.6 s
 // apart before it runs the example server, as a first `npx -y` writes
 // while it downloads, and returns its path.
 func slowServer(t *testing.T, bin string) string {
 	t.Helper()
 	script := filepath.Join(t.TempDir(), "slow.sh")
-	body := "#!/bin/sh\necho 'fetching the package: 1 of 2' >&2\nsleep 1\necho 'fetching the package: 2 of 2' >&2\nsleep 1\nexec '" + bin + "' example-server\n"
+	body := "#!/bin/sh\necho 'fetching the package: 1 of 2' >&2\nsleep 0.6\necho 'fetching the package: 2 of 2' >&2\nsleep 0.6\nexec '" + bin + "' example-server\n"
 	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
 		t.Fatal(err)
 	}

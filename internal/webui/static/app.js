@@ -384,6 +384,7 @@ function seenGone(name, seq, fromEvent) {
   const shown = servers.get(name);
   if (shown && older(seq, fromEvent, shown.eventSeq || 0)) return false;
   order.gone.set(name, Math.max(order.gone.get(name) || 0, seq));
+  progress.delete(name);
   return servers.delete(name);
 }
 
