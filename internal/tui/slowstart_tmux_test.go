@@ -19,12 +19,7 @@ func TestTerminalSlowStart(t *testing.T) {
 	needTmux(t)
 	e := testenv.New(t)
 	e.StartDaemon()
-	script := filepath.Join(t.TempDir(), "slow.sh")
-	body := "#!/bin/sh\necho 'npm warn exec The following package was not found and will be installed' >&2\nsleep 6\nexec " +
-		strconv.Quote(e.Bin) + " example-server\n"
-	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	script := slowServer(t, e, "echo 'npm warn exec The following package was not found and will be installed' >&2\nsleep 6\n")
 	x := openStdioForm(t, e)
 	x.must("send-keys", "-t", "tui", "-l", script)
 	x.must("send-keys", "-t", "tui", "Tab", "C-u")
@@ -44,12 +39,7 @@ func TestTerminalStartOnDemandShowsItsOutput(t *testing.T) {
 	t.Parallel()
 	e := testenv.New(t)
 	e.StartDaemon()
-	script := filepath.Join(t.TempDir(), "slow.sh")
-	body := "#!/bin/sh\necho 'fetching the package: 1 of 2' >&2\nsleep 1\necho 'fetching the package: 2 of 2' >&2\nsleep 1\nexec " +
-		strconv.Quote(e.Bin) + " example-server\n"
-	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	script := slowServer(t, e, "echo 'fetching the package: 1 of 2' >&2\nsleep 1\necho 'fetching the package: 2 of 2' >&2\nsleep 1\n")
 	// Its first start lists its tools; then it is stopped when idle.
 	e.MustRun("add", "slow", "--start", "onDemand", "--idle-stop", "300", "--", script)
 	x := newTmux(t)
@@ -104,4 +94,17 @@ func (x *tmux) waitRow(name string, texts ...string) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// slowServer writes a stdio server that runs the shell lines before (what
+// a first `npx -y` does before its server starts) and then the example
+// server, and returns its path.
+func slowServer(t *testing.T, e *testenv.Env, before string) string {
+	t.Helper()
+	script := filepath.Join(t.TempDir(), "slow.sh")
+	body := "#!/bin/sh\n" + before + "exec " + strconv.Quote(e.Bin) + " example-server\n"
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return script
 }
