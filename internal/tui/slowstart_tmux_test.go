@@ -39,7 +39,7 @@ func TestTerminalStartOnDemandShowsItsOutput(t *testing.T) {
 	t.Parallel()
 	e := testenv.New(t)
 	e.StartDaemon()
-	script := slowServer(t, e, "echo 'fetching the package: 1 of 2' >&2\nsleep 1\necho 'fetching the package: 2 of 2' >&2\nsleep 1\n")
+	script := slowServer(t, e, "echo 'fetching the package: 1 of 2' >&2\nsleep 0.7\necho 'fetching the package: 2 of 2' >&2\nsleep 0.7\n")
 	// Its first start lists its tools; then it is stopped when idle.
 	e.MustRun("add", "slow", "--start", "onDemand", "--idle-stop", "300", "--", script)
 	x := newTmux(t)
