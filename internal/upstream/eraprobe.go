@@ -1,12 +1,18 @@
 package upstream
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"io"
+	"mime"
+	"net/http"
 	"net/url"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"slices"
+	"strings"
 
 	"github.com/plexus-mcp/plexus/internal/era"
+	"github.com/plexus-mcp/plexus/internal/sse"
 )
 
 // A server whose settings pin a session-era version is still asked, once
@@ -49,9 +55,12 @@ func (c *Conn) probeEra(ctx context.Context, s Spec) {
 	c.log.Debug("pinned server's own era", "own", c.ownEra, "pinned", s.ProtocolVersion)
 }
 
-// probeHTTP connects to the server as the SDK's client does unpinned
-// (server/discover, else initialize) on an HTTP client of its own, and
-// closes that connection (a session it opened is deleted).
+// probeHTTP POSTs one server/discover to the server, as the SDK's client
+// sends it first unpinned, on an HTTP client of its own, and reads the
+// answer as that client does: a result naming a version of the stateless
+// era, or a refusal naming one as supported, is a server of that era; any
+// other refusal (an HTTP error, a JSON-RPC error) one that speaks only the
+// session era. Nothing more is sent: no session is opened.
 func probeHTTP(ctx context.Context, s Spec) string {
 	u, err := url.Parse(s.URL)
 	if err != nil {
@@ -59,13 +68,69 @@ func probeHTTP(ctx context.Context, s Spec) string {
 	}
 	hc, _, release := remoteHTTPClient(s, u)
 	defer release()
-	cs, err := mcp.NewClient(s.ClientInfo, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: hc}, nil)
+	params := map[string]any{"_meta": era.RequestMeta(era.Stateless, era.Caller{Info: s.ClientInfo})}
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "plexus-era-probe", "method": methodDiscover, "params": params})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.URL, bytes.NewReader(body))
 	if err != nil {
 		return ""
 	}
-	defer cs.Close()
-	if v := cs.InitializeResult().ProtocolVersion; era.IsSession(v) {
+	req.Header = http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"},
+		era.HeaderVersion: {era.Stateless}, "Mcp-Method": {methodDiscover}}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		if msg, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10)); speaksStateless(msg) {
+			return era.Stateless
+		}
 		return s.ProtocolVersion
 	}
-	return era.Stateless
+	msg, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return ""
+	}
+	if ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); ct == "text/event-stream" {
+		events := sse.NewReader(bytes.NewReader(msg), 1<<20)
+		for ev, err := events.Next(); ; ev, err = events.Next() {
+			if err != nil {
+				return ""
+			}
+			if strings.TrimSpace(ev.Data) != "" { // past a priming event
+				msg = []byte(ev.Data)
+				break
+			}
+		}
+	}
+	if speaksStateless(msg) {
+		return era.Stateless
+	}
+	return s.ProtocolVersion
+}
+
+// speaksStateless reads an answer to server/discover: a result whose
+// supportedVersions, or an unsupported-version error whose data's
+// supported, names a version of the stateless era.
+func speaksStateless(msg []byte) bool {
+	var m struct {
+		Result *struct {
+			SupportedVersions []string `json:"supportedVersions"`
+		} `json:"result"`
+		Error *struct {
+			Data struct {
+				Supported []string `json:"supported"`
+			} `json:"data"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(msg, &m) != nil {
+		return false
+	}
+	switch {
+	case m.Result != nil:
+		return slices.ContainsFunc(m.Result.SupportedVersions, era.IsStateless)
+	case m.Error != nil:
+		return slices.ContainsFunc(m.Error.Data.Supported, era.IsStateless)
+	}
+	return false
 }
