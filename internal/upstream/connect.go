@@ -151,7 +151,13 @@ func (c *Conn) startStdio(ctx context.Context, s Spec) error {
 		c.log.Info("server process exited", "code", e.Code, "signal", e.Signal)
 		c.end(c.exitCause(e))
 	})
-	return c.handshake(ctx, s, connTransport{c.stdio})
+	if err := c.handshake(ctx, s, connTransport{c.stdio}); err != nil {
+		return err
+	}
+	if c.pinned {
+		c.ownEra = c.probeSession(ctx, s)
+	}
+	return nil
 }
 
 // startRemote reaches an http or sse server.
