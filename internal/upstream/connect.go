@@ -151,13 +151,7 @@ func (c *Conn) startStdio(ctx context.Context, s Spec) error {
 		c.log.Info("server process exited", "code", e.Code, "signal", e.Signal)
 		c.end(c.exitCause(e))
 	})
-	if err := c.handshake(ctx, s, connTransport{c.stdio}); err != nil {
-		return err
-	}
-	if c.pinned {
-		c.ownEra = c.probeSession(ctx, s)
-	}
-	return nil
+	return c.handshake(ctx, s, connTransport{c.stdio})
 }
 
 // startRemote reaches an http or sse server.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"mime"
 	"net/http"
@@ -12,33 +11,31 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-
 	"github.com/plexus-mcp/plexus/internal/era"
 	"github.com/plexus-mcp/plexus/internal/sse"
 )
 
-// A server whose settings pin a session-era version is still asked, once,
-// whether it speaks MCP 2026-07-28 of its own: the
+// A server whose settings pin a session-era version is still asked, once
+// before its handshake, whether it speaks MCP 2026-07-28 of its own: the
 // pin holds Plexus back, not the server, and what a client reaching the
 // server directly meets depends on the server alone. A client of that era
 // meets a server that speaks only the session era by falling back to
 // initialize; a bare profile of the pinned server offers it the same
 // (face/route.go), which only the server's own answer can tell it.
 //
-// A streamable HTTP server is asked before the handshake, with one POST
-// of its own. A stdio server is asked on its session once initialized: its
-// one connection is the handshake's, and a server that answers
-// server/discover before initialize takes it as the start of its session
-// (the go-sdk's then refuses the pinned initialize, "duplicate initialize",
-// and exits), while one asked after answers it there (the go-sdk's and
-// mcp-go's do) or refuses it as a method it does not know.
+// Only a streamable HTTP server is asked, on a connection of its own. Over
+// stdio the one connection is the handshake's, and a server that answers
+// server/discover takes it as the start of its session: the go-sdk's then
+// refuses the pinned initialize ("duplicate initialize") and exits. A
+// pinned stdio server's own era stays unknown, and its bare profile offers
+// every era, as before.
 
 // OwnEra is the era the server speaks of its own accord: the version its
 // handshake settled on, or for a pinned server what the probe before it
 // found — the pinned version when the server refused server/discover (it
 // speaks only the session era), era.Stateless when it answered; "" when
-// that is not known (a legacy SSE server, a probe that got no answer).
+// that is not known (a server not over streamable HTTP, a probe that got
+// no answer).
 func (c *Conn) OwnEra() string {
 	if c.ownEra != "" || c.pinned {
 		return c.ownEra
@@ -48,8 +45,7 @@ func (c *Conn) OwnEra() string {
 
 // probeEra asks a pinned streamable HTTP server, as a client of MCP
 // 2026-07-28 would before its first request, whether it speaks that era;
-// its answer is the Conn's ownEra. A stdio server is asked later
-// (probeSession).
+// its answer is the Conn's ownEra.
 func (c *Conn) probeEra(ctx context.Context, s Spec) {
 	c.pinned = true
 	if s.Type != "http" {
@@ -57,30 +53,6 @@ func (c *Conn) probeEra(ctx context.Context, s Spec) {
 	}
 	c.ownEra = probeHTTP(ctx, s)
 	c.log.Debug("pinned server's own era", "own", c.ownEra, "pinned", s.ProtocolVersion)
-}
-
-// probeSession asks a pinned stdio server, on its initialized session,
-// whether it speaks MCP 2026-07-28, within s.DiscoverTimeout: a refusal
-// is a server of the session era only.
-func (c *Conn) probeSession(ctx context.Context, s Spec) string {
-	ctx, cancel := context.WithTimeout(ctx, s.DiscoverTimeout)
-	defer cancel()
-	res, err := c.request(ctx, methodDiscover, map[string]any{"_meta": era.RequestMeta(era.Stateless, era.Caller{Info: s.ClientInfo})})
-	var msg []byte
-	switch e := (*jsonrpc.Error)(nil); {
-	case err == nil:
-		msg, _ = json.Marshal(map[string]json.RawMessage{"result": res})
-	case errors.As(err, &e) && serverAnswered(err):
-		msg, _ = json.Marshal(map[string]any{"error": e})
-	default:
-		return ""
-	}
-	own := s.ProtocolVersion
-	if speaksStateless(msg) {
-		own = era.Stateless
-	}
-	c.log.Debug("pinned server's own era", "own", own, "pinned", s.ProtocolVersion)
-	return own
 }
 
 // probeHTTP POSTs one server/discover to the server, as the SDK's client
