@@ -23,12 +23,15 @@ import (
 // initialize; a bare profile of the pinned server offers it the same
 // (face/route.go), which only the server's own answer can tell it.
 //
-// Only a streamable HTTP server is asked, on a connection of its own. Over
+// Only a streamable HTTP server is asked, with one POST of its own. Over
 // stdio the one connection is the handshake's, and a server that answers
-// server/discover takes it as the start of its session: the go-sdk's then
-// refuses the pinned initialize ("duplicate initialize") and exits. A
-// pinned stdio server's own era stays unknown, and its bare profile offers
-// every era, as before.
+// server/discover takes it as a request of that era on its session: asked
+// before initialize, the go-sdk's takes it for its session's start and
+// refuses the pinned initialize ("duplicate initialize") and exits; asked
+// after, it answers, and from then on refuses the session era's
+// server→client requests ("cannot be sent while serving" a request of the
+// stateless era), which is what the pin is for. A pinned stdio server's
+// own era stays unknown, and its bare profile offers every era.
 
 // OwnEra is the era the server speaks of its own accord: the version its
 // handshake settled on, or for a pinned server what the probe before it
