@@ -73,10 +73,14 @@ type FleetRow struct {
 	Processes int    `json:"processes"`
 	// Daemon is the daemon's own RSS (0 without one); Bridges the RSS of
 	// the clients' `plexus mcp` processes, part of RSS.
-	Daemon  int64         `json:"daemonRssBytes,omitempty"`
-	Bridges int64         `json:"bridgesRssBytes,omitempty"`
-	Cold    time.Duration `json:"coldFirstCallNs"`
-	Warm    time.Duration `json:"warmFirstCallNs"`
+	Daemon  int64 `json:"daemonRssBytes,omitempty"`
+	Bridges int64 `json:"bridgesRssBytes,omitempty"`
+	// Shims is the RSS of the daemon's lifeline shims, one in front of
+	// each server it runs, part of RSS. What is neither the daemon, a
+	// bridge nor a shim is the servers'.
+	Shims int64         `json:"shimsRssBytes,omitempty"`
+	Cold  time.Duration `json:"coldFirstCallNs"`
+	Warm  time.Duration `json:"warmFirstCallNs"`
 }
 
 // FleetReport is Fleet's result.
@@ -424,7 +428,56 @@ func measureDaemon(row FleetRow, daemon int, bridges []int) FleetRow {
 		row.Daemon = p.RSS
 	}
 	row.Bridges, _ = treeRSS(bridges)
+	row.Shims = shimsRSS(daemon)
 	return row
+}
+
+// shimCommand is the hidden subcommand a lifeline shim runs as
+// (cmd/plexus/internal/shimentry.Command).
+const shimCommand = "__plexus-shim"
+
+// parentOf is the parent of pid from /proc/PID/stat, 0 if unknown.
+func parentOf(pid int) int {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return 0
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 2 {
+		return 0
+	}
+	ppid, _ := strconv.Atoi(f[1])
+	return ppid
+}
+
+// shimsRSS sums the RSS of the lifeline shims among daemon's children.
+func shimsRSS(daemon int) int64 {
+	var total int64
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		argv, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		if a := strings.Split(string(argv), "\x00"); len(a) < 2 || a[1] != shimCommand {
+			continue
+		}
+		if parentOf(pid) != daemon {
+			continue
+		}
+		if p, err := ReadProc(pid); err == nil {
+			total += p.RSS
+		}
+	}
+	return total
 }
 
 // writeFleetConfig makes the home (0700) with the servers, the face's
@@ -519,7 +572,7 @@ func treeRSS(pids []int) (int64, int) {
 // printFleet writes the report as a table.
 func printFleet(w io.Writer, r *FleetReport) {
 	fmt.Fprintf(w, "%d clients, the same %d servers each: %s\n", r.Clients, len(r.Servers), strings.Join(r.Servers, ", "))
-	fmt.Fprintf(w, "%-48s %9s %9s %9s %9s %10s %10s\n", "setup", "RSS MiB", "daemon", "bridges", "processes", "cold call", "warm call")
+	fmt.Fprintf(w, "%-48s %9s %9s %9s %9s %9s %9s %10s %10s\n", "setup", "RSS MiB", "daemon", "bridges", "shims", "servers", "processes", "cold call", "warm call")
 	rows := append([]FleetRow(nil), r.Rows...)
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Setup < rows[j].Setup })
 	for _, row := range rows {
@@ -530,6 +583,7 @@ func printFleet(w io.Writer, r *FleetReport) {
 		if row.Warm > 0 {
 			warm = row.Warm.Round(100 * time.Microsecond).String()
 		}
-		fmt.Fprintf(w, "%-48s %9.1f %9.1f %9.1f %9d %10s %10s\n", row.Setup, mib(row.RSS), mib(row.Daemon), mib(row.Bridges), row.Processes, cold, warm)
+		servers := row.RSS - row.Daemon - row.Bridges - row.Shims
+		fmt.Fprintf(w, "%-48s %9.1f %9.1f %9.1f %9.1f %9.1f %9d %10s %10s\n", row.Setup, mib(row.RSS), mib(row.Daemon), mib(row.Bridges), mib(row.Shims), mib(servers), row.Processes, cold, warm)
 	}
 }

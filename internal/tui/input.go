@@ -173,7 +173,8 @@ func (m *Model) listKey(msg tea.KeyPressMsg) tea.Cmd {
 			m.errMsg = s.Name + " is switched off: press e to switch it on"
 			return nil
 		}
-		m.busy = "restarting " + s.Name + "…"
+		m.busy, m.restarting = "restarting "+s.Name+"…", s.Name
+		delete(m.progress, s.Name)
 		return m.write("restarted "+s.Name, func(ctx context.Context) (*apitype.WriteResult, error) {
 			return m.c.Restart(ctx, s.Name)
 		})

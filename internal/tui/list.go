@@ -13,7 +13,7 @@ import (
 // Column widths of the list; the last error takes what is left.
 const (
 	colName      = 16
-	colState     = 16 // "! needs approval"
+	colState     = 20 // "◌ starting on demand"
 	colTransport = 9
 	colTools     = 5
 )
@@ -61,6 +61,9 @@ func (m *Model) row(i, w int) string {
 	word, st := stateLabel(s)
 	fixed := 2 + colName + 1 + colState + 1 + colTransport + 1 + colTools + 2
 	n := note(s)
+	if p := m.startNote(s); p != "" && (n == "" || n == firstLine(s.LastError)) {
+		n = p
+	}
 	line := mark + name + " " + st.Render(col(word, colState)) + " " + col(s.Type, colTransport) + " " +
 		right(strconv.Itoa(s.Tools), colTools) + "  "
 	if n != "" {
@@ -71,6 +74,27 @@ func (m *Model) row(i, w int) string {
 		line += ns.Render(ansi.Truncate(n, max(1, w-fixed), "…"))
 	}
 	return line
+}
+
+// startNote is what a starting server's row says after its state: its
+// latest stderr line since the start began (a download's progress), and
+// for a restart of this screen, that it restarts; "" otherwise.
+func (m *Model) startNote(s apitype.ServerStatus) string {
+	line := firstLine(m.progress[s.Name])
+	switch {
+	case s.Name == m.restarting && line != "":
+		return "restarting: " + line
+	case s.Name == m.restarting:
+		return "restarting…"
+	case startingState(s.State):
+		return line
+	}
+	return ""
+}
+
+// startingState: a server in state is being started.
+func startingState(state string) bool {
+	return state == apitype.StateStarting || state == apitype.StateWaking
 }
 
 // detail is the pane under the list: what the server is and what it said.

@@ -49,8 +49,16 @@ type Model struct {
 
 	servers []apitype.ServerStatus // by name
 	sel     int
-	tools   map[string][]string
-	stream  *client.EventStream
+	// progress is each server's latest stderr line since its start began:
+	// while a server starts (a first `npx -y` downloads its package), its
+	// row shows it.
+	progress map[string]string
+	// restarting is the server a restart of this screen waits for: the
+	// old instance serves until the new one is up, so the row says
+	// "ready", and what the new one writes.
+	restarting string
+	tools      map[string][]string
+	stream     *client.EventStream
 	// connected is set once the first snapshot arrived.
 	connected bool
 
@@ -93,8 +101,8 @@ func New(ctx context.Context, c *client.Client) *Model {
 	return &Model{
 		c: c, ctx: ctx, cancel: cancel, keys: newKeyMap(),
 		width: 80, height: 24,
-		tools: map[string][]string{},
-		spin:  spinner.New(spinner.WithSpinner(spinner.MiniDot)),
+		tools: map[string][]string{}, progress: map[string]string{},
+		spin: spinner.New(spinner.WithSpinner(spinner.MiniDot)),
 	}
 }
 
@@ -237,6 +245,9 @@ func (m *Model) event(msg eventMsg) tea.Cmd {
 	switch ev.Type {
 	case apitype.EventServer:
 		if ev.Status != nil {
+			if i := m.index(ev.Server); i >= 0 && startingState(ev.Status.State) && m.servers[i].State != ev.Status.State {
+				delete(m.progress, ev.Server) // a new start: older lines are not its own
+			}
 			m.showStatus(*ev.Status, true)
 		}
 	case apitype.EventServerRemoved:
@@ -245,6 +256,7 @@ func (m *Model) event(msg eventMsg) tea.Cmd {
 		if f := m.form; f != nil && f.saving && ev.Server == strings.TrimSpace(f.inputs[fName].Value()) {
 			f.startLine = ev.Line
 		}
+		m.progress[ev.Server] = ev.Line
 		if i := m.index(ev.Server); i >= 0 {
 			s := &m.servers[i]
 			s.Stderr = append(s.Stderr, ev.Line)
@@ -293,11 +305,12 @@ func (m *Model) remove(name string) {
 		m.selectName(cur.Name)
 	}
 	delete(m.tools, name)
+	delete(m.progress, name)
 }
 
 // done ends a write.
 func (m *Model) done(d doneMsg) tea.Cmd {
-	m.busy = ""
+	m.busy, m.restarting = "", ""
 	if d.err != nil {
 		if d.fromForm && m.form != nil {
 			// The form says what to do next itself; the daemon's hint is

@@ -82,6 +82,9 @@ func TestBrowser(t *testing.T) {
 		"TOKEN="+strings.TrimSpace(string(token)),
 		"SETTINGS_FILE="+filepath.Join(e.Home, "extensions.json"),
 		"SHOTS="+shots,
+		"SLOW="+slowServer(t, e.Bin),
+		"PLEXUS_BIN="+e.Bin,
+		"PLEXUS_HOME="+e.Home,
 		"FAILSHOT="+t.TempDir(),
 	)
 	out, err := testenv.CombinedOutput(t, cmd)
@@ -102,6 +105,19 @@ func TestBrowser(t *testing.T) {
 			}
 		}
 	}
+}
+
+// slowServer writes a stdio server that writes two stderr lines 0.6 s
+// apart before it runs the example server, as a first `npx -y` writes
+// while it downloads, and returns its path.
+func slowServer(t *testing.T, bin string) string {
+	t.Helper()
+	script := filepath.Join(t.TempDir(), "slow.sh")
+	body := "#!/bin/sh\necho 'fetching the package: 1 of 2' >&2\nsleep 0.6\necho 'fetching the package: 2 of 2' >&2\nsleep 0.6\nexec '" + bin + "' example-server\n"
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return script
 }
 
 // browserModules skips (outside CI) or fails the test if Chromium or Node.js

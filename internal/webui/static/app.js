@@ -104,6 +104,22 @@ function stateText(st) {
   return st.state || 'unknown';
 }
 
+// progress is each server's latest stderr line since its start began (a
+// first `npx -y` downloads its package meanwhile), and restarting the
+// servers a restart of this page waits for: the old instance serves until
+// the new one is up, so its state stays, and the card says it restarts.
+const progress = new Map();
+const restarting = new Set();
+
+// startNote is what a starting server's card says after its state: its
+// latest stderr line, and for a restart of this page that it restarts.
+function startNote(st) {
+  const line = (progress.get(st.name) || '').split('\n')[0];
+  if (restarting.has(st.name)) return line ? 'Restarting: ' + line : 'Restarting…';
+  if (st.state === 'starting' || st.state === 'waking') return line;
+  return '';
+}
+
 function fact(dl, name, value) {
   if (value === undefined || value === null || value === '' || (Array.isArray(value) && !value.length)) return;
   dl.append(el('dt', {}, name), el('dd', {}, value));
@@ -122,6 +138,8 @@ function renderServer(st) {
   li.append(el('h3', {}, el('span', { class: 'name' }, st.name),
     el('span', { class: 'state s-' + st.state, 'data-testid': 'state' }, 'State: ' + label),
     marks(st)));
+  const note = startNote(st);
+  if (note) li.append(el('p', { class: 'start-line', 'data-testid': 'progress', 'aria-live': 'polite' }, note.slice(0, 200)));
   const dl = el('dl', { class: 'facts' });
   fact(dl, 'Transport', st.type === 'stdio' ? 'stdio' : st.type === 'sse' ? 'HTTP+SSE' : 'Streamable HTTP');
   fact(dl, 'Tools', String(st.tools) + (st.held && st.held.length ? ' (' + st.held.length + ' held back)' : ''));
@@ -353,7 +371,11 @@ function knownSeq(name) {
 // showStatus shows st, from an event or an answer, unless what is known of
 // its server is newer.
 function showStatus(st, fromEvent) {
-  if (!older(st.eventSeq || 0, fromEvent, knownSeq(st.name))) drawServer(st);
+  if (older(st.eventSeq || 0, fromEvent, knownSeq(st.name))) return;
+  const shown = servers.get(st.name);
+  // A new start: the lines before it are not its own.
+  if (shown && shown.state !== st.state && (st.state === 'starting' || st.state === 'waking')) progress.delete(st.name);
+  drawServer(st);
 }
 
 // seenGone notes server name gone as of seq, unless its shown status is
@@ -362,6 +384,7 @@ function seenGone(name, seq, fromEvent) {
   const shown = servers.get(name);
   if (shown && older(seq, fromEvent, shown.eventSeq || 0)) return false;
   order.gone.set(name, Math.max(order.gone.get(name) || 0, seq));
+  progress.delete(name);
   return servers.delete(name);
 }
 
@@ -461,9 +484,13 @@ function cardError(name, msg) {
 
 async function act_(name, action) {
   cardError(name, '');
+  const redraw = () => { const st = servers.get(name); if (st) drawServer(st); };
+  if (action === 'restart') { restarting.add(name); progress.delete(name); redraw(); }
   try {
     await readStatuses(() => api('POST', '/servers/' + enc(name) + '/' + action), showAnswer);
-  } catch (e) { cardError(name, action + ': ' + describe(e)); }
+  } catch (e) { cardError(name, action + ': ' + describe(e)); } finally {
+    if (restarting.delete(name)) redraw();
+  }
 }
 
 async function remove(name) {
@@ -1036,6 +1063,7 @@ function follow() {
   on('stderr', (ev) => {
     // The server being started for a save: its latest line is progress.
     if (starting && starting.name === ev.server) starting.line = ev.line;
+    progress.set(ev.server, ev.line);
     const st = servers.get(ev.server);
     if (!st) return;
     st.stderr = (st.stderr || []).concat([ev.line]).slice(-20);

@@ -8,11 +8,14 @@
 //   TOKEN         the daemon's loopback token
 //   SETTINGS_FILE the daemon's extensions.json, to edit by hand
 //   SHOTS         where to save the screenshots
+//   SLOW          a stdio server that writes two lines as it starts, slowly
+//   PLEXUS_BIN, PLEXUS_HOME  the built plexus and the daemon's home
 // It prints one line per step and exits non-zero on the first failure.
 'use strict';
 const { launch, drive } = require('./launch.cjs');
 const assert = require('node:assert/strict');
 const path = require('node:path');
+const { execFile } = require('node:child_process');
 
 const env = process.env;
 const T = 30000; // generous: two shared cores, other tests running
@@ -55,6 +58,36 @@ const button = (page, name, label) => card(page, name).getByRole('button', { nam
 
 async function waitState(page, name, state) {
   await page.waitForSelector('#servers > li[data-name="' + name + '"][data-state="' + state + '"]', { timeout: T });
+}
+
+// plexus runs the built binary on the daemon's home.
+function plexus(...args) {
+  return new Promise((resolve, reject) => execFile(env.PLEXUS_BIN, args, { env: { ...process.env, PLEXUS_HOME: env.PLEXUS_HOME } },
+    (err, stdout, stderr) => (err ? reject(new Error(args.join(' ') + ': ' + err.message + ' ' + stderr)) : resolve(stdout))));
+}
+
+// startProgress: a server that takes seconds to start and says what it
+// does meanwhile (SLOW, as a first `npx -y` does) shows its latest line on
+// its card while it starts on demand, and while a restart from the page
+// starts its new instance beside the old one.
+async function startProgress(page) {
+  const progress = card(page, 'slow').locator('[data-testid=progress]');
+  await plexus('add', 'slow', '--start', 'onDemand', '--idle-stop', '300', '--', env.SLOW);
+  await waitState(page, 'slow', 'idle');
+  const call = plexus('call', 'slow_echo', '{"text":"hi"}');
+  await page.waitForSelector('#servers > li[data-name="slow"][data-state="waking"] [data-testid=progress]:text("fetching the package: 1 of 2")', { timeout: T });
+  await page.waitForSelector('#servers > li[data-name="slow"][data-state="waking"] [data-testid=progress]:text("fetching the package: 2 of 2")', { timeout: T });
+  assert.match(await call, /hi/);
+  await waitState(page, 'slow', 'idle');
+  assert.equal(await progress.count(), 0, 'an idle server shows the lines of its last start');
+  step('a start on demand shows its latest stderr line on the card');
+  await button(page, 'slow', 'Restart').click();
+  await page.waitForSelector('#servers > li[data-name="slow"] [data-testid=progress]:text("Restarting: fetching the package: 1 of 2")', { timeout: T });
+  await page.waitForSelector('#servers > li[data-name="slow"] [data-testid=progress]:text("Restarting: fetching the package: 2 of 2")', { timeout: T });
+  await progress.waitFor({ state: 'detached', timeout: T });
+  step('a restart from the page says so with the new instance\'s latest line');
+  await plexus('rm', 'slow');
+  await page.waitForFunction(() => !document.querySelector('#servers > li[data-name="slow"]'));
 }
 
 async function fillServer(page, { name, type, command, url, rows, call }) {
@@ -125,6 +158,7 @@ async function run(page) {
   });
   assert.equal(afterLate, 'ready', 'an older live update replaced a newer state');
   step('an older live update arriving late does not replace a newer state');
+  await startProgress(page);
 
   // A sandboxed one: the box and a network line; editing shows them again.
   await page.click('#add');
