@@ -147,20 +147,28 @@ func (s *session) call(r *http.Request, ex *exchange, key string, m envelope) bo
 	})
 }
 
+// faceCall is a call Plexus makes for a client: cancel ends it, after
+// drop when its client dropped its POST rather than cancelled it.
+type faceCall struct {
+	cancel context.CancelFunc
+	drop   func()
+}
+
 // run does one of the session's requests that the face forwards itself
 // (a call, a tasks request) in a goroutine of its own, and answers it.
 // The request outlives its POST while the client may resume its stream
 // (exchange.go); the client's notifications/cancelled ends it, and a
 // cancelled one is answered nothing. False: the session has ended.
 func (s *session) run(base context.Context, ex *exchange, key string, id json.RawMessage, do func(context.Context) (json.RawMessage, error)) bool {
-	ctx, cancel := context.WithCancel(base)
+	ctx, drop := upstream.Droppable(base)
+	ctx, cancel := context.WithCancel(ctx)
 	s.mu.Lock()
 	if s.ended {
 		s.mu.Unlock()
 		cancel()
 		return false
 	}
-	s.calls[key] = cancel
+	s.calls[key] = faceCall{cancel: cancel, drop: drop}
 	s.mu.Unlock()
 	go func() {
 		defer func() {

@@ -61,8 +61,8 @@ type session struct {
 	pending map[string]*exchange         // request key → the exchange answering it
 	sdkReqs map[string]*mcp.RequestExtra // request key → a request the SDK serves
 	extras  map[*mcp.RequestExtra]*exchange
-	calls   map[string]context.CancelFunc // request key → a call Plexus makes
-	asks    map[string]chan clientAnswer  // the face's questions to the client, by id
+	calls   map[string]faceCall          // request key → a call Plexus makes
+	asks    map[string]chan clientAnswer // the face's questions to the client, by id
 	// version is the negotiated protocol version, once the initialize is
 	// answered; caps the client's capabilities as it declared them.
 	version string
@@ -92,7 +92,7 @@ func (p *profile) open(w http.ResponseWriter, r *http.Request, msgs []envelope, 
 		id = p.f.sessionID()
 	}
 	s := &session{p: p, id: id, user: userOf(r), pending: map[string]*exchange{}, sdkReqs: map[string]*mcp.RequestExtra{},
-		extras: map[*mcp.RequestExtra]*exchange{}, calls: map[string]context.CancelFunc{}, asks: map[string]chan clientAnswer{},
+		extras: map[*mcp.RequestExtra]*exchange{}, calls: map[string]faceCall{}, asks: map[string]chan clientAnswer{},
 		done: make(chan struct{})}
 	s.touch()
 	s.conn = newSDKConn(s)
@@ -205,7 +205,7 @@ func (s *session) end(why string) {
 	s.ended = true
 	close(s.done)
 	calls := s.calls
-	s.calls = map[string]context.CancelFunc{}
+	s.calls = map[string]faceCall{}
 	if s.idle != nil {
 		s.idle.Stop()
 	}
@@ -218,8 +218,8 @@ func (s *session) end(why string) {
 		delete(s.p.sessions, s.id)
 	}
 	s.p.mu.Unlock()
-	for _, cancel := range calls {
-		cancel()
+	for _, c := range calls {
+		c.cancel()
 	}
 	s.conn.Close()
 	if s.ss != nil {
@@ -458,16 +458,18 @@ func (s *session) answer(key string, msg []byte) {
 	}
 }
 
-// cancel cancels the request key: a call of Plexus's is ended, one the
-// SDK serves is cancelled there as the client would cancel it.
+// cancel cancels the request key, whose client dropped its POST: a call of
+// Plexus's is ended as dropped (upstream.Droppable), one the SDK serves is
+// cancelled there as the client would cancel it.
 func (s *session) cancel(key string) {
 	s.mu.Lock()
 	c := s.calls[key]
 	extra := s.sdkReqs[key]
 	s.mu.Unlock()
 	switch {
-	case c != nil:
-		c()
+	case c.cancel != nil:
+		c.drop()
+		c.cancel()
 	case extra != nil:
 		id, ok := rawID(key)
 		if !ok {
@@ -491,10 +493,10 @@ func (s *session) cancelled(params []byte) bool {
 	s.mu.Lock()
 	c := s.calls[key]
 	s.mu.Unlock()
-	if c == nil {
+	if c.cancel == nil {
 		return false
 	}
-	c()
+	c.cancel()
 	return true
 }
 
