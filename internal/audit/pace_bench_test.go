@@ -3,13 +3,9 @@
 package audit
 
 import (
-	"context"
-	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/plexus-mcp/plexus/internal/caller"
 )
 
 // BenchmarkRecordPaced is the log's whole cost of a record when records
@@ -18,14 +14,7 @@ import (
 // included. cpu-ns/op is this process's CPU time a record, the gap's own
 // sleep included (the same in every run).
 func BenchmarkRecordPaced(b *testing.B) {
-	l, err := Open(Options{Path: filepath.Join(b.TempDir(), "audit.jsonl")})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer l.Close()
-	ctx := caller.With(context.Background(), caller.Identity{User: "ann@example.com"})
-	ctx = WithClient(ctx, Client{Name: "claude-code", Version: "2.1", Profile: "dev", Session: "s1"})
-	r := Record{Kind: KindToolCall, Server: "github", Tool: "search_issues", Name: "github_search_issues", Outcome: "ok", Ms: 12.5, ArgBytes: 40, ResultBytes: 2000}
+	l, ctx, r := benchLog(b, 0)
 	b.ReportAllocs()
 	cpu := cpuTime()
 	for b.Loop() {
