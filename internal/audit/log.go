@@ -2,7 +2,6 @@ package audit
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
 	"strconv"
 	"sync"
@@ -228,11 +227,13 @@ func (l *Log) flush(queue []queued, buf []byte, lost uint64) ([]byte, uint64) {
 		if l.opts.Chain != nil {
 			l.opts.Chain.Sign(&batch[i])
 		}
-		line, err := json.Marshal(&batch[i])
-		if err != nil {
+		n := len(buf)
+		var err error
+		if buf, err = appendRecord(buf, &batch[i]); err != nil {
+			buf = buf[:n]
 			continue
 		}
-		buf = append(append(buf, line...), '\n')
+		buf = append(buf, '\n')
 	}
 	if err := l.file.write(buf); err != nil {
 		l.failed.Add(uint64(records))
