@@ -69,6 +69,11 @@ type session struct {
 	caps    *clientCaps
 	ended   bool
 	done    chan struct{}
+
+	// The session's idle workers (run) wait on work; idleWorkers counts
+	// them.
+	work        chan func()
+	idleWorkers atomic.Int32
 }
 
 // dropGrace is how long a session whose client dropped its standalone
@@ -93,7 +98,7 @@ func (p *profile) open(w http.ResponseWriter, r *http.Request, msgs []envelope, 
 	}
 	s := &session{p: p, id: id, user: userOf(r), pending: map[string]*exchange{}, sdkReqs: map[string]*mcp.RequestExtra{},
 		extras: map[*mcp.RequestExtra]*exchange{}, calls: map[string]faceCall{}, asks: map[string]chan clientAnswer{},
-		done: make(chan struct{})}
+		done: make(chan struct{}), work: make(chan func())}
 	s.touch()
 	s.conn = newSDKConn(s)
 	s.listener = &exchange{s: s, listen: true, sse: true, open: map[string]bool{}, ended: make(chan struct{}), sent: -1}
