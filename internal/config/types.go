@@ -188,8 +188,9 @@ type Server struct {
 	MaxRestartAttempts  *int   `json:"maxRestartAttempts,omitempty"`
 	OAuth               *OAuth `json:"oauth,omitempty"`
 	// ProtocolVersion pins the server to a session-era version
-	// (SessionProtocolVersions): Plexus then skips server/discover and
-	// initializes with it. For servers whose tools make server→client
+	// (SessionProtocolVersions): Plexus then initializes with it (a
+	// streamable HTTP server is asked once, apart, whether it speaks MCP
+	// 2026-07-28 of its own, for a bare profile to offer that era or not). For servers whose tools make server→client
 	// requests mid-call, which MCP 2026-07-28 forbids. "" negotiates the
 	// newest version both sides support.
 	ProtocolVersion string `json:"protocolVersion,omitempty"`

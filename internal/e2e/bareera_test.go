@@ -26,7 +26,13 @@ import (
 // same client stays in 2026-07-28 there. (Before, the bare profile spoke
 // 2026-07-28 to it too: the peer matrix's ping, log-level and progress
 // cells of every 2026 client in front of a session-era server differed.)
-// A server whose settings pin the session era is not such a server.
+// A server whose settings pin the session era is such a server when it
+// speaks only that era over streamable HTTP (it refuses the
+// server/discover a client of 2026-07-28 tries first), and is not when it
+// speaks 2026-07-28 too, or over stdio (where Plexus cannot ask it apart). (Before, every pinned server's bare profile spoke
+// 2026-07-28: the peer matrix's log, log-level, questions and ping cells
+// of 2026 clients in front of pinned fastmcp and TypeScript 1.x servers
+// differed.)
 func TestBareProfileSpeaksItsServersEra(t *testing.T) {
 	t.Parallel()
 	e := testenv.New(t)
@@ -41,19 +47,34 @@ logging/setLevel -> {"jsonrpc":"2.0","id":{{id}},"result":{}}
 	e.MustRun("add", "old", "--", testenv.ScriptServer(t), script)
 	e.MustRun("settings", "set", "profiles.solo", `{"servers":["old"],"naming":"bare"}`)
 	e.MustRun("settings", "set", "profiles.all", `{"servers":["old"],"naming":"plexus"}`)
-	// The same server pinned to the session era by its settings: the pin
-	// holds Plexus back, not the server (which a client reaching it
-	// directly may speak 2026-07-28 with), so its bare profile offers
-	// every era and translates.
+	// The same server pinned to the session era by its settings, over
+	// streamable HTTP: the pin holds Plexus back, but this server speaks
+	// only the session era of its own, so its bare profile offers only
+	// that. A pinned server that speaks 2026-07-28 too (mcp-go's),
+	// which a client reaching it directly speaks 2026-07-28 with, and a
+	// pinned stdio server, which Plexus cannot ask apart: their bare
+	// profiles offer every era and translate.
+	httpURL, _ := testenv.StartScriptHTTP(t, script)
 	e.MustRun("add", "held", "--", testenv.ScriptServer(t), script)
+	e.MustRun("add", "heldhttp", httpURL)
+	e.MustRun("add", "newheld", testenv.StartPeerServer(t, "mcpgo", "http"))
 	cfg := filepath.Join(e.Home, "extensions.json")
 	b, err := os.ReadFile(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(cfg, []byte(strings.Replace(string(b), `"held": {`, `"held": {"protocolVersion": "2025-11-25",`, 1)), 0o600)
+	pinned := string(b)
+	for _, name := range []string{"held", "heldhttp", "newheld"} {
+		pinned = strings.Replace(pinned, `"`+name+`": {`, `"`+name+`": {"protocolVersion": "2025-11-25",`, 1)
+	}
+	os.WriteFile(cfg, []byte(pinned), 0o600)
 	e.MustRun("reload")
+	for _, name := range []string{"held", "heldhttp", "newheld"} {
+		waitState(t, e, name, "ready", 30*time.Second)
+	}
 	e.MustRun("settings", "set", "profiles.heldsolo", `{"servers":["held"],"naming":"bare"}`)
+	e.MustRun("settings", "set", "profiles.heldhttp", `{"servers":["heldhttp"],"naming":"bare"}`)
+	e.MustRun("settings", "set", "profiles.newheld", `{"servers":["newheld"],"naming":"bare"}`)
 	st, err := client.New(e.Home).Status(t.Context())
 	if err != nil {
 		t.Fatal(err)
@@ -67,6 +88,9 @@ logging/setLevel -> {"jsonrpc":"2.0","id":{{id}},"result":{}}
 		{"all", "http", era2026},
 		{"all", "stdio", era2026},
 		{"heldsolo", "http", era2026},
+		{"heldhttp", "http", era2025},
+		{"heldhttp", "stdio", era2025},
+		{"newheld", "http", era2026},
 	} {
 		t.Run(tc.profile+"/"+tc.face, func(t *testing.T) {
 			t.Parallel()

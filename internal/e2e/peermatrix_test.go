@@ -126,10 +126,11 @@ func TestPeerMatrix(t *testing.T) {
 				stillKnown[pair] = true
 				continue
 			}
-			if directTimedOut(want.obs[op]) {
+			if directTimedOut(want.obs[op]) || directReset(want.obs[op]) {
 				// No baseline: the direct connection itself ran out of
-				// time (a loaded machine), so there is nothing to compare.
-				t.Logf("%s %s not compared: direct timed out: %.200s", s.label(), op, want.obs[op])
+				// time (a loaded machine), or lost its TCP connection, so
+				// there is nothing to compare.
+				t.Logf("%s %s not compared: direct failed in transit: %.200s", s.label(), op, want.obs[op])
 				continue
 			}
 			unknown++
@@ -147,6 +148,14 @@ func TestPeerMatrix(t *testing.T) {
 func directTimedOut(obs string) bool {
 	return strings.Contains(obs, "context deadline exceeded") || strings.Contains(obs, "Request timed out")
 }
+
+// directReset reports whether a direct observation is a TCP connection
+// the server reset under the client: "idle" of mcp-go's client in front of
+// a Node server, whose HTTP server closes a kept-alive connection after 5
+// s idle, and the client, reusing it at the same moment on a loaded
+// machine, has its POST reset (Go's HTTP client sends a POST only once).
+// That is the client's pool and the server's timer, not MCP.
+func directReset(obs string) bool { return strings.Contains(obs, "connection reset by peer") }
 
 // knownDifferences are the pairs "SERVER OPERATION" in which Plexus is
 // known to differ from direct in some setups (testdata/peermatrix/known.txt):

@@ -149,22 +149,30 @@ func (s *session) call(r *http.Request, ex *exchange, key string, m envelope) bo
 	})
 }
 
+// faceCall is a call Plexus makes for a client: cancel ends it, after
+// drop when its client dropped its POST rather than cancelled it.
+type faceCall struct {
+	cancel context.CancelFunc
+	drop   func()
+}
+
 // run does one of the session's requests that the face forwards itself
 // (a call, a tasks request) in a goroutine of its own, and answers it.
 // The request outlives its POST while the client may resume its stream
 // (exchange.go); the client's notifications/cancelled ends it, and a
 // cancelled one is answered nothing. False: the session has ended.
 func (s *session) run(base context.Context, ex *exchange, key string, id json.RawMessage, do func(context.Context) (json.RawMessage, error)) bool {
-	ctx, cancel := context.WithCancel(base)
+	ctx, drop := upstream.Droppable(base)
+	ctx, cancel := context.WithCancel(ctx)
 	s.mu.Lock()
 	if s.ended {
 		s.mu.Unlock()
 		cancel()
 		return false
 	}
-	s.calls[key] = cancel
+	s.calls[key] = faceCall{cancel: cancel, drop: drop}
 	s.mu.Unlock()
-	go func() {
+	s.spawn(func() {
 		defer func() {
 			cancel()
 			s.mu.Lock()
@@ -180,8 +188,44 @@ func (s *session) run(base context.Context, ex *exchange, key string, id json.Ra
 			return
 		}
 		s.answer(key, callAnswer(id, res, err))
-	}()
+	})
 	return true
+}
+
+// maxIdleWorkers bounds the workers a session keeps waiting for its next
+// request.
+const maxIdleWorkers = 16
+
+// spawn runs job in a goroutine of its own: one of the session's idle
+// workers, else a new one. A request's goroutine grows its stack on its
+// way through the host and the upstream (runtime.newstack was 2 – 3 % of
+// the daemon's CPU at 16 callers): a worker keeps its stack, grown, for
+// the session's next request, and ends with the session.
+func (s *session) spawn(job func()) {
+	select {
+	case s.work <- job:
+	default:
+		go s.worker(job)
+	}
+}
+
+// worker runs job, then waits for the session's next, until the session
+// ends or maxIdleWorkers others already wait.
+func (s *session) worker(job func()) {
+	for {
+		job()
+		if s.idleWorkers.Add(1) > maxIdleWorkers {
+			s.idleWorkers.Add(-1)
+			return
+		}
+		select {
+		case job = <-s.work:
+			s.idleWorkers.Add(-1)
+		case <-s.done:
+			s.idleWorkers.Add(-1)
+			return
+		}
+	}
 }
 
 // call2026 forwards a stateless client's tools/call if the face takes it;

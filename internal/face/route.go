@@ -374,16 +374,19 @@ func acceptsStream(values []string) bool {
 // era is refused as the server would refuse it, falls back to initialize
 // as it does when it reaches the server directly, and from then on meets
 // what it meets there (ping, logging/setLevel, progress and questions of
-// the session). A server whose settings pin a session-era version is not
-// such a server: the pin holds Plexus back, not the server, which a
-// client reaching it directly may well speak 2026-07-28 with (the peer
-// matrix's go-sdk, mcp-go and TypeScript 2.x servers do), so the profile
-// offers every era and translates, as a profile that gathers servers
-// always does (internal/era).
+// the session). A server whose settings pin a session-era version is such
+// a server only when, over streamable HTTP, it refused the server/discover
+// Plexus sent apart before pinning it (upstream.Conn.OwnEra): the pin holds
+// Plexus back, not the server, which a client reaching it directly may
+// well speak 2026-07-28 with (the peer matrix's go-sdk, mcp-go and
+// TypeScript 2.x servers do). Then, and while the server's own era is not
+// known (a pinned stdio server), the profile offers every era and
+// translates, as a profile that gathers servers always does (internal/era).
 
-// sessionServer is the session-era version a bare profile's server chose
-// to speak; "" for any other profile, a pinned server, or while the
-// server's era is not known (then the profile offers every era).
+// sessionServer is the session-era version a bare profile's server
+// speaks of its own; "" for any other profile, a server that speaks MCP
+// 2026-07-28, or while the server's era is not known (then the profile
+// offers every era).
 func (p *profile) sessionServer() string {
 	if !p.def.external || p.def.channel || p.def.naming != config.NamingBare || len(p.def.servers) != 1 {
 		return ""

@@ -61,14 +61,19 @@ type session struct {
 	pending map[string]*exchange         // request key → the exchange answering it
 	sdkReqs map[string]*mcp.RequestExtra // request key → a request the SDK serves
 	extras  map[*mcp.RequestExtra]*exchange
-	calls   map[string]context.CancelFunc // request key → a call Plexus makes
-	asks    map[string]chan clientAnswer  // the face's questions to the client, by id
+	calls   map[string]faceCall          // request key → a call Plexus makes
+	asks    map[string]chan clientAnswer // the face's questions to the client, by id
 	// version is the negotiated protocol version, once the initialize is
 	// answered; caps the client's capabilities as it declared them.
 	version string
 	caps    *clientCaps
 	ended   bool
 	done    chan struct{}
+
+	// The session's idle workers (run) wait on work; idleWorkers counts
+	// them.
+	work        chan func()
+	idleWorkers atomic.Int32
 }
 
 // dropGrace is how long a session whose client dropped its standalone
@@ -92,8 +97,8 @@ func (p *profile) open(w http.ResponseWriter, r *http.Request, msgs []envelope, 
 		id = p.f.sessionID()
 	}
 	s := &session{p: p, id: id, user: userOf(r), pending: map[string]*exchange{}, sdkReqs: map[string]*mcp.RequestExtra{},
-		extras: map[*mcp.RequestExtra]*exchange{}, calls: map[string]context.CancelFunc{}, asks: map[string]chan clientAnswer{},
-		done: make(chan struct{})}
+		extras: map[*mcp.RequestExtra]*exchange{}, calls: map[string]faceCall{}, asks: map[string]chan clientAnswer{},
+		done: make(chan struct{}), work: make(chan func())}
 	s.touch()
 	s.conn = newSDKConn(s)
 	s.listener = &exchange{s: s, listen: true, sse: true, open: map[string]bool{}, ended: make(chan struct{}), sent: -1}
@@ -205,7 +210,7 @@ func (s *session) end(why string) {
 	s.ended = true
 	close(s.done)
 	calls := s.calls
-	s.calls = map[string]context.CancelFunc{}
+	s.calls = map[string]faceCall{}
 	if s.idle != nil {
 		s.idle.Stop()
 	}
@@ -218,8 +223,8 @@ func (s *session) end(why string) {
 		delete(s.p.sessions, s.id)
 	}
 	s.p.mu.Unlock()
-	for _, cancel := range calls {
-		cancel()
+	for _, c := range calls {
+		c.cancel()
 	}
 	s.conn.Close()
 	if s.ss != nil {
@@ -458,16 +463,18 @@ func (s *session) answer(key string, msg []byte) {
 	}
 }
 
-// cancel cancels the request key: a call of Plexus's is ended, one the
-// SDK serves is cancelled there as the client would cancel it.
+// cancel cancels the request key, whose client dropped its POST: a call of
+// Plexus's is ended as dropped (upstream.Droppable), one the SDK serves is
+// cancelled there as the client would cancel it.
 func (s *session) cancel(key string) {
 	s.mu.Lock()
 	c := s.calls[key]
 	extra := s.sdkReqs[key]
 	s.mu.Unlock()
 	switch {
-	case c != nil:
-		c()
+	case c.cancel != nil:
+		c.drop()
+		c.cancel()
 	case extra != nil:
 		id, ok := rawID(key)
 		if !ok {
@@ -491,10 +498,10 @@ func (s *session) cancelled(params []byte) bool {
 	s.mu.Lock()
 	c := s.calls[key]
 	s.mu.Unlock()
-	if c == nil {
+	if c.cancel == nil {
 		return false
 	}
-	c()
+	c.cancel()
 	return true
 }
 

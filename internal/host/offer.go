@@ -61,13 +61,19 @@ func (h *Host) Offer(server string) (Offer, error) {
 // Plexus has not met it (or it answered server/discover, which names no
 // one version) — and whether that version is the server's own choice,
 // not a pin of its settings (protocolVersion), which may hold back a
-// server that speaks a later era.
+// server that speaks a later era. Once the server has connected it is the
+// era the server speaks of its own (upstream.Conn.OwnEra), kept while it
+// restarts: of a pinned server, the pinned version when it speaks only the
+// session era, era.Stateless when it speaks MCP 2026-07-28 too.
 func (h *Host) ServerEra(server string) (version string, own bool) {
 	srv, ok := h.snap.Load().servers[server]
 	if !ok {
 		return "", false
 	}
 	own = srv.Config().ProtocolVersion == ""
+	if v := srv.OwnEra(); v != "" {
+		return v, true
+	}
 	if conn, err := srv.Conn(); err == nil {
 		return conn.ProtocolVersion(), own
 	}

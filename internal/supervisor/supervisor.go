@@ -128,7 +128,10 @@ type Server struct {
 	disc   upstream.Discovery
 	// init is the server's answer to its handshake as it wrote it
 	// (upstream.Conn.InitializeResult), kept after a crash as cat is.
-	init    json.RawMessage
+	init json.RawMessage
+	// ownEra is the era the server spoke of its own at its last
+	// connection (upstream.Conn.OwnEra), kept after a crash as init is.
+	ownEra  string
 	running bool // a Start or the supervise loop owns the server
 	stopped bool
 	// loginOver: the live connection's login is over (LoginNeeded); it
@@ -297,7 +300,7 @@ func (s *Server) install(conn *upstream.Conn, b built) bool {
 		conn.Close()
 		return false
 	}
-	s.conn, s.disc, s.cat, s.init = conn, b.disc, b.cat, conn.InitializeResult()
+	s.conn, s.disc, s.cat, s.init, s.ownEra = conn, b.disc, b.cat, conn.InitializeResult(), conn.OwnEra()
 	s.loginOver = false
 	s.status.Warnings = b.warnings
 	s.status.ProtocolVersion = conn.ProtocolVersion()
@@ -491,6 +494,16 @@ func (s *Server) InitializeResult() json.RawMessage {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.init
+}
+
+// OwnEra is the era the server spoke of its own at its last connection
+// (upstream.Conn.OwnEra): kept while it restarts, so that a bare profile
+// offers a client the same eras then; "" before it first connected or when
+// not known.
+func (s *Server) OwnEra() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ownEra
 }
 
 // Catalog returns the server's prepared catalog: its entries, and its

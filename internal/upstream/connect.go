@@ -256,6 +256,9 @@ func (c *Conn) handshake(ctx context.Context, s Spec, t mcp.Transport) error {
 		// A session-era version: the SDK then initializes with it, without
 		// trying server/discover.
 		so = &mcp.ClientSessionOptions{ProtocolVersion: s.ProtocolVersion}
+		if s.ownSession == nil && s.RunsOn == "" {
+			c.probeEra(ctx, s)
+		}
 	}
 	cs, err := client.Connect(ctx, t, so)
 	if err != nil {

@@ -108,8 +108,12 @@ func (c *Conn) request(ctx context.Context, method string, params any) (json.Raw
 const cancelWriteTimeout = 5 * time.Second
 
 // sendCancel tells the server that the caller gave up on request id, as
-// the SDK does for its own requests.
+// the SDK does for its own requests — unless the caller dropped it
+// (Droppable) and the server is remote.
 func (c *Conn) sendCancel(ctx context.Context, id string) {
+	if c.stdio == nil && dropped(ctx) {
+		return // the closed POST is all the server would have seen (dropcall.go)
+	}
 	p, _ := json.Marshal(map[string]any{"requestId": id, "reason": ctx.Err().Error()})
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelWriteTimeout)
 	defer cancel()

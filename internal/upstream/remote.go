@@ -165,6 +165,11 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return resp, nil
 		}
 	}
+	if own && req.Method == http.MethodPost && dropped(req.Context()) {
+		if resp, done := eraCancel(req); done {
+			return resp, nil // the SDK's notice of a call its client dropped (dropcall.go)
+		}
+	}
 	fixEra := own && v != nil && era.HeadersDiffer(req.Header, *v)
 	cloned := false
 	if own && (len(t.headers) > 0 || fixEra) {
@@ -512,8 +517,10 @@ func (t *keepTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 // closing it (which the SDK does too), and a server of that era refuses
 // any POST without the Mcp-Method header the SDK leaves off — a 400 that
 // the SDK takes for a broken connection, losing the server. Any other
-// POST without the header is the server's to judge. done is false when
-// req is not such a notification; its body is then left whole.
+// POST without the header is the server's to judge. The same answers the
+// notice of a call whose client dropped it (dropcall.go), in any era.
+// done is false when req is not such a notification; its body is then
+// left whole.
 func eraCancel(req *http.Request) (*http.Response, bool) {
 	if req.Body == nil || req.ContentLength < 0 || req.ContentLength > 4<<10 {
 		return nil, false

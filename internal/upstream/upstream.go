@@ -82,8 +82,9 @@ type Spec struct {
 	Headers    http.Header  // resolved header values (secret)
 	HTTPClient *http.Client // optional; never modified
 
-	// ProtocolVersion, if set, pins a session-era version: server/discover is
-	// not tried and initialize asks for this version.
+	// ProtocolVersion, if set, pins a session-era version: initialize asks
+	// for it (a streamable HTTP server is first asked, on a connection of
+	// its own, whether it speaks MCP 2026-07-28 of its own: Conn.OwnEra).
 	ProtocolVersion string
 
 	StartupTimeout  time.Duration // start + handshake + discovery; default 30s
@@ -133,6 +134,11 @@ type Conn struct {
 	route   *routeConn // under session: routes server→client traffic; frame calls
 	// clientInfo is how Plexus names itself to the server.
 	clientInfo *mcp.Implementation
+	// pinned: the settings pin the server's version; ownEra is then what
+	// the probe before the handshake found (eraprobe.go). Both set before
+	// Connect returns.
+	pinned bool
+	ownEra string
 	// metas are the _meta of frame calls by the caller's capabilities
 	// (frame.go), JSON → json.RawMessage.
 	metas  sync.Map
