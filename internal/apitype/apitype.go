@@ -18,6 +18,11 @@ const (
 	HeaderIfMatch = "If-Match"
 	// HeaderETag carries the revision a response was read at.
 	HeaderETag = "ETag"
+	// HeaderClientScope names, on each MCP 2026-07-28 request `plexus
+	// mcp` forwards to the face, the bridge process it came through (a
+	// random value of its own): the one editor session such a client has,
+	// which a rule that asks once per session approves for (host/scope.go).
+	HeaderClientScope = "X-Plexus-Client-Scope"
 )
 
 // Error is the one error shape of the API: every non-2xx response has it.

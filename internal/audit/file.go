@@ -25,18 +25,29 @@ type file struct {
 	size int64
 }
 
-func openFile(path string, maxBytes int64, maxFiles int) (*file, error) {
+// openFile is the file at path within its bounds, opened now if now (else
+// by its first write).
+func openFile(path string, maxBytes int64, maxFiles int, now bool) (*file, error) {
+	fl := &file{path: path}
+	fl.bound(maxBytes, maxFiles)
+	if now {
+		if err := fl.open(); err != nil {
+			return nil, err
+		}
+	}
+	return fl, nil
+}
+
+// bound sets the file's bounds (0: the default); the next write keeps
+// them.
+func (fl *file) bound(maxBytes int64, maxFiles int) {
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxFileBytes
 	}
 	if maxFiles <= 0 {
 		maxFiles = DefaultMaxFiles
 	}
-	fl := &file{path: path, maxBytes: maxBytes, maxFiles: maxFiles}
-	if err := fl.open(); err != nil {
-		return nil, err
-	}
-	return fl, nil
+	fl.maxBytes, fl.maxFiles = maxBytes, maxFiles
 }
 
 func (fl *file) open() error {

@@ -41,6 +41,9 @@ type Options struct {
 	// Sinks take every batch the file took (the team's database, OTLP).
 	Sinks  []Sink
 	Logger *slog.Logger
+	// Off opens the log off (Apply): it records nothing, and opens no
+	// file until it is turned on and has a record to write.
+	Off bool
 }
 
 // Sink is a destination of records beside the file. Write is called from
@@ -66,8 +69,11 @@ type Log struct {
 	file *file
 
 	closed  atomic.Bool
-	dropped atomic.Uint64 // records Record could not queue
-	failed  atomic.Uint64 // records the file could not take
+	off     atomic.Bool            // Apply's switch: Record records nothing
+	bounds  atomic.Pointer[bounds] // bounds Apply set, for the writer to take
+	files   atomic.Int64           // how many files it keeps, for readers (the writer's is file.maxFiles)
+	dropped atomic.Uint64          // records Record could not queue
+	failed  atomic.Uint64          // records the file could not take
 
 	subMu sync.Mutex
 	subs  map[chan Record]struct{}
@@ -81,21 +87,50 @@ func Open(opts Options) (*Log, error) {
 	if opts.Queue <= 0 {
 		opts.Queue = DefaultQueue
 	}
-	f, err := openFile(opts.Path, opts.MaxFileBytes, opts.MaxFiles)
+	f, err := openFile(opts.Path, opts.MaxFileBytes, opts.MaxFiles, !opts.Off)
 	if err != nil {
 		return nil, err
 	}
 	l := &Log{opts: opts, log: opts.Logger, q: make(chan queued, opts.Queue), stop: make(chan struct{}), done: make(chan struct{}),
 		file: f, subs: map[chan Record]struct{}{}}
+	l.off.Store(opts.Off)
+	l.files.Store(int64(f.maxFiles))
 	go l.write()
 	return l, nil
 }
+
+// bounds are a file's bounds (file.go); 0 is the default.
+type bounds struct {
+	maxFileBytes int64
+	maxFiles     int
+}
+
+// Apply turns the log on or off and sets its file's bounds (0: the
+// defaults), as the settings say whenever they change (mcp.audit): off,
+// Record records nothing from now on (what is queued is still written);
+// the bounds hold from the next batch written. It never blocks.
+func (l *Log) Apply(on bool, maxFileBytes int64, maxFiles int) {
+	if l == nil {
+		return
+	}
+	l.bounds.Store(&bounds{maxFileBytes, maxFiles})
+	if maxFiles <= 0 {
+		maxFiles = DefaultMaxFiles
+	}
+	// Readers may read one file too many or too few until the writer
+	// rotates within the new bound: both are files of the log.
+	l.files.Store(int64(max(maxFiles, int(l.files.Load()))))
+	l.off.Store(!on)
+}
+
+// On reports whether the log records (false for nil).
+func (l *Log) On() bool { return l != nil && !l.off.Load() && !l.closed.Load() }
 
 // Path is the live file's path.
 func (l *Log) Path() string { return l.opts.Path }
 
 // MaxFiles is how many files the log keeps.
-func (l *Log) MaxFiles() int { return l.file.maxFiles }
+func (l *Log) MaxFiles() int { return int(l.files.Load()) }
 
 // Record queues r, stamped with the time and filled with who ctx names
 // (the caller's member, WithClient's client). It never blocks: when the
@@ -108,7 +143,7 @@ func (l *Log) Record(ctx context.Context, r Record) { l.RecordPayload(ctx, r, ni
 // call's path, through redact (the server's secrets) and by the names of
 // their members (redact.go). Their bytes must not change after the call.
 func (l *Log) RecordPayload(ctx context.Context, r Record, redact func(string) string) {
-	if l == nil || l.closed.Load() {
+	if !l.On() {
 		return
 	}
 	if r.Time.IsZero() {
@@ -234,6 +269,9 @@ func (l *Log) flush(queue []queued, buf []byte, lost uint64) ([]byte, uint64) {
 			continue
 		}
 		buf = append(buf, '\n')
+	}
+	if b := l.bounds.Swap(nil); b != nil {
+		l.file.bound(b.maxFileBytes, b.maxFiles)
 	}
 	if err := l.file.write(buf); err != nil {
 		l.failed.Add(uint64(records))

@@ -208,3 +208,47 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// TestApplyFollowsTheSettings: a log opened off records nothing and makes
+// no file; turned on it records, within the bounds Apply gave; turned off
+// again it records nothing more, without a restart.
+func TestApplyFollowsTheSettings(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	l, err := Open(Options{Path: path, Off: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	rec := func(tool string) {
+		l.Record(t.Context(), Record{Kind: KindToolCall, Server: "s", Tool: tool, Outcome: "ok"})
+	}
+	rec("while-off")
+	time.Sleep(20 * time.Millisecond)
+	if _, err := os.Stat(path); !os.IsNotExist(err) || l.On() {
+		t.Fatalf("a log opened off: on %v, file %v", l.On(), err)
+	}
+	l.Apply(true, 4096, 2)
+	for i := range 100 {
+		rec("on-" + strings.Repeat("x", i))
+	}
+	waitFor(t, func() bool { return len(l.q) == 0 })
+	l.Apply(false, 4096, 2)
+	rec("off-again")
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var tools []string
+	for _, r := range readAll(t, path, 2) {
+		tools = append(tools, r.Tool)
+	}
+	got := strings.Join(tools, " ")
+	if strings.Contains(got, "while-off") || strings.Contains(got, "off-again") || !strings.Contains(got, "on-x") {
+		t.Errorf("records: %.200s", got)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Size() > 4096 {
+		t.Errorf("the live file after Apply's 4096-byte bound: %v %v", fi, err)
+	}
+	if _, err := os.Stat(path + ".2"); !os.IsNotExist(err) {
+		t.Errorf("Apply's bound of 2 files kept a third: %v", err)
+	}
+}

@@ -80,7 +80,7 @@ func (l *Log) Last(f Filter, n int) ([]Record, error) {
 		n = DefaultLast
 	}
 	ring := make([]Record, 0, n)
-	err := Read(l.opts.Path, l.file.maxFiles, f, func(r Record) bool {
+	err := Read(l.opts.Path, l.MaxFiles(), f, func(r Record) bool {
 		if len(ring) == n {
 			copy(ring, ring[1:])
 			ring = ring[:n-1]

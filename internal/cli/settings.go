@@ -68,9 +68,9 @@ func (a *app) settingsCommand() *cobra.Command {
   policy.limits           rate limits per client, as a JSON list: [{"tool": "github_*", "client": "*",
                           "calls": 30, "windowMs": 60000}] (a refused call says when to try again)
   audit.enabled           record every call, read, login and settings change in audit.jsonl (default
-                          true; ` + "`plexus audit`" + ` reads it; docs/audit.md); read when the daemon starts
+                          true; ` + "`plexus audit`" + ` reads it; docs/audit.md); applies at once
   audit.otlp              also export each record as an OTLP log, as tracing.protocol and the
-                          OTEL_EXPORTER_OTLP_* variables say (default false); read when the daemon starts
+                          OTEL_EXPORTER_OTLP_* variables say (default false); applies at once
   profiles.NAME           a profile, as JSON: {"servers": [...], "naming": "plexus"|"bare", "metaTools": bool,
                           "controlTools": bool}
 

@@ -127,11 +127,6 @@ func Run(ctx context.Context, opts Options) error {
 			log.Warn("tracing: spans not sent at shutdown", "err", err)
 		}
 	}()
-	st.OnConfig(func(cfg *config.File) {
-		if err := traces.Apply(ctx, cfg.MCP.Tracing); err != nil {
-			log.Warn("tracing: the new settings could not start an exporter; tracing is off", "err", err)
-		}
-	})
 	// The token: what every client sends, on the socket as on the
 	// loopback address (localapi).
 	token, err := loadToken(opts.Home)
@@ -141,24 +136,21 @@ func Run(ctx context.Context, opts Options) error {
 	// The audit log: written until the host has stopped (serve), then
 	// flushed and closed before the store.
 	replica, chain, sinks := teamAuditParts(db)
-	otlpLogs, err := auditOTLP(ctx, st.Config().MCP, opts.Version, log)
+	otlpLogs := &auditOTLP{version: opts.Version, log: log.With("component", "audit")}
+	otlpLogs.apply(ctx, st.Config().MCP)
+	defer otlpLogs.stop()
+	alog, err := openAudit(opts.Home, st.Config().MCP, replica, chain, append(sinks, otlpLogs), log)
 	if err != nil {
 		return err
 	}
-	if otlpLogs != nil {
-		sinks = append(sinks, otlpLogs)
-		defer func() {
-			flush, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			if err := otlpLogs.Shutdown(flush); err != nil {
-				log.Warn("audit: records not exported at shutdown", "err", err)
-			}
-		}()
-	}
-	alog, err := openAudit(opts.Home, st.Config().MCP, replica, chain, sinks, log)
-	if err != nil {
-		return err
-	}
+	// Tracing and the audit log follow the settings whoever changes them
+	// (the API, a hand edit, another replica), under the store's lock.
+	st.OnConfig(func(cfg *config.File) {
+		if err := traces.Apply(ctx, cfg.MCP.Tracing); err != nil {
+			log.Warn("tracing: the new settings could not start an exporter; tracing is off", "err", err)
+		}
+		applyAudit(ctx, alog, otlpLogs, cfg.MCP)
+	})
 	defer alog.Close()
 	sock := filepath.Join(opts.Home, SocketName)
 	ln, err := listenSocket(sock)
@@ -184,6 +176,11 @@ func Run(ctx context.Context, opts Options) error {
 			t.ln.Close()
 		}
 		return err
+	}
+	if a := tcp.addr(); a != "" {
+		// A client that elicits only in URL mode is sent to the page to
+		// approve a call (host/urlask.go).
+		p.h.SetApprovalPage("http://" + a)
 	}
 	return p.serve(ctx, opts, ln, tcp, pc, func() {
 		log.Info("daemon ready", "home", opts.Home, "store", storeKind(db), "socket", sock, "http", tcp.addr(), "pid", os.Getpid(),

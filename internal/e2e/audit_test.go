@@ -178,6 +178,32 @@ func TestAuditRecordsEveryKind(t *testing.T) {
 		t.Errorf("mcp.audit after set and unset of audit.otlp:\n%s", cfg)
 	}
 
+	// Off and on again, without a restart: a call made while it is off
+	// is not recorded, one made after is.
+	plainCalls := func() (int, bool) {
+		out, err := c.Audit(t.Context(), url.Values{"server": {"plain"}, "kind": {"tools/call"}, "limit": {"1000"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(out.Records), out.Off
+	}
+	n0, _ := plainCalls()
+	e.MustRun("settings", "set", "audit.enabled", "false")
+	if n, off := plainCalls(); !off || n != 0 {
+		t.Errorf("audit.enabled false: the API says off %v, %d records", off, n)
+	}
+	e.MustRun("call", plainEcho, `{"text":"while-off"}`)
+	e.MustRun("settings", "set", "audit.enabled", "true")
+	e.MustRun("call", plainEcho, `{"text":"on-again"}`)
+	got := n0
+	for deadline := time.Now().Add(10 * time.Second); got < n0+1 && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		got, _ = plainCalls()
+	}
+	time.Sleep(100 * time.Millisecond)
+	if got, _ = plainCalls(); got != n0+1 {
+		t.Errorf("off, a call, on, a call: %d more records of plain's calls, want 1", got-n0)
+	}
+
 	// Filters, through the CLI.
 	out := e.MustRun("audit", "--server", "loud", "--json")
 	if n := strings.Count(out, "\n"); n == 0 || strings.Count(out, `"server":"loud"`) != n {

@@ -22,18 +22,21 @@ import (
 // eras (MCP 2026-07-28 without a session, 2025-11-25 with one): a rule
 // denies, a rate limit refuses and says when to try again, a rule asks
 // the user through the client's elicitation — once per session where the
-// client has one, every call where it has none — a declined call is
+// client has one or comes through plexus mcp (the bridge process is its
+// session), every call where it has neither — a declined call is
 // refused, and the call of a client that cannot elicit waits for the user
 // to approve or refuse it with plexus approve.
 // The TypeScript SDK's clients of both eras approve too. (That a refused
 // call never reaches its server is host's TestGate, against a server
-// that traces what it reads.)
+// that traces what it reads.) A rule over a server's read_resource
+// operation governs a client's own resources/read too.
 func TestPolicy(t *testing.T) {
 	t.Parallel()
 	e, base, token := faceEnv(t, "")
 	echo := toolNamed(t, tools(t, e), "example", "echo").Name
 	e.MustRun("settings", "set", "policy.rules", `[{"tool": "`+echo+`", "client": "deny-*", "action": "deny"},
-		{"tool": "`+echo+`", "client": "ask-*", "action": "askOncePerSession"}]`)
+		{"tool": "`+echo+`", "client": "ask-*", "action": "askOncePerSession"},
+		{"tool": "*_read_resource_*", "client": "deny-*", "action": "deny"}]`)
 	e.MustRun("settings", "set", "policy.limits", `[{"tool": "`+echo+`", "client": "limit-*", "calls": 1, "windowMs": 600000}]`)
 	show := e.MustRun("settings", "show")
 	mustContain(t, "settings show", show, `policy.rules[1]`)
@@ -79,7 +82,13 @@ func TestPolicy(t *testing.T) {
 					}
 				}
 
-				refused(call(conn(t, "deny-"+who, version, nil), "a"), "mcp.policy.rules[0] denies it", "not sent")
+				denied := conn(t, "deny-"+who, version, nil)
+				refused(call(denied, "a"), "mcp.policy.rules[0] denies it", "not sent")
+				// A resource read directly is governed as the server's
+				// read_resource operation.
+				if _, err := denied.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "plexus://example/readme"}); err == nil || !strings.Contains(err.Error(), "mcp.policy.rules[2] denies it") {
+					t.Errorf("resources/read by a denied client: %v", err)
+				}
 
 				cs := conn(t, "limit-"+who, version, nil)
 				if res := call(cs, "b"); res.IsError {
@@ -107,14 +116,27 @@ func TestPolicy(t *testing.T) {
 						t.Errorf("an approved call: %q, want %q", got, text)
 					}
 				}
-				want := int32(1) // once per session…
-				if version == "" {
+				want := int32(1) // once per session (through plexus mcp, its process is one)…
+				if version == "" && face == "http" {
 					want = 2 // …and every call for a client without one
 				}
 				if n := asked.Load(); n != want {
 					t.Errorf("asked %d times for 2 calls, want %d", n, want)
 				}
 				refused(call(conn(t, "ask-no-"+who, version, answering("decline")), "f"), "did not approve", "decline")
+
+				approveByURL(t, e, base, token, echo, func(client, answer string, urls chan<- *mcp.ElicitParams, done chan<- string) *mcp.ClientSession {
+					return conn(t, client+who, version, &mcp.ClientOptions{
+						Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}},
+						ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+							urls <- req.Params
+							return &mcp.ElicitResult{Action: answer}, nil
+						},
+						ElicitationCompleteHandler: func(_ context.Context, req *mcp.ElicitationCompleteNotificationRequest) {
+							done <- req.Params.ElicitationID
+						},
+					})
+				}, version != "")
 
 				// A client that cannot be asked waits for the user, who
 				// decides with plexus approve: approved in one era,
@@ -168,6 +190,70 @@ func TestPolicy(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// approveByURL: a client that elicits only in URL mode (conn connects
+// one that gives answer and reports what it is asked and told) is sent to
+// the web page, where its call waits for the user: the URL names the call
+// and carries no credential (the page's API refuses a browser that has
+// not logged in), the user approves it (with plexus approve, which calls
+// the API the page's buttons call) and a client with a session is told
+// the elicitation is complete. A user who declines to open the page
+// refuses the call at once.
+func approveByURL(t *testing.T, e *testenv.Env, base, token, echo string, conn func(client, answer string, urls chan<- *mcp.ElicitParams, done chan<- string) *mcp.ClientSession, session bool) {
+	t.Helper()
+	urls, done := make(chan *mcp.ElicitParams, 4), make(chan string, 4)
+	cs := conn("ask-url-", "accept", urls, done)
+	result := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: echo, Arguments: map[string]any{"text": "u"}})
+		if err != nil {
+			t.Error(err)
+		}
+		result <- res
+	}()
+	var q *mcp.ElicitParams
+	select {
+	case q = <-urls:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the client was not sent to the web page")
+	}
+	id := strings.TrimPrefix(q.URL, base+"/?call=")
+	if q.Mode != "url" || id == q.URL || strings.Contains(q.URL, token) || !strings.Contains(q.Message, `"echo" of the server "example"`) {
+		t.Fatalf("the URL-mode elicitation: %+v", q)
+	}
+	if session && q.ElicitationID != id {
+		t.Errorf("elicitationId %q, want the call's id %q", q.ElicitationID, id)
+	}
+	if res, err := http.Get(q.URL); err != nil || res.StatusCode != http.StatusOK {
+		t.Errorf("GET the approval page: %v %v", res, err)
+	} else {
+		res.Body.Close()
+	}
+	if res, err := http.Get(base + "/api/v1/approvals"); err != nil || res.StatusCode != http.StatusUnauthorized {
+		t.Errorf("the page's API without its login: %v %v, want 401", res, err)
+	} else {
+		res.Body.Close()
+	}
+	mustContain(t, "plexus approve --call", e.MustRun("approve", "--call", id), "approved "+id)
+	if res := <-result; res == nil || res.IsError || contentText(res) != "u" {
+		t.Errorf("a call approved on the page: %+v", res)
+	}
+	if session {
+		select {
+		case got := <-done:
+			if got != id {
+				t.Errorf("notifications/elicitation/complete for %q, want %q", got, id)
+			}
+		case <-time.After(10 * time.Second):
+			t.Error("no notifications/elicitation/complete after the decision")
+		}
+	}
+
+	res, err := conn("ask-url-no-", "decline", urls, done).CallTool(t.Context(), &mcp.CallToolParams{Name: echo, Arguments: map[string]any{"text": "v"}})
+	if err != nil || !res.IsError || !strings.Contains(contentText(res), "did not open the approval page") {
+		t.Errorf("declining to open the page: %v %+v", err, res)
 	}
 }
 

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/hex"
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -14,11 +15,14 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	collogs "go.opentelemetry.io/proto/otlp/collector/logs/v1"
 	coltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/plexus-mcp/plexus/internal/apitype"
+	"github.com/plexus-mcp/plexus/internal/client"
 	"github.com/plexus-mcp/plexus/internal/testenv"
 )
 
@@ -32,6 +36,7 @@ type otlpReceiver struct {
 	mu    sync.Mutex
 	spans []*tracepb.Span // guarded by mu
 	posts int             // guarded by mu
+	logs  []string        // the event names of the log records (audit), in order; guarded by mu
 	grpc  map[string]bool // span ids (hex) that came over gRPC; guarded by mu
 }
 
@@ -76,6 +81,10 @@ func startOTLPReceiver(t testing.TB) *otlpReceiver {
 			gs.ServeHTTP(w, req)
 			return
 		}
+		if req.Method == http.MethodPost && req.URL.Path == "/v1/logs" {
+			r.takeLogs(w, req)
+			return
+		}
 		if req.Method != http.MethodPost || req.URL.Path != "/v1/traces" || req.Header.Get("Content-Type") != "application/x-protobuf" {
 			http.Error(w, "want a POST of protobuf to /v1/traces", http.StatusBadRequest)
 			return
@@ -100,6 +109,44 @@ func startOTLPReceiver(t testing.TB) *otlpReceiver {
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close(); gs.Stop() })
 	return r
+}
+
+// takeLogs keeps the event names of an OTLP/HTTP logs export.
+func (r *otlpReceiver) takeLogs(w http.ResponseWriter, req *http.Request) {
+	b, err := io.ReadAll(req.Body)
+	var msg collogs.ExportLogsServiceRequest
+	if err == nil {
+		err = proto.Unmarshal(b, &msg)
+	}
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	r.mu.Lock()
+	for _, rl := range msg.ResourceLogs {
+		for _, sl := range rl.ScopeLogs {
+			for _, lr := range sl.LogRecords {
+				r.logs = append(r.logs, lr.EventName+" "+lr.Body.GetStringValue())
+			}
+		}
+	}
+	r.mu.Unlock()
+	out, _ := proto.Marshal(&collogs.ExportLogsServiceResponse{})
+	w.Header().Set("Content-Type", "application/x-protobuf")
+	w.Write(out)
+}
+
+// logsSaying waits until a log record says want; false after 10 s.
+func (r *otlpReceiver) logsSaying(want string) bool {
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		r.mu.Lock()
+		got := strings.Join(r.logs, "\n")
+		r.mu.Unlock()
+		if strings.Contains(got, want) {
+			return true
+		}
+	}
+	return false
 }
 
 // trace waits for the spans of trace id (hex) until want of them came.
@@ -140,7 +187,9 @@ func (h headerRT) RoundTrip(r *http.Request) (*http.Response, error) {
 	return h.base.RoundTrip(r)
 }
 
-const tracingScript = `initialize -> {"jsonrpc":"2.0","id":{{id}},"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{},"resources":{},"prompts":{}},"serverInfo":{"name":"script","version":"1"}}}
+const tracingScript = `initialize -> {"jsonrpc":"2.0","id":{{id}},"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{},"resources":{"subscribe":true},"prompts":{},"completions":{}},"serverInfo":{"name":"script","version":"1"}}}
+completion/complete -> {"jsonrpc":"2.0","id":{{id}},"result":{"completion":{"values":["a"]}}}
+resources/subscribe -> {"jsonrpc":"2.0","id":{{id}},"result":{}}
 tools/list -> {"jsonrpc":"2.0","id":{{id}},"result":{"tools":[{"name":"hello","inputSchema":{"type":"object"}}]}}
 tools/call hello -> {"jsonrpc":"2.0","id":{{id}},"result":{"content":[{"type":"text","text":"hello"}]}}
 resources/list -> {"jsonrpc":"2.0","id":{{id}},"result":{"resources":[{"uri":"note://one","name":"one"}]}}
@@ -162,7 +211,7 @@ func TestTracingOneTrace(t *testing.T) {
 	t.Parallel()
 	rcv := startOTLPReceiver(t)
 	e := testenv.New(t)
-	e.ExtraEnv = append(e.ExtraEnv, "OTEL_EXPORTER_OTLP_ENDPOINT="+rcv.url, "OTEL_BSP_SCHEDULE_DELAY=50")
+	e.ExtraEnv = append(e.ExtraEnv, "OTEL_EXPORTER_OTLP_ENDPOINT="+rcv.url, "OTEL_BSP_SCHEDULE_DELAY=50", "OTEL_BLRP_SCHEDULE_DELAY=50")
 	dir := t.TempDir()
 	script, saw := filepath.Join(dir, "script"), filepath.Join(dir, "saw")
 	if err := os.WriteFile(script, []byte(tracingScript), 0o600); err != nil {
@@ -233,15 +282,7 @@ func TestTracingOneTrace(t *testing.T) {
 			call(parent, "")
 		}
 		spans := rcv.trace(t, c.trace, 2)
-		var face, up *tracepb.Span
-		for _, s := range spans {
-			switch s.Kind {
-			case tracepb.Span_SPAN_KIND_SERVER:
-				face = s
-			case tracepb.Span_SPAN_KIND_CLIENT:
-				up = s
-			}
-		}
+		face, up := faceAndUpstream(spans)
 		if face == nil || up == nil {
 			t.Fatalf("%s: trace %s has %d spans, want the face's (server) and the upstream call's (client): %v", c.name, c.trace, len(spans), spans)
 		}
@@ -274,12 +315,7 @@ func TestTracingOneTrace(t *testing.T) {
 	// _meta too.
 	const httpTrace = "6df92f3577b34da6a3ce929d0e0e4738"
 	callTool("srvh_hello", "", "00-"+httpTrace+"-"+clientSp+"-01")
-	var up *tracepb.Span
-	for _, s := range rcv.trace(t, httpTrace, 2) {
-		if s.Kind == tracepb.Span_SPAN_KIND_CLIENT {
-			up = s
-		}
-	}
+	_, up := faceAndUpstream(rcv.trace(t, httpTrace, 2))
 	if up == nil {
 		t.Fatal("HTTP server: no upstream span in the client's trace")
 	}
@@ -287,6 +323,25 @@ func TestTracingOneTrace(t *testing.T) {
 		!strings.HasSuffix(l, ` traceparent=00-`+httpTrace+`-`+hex.EncodeToString(up.SpanId)+`-01`) {
 		t.Errorf("HTTP server: it did not receive the upstream span's context in _meta and in the Traceparent header:\n%s", l)
 	}
+	// The audit log's export as OTLP logs follows mcp.audit.otlp without a
+	// restart: on, a call's record reaches the receiver; off, no more do.
+	e.MustRun("settings", "set", "audit.otlp", "true")
+	e.MustRun("call", "srvh_hello", `{}`)
+	if !rcv.logsSaying("plexus.audit tools/call ok") {
+		t.Fatal("audit.otlp on: no audit record reached the receiver")
+	}
+	e.MustRun("settings", "unset", "audit.otlp")
+	time.Sleep(200 * time.Millisecond) // the old exporter's flush
+	rcv.mu.Lock()
+	before := len(rcv.logs)
+	rcv.mu.Unlock()
+	e.MustRun("call", "srvh_hello", `{}`)
+	time.Sleep(300 * time.Millisecond) // six export periods
+	rcv.mu.Lock()
+	if after := len(rcv.logs); after != before {
+		t.Errorf("audit.otlp off again: %d more log records: %q", after-before, rcv.logs[before:])
+	}
+	rcv.mu.Unlock()
 	// Over OTLP/gRPC, once the setting says so (again without a restart).
 	e.MustRun("settings", "set", "tracing.protocol", "grpc")
 	const grpcTrace = "7ef92f3577b34da6a3ce929d0e0e4739"
@@ -320,15 +375,7 @@ func TestTracingOneTrace(t *testing.T) {
 		{"resources/read", readTrace, "resources/read"},
 		{"prompts/get", promptTrace, "prompts/get srv__greet"},
 	} {
-		var face, up *tracepb.Span
-		for _, sp := range rcv.trace(t, c.trace, 2) {
-			switch sp.Kind {
-			case tracepb.Span_SPAN_KIND_SERVER:
-				face = sp
-			case tracepb.Span_SPAN_KIND_CLIENT:
-				up = sp
-			}
-		}
+		face, up := faceAndUpstream(rcv.trace(t, c.trace, 2))
 		if face == nil || up == nil || face.Name != c.name || hex.EncodeToString(face.ParentSpanId) != clientSp || string(up.ParentSpanId) != string(face.SpanId) {
 			t.Fatalf("%s: face span %v, upstream span %v: want %q, the client's child, and its child", c.method, face, up, c.name)
 		}
@@ -336,10 +383,96 @@ func TestTracingOneTrace(t *testing.T) {
 			t.Errorf("%s: the server did not receive the upstream span's context:\n%s", c.method, l)
 		}
 	}
+	// A list is a face span; completion and a subscription are a face
+	// span and an upstream one, and the server gets the context.
+	const listTrace, completeTrace, subscribeTrace = "baf92f3577b34da6a3ce929d0e0e473d", "caf92f3577b34da6a3ce929d0e0e473e", "daf92f3577b34da6a3ce929d0e0e473f"
+	parent := func(trace string) mcp.Meta { return mcp.Meta{"traceparent": "00-" + trace + "-" + clientSp + "-01"} }
+	if _, err := cs.ListTools(ctx, &mcp.ListToolsParams{Meta: parent(listTrace)}); err != nil {
+		t.Fatalf("tools/list: %v", err)
+	}
+	if _, err := cs.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "srv__greet"},
+		Argument: mcp.CompleteParamsArgument{Name: "who", Value: "a"}, Meta: parent(completeTrace)}); err != nil {
+		t.Fatalf("completion/complete: %v", err)
+	}
+	// resources/subscribe is a session-era request (2026-07-28 listens).
+	old, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: &http.Client{Transport: bearer{token: token}}}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Close()
+	if err := old.Subscribe(ctx, &mcp.SubscribeParams{URI: "note://one", Meta: parent(subscribeTrace)}); err != nil {
+		t.Fatalf("resources/subscribe: %v", err)
+	}
+	for _, c := range []struct{ method, trace string }{{"tools/list", listTrace}, {"completion/complete", completeTrace}, {"resources/subscribe", subscribeTrace}} {
+		want := 2
+		if c.method == "tools/list" {
+			want = 1 // answered from the catalog
+		}
+		face, up := faceAndUpstream(rcv.trace(t, c.trace, want))
+		if face == nil || face.Name != c.method || hex.EncodeToString(face.ParentSpanId) != clientSp || (want == 2) != (up != nil) ||
+			up != nil && string(up.ParentSpanId) != string(face.SpanId) {
+			t.Fatalf("%s: face span %v, upstream span %v: want %q, the client's child, and (not for a list) its child", c.method, face, up, c.method)
+		}
+		if up != nil {
+			if l := sawMethodIn(t, saw, c.method, 1); !strings.Contains(l, `"traceparent":"00-`+c.trace+`-`+hex.EncodeToString(up.SpanId)+`-01"`) {
+				t.Errorf("%s: the server did not receive the upstream span's context:\n%s", c.method, l)
+			}
+		}
+	}
+	// The gate's wait for the user's approval is a step of its own, the
+	// face span's child, before the upstream call.
+	e.MustRun("settings", "set", "policy.rules", `[{"tool": "srv_hello", "client": "asker", "action": "askEveryCall"}]`)
+	asker := mcp.NewClient(&mcp.Implementation{Name: "asker", Version: "1"}, &mcp.ClientOptions{
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{}}, nil
+		}})
+	acs, err := asker.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: &http.Client{Transport: bearer{token: token}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer acs.Close()
+	const askTrace = "eaf92f3577b34da6a3ce929d0e0e4740"
+	res, err := acs.CallTool(ctx, &mcp.CallToolParams{Name: "srv_hello", Meta: parent(askTrace)})
+	if got := textOfResult(t, res, err); got != "hello" {
+		t.Fatalf("an approved call = %q", got)
+	}
+	spans = rcv.trace(t, askTrace, 3)
+	face, up := faceAndUpstream(spans)
+	var step *tracepb.Span
+	for _, sp := range spans {
+		if sp.Name == "approve srv_hello" {
+			step = sp
+		}
+	}
+	if face == nil || up == nil || step == nil || string(step.ParentSpanId) != string(face.SpanId) || string(up.ParentSpanId) != string(face.SpanId) {
+		t.Fatalf("an approved call: face %v, approval %v, upstream %v: want the approval and the upstream call the face span's children", face, step, up)
+	}
+	e.MustRun("settings", "unset", "policy.rules")
+	// Keeping a result over its cap is a step of its own too.
+	capped := `{"type": "http", "url": "` + httpURL + `", "maxResultBytes": 8}`
+	if _, err := client.New(e.Home).AddServer(ctx, apitype.PutServerRequest{Name: "srvk", Config: json.RawMessage(capped)}, 0); err != nil {
+		t.Fatal(err)
+	}
+	const keepTrace = "faf92f3577b34da6a3ce929d0e0e4741"
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "srvk_hello", Meta: parent(keepTrace)}); err != nil {
+		t.Fatalf("a call over its cap: %v", err)
+	}
+	spans = rcv.trace(t, keepTrace, 3)
+	face, _ = faceAndUpstream(spans)
+	step = nil
+	for _, sp := range spans {
+		if sp.Name == "keep result srvk_hello" {
+			step = sp
+		}
+	}
+	if face == nil || step == nil || string(step.ParentSpanId) != string(face.SpanId) {
+		t.Errorf("a call over its cap: face %v, keep %v: want the keeping the face span's child", face, step)
+	}
 	if out := strings.TrimSpace(e.MustRun("call", "srv_hello", `{}`)); out != "hello" {
 		t.Fatalf("plexus call: %q", out)
 	}
-	if l := sawCall(5); !strings.Contains(l, `"traceparent":"00-`) {
+	if l := sawCall(6); !strings.Contains(l, `"traceparent":"00-`) {
 		t.Errorf("plexus call: the server got no trace context:\n%s", l)
 	}
 	// A server's start is a span of its own.
@@ -354,13 +487,27 @@ func TestTracingOneTrace(t *testing.T) {
 	e.MustRun("settings", "set", "tracing.enabled", "false")
 	const offAgain = "8af92f3577b34da6a3ce929d0e0e473a"
 	call("", "00-"+offAgain+"-"+clientSp+"-01")
-	if l := sawCall(6); !strings.Contains(l, `"traceparent":"00-`+offAgain+`-`+clientSp+`-01"`) {
+	if l := sawCall(7); !strings.Contains(l, `"traceparent":"00-`+offAgain+`-`+clientSp+`-01"`) {
 		t.Errorf("tracing off again: the server did not get the client's traceparent as written:\n%s", l)
 	}
 	time.Sleep(300 * time.Millisecond) // six export periods
 	if got := rcv.trace(t, offAgain, 0); len(got) != 0 {
 		t.Errorf("tracing off again: %d spans of the call were sent", len(got))
 	}
+}
+
+// faceAndUpstream are the face's (server) span and the upstream call's
+// (client) span among spans; nil where there is none.
+func faceAndUpstream(spans []*tracepb.Span) (face, up *tracepb.Span) {
+	for _, sp := range spans {
+		switch sp.Kind {
+		case tracepb.Span_SPAN_KIND_SERVER:
+			face = sp
+		case tracepb.Span_SPAN_KIND_CLIENT:
+			up = sp
+		}
+	}
+	return face, up
 }
 
 // has reports whether a span named name came, complete.

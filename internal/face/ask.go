@@ -87,6 +87,12 @@ func (p *sessionPeer) Ask(ctx context.Context, method string, params json.RawMes
 	return p.s.ask(ctx, p.ex, method, params)
 }
 
+// Tell sends the client a notification of Plexus's own on the call's
+// stream.
+func (p *sessionPeer) Tell(method string, params any) {
+	p.ex.event(notification(method, params))
+}
+
 func (p *sessionPeer) Progress(_ context.Context, params *mcp.ProgressNotificationParams) {
 	p.ex.event(notification("notifications/progress", params))
 }

@@ -6,8 +6,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/plexus-mcp/plexus/internal/apitype"
 	"github.com/plexus-mcp/plexus/internal/audit"
 	"github.com/plexus-mcp/plexus/internal/era"
+	"github.com/plexus-mcp/plexus/internal/host"
 	"github.com/plexus-mcp/plexus/internal/jsonscan"
 )
 
@@ -59,6 +61,9 @@ func (p *profile) withSDKClient(ctx context.Context, req mcp.Request) context.Co
 		}
 	}
 	c := audit.Client{Profile: p.name}
+	if extra := req.GetExtra(); extra != nil && extra.Header != nil {
+		ctx = host.WithApprovalScope(ctx, extra.Header.Get(apitype.HeaderClientScope))
+	}
 	if params := req.GetParams(); params != nil {
 		if info, ok := params.GetMeta()[era.MetaClientInfo].(map[string]any); ok {
 			c.Name, _ = info["name"].(string)

@@ -14,8 +14,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/plexus-mcp/plexus/internal/apitype"
 	"github.com/plexus-mcp/plexus/internal/config"
 	"github.com/plexus-mcp/plexus/internal/era"
+	"github.com/plexus-mcp/plexus/internal/host"
 	"github.com/plexus-mcp/plexus/internal/jsonscan"
 	"github.com/plexus-mcp/plexus/internal/tracing"
 	"github.com/plexus-mcp/plexus/internal/upstream"
@@ -243,6 +245,7 @@ func (p *profile) call2026(w http.ResponseWriter, r *http.Request, env envelope)
 	}
 	fr, _ := env.request()
 	ctx := p.withStatelessClient(r.Context(), fr.params)
+	ctx = host.WithApprovalScope(ctx, r.Header.Get(apitype.HeaderClientScope))
 	if tracing.On() {
 		ctx = tracing.WithClient(ctx, r.Header, "")
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/plexus-mcp/plexus/internal/era"
+	"github.com/plexus-mcp/plexus/internal/tracing"
 )
 
 // listBodyMax bounds the tools/list request this path reads; a longer body
@@ -17,13 +18,14 @@ const listBodyMax = 64 << 10
 type listRequest struct {
 	id     json.RawMessage
 	cursor string
+	meta   json.RawMessage // its _meta, for its span's trace context
 }
 
 // listPage is the result of a session's list request (kind) from the
 // profile's rendered pages, or the error to answer; handled is false when
 // the SDK's server must answer it: a request this path does not read.
-func (p *profile) listPage(k listKind, env envelope) (res []byte, handled bool, err error) {
-	return p.renderedPage(k, env, false)
+func (p *profile) listPage(k listKind, r *http.Request, env envelope) (res []byte, handled bool, err error) {
+	return p.renderedPage(k, r, env, false)
 }
 
 // listPage2026 is listPage for a stateless request.
@@ -31,11 +33,11 @@ func (p *profile) listPage2026(k listKind, r *http.Request, env envelope) (res [
 	if r.Header.Get("Mcp-Method") != listKinds[k].method || !jsonContent(r) || !acceptsBoth(r.Header.Values("Accept")) {
 		return nil, false, nil // the SDK says what is wrong
 	}
-	return p.renderedPage(k, env, true)
+	return p.renderedPage(k, r, env, true)
 }
 
 // renderedPage is the page a list request asks for, in its era.
-func (p *profile) renderedPage(k listKind, env envelope, stateless bool) ([]byte, bool, error) {
+func (p *profile) renderedPage(k listKind, r *http.Request, env envelope, stateless bool) (_ []byte, _ bool, err error) {
 	if len(env.params) > listBodyMax {
 		return nil, false, nil
 	}
@@ -46,6 +48,11 @@ func (p *profile) renderedPage(k listKind, env envelope, stateless bool) ([]byte
 	rl := p.rendered(k)
 	if rl == nil {
 		return nil, false, nil
+	}
+	if tracing.On() {
+		// MCP's own carrier first, else the HTTP headers.
+		_, span := tracing.StartServer(r.Context(), tracing.FromMetaOr(req.meta, r.Header), tracing.Call{Method: listKinds[k].method})
+		defer func() { span.End(err, tracing.ErrType(err)) }()
 	}
 	res, err := rl.page(req.cursor, stateless)
 	return res, true, err
@@ -72,6 +79,7 @@ func parseList(env envelope, stateless bool) (req listRequest, ok bool) {
 		return req, false
 	}
 	raw, has := params["_meta"]
+	req.meta = raw
 	if !stateless {
 		return req, true
 	}

@@ -81,7 +81,7 @@ func newProfile(f *Face, name string, def definition) *profile {
 		opts.CompletionHandler = p.complete
 	}
 	p.srv = f.newServer(opts)
-	p.srv.AddReceivingMiddleware(p.attach)
+	p.srv.AddReceivingMiddleware(p.attach, p.traced)
 	if def.external && def.naming == config.NamingBare && len(def.servers) == 1 {
 		p.srv.AddReceivingMiddleware(p.serverCaps) // caps.go
 	}

@@ -299,7 +299,7 @@ func (s *session) dispatch(r *http.Request, ex *exchange, m envelope) (path, rea
 		switch m.name {
 		case "tools/list", "resources/list", "resources/templates/list", "prompts/list":
 			k, _ := kindOf(m.name)
-			if res, handled, err := s.p.listPage(k, m); handled {
+			if res, handled, err := s.p.listPage(k, r, m); handled {
 				if err != nil {
 					s.answer(key, errorAnswer(m.id, err))
 				} else {

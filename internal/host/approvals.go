@@ -69,11 +69,26 @@ func (h *Host) DecideCall(id string, approve bool) error {
 	return nil
 }
 
-// awaitApproval holds a call until the user decides on it elsewhere:
-// decided is false when nobody did within the wait (or the caller went
-// away), else approved says what they decided. id names it in the
-// refusal.
-func (h *Host) awaitApproval(ctx context.Context, ix indexed, d policy.Decision, args json.RawMessage) (id string, approved, decided bool) {
+// waited is how a call's wait for the user ended.
+type waited struct {
+	id       string // names the call in the refusal; "" if it could not wait
+	approved bool   // what the user decided, if decided
+	decided  bool   // false: nobody decided in time, or the caller went away
+	// declined is the client's answer when the user declined at the
+	// client to go and decide ("decline", "cancel"); "" otherwise.
+	declined string
+}
+
+// A pointer sends the user to where they decide on the waiting call id
+// (a URL-mode elicitation, urlask.go), in a goroutine that ends with ctx:
+// a value on declined is the client's answer that the user declined to
+// go, and done waits for the goroutine.
+type pointer func(ctx context.Context, id string) (declined <-chan string, done func())
+
+// awaitApproval holds a call until the user decides on it elsewhere, or
+// its wait ends. While it waits, point (if not nil) sends the user to
+// decide; their declining to go ends the wait.
+func (h *Host) awaitApproval(ctx context.Context, ix indexed, d policy.Decision, args json.RawMessage, point pointer) waited {
 	wait := h.opts.ApprovalWait
 	if wait <= 0 {
 		wait = DefaultApprovalWait
@@ -87,7 +102,7 @@ func (h *Host) awaitApproval(ctx context.Context, ix indexed, d policy.Decision,
 	w.mu.Lock()
 	if len(w.order) >= maxWaiting {
 		w.mu.Unlock()
-		return "", false, false
+		return waited{}
 	}
 	if w.byID == nil {
 		w.byID = map[string]*waitingCall{}
@@ -103,13 +118,22 @@ func (h *Host) awaitApproval(ctx context.Context, ix indexed, d policy.Decision,
 		w.mu.Unlock()
 		h.events.emit(apitype.Event{Type: apitype.EventCallApproval, Server: ix.entry.Server})
 	}()
+	var declined <-chan string
+	if point != nil {
+		pctx, stop := context.WithCancel(ctx)
+		var done func()
+		declined, done = point(pctx, c.view.ID)
+		defer func() { stop(); done() }()
+	}
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	select {
 	case ok := <-c.decided:
-		return c.view.ID, ok, true
+		return waited{id: c.view.ID, approved: ok, decided: true}
+	case answer := <-declined:
+		return waited{id: c.view.ID, declined: answer}
 	case <-timer.C:
 	case <-ctx.Done():
 	}
-	return c.view.ID, false, false
+	return waited{id: c.view.ID}
 }

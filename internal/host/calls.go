@@ -169,6 +169,9 @@ func orEmpty(b json.RawMessage) json.RawMessage {
 func (h *Host) ReadResource(ctx context.Context, server, uri string) (res *mcp.ReadResourceResult, err error) {
 	start := time.Now()
 	defer func() { h.auditServed(ctx, audit.KindResourceRead, server, uri, nil, res, err, time.Since(start)) }()
+	if err := h.gateServed(ctx, server, catalog.KindReadResource, map[string]string{"uri": uri}); err != nil {
+		return nil, err
+	}
 	conn, done, err := h.UseServer(ctx, server)
 	if err != nil {
 		return nil, err
@@ -181,6 +184,9 @@ func (h *Host) ReadResource(ctx context.Context, server, uri string) (res *mcp.R
 func (h *Host) GetPrompt(ctx context.Context, server, name string, args map[string]string) (res *mcp.GetPromptResult, err error) {
 	start := time.Now()
 	defer func() { h.auditServed(ctx, audit.KindPromptGet, server, name, args, res, err, time.Since(start)) }()
+	if err := h.gateServed(ctx, server, catalog.KindGetPrompt, promptSummary(name, args)); err != nil {
+		return nil, err
+	}
 	conn, done, err := h.UseServer(ctx, server)
 	if err != nil {
 		return nil, err

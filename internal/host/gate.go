@@ -9,10 +9,12 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/plexus-mcp/plexus/internal/apitype"
 	"github.com/plexus-mcp/plexus/internal/audit"
 	"github.com/plexus-mcp/plexus/internal/catalog"
 	"github.com/plexus-mcp/plexus/internal/config"
 	"github.com/plexus-mcp/plexus/internal/policy"
+	"github.com/plexus-mcp/plexus/internal/tracing"
 	"github.com/plexus-mcp/plexus/internal/upstream"
 )
 
@@ -62,7 +64,15 @@ func (h *Host) gate(ctx context.Context, snap *snapshot, ix indexed, args json.R
 	if d.Action == config.PolicyAllow {
 		return nil
 	}
-	return h.approve(ctx, ix, d, args)
+	ctx, span := tracing.StartStep(ctx, "approve", tracing.Call{Tool: ix.entry.Name, Server: ix.entry.Server})
+	res := h.approve(ctx, ix, d, args)
+	if res != nil {
+		mark, _ := res.Meta[apitype.MetaError].(string)
+		span.EndAs(mark)
+	} else {
+		span.EndAs("")
+	}
+	return res
 }
 
 // rateLimited is the refusal of a call over a limit, with when to try
@@ -96,13 +106,18 @@ func ceil(d, unit time.Duration) time.Duration {
 // go on: nil if they approve, else the refusal. An approval of a rule that
 // asks once per session holds for the rest of the caller's session; a
 // caller without a session of its own (MCP 2026-07-28) is asked every
-// time, since nothing ties its next call to this one.
+// time, since nothing ties its next call to this one — unless it came
+// through `plexus mcp`, whose process is its session (scope.go).
 func (h *Host) approve(ctx context.Context, ix indexed, d policy.Decision, args json.RawMessage) *mcp.CallToolResult {
-	var sess *Session
-	if d.Action == config.PolicyAskOnce && upstream.CallerHasSession(ctx) {
-		if id, _ := ctx.Value(sessionKey{}).(string); id != "" {
-			sess, _ = h.Session(id)
+	var sess approvalKeeper = (*Session)(nil)
+	if d.Action == config.PolicyAskOnce {
+		var s *Session
+		if upstream.CallerHasSession(ctx) {
+			if id, _ := ctx.Value(sessionKey{}).(string); id != "" {
+				s, _ = h.Session(id)
+			}
 		}
+		sess = h.keeperOf(ctx, s)
 		if sess.approved(ix.entry.Name) {
 			h.decided(ctx, audit.KindApproval, ix, "approved", "once-per-session")
 			return nil
@@ -137,25 +152,38 @@ func (h *Host) approve(ctx context.Context, ix indexed, d policy.Decision, args 
 }
 
 // approveElsewhere holds the call of a client that cannot be asked until
-// the user decides on the web page or with `plexus approve --call`: nil if
-// they approve, else the refusal, which says how to approve.
-func (h *Host) approveElsewhere(ctx context.Context, sess *Session, ix indexed, d policy.Decision, args json.RawMessage) *mcp.CallToolResult {
-	id, ok, decided := h.awaitApproval(ctx, ix, d, args)
+// the user decides on the web page, in the TUI or with `plexus approve
+// --call` — a client that elicits in URL mode is sent to the page
+// (urlask.go): nil if they approve, else the refusal, which says how to
+// approve.
+func (h *Host) approveElsewhere(ctx context.Context, sess approvalKeeper, ix indexed, d policy.Decision, args json.RawMessage) *mcp.CallToolResult {
+	point := h.pointByURL(ctx, ix, d, args)
+	w := h.awaitApproval(ctx, ix, d, args, point)
+	if w.decided && point != nil {
+		completed(ctx, w.id)
+	}
 	switch {
-	case decided && ok:
+	case w.decided && w.approved:
 		sess.approve(ix.entry.Name)
 		h.decided(ctx, audit.KindApproval, ix, "approved", "settings API")
 		return nil
-	case decided:
+	case w.decided:
 		h.decided(ctx, audit.KindApproval, ix, markDeclined, "settings API")
 		return errorResult(fmt.Sprintf("plexus: the user did not approve this call of %s (refused on the web page or with plexus approve); it was not sent to %s", ix.entry.Name, ix.entry.Server), markDeclined, "")
-	case id == "":
+	case w.declined != "":
+		h.decided(ctx, audit.KindApproval, ix, markDeclined, "url elicitation")
+		return errorResult(fmt.Sprintf("plexus: the user did not open the approval page for this call of %s (the answer was %s); it was not sent to %s", ix.entry.Name, w.declined, ix.entry.Server), markDeclined, "")
+	case w.id == "":
 		h.decided(ctx, audit.KindApproval, ix, "refused", "too many waiting")
 		return errorResult(fmt.Sprintf("plexus: calling %s needs the user's approval (%s), this client cannot be asked, and %d calls are already waiting for approval; the call was not sent to %s", ix.entry.Name, d.Rule, maxWaiting, ix.entry.Server), markNeedsOK, "")
 	}
 	h.decided(ctx, audit.KindApproval, ix, "refused", d.Rule)
-	return errorResult(fmt.Sprintf("plexus: calling %s needs the user's approval (%s: %s), and this client cannot be asked: it does not support elicitation (form mode). It waited for approval as %s on the web page (plexus ui) and with `plexus approve --call %s`, and nobody approved it in time, so it was not sent to %s. Call it again and approve it there, call it from a client that supports elicitation, or change the rule in the settings (plexus settings, the web page or the TUI)",
-		ix.entry.Name, d.Rule, d.Action, id, id, ix.entry.Server), markNeedsOK, "")
+	how := "this client cannot be asked: it does not support elicitation (form mode)"
+	if point != nil {
+		how = "this client was sent to the web page to approve it (URL-mode elicitation)"
+	}
+	return errorResult(fmt.Sprintf("plexus: calling %s needs the user's approval (%s: %s), and %s. It waited for approval as %s on the web page (plexus ui) and with `plexus approve --call %s`, and nobody approved it in time, so it was not sent to %s. Call it again and approve it there, call it from a client that supports elicitation, or change the rule in the settings (plexus settings, the web page or the TUI)",
+		ix.entry.Name, d.Rule, d.Action, how, w.id, w.id, ix.entry.Server), markNeedsOK, "")
 }
 
 // decided records a decision of the gate in the audit log (who from ctx;

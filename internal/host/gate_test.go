@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/plexus-mcp/plexus/internal/audit"
@@ -152,6 +153,17 @@ func TestGate(t *testing.T) {
 	if n := stateless.asked.Load(); n != 2 {
 		t.Errorf("a caller without a session was asked %d times for 2 calls, want 2", n)
 	}
+	// A stateless caller through a bridge (its scope) is asked once for
+	// that bridge and client name; another bridge, or another client on
+	// the same one, is asked again.
+	bridged := &askingPeer{answer: "accept", caps: elicits}
+	scoped := func(client, scope string) context.Context { return WithApprovalScope(as(client, bridged), scope) }
+	sent(call(scoped("careful", "bridge-1"), echo, "bridged-1"), "bridged-1")
+	sent(call(scoped("careful", "bridge-1"), echo, "bridged-2"), "bridged-2")
+	sent(call(scoped("careful", "bridge-2"), echo, "bridged-3"), "bridged-3")
+	if n := bridged.asked.Load(); n != 2 {
+		t.Errorf("a stateless caller asked %d times for 2 calls through one bridge and 1 through another, want 2", n)
+	}
 	every := &askingPeer{answer: "accept", caps: elicits, session: sess}
 	sent(call(as("very-careful", every), echo, "every-1"), "every-1")
 	sent(call(as("very-careful", every), echo, "every-2"), "every-2")
@@ -205,7 +217,9 @@ func TestGate(t *testing.T) {
 		}
 	}
 	want := []string{"denied mcp.policy.rules[0]", "rate_limited mcp.policy.limits[0]", "declined elicitation", "approved elicitation",
-		"approved once-per-session", "approved elicitation", "approved elicitation", "approved elicitation", "approved elicitation",
+		"approved once-per-session", "approved elicitation", "approved elicitation",
+		"approved elicitation", "approved once-per-session", "approved elicitation",
+		"approved elicitation", "approved elicitation",
 		"refused mcp.policy.rules[2]", "refused mcp.policy.rules[2]", "approved settings API", "declined settings API"}
 	if !slices.Equal(decisions, want) {
 		t.Errorf("decisions recorded:\n%q\nwant\n%q", decisions, want)
@@ -214,4 +228,75 @@ func TestGate(t *testing.T) {
 	// Removing the policy lets everything through again, at once.
 	th.setPolicy(&config.Policy{})
 	sent(call(as("bad-bot", nil), echo, "after-1"), "after-1")
+}
+
+// TestGateOverReadsAndGets: a client's own resources/read and prompts/get
+// pass the gate as the server's read_resource and get_prompt operations —
+// one rule over the operation's name governs both ways — and a refused
+// one never reaches the server: a JSON-RPC error that says why, with the
+// gate's marker in its data.
+func TestGateOverReadsAndGets(t *testing.T) {
+	th := newTestHost(t)
+	th.create("ex", th.tracedExample(nil))
+	th.setPolicy(&config.Policy{Rules: []config.PolicyRule{
+		{Tool: catalog.OpName("ex", catalog.KindReadResource), Client: "bad-*", Action: config.PolicyDeny},
+		{Tool: catalog.OpName("ex", catalog.KindGetPrompt), Client: "bad-*", Action: config.PolicyDeny},
+		{Tool: "*", Client: "careful", Action: config.PolicyAskEvery},
+	}})
+	as := func(client string, peer upstream.Peer) context.Context {
+		ctx := audit.WithClient(t.Context(), audit.Client{Name: client, Profile: "default"})
+		if peer != nil {
+			ctx = upstream.WithPeer(ctx, peer, nil)
+		}
+		return ctx
+	}
+	saw := func(method, mark string) bool {
+		return slices.ContainsFunc(th.status("ex").Stderr, func(l string) bool {
+			return strings.HasPrefix(l, "read: ") && strings.Contains(l, `"`+method+`"`) && strings.Contains(l, mark)
+		})
+	}
+	// reached waits a little for the line: the server's stderr is read
+	// apart from its answers.
+	reached := func(method, mark string) bool {
+		for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+			if saw(method, mark) {
+				return true
+			}
+		}
+		return false
+	}
+	refused := func(err error, marker, method, mark string) {
+		t.Helper()
+		var je *jsonrpc.Error
+		if !errors.As(err, &je) || je.Code != CodeRefused || !strings.Contains(string(je.Data), `"`+marker+`"`) || !strings.Contains(je.Message, "not sent") && marker == markDenied {
+			t.Errorf("%s %s: %v, want a refusal marked %s", method, mark, err, marker)
+		}
+		if saw(method, mark) {
+			t.Errorf("%s %s: the refused request reached the server", method, mark)
+		}
+	}
+	const readme = "plexus://example/readme"
+	_, err := th.ReadResource(as("bad-bot", nil), "ex", readme)
+	refused(err, markDenied, "resources/read", readme)
+	_, err = th.GetPrompt(as("bad-bot", nil), "ex", "summarize", map[string]string{"text": "deny-get"})
+	refused(err, markDenied, "prompts/get", "deny-get")
+	if _, err := th.GetPrompt(as("good-bot", nil), "ex", "summarize", map[string]string{"text": "allowed-get"}); err != nil || !reached("prompts/get", "allowed-get") {
+		t.Errorf("an allowed prompts/get: %v, reached %v", err, reached("prompts/get", "allowed-get"))
+	}
+
+	// Asked like a call: the question names the prompt and its arguments.
+	no := &askingPeer{answer: "decline", caps: elicits}
+	_, err = th.GetPrompt(as("careful", no), "ex", "summarize", map[string]string{"text": "declined-get"})
+	refused(err, markDeclined, "prompts/get", "declined-get")
+	if q, _ := no.last.Load().(string); !strings.Contains(q, "summarize") || !strings.Contains(q, "declined-get") {
+		t.Errorf("the question %s does not name the prompt and its arguments", q)
+	}
+	yes := &askingPeer{answer: "accept", caps: elicits}
+	if _, err := th.ReadResource(as("careful", yes), "ex", readme); err != nil || yes.asked.Load() != 1 || !reached("resources/read", readme) {
+		t.Errorf("an approved resources/read: %v, asked %d", err, yes.asked.Load())
+	}
+	// By now the server has read what came after the refusals: they did not come.
+	if saw("prompts/get", "deny-get") || saw("prompts/get", "declined-get") {
+		t.Error("a refused prompts/get reached the server")
+	}
 }

@@ -121,6 +121,11 @@ type Host struct {
 	limiter policy.Limiter
 	// waiting are the calls waiting for the user's approval (approvals.go).
 	waiting waitingCalls
+	// page is the web page's address, for URL-mode approvals (urlask.go).
+	page approvalPage
+	// scopes are the once-per-session approvals of bridged clients
+	// without a session (scope.go).
+	scopes scopes
 }
 
 // snapshot is an immutable view of the servers and the catalog.

@@ -57,7 +57,7 @@ func (h *Host) run(ctx context.Context, snap *snapshot, ix indexed, path string,
 	} else {
 		out, err = h.invoke(ctx, snap, ix, invoke)
 	}
-	if h.opts.Observer == nil && h.opts.Audit == nil {
+	if h.opts.Observer == nil && !h.opts.Audit.On() {
 		return out, err
 	}
 	d, outcome := time.Since(start), out.outcome(err)
@@ -67,7 +67,7 @@ func (h *Host) run(ctx context.Context, snap *snapshot, ix indexed, path string,
 	if id, ok := caller.From(ctx); ok {
 		h.observeUser(id, ix, outcome, d)
 	}
-	if h.opts.Audit != nil {
+	if h.opts.Audit.On() {
 		h.auditCall(ctx, ix, args, out, outcome, d)
 	}
 	return out, err

@@ -16,6 +16,7 @@ import (
 
 	"github.com/plexus-mcp/plexus/internal/caller"
 	"github.com/plexus-mcp/plexus/internal/config"
+	"github.com/plexus-mcp/plexus/internal/tracing"
 )
 
 // Result caps (maxResultBytes). A result larger than its server's cap is
@@ -130,7 +131,9 @@ func (h *Host) capResult(ctx context.Context, ix indexed, snap *snapshot, out ca
 	if err != nil || int64(len(data)) <= limit {
 		return out
 	}
+	_, span := tracing.StartStep(ctx, "keep result", tracing.Call{Tool: ix.entry.Name, Server: ix.entry.Server})
 	id, pages, err := h.results.keep(data, int(max(limit, minPage)), ownerOf(ctx))
+	span.End(err, tracing.ErrType(err))
 	if err != nil {
 		h.log.Warn("a result over its cap could not be kept", "server", ix.entry.Server, "bytes", len(data), "err", err)
 		return callResult{res: errorResult(fmt.Sprintf("the result of %s was %s, over its maxResultBytes (%s), and %v", ix.entry.Server, size(len(data)), size(int(limit)), err), "result_too_large", "")}

@@ -33,7 +33,7 @@ type Settings struct {
 	// Policy is mcp.policy (rules and rate limits, gate.go); nil in
 	// SetSettings keeps it, an empty one removes it.
 	Policy *config.Policy
-	// Audit is mcp.audit (read when the daemon starts), Enabled always
+	// Audit is mcp.audit (applied at once by the daemon: store.OnConfig), Enabled always
 	// spelled out; nil in SetSettings keeps it. SetSettings takes its
 	// Enabled and OTLP and keeps the file's bounds.
 	Audit *config.Audit

@@ -46,7 +46,7 @@ func (a *Handler) auditRecords(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	l := a.host.Audit()
-	if l == nil {
+	if !l.On() {
 		writeJSON(w, http.StatusOK, apitype.AuditRecords{Records: []apitype.AuditRecord{}, Off: true})
 		return
 	}
@@ -78,9 +78,9 @@ func (a *Handler) followAudit(w http.ResponseWriter, r *http.Request) {
 	}
 	l := a.host.Audit()
 	fl, ok := w.(http.Flusher)
-	if l == nil || !ok {
+	if !l.On() || !ok {
 		writeError(w, http.StatusConflict, apitype.ErrorBody{Code: apitype.CodeBadRequest, Message: "the audit log is off",
-			Hint: "`plexus settings` shows it; set mcp.audit.enabled in the settings and restart the daemon"})
+			Hint: "`plexus settings` shows it; turn it on with `plexus settings set audit.enabled true`"})
 		return
 	}
 	ch, stop := l.Follow()

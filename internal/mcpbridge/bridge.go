@@ -17,6 +17,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,6 +33,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/plexus-mcp/plexus/internal/apitype"
 	"github.com/plexus-mcp/plexus/internal/era"
 	"github.com/plexus-mcp/plexus/internal/jsonscan"
 	"github.com/plexus-mcp/plexus/internal/rawhttp"
@@ -79,6 +81,10 @@ type Bridge struct {
 	out   *bufio.Writer
 	outMu sync.Mutex
 
+	// scope names this bridge to the face on its MCP 2026-07-28 requests
+	// (apitype.HeaderClientScope): random, made by Run.
+	scope string
+
 	mu        sync.Mutex
 	sessionID string
 	version   string
@@ -106,6 +112,7 @@ type Bridge struct {
 func (b *Bridge) Run(ctx context.Context, in io.Reader, out io.Writer) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	b.scope = rand.Text()
 	b.listenCtx, b.stopListen = context.WithCancel(ctx)
 	if b.Dial != nil {
 		u, err := url.Parse(b.URL)
@@ -387,6 +394,7 @@ func (b *Bridge) send(ctx context.Context, msg []byte, h *head) (*http.Response,
 		// MCP 2026-07-28 names the method (and what it acts on) in headers
 		// too, so that proxies can route without reading the body.
 		hdr["Mcp-Method"] = []string{h.Method}
+		hdr[apitype.HeaderClientScope] = []string{b.scope}
 		switch h.Method {
 		case "tools/call", "prompts/get", "resources/read":
 			hdr["Mcp-Name"] = []string{h.Name}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/plexus-mcp/plexus/internal/era"
+	"github.com/plexus-mcp/plexus/internal/tracing"
 	"github.com/plexus-mcp/plexus/internal/upstream"
 )
 
@@ -86,7 +87,14 @@ func (s *Server) Use(ctx context.Context, waiting func(time.Duration)) (*upstrea
 			w = s.wakeLocked()
 		}
 		s.mu.Unlock()
-		if err := waitWake(ctx, w, began, waiting); err != nil {
+		_, span := tracing.StartStep(ctx, "start on demand", tracing.Call{Server: s.p.Name})
+		err := waitWake(ctx, w, began, waiting)
+		if err == nil && w.err != nil {
+			span.End(w.err, "unavailable")
+		} else {
+			span.End(err, tracing.ErrType(err))
+		}
+		if err != nil {
 			return nil, nil, err
 		}
 		if w.err != nil {

@@ -34,6 +34,15 @@ func fromMeta(meta json.RawMessage) Incoming {
 	return in
 }
 
+// FromMetaOr is FromMeta of a request's raw _meta, else of its HTTP
+// headers (nil for none).
+func FromMetaOr(meta json.RawMessage, h http.Header) Incoming {
+	if in := FromMeta(meta); in.Traceparent != "" {
+		return in
+	}
+	return FromHeader(h)
+}
+
 // FromMetaMap is FromMeta of a decoded _meta (the SDK's request params);
 // else, of the request's HTTP headers (nil for none).
 func FromMetaMap(meta map[string]any, h http.Header) Incoming {

@@ -163,9 +163,14 @@ type Call struct {
 
 func (c Call) attrs() []attribute.KeyValue {
 	a := make([]attribute.KeyValue, 0, 4)
-	a = append(a, attribute.String("mcp.method.name", c.Method))
+	if c.Method != "" {
+		a = append(a, attribute.String("mcp.method.name", c.Method))
+	}
 	if c.Tool != "" {
-		a = append(a, attribute.String("gen_ai.tool.name", c.Tool), attribute.String("gen_ai.operation.name", "execute_tool"))
+		a = append(a, attribute.String("gen_ai.tool.name", c.Tool))
+		if c.Method == "tools/call" {
+			a = append(a, attribute.String("gen_ai.operation.name", "execute_tool"))
+		}
 	}
 	if c.Prompt != "" {
 		a = append(a, attribute.String("gen_ai.prompt.name", c.Prompt))
@@ -272,6 +277,42 @@ func StartLaunch(ctx context.Context, server, transport string) (context.Context
 	ctx, s := (*t).Start(ctx, "start "+server, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(
 		attribute.String("plexus.server.name", server), attribute.String("network.transport", transport)))
 	return ctx, &Span{s}
+}
+
+// StartStep starts the span of a step of the call pipeline's own that a
+// request waits for — the gate's approval, a start on demand, keeping a
+// result over its cap — as the child of ctx's span: an internal span named
+// "{step} {tool}" (or "{step} {server}"), with the tool and server as
+// attributes (no method: it is not a request) and plexus.step the step.
+func StartStep(ctx context.Context, step string, c Call) (context.Context, *Span) {
+	t := tracer.Load()
+	if t == nil {
+		return ctx, nil
+	}
+	name := step
+	switch {
+	case c.Tool != "":
+		name += " " + c.Tool
+	case c.Server != "":
+		name += " " + c.Server
+	}
+	ctx, s := (*t).Start(ctx, name, trace.WithSpanKind(trace.SpanKindInternal),
+		trace.WithAttributes(append(c.attrs(), attribute.String("plexus.step", step))...))
+	return ctx, &Span{s}
+}
+
+// EndAs ends a step's span with its outcome: "" is success, else the
+// step's refusal or failure, as error.type (a gate's marker: "declined",
+// "approval_required").
+func (s *Span) EndAs(errType string) {
+	if s == nil {
+		return
+	}
+	if errType != "" {
+		s.s.SetAttributes(attribute.String("error.type", errType))
+		s.s.SetStatus(codes.Error, errType)
+	}
+	s.s.End()
 }
 
 // End ends the span with its outcome: err nil is success; else error.type

@@ -48,3 +48,25 @@ func CallerHasSession(ctx context.Context) bool {
 	k, ok := pc.peer.(clientKeyer)
 	return ok && k.Client() != nil
 }
+
+// teller is a Peer that can send its client a notification of Plexus's
+// own on the stream of the call in flight.
+type teller interface {
+	Tell(method string, params any)
+}
+
+// TellCaller sends the caller of ctx a notification of Plexus's own
+// (notifications/elicitation/complete) on its call's stream; false when
+// the caller has no stream to send it on (no client, or a stateless one,
+// whose era has no such notification).
+func TellCaller(ctx context.Context, method string, params any) bool {
+	pc := peerFrom(ctx)
+	if pc == nil {
+		return false
+	}
+	t, ok := pc.peer.(teller)
+	if ok {
+		t.Tell(method, params)
+	}
+	return ok
+}

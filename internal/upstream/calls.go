@@ -263,7 +263,7 @@ func (n *notifier) stop() {
 // Complete forwards completion/complete; its _meta is Plexus's, as the
 // server's era needs it (a client's _meta of another era would make the
 // SDK send that era's headers).
-func (c *Conn) Complete(ctx context.Context, p *mcp.CompleteParams) (*mcp.CompleteResult, error) {
+func (c *Conn) Complete(ctx context.Context, p *mcp.CompleteParams) (_ *mcp.CompleteResult, err error) {
 	if err := c.usable(); err != nil {
 		return nil, err
 	}
@@ -274,6 +274,12 @@ func (c *Conn) Complete(ctx context.Context, p *mcp.CompleteParams) (*mcp.Comple
 	}
 	cp := *p
 	cp.Meta = c.meta(peerFrom(ctx), nil)
+	if tracing.On() {
+		var span *tracing.Span
+		ctx, span = tracing.StartClient(ctx, tracing.Call{Method: "completion/complete", Server: c.name})
+		defer func() { span.End(err, tracing.ErrType(err)) }()
+		cp.Meta = tracing.SetMeta(ctx, cp.Meta)
+	}
 	res, err := c.session.Complete(ctx, &cp)
 	if err != nil {
 		return nil, fmt.Errorf("server %q: completion: %w", c.name, c.callError(ctx, err))
@@ -282,22 +288,36 @@ func (c *Conn) Complete(ctx context.Context, p *mcp.CompleteParams) (*mcp.Comple
 }
 
 // Subscribe asks the server for updates of a resource.
-func (c *Conn) Subscribe(ctx context.Context, uri string) error {
+func (c *Conn) Subscribe(ctx context.Context, uri string) (err error) {
 	if err := c.usable(); err != nil {
 		return err
 	}
-	if err := c.session.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+	params := &mcp.SubscribeParams{URI: uri}
+	if tracing.On() {
+		var span *tracing.Span
+		ctx, span = tracing.StartClient(ctx, tracing.Call{Method: "resources/subscribe", Resource: uri, Server: c.name})
+		defer func() { span.End(err, tracing.ErrType(err)) }()
+		params.Meta = tracing.SetMeta(ctx, params.Meta)
+	}
+	if err := c.session.Subscribe(ctx, params); err != nil {
 		return fmt.Errorf("server %q: subscribing to %q: %w", c.name, clip(uri, 200), c.callError(ctx, err))
 	}
 	return nil
 }
 
 // Unsubscribe ends a Subscribe.
-func (c *Conn) Unsubscribe(ctx context.Context, uri string) error {
+func (c *Conn) Unsubscribe(ctx context.Context, uri string) (err error) {
 	if err := c.usable(); err != nil {
 		return err
 	}
-	if err := c.session.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri}); err != nil {
+	params := &mcp.UnsubscribeParams{URI: uri}
+	if tracing.On() {
+		var span *tracing.Span
+		ctx, span = tracing.StartClient(ctx, tracing.Call{Method: "resources/unsubscribe", Resource: uri, Server: c.name})
+		defer func() { span.End(err, tracing.ErrType(err)) }()
+		params.Meta = tracing.SetMeta(ctx, params.Meta)
+	}
+	if err := c.session.Unsubscribe(ctx, params); err != nil {
 		return fmt.Errorf("server %q: unsubscribing from %q: %w", c.name, clip(uri, 200), c.callError(ctx, err))
 	}
 	return nil

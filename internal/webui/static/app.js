@@ -1112,15 +1112,29 @@ async function start() {
 
 // loadApprovals lists the calls waiting, each with what it would do and
 // buttons that decide it.
+// A client that elicits in URL mode sends the user here with the call's id
+// in ?call= (the daemon's host/urlask.go): that call is marked and brought
+// into view, and the page says so when it no longer waits.
+const sentFor = new URLSearchParams(location.search).get('call') || '';
+
 async function loadApprovals() {
   let waiting;
   try { waiting = await api('GET', '/approvals'); } catch (e) { $('approvals-msg').textContent = describe(e); return; }
+  const sent = sentFor && waiting.find((w) => w.id === sentFor);
+  if (sentFor && !sent && !$('approvals-msg').textContent) {
+    $('approvals-msg').textContent = 'The call ' + sentFor + ' you were sent here for no longer waits: it was decided, or it gave up.';
+  }
   $('approvals').hidden = waiting.length === 0 && !$('approvals-msg').textContent;
-  $('approval-list').replaceChildren(...waiting.map((w) => el('li', { 'data-id': w.id },
-    el('span', {}, el('strong', {}, w.name), ' from ', el('code', {}, w.client || 'the settings API'), ' (', w.rule, '): ', el('code', {}, w.arguments)),
+  $('approval-list').replaceChildren(...waiting.map((w) => el('li', w === sent ? { 'data-id': w.id, class: 'attention', 'aria-current': 'true' } : { 'data-id': w.id },
+    el('span', {}, w === sent && el('strong', {}, 'You were sent here for this call: '), el('strong', {}, w.name), ' from ', el('code', {}, w.client || 'the settings API'), ' (', w.rule, '): ', el('code', {}, w.arguments)),
     el('button', { type: 'button', onclick: () => decideCall(w, true) }, 'Approve'),
     el('button', { type: 'button', onclick: () => decideCall(w, false) }, 'Deny'))));
+  if (sent && !shown) {
+    shown = true;
+    $('approval-list').querySelector('[aria-current]').scrollIntoView({ block: 'center' });
+  }
 }
+let shown = false;
 
 async function decideCall(w, approve) {
   try {

@@ -375,22 +375,28 @@ async function run(page) {
   step('delete removes the server and its secret');
 }
 
+// callEcho calls example_echo through /mcp as an MCP 2026-07-28 client
+// named client with capabilities caps and the call's params; it returns
+// the answer's text.
+function callEcho(client, caps, params) {
+  return fetch(new URL('/mcp', env.LOGIN_URL), {
+    method: 'POST',
+    headers: {
+      Authorization: `Bearer ${env.TOKEN}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream',
+      'Mcp-Protocol-Version': '2026-07-28', 'Mcp-Method': 'tools/call', 'Mcp-Name': 'example_echo'
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'example_echo', ...params,
+      _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: client, version: '1' },
+        'io.modelcontextprotocol/clientCapabilities': caps } } })
+  }).then((r) => r.text());
+}
+
 // approveFromPage makes a call the policy asks about from an MCP client
 // that cannot be asked (MCP 2026-07-28, no elicitation): it waits, the
 // page lists it with its arguments, Approve lets it through; a second one
 // is denied and refused.
 async function approveFromPage(page) {
-  const call = (text) =>
-    fetch(new URL('/mcp', env.LOGIN_URL), {
-      method: 'POST',
-      headers: {
-        Authorization: `Bearer ${env.TOKEN}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream',
-        'Mcp-Protocol-Version': '2026-07-28', 'Mcp-Method': 'tools/call', 'Mcp-Name': 'example_echo'
-      },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'example_echo', arguments: { text },
-        _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 'mute-client', version: '1' },
-          'io.modelcontextprotocol/clientCapabilities': {} } } })
-    }).then((r) => r.text());
+  const call = (text) => callEcho('mute-client', {}, { arguments: { text } });
   for (const [text, choice, want] of [['approved-in-the-browser', 'Approve', /"text":"approved-in-the-browser"/], ['denied-in-the-browser', 'Deny', /did not approve/]]) {
     const answer = call(text);
     await page.waitForFunction((t) => document.getElementById('approval-list').textContent.includes(t), text, { timeout: T });
@@ -402,6 +408,32 @@ async function approveFromPage(page) {
     await page.waitForFunction((t) => !document.getElementById('approval-list').textContent.includes(t), text, { timeout: T });
   }
   step('a call waiting for approval is approved, and another denied, from the page');
+
+  // A client that elicits only in URL mode gets the page's address in its
+  // input_required (MCP 2026-07-28): it names the call, carries no
+  // credential, and the page there marks that call; the user denies it,
+  // and the client's retry (it accepted to open the page) gets the refusal.
+  const urlCall = (params) =>
+    callEcho('url-client', { elicitation: { url: {} } }, { arguments: { text: 'sent-by-url' }, ...params })
+      .then((t) => JSON.parse(t.includes('data: ') ? t.split('data: ').pop() : t).result);
+  const first = await urlCall({});
+  assert.equal(first.resultType, 'input_required', JSON.stringify(first).slice(0, 300));
+  const [key, q] = Object.entries(first.inputRequests)[0];
+  assert.equal(q.method, 'elicitation/create');
+  assert.equal(q.params.mode, 'url');
+  const sent = new URL(q.params.url);
+  assert.equal(sent.origin, new URL(env.LOGIN_URL).origin);
+  assert.match(sent.search, /^\?call=call-[a-z0-9]+$/, 'the URL names the call and nothing else: ' + q.params.url);
+  assert.ok(!q.params.url.includes(env.TOKEN), 'the URL carries the token');
+  const retry = urlCall({ inputResponses: { [key]: { action: 'accept' } }, requestState: first.requestState });
+  await page.goto(q.params.url);
+  const marked = page.locator('#approval-list li[aria-current]');
+  await marked.waitFor({ timeout: T });
+  assert.match(await marked.textContent(), /You were sent here for this call: example_echo from url-client/);
+  await marked.getByRole('button', { name: 'Deny' }).click();
+  const got = await retry;
+  assert.ok(got.isError && /did not approve/.test(JSON.stringify(got)), 'the retry after Deny: ' + JSON.stringify(got).slice(0, 300));
+  step('a URL-mode client is sent to the page, which marks its call; denied there');
 }
 
 // oauthGrants adds two machine-to-machine servers through the form's OAuth
