@@ -76,6 +76,9 @@ type Spec struct {
 	// Sandbox, if set, confines the server (package sandbox). It needs
 	// Shim: the plexus binary there is also the sandbox's launcher.
 	Sandbox *sandbox.Policy
+	// NpxDirect starts a server run by `npx` without npm's `npm exec`
+	// wrapper, once npm has installed it (npxdirect.go).
+	NpxDirect bool
 
 	// http and sse
 	URL        string       // expanded URL, may carry secrets in its query
