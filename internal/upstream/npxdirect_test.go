@@ -1,9 +1,6 @@
 package upstream
 
 import (
-	"archive/tar"
-	"bytes"
-	"compress/gzip"
 	"context"
 	"os"
 	"os/exec"
@@ -13,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/plexus-mcp/plexus/internal/testenv"
 )
 
 func TestParseNpx(t *testing.T) {
@@ -96,36 +95,6 @@ rl.on("line", (line) => {
 });
 `
 
-// tinyPackage writes dir/tiny.tgz: the npm package @px/tiny with two bins,
-// "tiny" (the MCP server above) and "tiny-other", as npm pack makes it.
-func tinyPackage(t *testing.T, dir string) {
-	t.Helper()
-	var buf bytes.Buffer
-	gz := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(gz)
-	for _, f := range []struct{ name, body string }{
-		{"package/package.json", `{"name":"@px/tiny","version":"1.0.0","bin":{"tiny-other":"bin/other.js","tiny":"bin/tiny.js"}}`},
-		{"package/bin/tiny.js", tinyServer},
-		{"package/bin/other.js", "#!/usr/bin/env node\nconsole.log('other')\n"},
-	} {
-		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: 0o755, Size: int64(len(f.body)), ModTime: time.Unix(499162500, 0)}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tw.Write([]byte(f.body)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := gz.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "tiny.tgz"), buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestNpxDirectStartsWhatNpxRuns runs the real npx on a local package (no
 // network: a tarball spec) in a cache of its own: Plexus's install step
 // leaves the npx folder npx itself uses, the bin chosen is the one npx runs
@@ -141,7 +110,10 @@ func TestNpxDirectStartsWhatNpxRuns(t *testing.T) {
 		t.Skip("npx is missing (CI installs it)")
 	}
 	dir := t.TempDir()
-	tinyPackage(t, dir)
+	testenv.NPMPackage(t, filepath.Join(dir, "tiny.tgz"),
+		[2]string{"package.json", `{"name":"@px/tiny","version":"1.0.0","bin":{"tiny-other":"bin/other.js","tiny":"bin/tiny.js"}}`},
+		[2]string{"bin/tiny.js", tinyServer},
+		[2]string{"bin/other.js", "#!/usr/bin/env node\nconsole.log('other')\n"})
 	env := map[string]string{"npm_config_cache": filepath.Join(dir, "cache"), "npm_config_update_notifier": "false"}
 	s := Spec{Name: "tiny", Type: "stdio", Argv: []string{npx, "-y", "./tiny.tgz", "a", "b c"}, Dir: dir, Env: env, NpxDirect: true, StartupTimeout: 60 * time.Second}
 
