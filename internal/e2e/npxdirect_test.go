@@ -5,17 +5,23 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/plexus-mcp/plexus/internal/apitype"
+	"github.com/plexus-mcp/plexus/internal/client"
+	"github.com/plexus-mcp/plexus/internal/statewords"
 	"github.com/plexus-mcp/plexus/internal/testenv"
 )
 
 // TestNpxServerRunsWithoutNpmWrapper: a real npm server (server-memory, as
 // the tests pin it, in a package of its own installed by npx from a local
 // tarball into a cache of the test's) added as `npx -y PKG` answers its
-// tools, and its process group holds the server alone: no `npm exec`.
+// tools, and its process group holds the server alone: no `npm exec`. Once
+// npx's cache has lost the package, the server's next start (on demand,
+// after a daemon restart) is "installing" until it is ready.
 func TestNpxServerRunsWithoutNpmWrapper(t *testing.T) {
 	t.Parallel()
 	if _, err := exec.LookPath("npx"); err != nil && os.Getenv("CI") == "" {
@@ -67,5 +73,36 @@ func TestNpxServerRunsWithoutNpmWrapper(t *testing.T) {
 	}
 	if !server {
 		t.Errorf("no process runs the bin from the npx folder: %q", group)
+	}
+
+	// An empty npx cache: the wake that the call makes installs.
+	e.StopDaemon()
+	if err := os.RemoveAll(filepath.Join(dir, "cache", "_npx")); err != nil {
+		t.Fatal(err)
+	}
+	e.StartDaemon()
+	events, err := client.New(e.Home).Events(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer events.Close()
+	out = e.MustRun("call", toolNamed(t, tools(t, e), "mem", "read_graph").Name, "{}")
+	mustContain(t, "read_graph's result after the reinstall", out, "entities")
+	var seen []string
+	for {
+		ev, err := events.Next()
+		if err != nil {
+			t.Fatalf("event stream: %v; mem's states: %q", err, seen)
+		}
+		if ev.Type != apitype.EventServer || ev.Server != "mem" || ev.Status == nil {
+			continue
+		}
+		seen = append(seen, statewords.Of(*ev.Status))
+		if ev.Status.State == apitype.StateReady {
+			break
+		}
+	}
+	if !slices.Contains(seen, statewords.Installing) {
+		t.Errorf("mem's states through its reinstalling wake: %q, no %q", seen, statewords.Installing)
 	}
 }

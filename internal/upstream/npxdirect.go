@@ -376,6 +376,9 @@ func (c *Conn) npxResolve(ctx context.Context, s Spec) (Spec, bool) {
 	}
 	rs := s
 	rs.Argv = n.resolveArgv()
+	if s.OnInstalling != nil && n.spec != "" && npxWillInstall(n.spec, dir, envPath, s.Env) {
+		s.OnInstalling()
+	}
 	proc, p, err := startProcess(rs, c.stderr, c.redact, c.log)
 	if err != nil {
 		c.log.Info("npx server started through npx: npm did not start", "err", c.redact.Error(err))
@@ -416,4 +419,75 @@ func (c *Conn) npxResolve(ctx context.Context, s Spec) (Spec, bool) {
 	}
 	c.log.Debug("npx server started without npm's wrapper", "bin", d.Argv[0])
 	return d, true
+}
+
+// npxWillInstall reports whether npx certainly installs spec at this start:
+// its npx folder, in the npm cache npm would use, lacks the package (for a
+// spec that does not name its package, such as a tarball, lacks any). It
+// says no when it cannot know: an npmrc that may set the cache (npm's own,
+// the global one beside node, the user's, a project's from dir up). A
+// newer version of an unversioned spec, which npx also installs, is not
+// known before npm asks the registry: that start shows as starting.
+func npxWillInstall(spec, dir, path string, env map[string]string) bool {
+	var cache, home, userconfig string
+	for k, v := range env {
+		switch {
+		case strings.EqualFold(k, "npm_config_cache"):
+			cache = v
+		case strings.EqualFold(k, "npm_config_userconfig"):
+			userconfig = v
+		case k == "HOME":
+			home = v
+		}
+	}
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	if userconfig == "" {
+		userconfig = filepath.Join(home, ".npmrc")
+	}
+	rcs := []string{userconfig}
+	if node, ok := lookPathIn("node", path); ok {
+		if real, err := filepath.EvalSymlinks(node); err == nil {
+			prefix := filepath.Dir(filepath.Dir(real))
+			rcs = append(rcs, filepath.Join(prefix, "etc", "npmrc"), filepath.Join(prefix, "lib", "node_modules", "npm", "npmrc"))
+		}
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		rcs = append(rcs, filepath.Join(d, ".npmrc"))
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	for _, rc := range rcs {
+		if b, err := os.ReadFile(rc); err == nil && npmrcSetsCache(b) {
+			return false
+		}
+	}
+	if cache == "" {
+		if home == "" {
+			return false
+		}
+		cache = filepath.Join(home, ".npm")
+	}
+	if !filepath.IsAbs(cache) {
+		return false
+	}
+	installed := filepath.Join(cache, "_npx", npxFolderHash([]string{spec}), "node_modules")
+	if name := registryName(spec); name != "" {
+		installed = filepath.Join(installed, name, "package.json")
+	}
+	_, err := os.Stat(installed)
+	return errors.Is(err, os.ErrNotExist)
+}
+
+// npmrcSetsCache reports whether an npmrc has a line for the cache key.
+func npmrcSetsCache(b []byte) bool {
+	for line := range strings.Lines(string(b)) {
+		key, _, _ := strings.Cut(line, "=")
+		if strings.TrimSpace(key) == "cache" {
+			return true
+		}
+	}
+	return false
 }

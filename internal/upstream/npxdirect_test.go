@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -115,7 +116,9 @@ func TestNpxDirectStartsWhatNpxRuns(t *testing.T) {
 		[2]string{"bin/tiny.js", tinyServer},
 		[2]string{"bin/other.js", "#!/usr/bin/env node\nconsole.log('other')\n"})
 	env := map[string]string{"npm_config_cache": filepath.Join(dir, "cache"), "npm_config_update_notifier": "false"}
-	s := Spec{Name: "tiny", Type: "stdio", Argv: []string{npx, "-y", "./tiny.tgz", "a", "b c"}, Dir: dir, Env: env, NpxDirect: true, StartupTimeout: 60 * time.Second}
+	var installs atomic.Int32
+	s := Spec{Name: "tiny", Type: "stdio", Argv: []string{npx, "-y", "./tiny.tgz", "a", "b c"}, Dir: dir, Env: env, NpxDirect: true, StartupTimeout: 60 * time.Second,
+		OnInstalling: func() { installs.Add(1) }}
 
 	if npxShadowed("./tiny.tgz", dir, os.Getenv("PATH"), env) {
 		t.Fatal("the spec counts as shadowed in a folder with no project")
@@ -126,6 +129,9 @@ func TestNpxDirectStartsWhatNpxRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
+	if n := installs.Load(); n != 1 {
+		t.Errorf("the first start, into an empty cache, said %d times that it installs, not once", n)
+	}
 	if got := c.Discovery().Tools; len(got) != 1 || !strings.Contains(string(got[0]), `"name":"args:a,b c"`) {
 		t.Fatalf("tools of the direct start: %+v", got)
 	}
@@ -141,6 +147,15 @@ func TestNpxDirectStartsWhatNpxRuns(t *testing.T) {
 	}
 	if testing.Short() {
 		return
+	}
+	// A second start finds the package in the npx folder: no install.
+	c2, err := Connect(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c2.Close()
+	if n := installs.Load(); n != 1 {
+		t.Errorf("a start from the filled cache counts as installing (%d)", n)
 	}
 	// What npx itself runs for the same command line, in the same cache.
 	cmd := exec.Command(npx, "-y", "./tiny.tgz", "x")
@@ -192,5 +207,44 @@ func TestNpxShadowed(t *testing.T) {
 	}
 	if !npxShadowed("other", dir, path, nil) {
 		t.Error("not shadowed by node_modules/.bin")
+	}
+}
+
+// TestNpxWillInstall: a start installs when the npx folder of the spec, in
+// the cache npm uses, lacks the package; an npmrc that sets the cache
+// leaves it unknown, which is no.
+func TestNpxWillInstall(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	dir := filepath.Join(home, "work")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"HOME": home}
+	spec := "@scope/server@1.2.3"
+	if !npxWillInstall(spec, dir, "", env) {
+		t.Error("an empty default cache: not installing")
+	}
+	pkg := filepath.Join(home, ".npm", "_npx", npxFolderHash([]string{spec}), "node_modules", "@scope", "server")
+	if err := os.MkdirAll(pkg, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if !npxWillInstall(spec, dir, "", env) {
+		t.Error("a folder without its package.json: not installing")
+	}
+	if err := os.WriteFile(filepath.Join(pkg, "package.json"), []byte(`{}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if npxWillInstall(spec, dir, "", env) {
+		t.Error("the package is in its npx folder: installing")
+	}
+	if !npxWillInstall(spec, dir, "", map[string]string{"HOME": home, "NPM_CONFIG_CACHE": filepath.Join(home, "other")}) {
+		t.Error("a cache of its own, empty: not installing")
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".npmrc"), []byte("registry=https://r.example/\n cache = /elsewhere\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if npxWillInstall("other-server", dir, "", env) {
+		t.Error("an npmrc sets the cache, yet the start counts as installing")
 	}
 }

@@ -79,6 +79,9 @@ type Spec struct {
 	// NpxDirect starts a server run by `npx` without npm's `npm exec`
 	// wrapper, once npm has installed it (npxdirect.go).
 	NpxDirect bool
+	// OnInstalling, if set, is called once when npm says a start installs
+	// the package of a server run by npx (with NpxDirect).
+	OnInstalling func()
 
 	// http and sse
 	URL        string       // expanded URL, may carry secrets in its query
