@@ -38,9 +38,9 @@ func TestNpxServerRunsWithoutNpmWrapper(t *testing.T) {
 		[2]string{"cli.js", "#!/usr/bin/env node\nimport(" + string(entry) + ")\n"})
 
 	e := testenv.New(t)
-	e.ExtraEnv = append(e.ExtraEnv, "PX_NPM_CACHE="+filepath.Join(dir, "cache"))
+	e.ExtraEnv = append(e.ExtraEnv, "PX_NPM_CACHE="+filepath.Join(dir, "cache"), "PX_NO_NOTIFIER=false")
 	e.StartDaemon()
-	if r := e.Run("", "add", "mem", "--cwd", dir, "--env", "npm_config_cache=PX_NPM_CACHE", "--", "npx", "-y", "./px-memory.tgz"); r.Code != 0 {
+	if r := e.Run("", "add", "mem", "--cwd", dir, "--env", "npm_config_cache=PX_NPM_CACHE", "--env", "npm_config_update_notifier=PX_NO_NOTIFIER", "--", "npx", "-y", "./px-memory.tgz"); r.Code != 0 {
 		t.Fatalf("add: exit %d\n%s", r.Code, r.Stderr)
 	}
 	s := servers(t, e)["mem"]
