@@ -61,6 +61,20 @@ func clientOf(pc *peerCall) any {
 	return pc.peer
 }
 
+// parker is a Peer whose call may be parked: its client was answered
+// with the server's questions (an MCP 2026-07-28 input_required) and has
+// not come back with its answers yet.
+type parker interface{ Parked() bool }
+
+// parked reports whether pc's call is parked (parker): upstream it still
+// runs, waiting on the answer to its question, but its client has no
+// request in flight, as it would have none before a server of its own era
+// (whose input_required ends the request), and it may never come back.
+func parked(pc *peerCall) bool {
+	p, ok := pc.peer.(parker)
+	return ok && p.Parked()
+}
+
 // logLevelOf is the level the caller asked for; "" for none.
 func logLevelOf(pc *peerCall) string {
 	if pc == nil {
@@ -215,7 +229,12 @@ const routeGrace = 500 * time.Millisecond
 // liveCaller is the newest live call of the one client with live calls in
 // flight, and how many distinct clients have them. A call whose caller
 // gave up (cancelled, its client gone) is none: its end is under way, and
-// a question routed to it would be answered "context canceled".
+// a question routed to it would be answered "context canceled". Nor is a
+// parked call: its question is with its client already, and its client
+// has no request in flight (one that never comes back, as the go-sdk's
+// client does not when it cannot read a roots/list without params, would
+// otherwise make every other client's question ambiguous until the call
+// gives up waiting, minutes later).
 func (f *inflight) liveCaller() (*peerCall, int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -223,7 +242,7 @@ func (f *inflight) liveCaller() (*peerCall, int) {
 	var newest uint64
 	seen := map[any]bool{}
 	for id, pc := range f.calls {
-		if pc.ctx != nil && pc.ctx.Err() != nil {
+		if pc.ctx != nil && pc.ctx.Err() != nil || parked(pc) {
 			continue
 		}
 		seen[clientOf(pc)] = true

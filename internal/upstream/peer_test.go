@@ -73,3 +73,37 @@ func TestProgressBeforeAnswer(t *testing.T) {
 		}
 	}
 }
+
+// parkedPeer is a caller whose call may wait for its client's next round.
+type parkedPeer struct {
+	capsPeer
+	parked bool
+}
+
+func (p *parkedPeer) Parked() bool { return p.parked }
+
+// TestQuestionSkipsParkedCall: a server's question outside any call's
+// context goes to the one client with a request in flight, not refused as
+// ambiguous because of another client's call parked on an input_required
+// answer (its client may never come back: the go-sdk's client cannot read
+// a roots/list without params, and the call waited two minutes upstream,
+// making every question of that server's other clients "calls from 2
+// clients" meanwhile). Once that client is back with its answers, its call
+// counts again.
+func TestQuestionSkipsParkedCall(t *testing.T) {
+	var f inflight
+	waiting := &parkedPeer{parked: true}
+	_, _, endParked := f.begin(WithPeer(t.Context(), waiting, nil))
+	defer endParked()
+	asking := &parkedPeer{}
+	_, _, endLive := f.begin(WithPeer(t.Context(), asking, nil))
+	defer endLive()
+	got, _, err := f.route(context.Background(), "elicitation request", 0)
+	if err != nil || got != asking {
+		t.Fatalf("routed to %v, err %v; want the client with a request in flight", got, err)
+	}
+	waiting.parked = false
+	if _, _, err := f.route(context.Background(), "elicitation request", 0); err == nil || !strings.Contains(err.Error(), "calls from 2 clients") {
+		t.Errorf("with both clients' calls in flight: err %v, want refused as ambiguous", err)
+	}
+}
