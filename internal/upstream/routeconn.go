@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -68,6 +69,7 @@ func (r *routeConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			r.frames.streamEnded(err)
 			return msg, err
 		}
+		r.c.heard.Store(time.Now().UnixNano())
 		req, ok := msg.(*jsonrpc.Request)
 		if !ok {
 			if resp, ok := msg.(*jsonrpc.Response); ok && r.frames.deliver(resp) {
