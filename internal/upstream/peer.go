@@ -144,6 +144,9 @@ type inflight struct {
 	mu     sync.Mutex
 	calls  map[uint64]*peerCall
 	tagged tagged // the server's messages a call's stream carried (attribute.go)
+	// last is the call that ended last, and when (lateFor).
+	last      *peerCall
+	lastEnded time.Time
 }
 
 // begin registers a call from ctx's peer, if any, and returns ctx marked
@@ -169,6 +172,7 @@ func (f *inflight) begin(ctx context.Context) (context.Context, any, func()) {
 	end := func() {
 		f.mu.Lock()
 		delete(f.calls, id)
+		f.last, f.lastEnded = pc, time.Now()
 		f.mu.Unlock()
 	}
 	if pc.token == nil {
@@ -219,6 +223,30 @@ func (f *inflight) route(ctx context.Context, what string, grace time.Duration) 
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// lateGrace is how long after a call's answer a log message that finds
+// no call in flight is taken for that call's (lateFor).
+const lateGrace = time.Second
+
+// lateFor is the client a log message that came with no call in flight
+// goes to: the client of the call that ended last, within lateGrace, on
+// its session's own stream — a server may write a call's log messages
+// after its answer (mcp-go's stdio and SSE servers queue them), and a
+// client reaching it directly gets them on its session all the same. Nil
+// when no call ended that recently, or its client has no such stream (a
+// 2026-07-28 client's call: its answer was all of it).
+func (f *inflight) lateFor() Peer {
+	f.mu.Lock()
+	pc, ended := f.last, f.lastEnded
+	f.mu.Unlock()
+	if pc == nil || time.Since(ended) > lateGrace {
+		return nil
+	}
+	if o, ok := pc.peer.(sessionOwner); ok {
+		return o.Standalone()
+	}
+	return nil
 }
 
 // routeGrace bounds how long an ambiguous server request waits for the

@@ -5,10 +5,13 @@ package upstream
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -105,5 +108,31 @@ func TestQuestionSkipsParkedCall(t *testing.T) {
 	waiting.parked = false
 	if _, _, err := f.route(context.Background(), "elicitation request", 0); err == nil || !strings.Contains(err.Error(), "calls from 2 clients") {
 		t.Errorf("with both clients' calls in flight: err %v, want refused as ambiguous", err)
+	}
+}
+
+// TestLogAfterItsCallsAnswer: a log message a server writes after its
+// call's answer (mcp-go's stdio and SSE servers queue them), with no call
+// in flight, reaches the client of the call that just ended on its
+// session's own stream, as it would directly — it was dropped, the
+// client's last messages lost; one long after any call reaches no one.
+func TestLogAfterItsCallsAnswer(t *testing.T) {
+	c := &Conn{log: slog.New(slog.DiscardHandler)}
+	r := &routeConn{c: c}
+	aside := &ownerPeer{}
+	client := &ownerPeer{aside: aside}
+	_, _, end := c.calls.begin(WithPeer(t.Context(), client, nil))
+	end()
+	msg := &jsonrpc.Request{Method: "notifications/message", Params: json.RawMessage(`{"level":"error","logger":"peer","data":"late"}`)}
+	r.notify(t.Context(), msg)
+	if len(aside.logs) != 1 || aside.logs[0] != "error" || len(client.logs) != 0 {
+		t.Fatalf("on the standalone stream %v, on the call's %v; want the late message on the standalone stream", aside.logs, client.logs)
+	}
+	c.calls.mu.Lock()
+	c.calls.lastEnded = time.Now().Add(-2 * lateGrace)
+	c.calls.mu.Unlock()
+	r.notify(t.Context(), msg)
+	if len(aside.logs) != 1 {
+		t.Errorf("a message long after any call reached %v", aside.logs)
 	}
 }
