@@ -136,3 +136,24 @@ func TestLogAfterItsCallsAnswer(t *testing.T) {
 		t.Errorf("a message long after any call reached %v", aside.logs)
 	}
 }
+
+// TestHeardSinceCountsClientSessions: a server answering on its clients'
+// own sessions is heard, though its shared connection, where its health
+// check goes, carried nothing else meanwhile.
+func TestHeardSinceCountsClientSessions(t *testing.T) {
+	ready, opening := make(chan struct{}), make(chan struct{})
+	close(ready)
+	own := &Conn{}
+	shared := &Conn{clients: &clientSessions{byKey: map[any]*clientSession{
+		"a": {ready: ready, conn: own},
+		"b": {ready: opening},
+	}}}
+	before := time.Now()
+	if shared.HeardSince(before) {
+		t.Fatal("heard with nothing sent")
+	}
+	own.heard.Store(time.Now().Add(time.Millisecond).UnixNano())
+	if !shared.HeardSince(before) {
+		t.Error("a client's session carried an answer, and the server was not heard")
+	}
+}
