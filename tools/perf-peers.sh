@@ -24,7 +24,7 @@
 # (throughput); the table gives the medians over ROUNDS rounds (default 5):
 # c1 added p50 over direct, c16 throughput as a ratio of direct, the
 # daemon's / proxy's CPU per call at c1 and c16 (the bridge's own CPU is not
-# in plexus-mcp's figure), and its idle RSS with the one 200-tool server,
+# in plexus-mcp's figure: it has a column of its own), and its idle RSS with the one 200-tool server,
 # read before any call was made: settled, then 1 s and 2 s after a settings
 # change (the table's column is the 2 s one). Raw JSON lines stay in the
 # output dir.
@@ -144,7 +144,7 @@ for r in rows:
         print(f"warning: {r['target']} c{r['c']} round {r['round']}: {r['run']['errors']} errors, first: {r['run'].get('firstError')}", file=sys.stderr)
 direct_p50 = {r["round"]: r["run"]["p50Us"] for r in runs("direct", 1)}
 direct_tput = {r["round"]: r["run"]["callsPerSec"] for r in runs("direct", 16)}
-print(f"{'':14} {'c1 p50':>9} {'c1 added p50':>13} {'c16 calls/s':>12} {'c16 vs direct':>14} {'CPU/call c1':>12} {'CPU/call c16':>13} {'idle RSS':>10}")
+print(f"{'':14} {'c1 p50':>9} {'c1 added p50':>13} {'c16 calls/s':>12} {'c16 vs direct':>14} {'CPU/call c1':>12} {'CPU/call c16':>13} {'bridge c1, c16':>15} {'idle RSS':>10}")
 for t in ["direct", "plexus-http", "plexus-mcp", "plexus-25", "plexus-mcp-25", "peer"]:
     c1, c16 = runs(t, 1), runs(t, 16)
     p50 = med([r["run"]["p50Us"] for r in c1])
@@ -153,10 +153,15 @@ for t in ["direct", "plexus-http", "plexus-mcp", "plexus-25", "plexus-mcp-25", "
     ratio = med([r["run"]["callsPerSec"] / direct_tput[r["round"]] for r in c16])
     cpu1 = med([r["run"]["proc"]["cpuPerCallUs"] for r in c1 if r["run"].get("proc")])
     cpu16 = med([r["run"]["proc"]["cpuPerCallUs"] for r in c16 if r["run"].get("proc")])
+    # The bridge's own CPU a call (plexus mcp, the stdio command), which
+    # the daemon's figure does not hold.
+    b1 = med([r["run"]["stdioProc"]["cpuPerCallUs"] for r in c1 if r["run"].get("stdioProc")])
+    b16 = med([r["run"]["stdioProc"]["cpuPerCallUs"] for r in c16 if r["run"].get("stdioProc")])
+    bridge = f"{b1:.0f}, {b16:.0f} µs" if t.startswith("plexus-mcp") and b1 == b1 else "-"
     # Idle RSS: read before the first round's calls, before any load.
     rss = med([r["idleRssKiB"] / 1024 for r in c1 if r["idleRssKiB"] and r["round"] == 1])
     fmt = lambda x, u: "-" if x != x else f"{x:.0f} {u}" if u != "MiB" else f"{x:.1f} MiB"
-    print(f"{t:14} {fmt(p50,'µs'):>9} {('+' if added >= 0 else '') + fmt(added,'µs') if t != 'direct' else '-':>13} {tput:>12.0f} {ratio:>13.2f}× {fmt(cpu1,'µs'):>12} {fmt(cpu16,'µs'):>13} {fmt(rss,'MiB'):>10}")
+    print(f"{t:14} {fmt(p50,'µs'):>9} {('+' if added >= 0 else '') + fmt(added,'µs') if t != 'direct' else '-':>13} {tput:>12.0f} {ratio:>13.2f}× {fmt(cpu1,'µs'):>12} {fmt(cpu16,'µs'):>13} {bridge:>15} {fmt(rss,'MiB'):>10}")
 print(f"Plexus idle RSS with one 200-tool server: {idle['settledRssKiB'] / 1024:.1f} MiB settled, "
       f"{idle['after1sRssKiB'] / 1024:.1f} MiB 1 s after a settings change, {idle['idle1RssKiB'] / 1024:.1f} MiB 2 s after")
 print(f"Plexus idle RSS: {idle['idle1RssKiB'] / 1024:.1f} MiB with one 200-tool server, "

@@ -121,7 +121,10 @@ func rawTools(ctx context.Context, send func(ctx context.Context, method, name, 
 type rawSessionOf struct {
 	send    func(ctx context.Context, method, name, params string) (*rawAnswer, error)
 	closeFn func() error
+	procID  int // the stdio command's process; 0 for a URL
 }
+
+func (s rawSessionOf) pid() int { return s.procID }
 
 func (s rawSessionOf) protocol() string { return Protocol2026 }
 

@@ -78,6 +78,10 @@ type Result struct {
 	CallsPerSec float64     `json:"callsPerSec"`
 	ElapsedMs   float64     `json:"elapsedMs"`
 	Proc        *ProcResult `json:"proc,omitempty"`
+	// StdioProc is what the stdio command did during the measured calls
+	// (every session's, summed; Linux only): for `plexus mcp`, the
+	// bridge's own CPU, which Proc (the daemon's) does not hold.
+	StdioProc *ProcResult `json:"stdioProc,omitempty"`
 }
 
 // ProcResult is what the watched process did during the measured calls.
@@ -134,7 +138,12 @@ func Run(ctx context.Context, t Target, w Workload) (*Result, error) {
 			return nil, err
 		}
 	}
+	stdioBefore, stdioOK := readProcs(sessions)
 	cr := callMany(ctx, sessions, params, w.Calls, w.Concurrency, w.CallTimeout)
+	if after, ok := readProcs(sessions); ok && stdioOK {
+		cpu := us(after.CPU - stdioBefore.CPU)
+		r.StdioProc = &ProcResult{PID: sessions[0].pid(), RSSBefore: stdioBefore.RSS, RSSAfter: after.RSS, CPUUs: cpu, CPUPerCallUs: cpu / float64(max(w.Calls, 1))}
+	}
 	if w.PID != 0 {
 		after, err := ReadProc(w.PID)
 		if err != nil {
@@ -153,6 +162,24 @@ func Run(ctx context.Context, t Target, w Workload) (*Result, error) {
 		return r, ctx.Err()
 	}
 	return r, nil
+}
+
+// readProcs sums ReadProc over the sessions' stdio commands; false for a
+// URL, or where /proc cannot be read.
+func readProcs(sessions []session) (Proc, bool) {
+	var sum Proc
+	for _, s := range sessions {
+		if s.pid() == 0 {
+			return Proc{}, false
+		}
+		p, err := ReadProc(s.pid())
+		if err != nil {
+			return Proc{}, false
+		}
+		sum.RSS += p.RSS
+		sum.CPU += p.CPU
+	}
+	return sum, len(sessions) > 0
 }
 
 // openSessions connects n sessions in turn (a handshake each, measured

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -51,6 +52,20 @@ func TestRunExampleServerEveryEra(t *testing.T) {
 		if r.Tools < 5 || r.Sessions != 2 || r.Concurrency != 4 {
 			t.Errorf("%s: %d tools, %d sessions, %d callers", era, r.Tools, r.Sessions, r.Concurrency)
 		}
+		stdioProc(t, era, r)
+	}
+}
+
+// stdioProc checks that a run of a stdio command read what the command
+// did (on Linux, where /proc has it): its process and RSS, the two
+// sessions' servers summed.
+func stdioProc(t *testing.T, what string, r *Result) {
+	t.Helper()
+	if runtime.GOOS != "linux" {
+		return
+	}
+	if p := r.StdioProc; p == nil || p.PID <= 0 || p.RSSAfter <= 0 || p.CPUUs < 0 {
+		t.Errorf("%s: the stdio command's process reading: %+v", what, p)
 	}
 }
 
@@ -65,6 +80,7 @@ func TestRunRawClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	sane(t, "raw", r, 60)
+	stdioProc(t, "raw", r)
 	if r.Protocol != Protocol2026 || r.Client != ClientRaw || r.Tools < 5 {
 		t.Errorf("raw: protocol %q, client %q, %d tools", r.Protocol, r.Client, r.Tools)
 	}
@@ -121,6 +137,9 @@ func TestRunThroughDaemonKeepsTokenSecret(t *testing.T) {
 		sane(t, "face, "+client, r, 40)
 		if r.Proc == nil || r.Proc.PID != d.PID || r.Proc.RSSAfter <= 0 || r.Proc.CPUUs < 0 {
 			t.Errorf("%s: daemon process reading: %+v", client, r.Proc)
+		}
+		if r.StdioProc != nil {
+			t.Errorf("%s: a URL has no stdio command, but the run read one: %+v", client, r.StdioProc)
 		}
 		b, _ := json.Marshal(r)
 		if tok := d.token; len(tok) < 16 || bytes.Contains(b, []byte(tok)) || strings.Contains(r.Line(), tok) {

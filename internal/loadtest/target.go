@@ -82,17 +82,19 @@ type session interface {
 	tools(ctx context.Context) ([]string, error)
 	call(ctx context.Context, name string, args json.RawMessage) error
 	close() error
+	// pid is the stdio command's process, 0 for a URL.
+	pid() int
 }
 
 // open opens a session with t's client, and returns its handshake time
 // (none for the raw client: MCP 2026-07-28 needs no handshake).
 func (t Target) open(ctx context.Context, hc *http.Client, conns int) (session, time.Duration, error) {
 	if t.Client != ClientRaw {
-		cs, d, err := t.connect(ctx, hc)
+		cs, pid, d, err := t.connect(ctx, hc)
 		if err != nil {
 			return nil, 0, err
 		}
-		return sdkSession{cs}, d, nil
+		return sdkSession{cs, pid}, d, nil
 	}
 	var s rawSessionOf
 	start := time.Now()
@@ -101,13 +103,13 @@ func (t Target) open(ctx context.Context, hc *http.Client, conns int) (session, 
 		if err != nil {
 			return nil, 0, err
 		}
-		s = rawSessionOf{h.send, h.close}
+		s = rawSessionOf{send: h.send, closeFn: h.close}
 	} else {
 		p, err := dialRawStdio(ctx, t)
 		if err != nil {
 			return nil, 0, err
 		}
-		s = rawSessionOf{p.send, p.close}
+		s = rawSessionOf{send: p.send, closeFn: p.close, procID: p.cmd.Process.Pid}
 	}
 	// What a 2026-07-28 client asks first; the handshake time.
 	a, err := s.send(ctx, "server/discover", "", "")
@@ -121,7 +123,12 @@ func (t Target) open(ctx context.Context, hc *http.Client, conns int) (session, 
 	return s, time.Since(start), nil
 }
 
-type sdkSession struct{ cs *mcp.ClientSession }
+type sdkSession struct {
+	cs     *mcp.ClientSession
+	procID int // the stdio command's process; 0 for a URL
+}
+
+func (s sdkSession) pid() int { return s.procID }
 
 func (s sdkSession) protocol() string {
 	if init := s.cs.InitializeResult(); init != nil {
@@ -160,13 +167,15 @@ func (t Target) String() string {
 	return fmt.Sprintf("%q", t.Stdio)
 }
 
-// connect opens one MCP session and returns it with its handshake time.
-func (t Target) connect(ctx context.Context, hc *http.Client) (*mcp.ClientSession, time.Duration, error) {
+// connect opens one MCP session and returns it with the stdio command's
+// process (0 for a URL) and its handshake time.
+func (t Target) connect(ctx context.Context, hc *http.Client) (*mcp.ClientSession, int, time.Duration, error) {
 	var tr mcp.Transport
+	var cmd *exec.Cmd
 	if t.URL != "" {
 		tr = &mcp.StreamableClientTransport{Endpoint: t.URL, HTTPClient: hc, DisableStandaloneSSE: true, MaxRetries: -1}
 	} else {
-		cmd := exec.Command(t.Stdio[0], t.Stdio[1:]...)
+		cmd = exec.Command(t.Stdio[0], t.Stdio[1:]...)
 		cmd.Env = append(os.Environ(), t.Env...)
 		cmd.Stderr = t.Stderr
 		tr = &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
@@ -175,9 +184,13 @@ func (t Target) connect(ctx context.Context, hc *http.Client) (*mcp.ClientSessio
 	start := time.Now()
 	cs, err := c.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: t.Protocol})
 	if err != nil {
-		return nil, 0, fmt.Errorf("connecting to %s: %w", t, err)
+		return nil, 0, 0, fmt.Errorf("connecting to %s: %w", t, err)
 	}
-	return cs, time.Since(start), nil
+	pid := 0
+	if cmd != nil && cmd.Process != nil {
+		pid = cmd.Process.Pid
+	}
+	return cs, pid, time.Since(start), nil
 }
 
 // httpClient keeps enough idle connections for every concurrent caller, so
