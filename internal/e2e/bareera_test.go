@@ -48,12 +48,12 @@ logging/setLevel -> {"jsonrpc":"2.0","id":{{id}},"result":{}}
 	e.MustRun("settings", "set", "profiles.solo", `{"servers":["old"],"naming":"bare"}`)
 	e.MustRun("settings", "set", "profiles.all", `{"servers":["old"],"naming":"plexus"}`)
 	// The same server pinned to the session era by its settings, over
-	// streamable HTTP: the pin holds Plexus back, but this server speaks
-	// only the session era of its own, so its bare profile offers only
-	// that. A pinned server that speaks 2026-07-28 too (mcp-go's),
-	// which a client reaching it directly speaks 2026-07-28 with, and a
-	// pinned stdio server, which Plexus cannot ask apart: their bare
-	// profiles offer every era and translate.
+	// stdio and over streamable HTTP: the pin holds Plexus back, but this
+	// server speaks only the session era of its own (it refuses the
+	// server/discover Plexus asks before pinning it), so its bare profile
+	// offers only that. A pinned server that speaks 2026-07-28 too
+	// (mcp-go's), which a client reaching it directly speaks 2026-07-28
+	// with: its bare profile offers every era and translates.
 	httpURL, _ := testenv.StartScriptHTTP(t, script)
 	e.MustRun("add", "held", "--", testenv.ScriptServer(t), script)
 	e.MustRun("add", "heldhttp", httpURL)
@@ -87,7 +87,8 @@ logging/setLevel -> {"jsonrpc":"2.0","id":{{id}},"result":{}}
 		{"solo", "stdio", era2025},
 		{"all", "http", era2026},
 		{"all", "stdio", era2026},
-		{"heldsolo", "http", era2026},
+		{"heldsolo", "http", era2025},
+		{"heldsolo", "stdio", era2025},
 		{"heldhttp", "http", era2025},
 		{"heldhttp", "stdio", era2025},
 		{"newheld", "http", era2026},

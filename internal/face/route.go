@@ -375,13 +375,14 @@ func acceptsStream(values []string) bool {
 // as it does when it reaches the server directly, and from then on meets
 // what it meets there (ping, logging/setLevel, progress and questions of
 // the session). A server whose settings pin a session-era version is such
-// a server only when, over streamable HTTP, it refused the server/discover
-// Plexus sent apart before pinning it (upstream.Conn.OwnEra): the pin holds
-// Plexus back, not the server, which a client reaching it directly may
-// well speak 2026-07-28 with (the peer matrix's go-sdk, mcp-go and
-// TypeScript 2.x servers do). Then, and while the server's own era is not
-// known (a pinned stdio server), the profile offers every era and
-// translates, as a profile that gathers servers always does (internal/era).
+// a server only when it refused the server/discover Plexus sent before
+// pinning it (upstream.Conn.OwnEra: one POST apart over streamable HTTP,
+// over stdio the process's first message): the pin holds Plexus back, not
+// the server, which a client reaching it directly may well speak
+// 2026-07-28 with (the peer matrix's go-sdk, mcp-go and TypeScript 2.x
+// servers do). Then, and while the server's own era is not known (a probe
+// that got no answer), the profile offers every era and translates, as a
+// profile that gathers servers always does (internal/era).
 
 // sessionServer is the session-era version a bare profile's server
 // speaks of its own; "" for any other profile, a server that speaks MCP

@@ -51,6 +51,7 @@ type pendingCall struct {
 
 	mu     sync.Mutex
 	ex     *exchange            // the POST waiting on it now; nil between rounds
+	parked bool                 // answered with questions; its client not back yet
 	asks   map[string]*question // asked, not yet answered, by key
 	expiry *time.Timer
 	seq    int
@@ -112,7 +113,7 @@ func (p *profile) waitCall(w http.ResponseWriter, r *http.Request, req callReque
 func (c *pendingCall) await(ex *exchange, r *http.Request, id json.RawMessage) {
 	defer ex.release() // a progress or log message on its way finds it gone
 	c.mu.Lock()
-	c.ex = ex
+	c.ex, c.parked = ex, false
 	if c.expiry != nil {
 		c.expiry.Stop()
 	}
@@ -130,6 +131,7 @@ func (c *pendingCall) await(ex *exchange, r *http.Request, id json.RawMessage) {
 				c.p.keepPending(c)
 				ex.answer("call", appendResponse(id, era.InputRequiredResult(asks, statePrefix+c.token)), 0)
 				c.mu.Lock()
+				c.parked = true
 				c.expiry = time.AfterFunc(waitTTL, func() { c.p.dropPending(c.token); c.cancel() })
 				c.mu.Unlock()
 				return
@@ -196,10 +198,13 @@ func (c *pendingCall) ask(ctx context.Context, method string, params json.RawMes
 	}
 }
 
-// deliver hands the client's answers to the questions waiting for them.
+// deliver hands the client's answers to the questions waiting for them:
+// the client is back, so the call is parked no more (the server's next
+// question may come before the retry's POST waits on the call).
 func (c *pendingCall) deliver(answers map[string]json.RawMessage) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.parked = false
 	for k, a := range answers {
 		if q := c.asks[k]; q != nil {
 			select {
@@ -254,6 +259,16 @@ type statelessPeer struct {
 	level    string
 	progress bool
 	call     *pendingCall
+}
+
+// Parked reports whether the call waits for its client's next round,
+// having answered it with the server's questions: the client has no
+// request in flight then, and a server's question from another call is
+// not its (upstream.Peer routing).
+func (p *statelessPeer) Parked() bool {
+	p.call.mu.Lock()
+	defer p.call.mu.Unlock()
+	return p.call.parked
 }
 
 func (p *statelessPeer) Capabilities() *mcp.ClientCapabilities { return p.caps.caps }

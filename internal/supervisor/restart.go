@@ -58,14 +58,18 @@ func (s *Server) watch(conn *upstream.Conn) (hung error, quit bool) {
 				return nil, true // stopped when idle: a use starts it again
 			}
 		case <-tick:
+			sent := time.Now()
 			ctx, cancel := context.WithTimeout(context.Background(), s.p.Policy.KeepAlive/2)
 			err := conn.Ping(ctx)
 			cancel()
 			// An error answer is an answer: the server is alive. A failed
 			// HTTP request is not, though the SDK reports it as a JSON-RPC
 			// error of its own ("rejected by transport"): AnswerError tells
-			// the server's from the SDK's.
-			if err == nil || upstream.AnswerError(err) != nil {
+			// the server's from the SDK's. Nor is a server hung that sent
+			// something else meanwhile (answers to calls, progress): it is
+			// busy, as a loaded one answers a ping late, and closing it
+			// would lose the calls it is answering.
+			if err == nil || upstream.AnswerError(err) != nil || conn.HeardSince(sent) {
 				misses = 0
 				continue
 			}

@@ -2,13 +2,16 @@ package supervisor
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/plexus-mcp/plexus/internal/config"
@@ -82,5 +85,67 @@ func TestUnansweredRemoteIsLost(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestBusyRemoteIsNotLost: a server answering calls while its health
+// checks time out — a loaded one, whose ping waits behind the calls — is
+// busy, not hung: it is not lost for its keepalive, and the calls it is
+// answering are not lost with it (a loaded Node server was, in a run of
+// the peer matrix, its calls failing "connection lost, outcome unknown").
+func TestBusyRemoteIsNotLost(t *testing.T) {
+	t.Parallel()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "busy", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "echo", InputSchema: &jsonschema.Schema{Type: "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
+	})
+	var slowPings atomic.Bool
+	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "ping" && slowPings.Load() {
+				select {
+				case <-ctx.Done():
+				case <-time.After(time.Second):
+				}
+			}
+			return next(ctx, method, req)
+		}
+	})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	ts := httptest.NewServer(h)
+	defer ts.Close()
+	sc := config.Server{Type: config.TypeHTTP, URL: ts.URL, KeepAliveMs: 400}
+	p := PolicyFor(sc)
+	p.KeepAliveMisses = 3
+	p.Initial = time.Hour
+	s := New(Params{Name: "busy", Config: sc, Spec: upstream.Spec{Name: "busy", Type: "http", URL: ts.URL, ProtocolVersion: "2025-11-25"}, Policy: p})
+	defer s.Stop()
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := s.Conn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	slowPings.Store(true)
+	// Three checks of 200 ms each unanswered in a row lose an idle
+	// server within 1.6 s (main lost this one after 1.4 s); calls run
+	// for longer, four at a time.
+	var failed atomic.Int64
+	var wg sync.WaitGroup
+	end := time.Now().Add(2400 * time.Millisecond)
+	for range 4 {
+		wg.Go(func() {
+			for time.Now().Before(end) {
+				if _, err := conn.CallTool(t.Context(), "echo", json.RawMessage(`{}`)); err != nil {
+					failed.Add(1)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if st := s.Status(); st.State != StateReady || st.Restarts != 0 || failed.Load() != 0 {
+		t.Fatalf("state %s, %d restarts, %d call loops failed (last error %q); want the busy server kept", st.State, st.Restarts, failed.Load(), st.LastError)
 	}
 }

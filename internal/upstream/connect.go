@@ -140,19 +140,37 @@ func (c *Conn) startStdio(ctx context.Context, s Spec) error {
 	} else if err := ctx.Err(); err != nil {
 		return c.connectError(ctx, PhaseStart, fmt.Errorf("installing with npm: %w", err), s.StartupTimeout)
 	}
-	proc, p, err := startProcess(s, c.stderr, c.redact, c.log)
-	if err != nil {
-		return &ConnectError{Server: s.Name, Phase: PhaseStart, Err: c.redact.Error(err)}
+	probe := s.ProtocolVersion != "" && s.ownSession == nil && s.RunsOn == ""
+	for {
+		proc, p, err := startProcess(s, c.stderr, c.redact, c.log)
+		if err != nil {
+			return &ConnectError{Server: s.Name, Phase: PhaseStart, Err: c.redact.Error(err)}
+		}
+		c.proc = proc
+		c.stdio = newStdioConn(p, s.DiscoverTimeout, func(line []byte) {
+			l := cutLine(c.redact.String(strings.TrimSpace(string(line))))
+			c.stderr.add("stdout: " + l)
+			c.log.Warn("server wrote a non-JSON-RPC line to stdout", "line", l)
+		})
+		if !probe {
+			break
+		}
+		probe = false
+		if c.ownEra = probeStdio(ctx, c.stdio, s); !era.IsStateless(c.ownEra) {
+			break // a server of the session era only: the pinned handshake follows on this process
+		}
+		// It answered as a server of MCP 2026-07-28, for which that began
+		// its session: the pinned handshake gets a process of its own.
+		c.log.Debug("pinned server's own era", "own", c.ownEra, "pinned", s.ProtocolVersion)
+		proc.watch(func(*ExitError) {})
+		c.stdio.closeInput()
+		proc.stop(s.StopGrace)
+		c.stdio.Close()
+		c.proc, c.stdio = nil, nil
 	}
-	c.proc = proc
-	c.stdio = newStdioConn(p, s.DiscoverTimeout, func(line []byte) {
-		l := cutLine(c.redact.String(strings.TrimSpace(string(line))))
-		c.stderr.add("stdout: " + l)
-		c.log.Warn("server wrote a non-JSON-RPC line to stdout", "line", l)
-	})
 	c.raw = c.stdio
 	// Only now that the Conn is whole may an exit start its teardown.
-	proc.watch(func(e *ExitError) {
+	c.proc.watch(func(e *ExitError) {
 		c.log.Info("server process exited", "code", e.Code, "signal", e.Signal)
 		c.end(c.exitCause(e))
 	})

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
 	"github.com/plexus-mcp/plexus/internal/era"
 	"github.com/plexus-mcp/plexus/internal/sse"
 )
@@ -23,15 +25,20 @@ import (
 // initialize; a bare profile of the pinned server offers it the same
 // (face/route.go), which only the server's own answer can tell it.
 //
-// Only a streamable HTTP server is asked, with one POST of its own. Over
-// stdio the one connection is the handshake's, and a server that answers
+// A streamable HTTP server is asked with one POST of its own. Over stdio
+// the one connection is the handshake's, and a server that answers
 // server/discover takes it as a request of that era on its session: asked
 // before initialize, the go-sdk's takes it for its session's start and
 // refuses the pinned initialize ("duplicate initialize") and exits; asked
 // after, it answers, and from then on refuses the session era's
 // server→client requests ("cannot be sent while serving" a request of the
-// stateless era), which is what the pin is for. A pinned stdio server's
-// own era stays unknown, and its bare profile offers every era.
+// stateless era), which is what the pin is for. So a pinned stdio server
+// is asked first, as an unpinned one is (probeStdio): one that speaks
+// only the session era refuses it (or lets it go unanswered) and the
+// pinned initialize follows on the same process, as the fallback of an
+// unpinned handshake does; one that answers it is started again for the
+// pinned handshake (startStdio), a second start only for a server that
+// speaks both eras and is pinned.
 
 // OwnEra is the era the server speaks of its own accord: the version its
 // handshake settled on, or for a pinned server what the probe before it
@@ -56,6 +63,36 @@ func (c *Conn) probeEra(ctx context.Context, s Spec) {
 	}
 	c.ownEra = probeHTTP(ctx, s)
 	c.log.Debug("pinned server's own era", "own", c.ownEra, "pinned", s.ProtocolVersion)
+}
+
+// probeStdio asks a pinned stdio server, before anything else is sent
+// to it, one server/discover as the SDK's client asks it first unpinned,
+// and reads the answer as probeHTTP does; the stdio connection answers it
+// "method not found" for a server that lets it go unanswered (its
+// discoverTimeout). Anything else the server sends before its answer is
+// dropped: before initialize there is no session for it to belong to.
+func probeStdio(ctx context.Context, conn *stdioConn, s Spec) string {
+	id, _ := jsonrpc.MakeID("plexus-era-probe")
+	req := &jsonrpc.Request{ID: id, Method: methodDiscover}
+	req.Params, _ = json.Marshal(map[string]any{"_meta": era.RequestMeta(era.Stateless, era.Caller{Info: s.ClientInfo})})
+	if conn.Write(ctx, req) != nil {
+		return ""
+	}
+	for {
+		msg, err := conn.Read(ctx)
+		if err != nil {
+			return ""
+		}
+		resp, ok := msg.(*jsonrpc.Response)
+		if !ok || resp.ID != id {
+			continue
+		}
+		b, err := jsonrpc.EncodeMessage(resp)
+		if err == nil && speaksStateless(b) {
+			return era.Stateless
+		}
+		return s.ProtocolVersion
+	}
 }
 
 // probeHTTP POSTs one server/discover to the server, as the SDK's client

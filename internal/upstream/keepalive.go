@@ -43,6 +43,37 @@ func (c *Conn) Ping(ctx context.Context) error {
 	return nil
 }
 
+// HeardSince reports whether the server sent anything after t — an
+// answer, a notification, a request of its own — on any of its streams,
+// its clients' own sessions (clientsession.go) included: a server that
+// does so while a health check waits is busy, not hung.
+func (c *Conn) HeardSince(t time.Time) bool {
+	n := c.heard.Load()
+	if c.stdio != nil {
+		n = max(n, c.stdio.heard.Load())
+	}
+	if n > t.UnixNano() {
+		return true
+	}
+	cs := c.clients
+	if cs == nil {
+		return false
+	}
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	for _, s := range cs.byKey {
+		select {
+		case <-s.ready: // conn is set, or nil
+		default:
+			continue
+		}
+		if s.conn != nil && s.conn.heard.Load() > t.UnixNano() {
+			return true
+		}
+	}
+	return false
+}
+
 // eraMeta is the _meta every request of Plexus's own carries to an MCP
 // 2026-07-28 server (its protocol version, Plexus as the client, and no
 // capabilities: a health check or a listing asks nothing of a user); nil

@@ -61,6 +61,20 @@ func clientOf(pc *peerCall) any {
 	return pc.peer
 }
 
+// parker is a Peer whose call may be parked: its client was answered
+// with the server's questions (an MCP 2026-07-28 input_required) and has
+// not come back with its answers yet.
+type parker interface{ Parked() bool }
+
+// parked reports whether pc's call is parked (parker): upstream it still
+// runs, waiting on the answer to its question, but its client has no
+// request in flight, as it would have none before a server of its own era
+// (whose input_required ends the request), and it may never come back.
+func parked(pc *peerCall) bool {
+	p, ok := pc.peer.(parker)
+	return ok && p.Parked()
+}
+
 // logLevelOf is the level the caller asked for; "" for none.
 func logLevelOf(pc *peerCall) string {
 	if pc == nil {
@@ -130,6 +144,9 @@ type inflight struct {
 	mu     sync.Mutex
 	calls  map[uint64]*peerCall
 	tagged tagged // the server's messages a call's stream carried (attribute.go)
+	// last is the call that ended last, and when (lateFor).
+	last      *peerCall
+	lastEnded time.Time
 }
 
 // begin registers a call from ctx's peer, if any, and returns ctx marked
@@ -155,6 +172,7 @@ func (f *inflight) begin(ctx context.Context) (context.Context, any, func()) {
 	end := func() {
 		f.mu.Lock()
 		delete(f.calls, id)
+		f.last, f.lastEnded = pc, time.Now()
 		f.mu.Unlock()
 	}
 	if pc.token == nil {
@@ -207,6 +225,30 @@ func (f *inflight) route(ctx context.Context, what string, grace time.Duration) 
 	}
 }
 
+// lateGrace is how long after a call's answer a log message that finds
+// no call in flight is taken for that call's (lateFor).
+const lateGrace = time.Second
+
+// lateFor is the client a log message that came with no call in flight
+// goes to: the client of the call that ended last, within lateGrace, on
+// its session's own stream — a server may write a call's log messages
+// after its answer (mcp-go's stdio and SSE servers queue them), and a
+// client reaching it directly gets them on its session all the same. Nil
+// when no call ended that recently, or its client has no such stream (a
+// 2026-07-28 client's call: its answer was all of it).
+func (f *inflight) lateFor() Peer {
+	f.mu.Lock()
+	pc, ended := f.last, f.lastEnded
+	f.mu.Unlock()
+	if pc == nil || time.Since(ended) > lateGrace {
+		return nil
+	}
+	if o, ok := pc.peer.(sessionOwner); ok {
+		return o.Standalone()
+	}
+	return nil
+}
+
 // routeGrace bounds how long an ambiguous server request waits for the
 // callers in flight to come down to one (a log message, read in stream
 // order, does not wait).
@@ -215,7 +257,12 @@ const routeGrace = 500 * time.Millisecond
 // liveCaller is the newest live call of the one client with live calls in
 // flight, and how many distinct clients have them. A call whose caller
 // gave up (cancelled, its client gone) is none: its end is under way, and
-// a question routed to it would be answered "context canceled".
+// a question routed to it would be answered "context canceled". Nor is a
+// parked call: its question is with its client already, and its client
+// has no request in flight (one that never comes back, as the go-sdk's
+// client does not when it cannot read a roots/list without params, would
+// otherwise make every other client's question ambiguous until the call
+// gives up waiting, minutes later).
 func (f *inflight) liveCaller() (*peerCall, int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -223,7 +270,7 @@ func (f *inflight) liveCaller() (*peerCall, int) {
 	var newest uint64
 	seen := map[any]bool{}
 	for id, pc := range f.calls {
-		if pc.ctx != nil && pc.ctx.Err() != nil {
+		if pc.ctx != nil && pc.ctx.Err() != nil || parked(pc) {
 			continue
 		}
 		seen[clientOf(pc)] = true

@@ -5,10 +5,13 @@ package upstream
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -71,5 +74,86 @@ func TestProgressBeforeAnswer(t *testing.T) {
 		if n != 3 {
 			t.Fatalf("call %d: %d progress notifications before the answer, want 3", i, n)
 		}
+	}
+}
+
+// parkedPeer is a caller whose call may wait for its client's next round.
+type parkedPeer struct {
+	capsPeer
+	parked bool
+}
+
+func (p *parkedPeer) Parked() bool { return p.parked }
+
+// TestQuestionSkipsParkedCall: a server's question outside any call's
+// context goes to the one client with a request in flight, not refused as
+// ambiguous because of another client's call parked on an input_required
+// answer (its client may never come back: the go-sdk's client cannot read
+// a roots/list without params, and the call waited two minutes upstream,
+// making every question of that server's other clients "calls from 2
+// clients" meanwhile). Once that client is back with its answers, its call
+// counts again.
+func TestQuestionSkipsParkedCall(t *testing.T) {
+	var f inflight
+	waiting := &parkedPeer{parked: true}
+	_, _, endParked := f.begin(WithPeer(t.Context(), waiting, nil))
+	defer endParked()
+	asking := &parkedPeer{}
+	_, _, endLive := f.begin(WithPeer(t.Context(), asking, nil))
+	defer endLive()
+	got, _, err := f.route(context.Background(), "elicitation request", 0)
+	if err != nil || got != asking {
+		t.Fatalf("routed to %v, err %v; want the client with a request in flight", got, err)
+	}
+	waiting.parked = false
+	if _, _, err := f.route(context.Background(), "elicitation request", 0); err == nil || !strings.Contains(err.Error(), "calls from 2 clients") {
+		t.Errorf("with both clients' calls in flight: err %v, want refused as ambiguous", err)
+	}
+}
+
+// TestLogAfterItsCallsAnswer: a log message a server writes after its
+// call's answer (mcp-go's stdio and SSE servers queue them), with no call
+// in flight, reaches the client of the call that just ended on its
+// session's own stream, as it would directly — it was dropped, the
+// client's last messages lost; one long after any call reaches no one.
+func TestLogAfterItsCallsAnswer(t *testing.T) {
+	c := &Conn{log: slog.New(slog.DiscardHandler)}
+	r := &routeConn{c: c}
+	aside := &ownerPeer{}
+	client := &ownerPeer{aside: aside}
+	_, _, end := c.calls.begin(WithPeer(t.Context(), client, nil))
+	end()
+	msg := &jsonrpc.Request{Method: "notifications/message", Params: json.RawMessage(`{"level":"error","logger":"peer","data":"late"}`)}
+	r.notify(t.Context(), msg)
+	if len(aside.logs) != 1 || aside.logs[0] != "error" || len(client.logs) != 0 {
+		t.Fatalf("on the standalone stream %v, on the call's %v; want the late message on the standalone stream", aside.logs, client.logs)
+	}
+	c.calls.mu.Lock()
+	c.calls.lastEnded = time.Now().Add(-2 * lateGrace)
+	c.calls.mu.Unlock()
+	r.notify(t.Context(), msg)
+	if len(aside.logs) != 1 {
+		t.Errorf("a message long after any call reached %v", aside.logs)
+	}
+}
+
+// TestHeardSinceCountsClientSessions: a server answering on its clients'
+// own sessions is heard, though its shared connection, where its health
+// check goes, carried nothing else meanwhile.
+func TestHeardSinceCountsClientSessions(t *testing.T) {
+	ready, opening := make(chan struct{}), make(chan struct{})
+	close(ready)
+	own := &Conn{}
+	shared := &Conn{clients: &clientSessions{byKey: map[any]*clientSession{
+		"a": {ready: ready, conn: own},
+		"b": {ready: opening},
+	}}}
+	before := time.Now()
+	if shared.HeardSince(before) {
+		t.Fatal("heard with nothing sent")
+	}
+	own.heard.Store(time.Now().Add(time.Millisecond).UnixNano())
+	if !shared.HeardSince(before) {
+		t.Error("a client's session carried an answer, and the server was not heard")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -68,6 +69,7 @@ func (r *routeConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			r.frames.streamEnded(err)
 			return msg, err
 		}
+		r.c.heard.Store(time.Now().UnixNano())
 		req, ok := msg.(*jsonrpc.Request)
 		if !ok {
 			if resp, ok := msg.(*jsonrpc.Response); ok && r.frames.deliver(resp) {
@@ -143,6 +145,12 @@ func (r *routeConn) notify(ctx context.Context, req *jsonrpc.Request) {
 	}
 	peer, callCtx, err := r.c.calls.route(ctx, "log message", 0)
 	if err != nil {
+		if _, n := r.c.calls.liveCaller(); n == 0 {
+			if late := r.c.calls.lateFor(); late != nil {
+				late.Log(withEveryLevel(ctx, every), &p) // after its call's answer
+				return
+			}
+		}
 		r.c.log.Debug("server log message with no call to send it to", "level", p.Level, "logger", p.Logger)
 		return
 	}

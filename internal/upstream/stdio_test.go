@@ -111,12 +111,7 @@ func TestStdioRawServerIgnoresDiscover(t *testing.T) {
 		t.Errorf("call = %v, %v", res, err)
 	}
 	// One process: the probe, then initialize on the same connection.
-	var methods []string
-	for _, l := range c.Stderr() {
-		if m, ok := strings.CutPrefix(l, "got "); ok {
-			methods = append(methods, m)
-		}
-	}
+	methods := methodsSeen(c)
 	if len(methods) < 2 || methods[0] != "server/discover" || methods[1] != "initialize" {
 		t.Errorf("methods seen by the server = %v", methods)
 	}
@@ -500,4 +495,58 @@ func TestStdioExitSoonAfterClosingStdout(t *testing.T) {
 	if !errors.As(err, &exit) || exit.Code != 3 {
 		t.Fatalf("err = %v, want a handshake error with exit code 3", err)
 	}
+}
+
+// TestStdioPinnedServerOwnEra: a stdio server pinned to a session-era
+// version is asked server/discover before its pinned handshake, as an
+// unpinned one is, so that its bare profile can mirror the era it speaks
+// of its own: one that speaks only the session era (it lets the probe go
+// unanswered) is initialized on the same process; one that answers it is
+// started again, its pinned session begun by initialize (a session begun
+// by server/discover would refuse the pinned initialize, or the session
+// era's requests mid-call).
+func TestStdioPinnedServerOwnEra(t *testing.T) {
+	t.Parallel()
+	t.Run("session era only", func(t *testing.T) {
+		t.Parallel()
+		s := fakeSpec(t, "raw")
+		s.DiscoverTimeout = 300 * time.Millisecond
+		s.ProtocolVersion = "2025-11-25"
+		c := mustConnect(t, s)
+		if got := c.OwnEra(); got != "2025-11-25" {
+			t.Errorf("OwnEra = %q, want the pinned 2025-11-25 (the server refused server/discover)", got)
+		}
+		methods := methodsSeen(c)
+		if len(methods) < 2 || methods[0] != "server/discover" || methods[1] != "initialize" {
+			t.Errorf("one process: methods seen by the server = %v, want server/discover, then initialize", methods)
+		}
+	})
+	t.Run("both eras", func(t *testing.T) {
+		t.Parallel()
+		s := fakeSpec(t, "sdk")
+		s.ProtocolVersion = "2025-11-25"
+		c := mustConnect(t, s)
+		if got := c.OwnEra(); got != "2026-07-28" {
+			t.Errorf("OwnEra = %q, want 2026-07-28 (the server answered server/discover)", got)
+		}
+		if got := c.ProtocolVersion(); got != "2025-11-25" {
+			t.Errorf("ProtocolVersion = %q, want the pinned 2025-11-25", got)
+		}
+		res, err := c.CallTool(context.Background(), "echo", json.RawMessage(`{"k":"v"}`))
+		if err != nil || resultText(t, res) != `{"k":"v"}` {
+			t.Errorf("call on the pinned session = %v, %v", res, err)
+		}
+	})
+}
+
+// methodsSeen are the methods the raw fake server noted on its stderr, in
+// the order it read them.
+func methodsSeen(c *Conn) []string {
+	var methods []string
+	for _, l := range c.Stderr() {
+		if m, ok := strings.CutPrefix(l, "got "); ok {
+			methods = append(methods, m)
+		}
+	}
+	return methods
 }

@@ -75,6 +75,8 @@ type stdioConn struct {
 	// came with the answers frames takes: a call's last progress
 	// notification reaches its caller before the call's answer does.
 	route atomic.Pointer[routeConn]
+	// heard is when the server last wrote a line (Conn.HeardSince).
+	heard atomic.Int64
 }
 
 func newStdioConn(p pipes, discoverTimeout time.Duration, onGarbage func([]byte)) *stdioConn {
@@ -123,6 +125,9 @@ func (c *stdioConn) readLoop() {
 	for {
 		var line []byte
 		line, err = readFrame(c.br)
+		if len(line) > 0 {
+			c.heard.Store(time.Now().UnixNano())
+		}
 		if f := c.frames.Load(); f != nil && f.deliverFrame(line) {
 			// an answer to a frame call, handed over undecoded
 		} else if msgs, ok := decodeFrame(line); ok {

@@ -145,6 +145,9 @@ type Conn struct {
 	// Connect returns.
 	pinned bool
 	ownEra string
+	// heard is when a message of the server was last read off the
+	// routed connection (HeardSince; over stdio, its stdioConn's too).
+	heard atomic.Int64
 	// metas are the _meta of frame calls by the caller's capabilities
 	// (frame.go), JSON → json.RawMessage.
 	metas  sync.Map
