@@ -177,8 +177,13 @@ type ServerStatus struct {
 	// NeedsApproval is set while the server is not started because its
 	// definition (command, args, environment names, URL, headers) is not
 	// one a person approved (R-CAT-6); Approval says why.
-	NeedsApproval bool      `json:"needsApproval,omitempty"`
-	Approval      *Approval `json:"approval,omitempty"`
+	NeedsApproval bool `json:"needsApproval,omitempty"`
+	// Installing is set while a start (state starting or waking) waits
+	// for npm to install the server's package: npx's own word that the
+	// package was not in its cache, or a newer version is due. Cleared
+	// when the state changes.
+	Installing bool      `json:"installing,omitempty"`
+	Approval   *Approval `json:"approval,omitempty"`
 	// Held lists the tools held back because their definition changed
 	// since a person accepted it (R-CAT-6): they are neither listed nor
 	// callable until accepted. Tools does not count them.

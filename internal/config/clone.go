@@ -54,6 +54,7 @@ func (s Server) Clone() Server {
 	}
 	s.Headers = maps.Clone(s.Headers)
 	s.Enabled = clonePtr(s.Enabled)
+	s.NpxDirect = clonePtr(s.NpxDirect)
 	s.EnabledTools = slices.Clone(s.EnabledTools)
 	s.DisabledTools = slices.Clone(s.DisabledTools)
 	s.MaxRestartAttempts = clonePtr(s.MaxRestartAttempts)

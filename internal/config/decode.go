@@ -175,6 +175,8 @@ func (d *decoder) server(path string, n *node) Server {
 			s.Sandbox = d.sandbox(p, v)
 		case "auditPayloads":
 			s.AuditPayloads = d.boolean(p, v)
+		case "npxDirect":
+			s.NpxDirect = d.boolPtr(p, v)
 		default:
 			return false
 		}

@@ -23,6 +23,7 @@ func fullFile() *File {
 					Instance: InstancePerSession, MaxResultBytes: 1 << 30, MaxDescriptionChars: 9000, MaxRestartAttempts: &three,
 					ProtocolVersion: "2025-06-18",
 					AuditPayloads:   true,
+					NpxDirect:       &no,
 					Sandbox: &Sandbox{
 						Filesystem: SandboxFilesystem{Read: []string{"/srv/docs"}, Write: []string{"~/notes"}},
 						Network:    SandboxNetwork{Allow: []string{"api.github.com:443", "[::1]:5432"}},

@@ -200,6 +200,10 @@ type Server struct {
 	// calls in the audit log, secrets redacted; by default only their
 	// sizes are.
 	AuditPayloads bool `json:"auditPayloads,omitempty"`
+	// NpxDirect, when false, keeps npm's `npm exec` process beside a server
+	// run by npx. By default (nil) Plexus has npm install the package, then
+	// starts its bin without that wrapper (docs/ondemand.md).
+	NpxDirect *bool `json:"npxDirect,omitempty"`
 }
 
 // SessionProtocolVersions are the session-era MCP versions a server may be
@@ -363,6 +367,10 @@ func (s Server) OnDemand() bool {
 	}
 	return s.Type == TypeStdio
 }
+
+// StartsNpxDirect reports whether a server run by npx starts without npm's
+// wrapper (NpxDirect).
+func (s Server) StartsNpxDirect() bool { return s.NpxDirect == nil || *s.NpxDirect }
 
 // IdleStopAfterMs is how long the server's shared instance may go unused
 // before it is stopped (IdleStopMs); 0 is never.

@@ -20,7 +20,9 @@ func TestFirstStartDownloadGetsItsOwnLimit(t *testing.T) {
 	fault := testenv.FaultServer(t)
 	bin := t.TempDir()
 	npx := filepath.Join(bin, "npx")
-	script := "#!/bin/sh\necho 'npm http fetch GET 200 https://registry.npmjs.org/@example%2fserver 1800ms (cache miss)' >&2\nsleep 2.5\nexec " + fault + "\n"
+	// It refuses Plexus's install step (npm exec --call), so that the
+	// server starts through it as npx runs it.
+	script := "#!/bin/sh\ncase \"$*\" in *--call*) exit 1;; esac\necho 'npm http fetch GET 200 https://registry.npmjs.org/@example%2fserver 1800ms (cache miss)' >&2\nsleep 2.5\nexec " + fault + "\n"
 	if err := os.WriteFile(npx, []byte(script), 0o700); err != nil {
 		t.Fatal(err)
 	}

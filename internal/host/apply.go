@@ -10,7 +10,9 @@ import (
 
 	"os"
 	"slices"
+	"time"
 
+	"github.com/plexus-mcp/plexus/internal/apitype"
 	"github.com/plexus-mcp/plexus/internal/config"
 	"github.com/plexus-mcp/plexus/internal/creds"
 	"github.com/plexus-mcp/plexus/internal/store"
@@ -214,15 +216,18 @@ func (h *Host) commitServer(ctx context.Context, name string, next *config.File,
 		// login needs it saved, and its status says what to do.
 		// A server with credentials of its own (an API key header) that
 		// answers 401 has the wrong key: that is refused as before.
+		adding := before == nil && h.announceAdding(name, srv)
 		h.applyMu.Unlock()
 		err := srv.Start(ctx)
 		h.applyMu.Lock()
 		if err != nil && !(h.needsLogin(name, err) && (len(sc.Headers) == 0 || sc.OAuth != nil)) {
 			srv.Stop()
+			h.announceAddGone(name, adding)
 			return 0, &StartError{Server: name, Err: err, Stderr: srv.Status().Stderr}
 		}
 		if next, secrets, err = h.rebase(name, sc, before, form); err != nil {
 			srv.Stop()
+			h.announceAddGone(name, adding)
 			return 0, err
 		}
 	}
@@ -231,12 +236,14 @@ func (h *Host) commitServer(ctx context.Context, name string, next *config.File,
 		oldSecrets = h.opts.Store.Creds()
 		if _, err := h.opts.Store.CommitCreds(secrets.Revision, secrets); err != nil {
 			srv.Stop()
+			h.announceAddGone(name, before == nil && run && prepErr == nil && !noVerify)
 			return 0, err
 		}
 	}
 	rev, err := h.opts.Store.CommitConfig(next.Revision, next)
 	if err != nil {
 		srv.Stop()
+		h.announceAddGone(name, before == nil && run && prepErr == nil && !noVerify)
 		if oldSecrets != nil {
 			// Put the secrets back as they were, so that nothing changed.
 			if _, rerr := h.opts.Store.CommitCreds(0, oldSecrets); rerr != nil {
@@ -405,4 +412,33 @@ func (h *Host) DeleteSecret(name string, based int64) (int64, error) {
 	}
 	delete(next.Env, name)
 	return h.opts.Store.CommitCreds(based, next)
+}
+
+// announceAdding shows a server being added in the event stream while its
+// first start checks it, before it is saved: an open terminal UI or web
+// page lists it at once as starting, with its start's output (its stderr
+// lines are announced as they come). It reports whether it announced.
+func (h *Host) announceAdding(name string, srv *supervisor.Server) bool {
+	h.serversMu.Lock()
+	defer h.serversMu.Unlock()
+	if _, ok := h.servers[name]; ok {
+		return false
+	}
+	st := serverStatus(srv, h.opts.SandboxByDefault)
+	st.State, st.Since = apitype.StateStarting, time.Now()
+	h.events.emit(apitype.Event{Type: apitype.EventServer, Server: name, Status: &st})
+	return true
+}
+
+// announceAddGone takes a server whose add failed off the event stream's
+// followers, if announceAdding showed it and nothing saved it since.
+func (h *Host) announceAddGone(name string, announced bool) {
+	if !announced {
+		return
+	}
+	h.serversMu.Lock()
+	defer h.serversMu.Unlock()
+	if _, ok := h.servers[name]; !ok {
+		h.events.emit(apitype.Event{Type: apitype.EventServerRemoved, Server: name})
+	}
 }

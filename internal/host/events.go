@@ -87,7 +87,7 @@ func (h *Host) emitChangesLocked(s *snapshot) {
 	}
 	for _, name := range s.names {
 		st := s.status(name)
-		fp := fmt.Sprint(st.State, "|", st.LastError, "|", st.Tools, "|", st.Restarts, "|", st.CrashLooping, "|", st.NextTryAt, "|", st.PID, "|", heldSignature(st), "|", authSignature(st.Auth))
+		fp := fmt.Sprint(st.State, "|", st.LastError, "|", st.Tools, "|", st.Restarts, "|", st.CrashLooping, "|", st.Installing, "|", st.NextTryAt, "|", st.PID, "|", heldSignature(st), "|", authSignature(st.Auth))
 		if h.announced[name] == fp {
 			continue
 		}

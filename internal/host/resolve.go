@@ -64,6 +64,7 @@ func (h *Host) resolve(name string, sc config.Server, cfg *config.File, lookup f
 			return spec, nil
 		}
 		spec.Argv = append([]string{sc.Command}, sc.Args...)
+		spec.NpxDirect = sc.StartsNpxDirect()
 		spec.Dir = sc.Cwd
 		if spec.Dir == "" {
 			spec.Dir = h.opts.Store.Home()

@@ -63,6 +63,7 @@ func serverStatus(srv *supervisor.Server, sandboxByDefault bool) apitype.ServerS
 		HTTPStatus:      st.HTTPStatus,
 		Restarts:        st.Restarts,
 		CrashLooping:    st.CrashLooping,
+		Installing:      st.Installing,
 		Stderr:          st.Stderr,
 		Warnings:        st.Warnings,
 		ProtocolVersion: st.ProtocolVersion,

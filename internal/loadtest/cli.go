@@ -25,7 +25,7 @@ const usage = `plexus-load drives an MCP endpoint and measures it.
   plexus-load --compare [--server 'CMD ARGS'] [--plexus PATH] [--via http|stdio] [workload]
   plexus-load --startup [--server 'CMD ARGS'] [--servers N]
   plexus-load --serve-tools N        (a stdio MCP server with N tools)
-  plexus-load --fleet [--clients N] [--plexus PATH]
+  plexus-load --fleet [--clients N] [--npx] [--plexus PATH]
                                      (N clients × 8 npm servers: each its own,
                                       Plexus eager, Plexus on demand)
   plexus-load --first-call N [--plexus PATH]
@@ -70,6 +70,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		serveTools = fs.Int("serve-tools", 0, "serve a stdio MCP server with this many tools (echo and tool_001…)")
 		fleet      = fs.Bool("fleet", false, "measure N clients using the same eight npm servers: each client its own, Plexus eager, Plexus on demand (RSS, processes, first call)")
 		clients    = fs.Int("clients", 5, "with --fleet: the clients")
+		fleetNpx   = fs.Bool("npx", false, "with --fleet: run every server as `npx -y PACKAGE@VERSION`, as editors do, instead of its installed bin")
 		firstCall  = fs.Int("first-call", 0, "measure the first call to a stopped server this many times each way: a direct start against Plexus on demand (medians)")
 		headers    = http.Header{}
 	)
@@ -115,7 +116,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return usageErr("%v", err)
 		}
-		rep, err := Fleet(ctx, FleetOptions{Plexus: bin, Clients: *clients, Progress: stderr})
+		rep, err := Fleet(ctx, FleetOptions{Plexus: bin, Clients: *clients, Npx: *fleetNpx, Progress: stderr})
 		return report(stdout, stderr, rep, err, func() { printFleet(stdout, rep) })
 	}
 	w := Workload{Tool: *tool, Args: json.RawMessage(*argsJSON), Calls: *calls, Concurrency: *conc,

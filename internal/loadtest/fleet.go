@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,24 +32,28 @@ import (
 
 // FleetServer is one server of the fleet.
 type FleetServer struct {
-	Name string
-	Bin  string   // its executable in node_modules/.bin
-	Args []string // after the executable
-	Env  map[string]string
+	Name    string
+	Package string   // its npm package
+	Bin     string   // its executable in node_modules/.bin
+	Args    []string // after the executable
+	Env     map[string]string
+	// Spec, if set, is PACKAGE@VERSION: the server runs as `npx -y Spec
+	// Args`, as its README tells editors to run it (FleetOptions.Npx).
+	Spec string
 }
 
 // FleetServers are the eight servers; dir is a folder the filesystem
 // server may read.
 func FleetServers(dir string) []FleetServer {
 	return []FleetServer{
-		{Name: "memory", Bin: "mcp-server-memory", Env: map[string]string{"MEMORY_FILE_PATH": filepath.Join(dir, "memory.jsonl")}},
-		{Name: "filesystem", Bin: "mcp-server-filesystem", Args: []string{dir}},
-		{Name: "everything", Bin: "mcp-server-everything"},
-		{Name: "thinking", Bin: "mcp-server-sequential-thinking"},
-		{Name: "github", Bin: "mcp-server-github", Env: map[string]string{"GITHUB_PERSONAL_ACCESS_TOKEN": "stand-in"}},
-		{Name: "brave", Bin: "mcp-server-brave-search", Env: map[string]string{"BRAVE_API_KEY": "stand-in"}},
-		{Name: "slack", Bin: "mcp-server-slack", Env: map[string]string{"SLACK_BOT_TOKEN": "stand-in", "SLACK_TEAM_ID": "T0"}},
-		{Name: "maps", Bin: "mcp-server-google-maps", Env: map[string]string{"GOOGLE_MAPS_API_KEY": "stand-in"}},
+		{Name: "memory", Package: "@modelcontextprotocol/server-memory", Bin: "mcp-server-memory", Env: map[string]string{"MEMORY_FILE_PATH": filepath.Join(dir, "memory.jsonl")}},
+		{Name: "filesystem", Package: "@modelcontextprotocol/server-filesystem", Bin: "mcp-server-filesystem", Args: []string{dir}},
+		{Name: "everything", Package: "@modelcontextprotocol/server-everything", Bin: "mcp-server-everything"},
+		{Name: "thinking", Package: "@modelcontextprotocol/server-sequential-thinking", Bin: "mcp-server-sequential-thinking"},
+		{Name: "github", Package: "@modelcontextprotocol/server-github", Bin: "mcp-server-github", Env: map[string]string{"GITHUB_PERSONAL_ACCESS_TOKEN": "stand-in"}},
+		{Name: "brave", Package: "@modelcontextprotocol/server-brave-search", Bin: "mcp-server-brave-search", Env: map[string]string{"BRAVE_API_KEY": "stand-in"}},
+		{Name: "slack", Package: "@modelcontextprotocol/server-slack", Bin: "mcp-server-slack", Env: map[string]string{"SLACK_BOT_TOKEN": "stand-in", "SLACK_TEAM_ID": "T0"}},
+		{Name: "maps", Package: "@modelcontextprotocol/server-google-maps", Bin: "mcp-server-google-maps", Env: map[string]string{"GOOGLE_MAPS_API_KEY": "stand-in"}},
 	}
 }
 
@@ -61,8 +66,13 @@ const (
 
 // FleetOptions configure Fleet.
 type FleetOptions struct {
-	Plexus   string // the plexus binary
-	Clients  int    // default 5
+	Plexus  string // the plexus binary
+	Clients int    // default 5
+	// Npx runs every server as `npx -y PACKAGE@VERSION` (the versions the
+	// fleet pins), in both setups, from an npx cache of the fleet's own
+	// (.cache/fleet-npx) that it fills first; else each server's
+	// installed bin runs directly.
+	Npx      bool
 	Progress io.Writer
 }
 
@@ -86,6 +96,7 @@ type FleetRow struct {
 // FleetReport is Fleet's result.
 type FleetReport struct {
 	Clients int        `json:"clients"`
+	Npx     bool       `json:"npx,omitempty"`
 	Servers []string   `json:"servers"`
 	Rows    []FleetRow `json:"rows"`
 }
@@ -111,7 +122,12 @@ func Fleet(ctx context.Context, o FleetOptions) (*FleetReport, error) {
 	}
 	defer os.RemoveAll(work)
 	servers := FleetServers(work)
-	rep := &FleetReport{Clients: o.Clients}
+	if o.Npx {
+		if err := fleetNpx(servers, binDir, o.Progress); err != nil {
+			return nil, err
+		}
+	}
+	rep := &FleetReport{Clients: o.Clients, Npx: o.Npx}
 	for _, s := range servers {
 		rep.Servers = append(rep.Servers, s.Name)
 	}
@@ -179,6 +195,46 @@ func fleetInstall(progress io.Writer) (string, error) {
 	return bin, nil
 }
 
+// fleetNpx makes servers run through npx: each one's Spec from the
+// fleet's pins (the package.json beside node_modules/.bin), its npm cache
+// .cache/fleet-npx, which npx fills here, one package after the other, so
+// that no measured start downloads.
+func fleetNpx(servers []FleetServer, binDir string, progress io.Writer) error {
+	dir := filepath.Dir(filepath.Dir(binDir))
+	b, err := os.ReadFile(filepath.Join(dir, "package.json"))
+	if err != nil {
+		return err
+	}
+	var pj struct {
+		Dependencies map[string]string `json:"dependencies"`
+	}
+	if err := json.Unmarshal(b, &pj); err != nil {
+		return err
+	}
+	cache := filepath.Join(filepath.Dir(dir), "fleet-npx")
+	for i := range servers {
+		s := &servers[i]
+		v, ok := pj.Dependencies[s.Package]
+		if !ok {
+			return fmt.Errorf("%s is not pinned in %s", s.Package, dir)
+		}
+		s.Spec = s.Package + "@" + v
+		env := map[string]string{"npm_config_cache": cache, "npm_config_update_notifier": "false"}
+		maps.Copy(env, s.Env)
+		s.Env = env
+		fmt.Fprintf(progress, "npx cache: %s…\n", s.Spec)
+		cmd := exec.Command("npx", "-y", "--package="+s.Spec, "-c", "true")
+		cmd.Env = os.Environ()
+		for k, v := range s.Env {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("npx -y %s: %w\n%s", s.Spec, err, out)
+		}
+	}
+	return nil
+}
+
 // fleetSource finds fleet/ (package.json and its lock) from the working
 // folder up: the tool runs from the repository.
 func fleetSource() (string, error) {
@@ -200,6 +256,9 @@ func fleetSource() (string, error) {
 }
 
 func fleetArgv(binDir string, s FleetServer) []string {
+	if s.Spec != "" {
+		return append([]string{"npx", "-y", s.Spec}, s.Args...)
+	}
 	return append([]string{filepath.Join(binDir, s.Bin)}, s.Args...)
 }
 
@@ -572,9 +631,13 @@ func treeRSS(pids []int) (int64, int) {
 // printFleet writes the report as a table.
 func printFleet(w io.Writer, r *FleetReport) {
 	fmt.Fprintf(w, "%d clients, the same %d servers each: %s\n", r.Clients, len(r.Servers), strings.Join(r.Servers, ", "))
+	if r.Npx {
+		fmt.Fprintln(w, "every server started as `npx -y PACKAGE@VERSION`")
+	}
 	fmt.Fprintf(w, "%-48s %9s %9s %9s %9s %9s %9s %10s %10s\n", "setup", "RSS MiB", "daemon", "bridges", "shims", "servers", "processes", "cold call", "warm call")
 	rows := append([]FleetRow(nil), r.Rows...)
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Setup < rows[j].Setup })
+	var a, b int64
 	for _, row := range rows {
 		cold, warm := "—", "—"
 		if row.Cold > 0 {
@@ -585,5 +648,13 @@ func printFleet(w io.Writer, r *FleetReport) {
 		}
 		servers := row.RSS - row.Daemon - row.Bridges - row.Shims
 		fmt.Fprintf(w, "%-48s %9.1f %9.1f %9.1f %9.1f %9.1f %9d %10s %10s\n", row.Setup, mib(row.RSS), mib(row.Daemon), mib(row.Bridges), mib(row.Shims), mib(servers), row.Processes, cold, warm)
+		if strings.HasPrefix(row.Setup, "(a)") {
+			a = row.RSS
+		} else if strings.HasPrefix(row.Setup, "(b)") {
+			b = row.RSS
+		}
+	}
+	if a > 0 && b > 0 {
+		fmt.Fprintf(w, "(b) / (a) = %.3f\n", float64(b)/float64(a))
 	}
 }

@@ -16,11 +16,16 @@ import (
 	"github.com/plexus-mcp/plexus/internal/apitype"
 )
 
+// StateInstalling is the state label of a server whose start waits for
+// npm to install its package (apitype.ServerStatus.Installing): it counts
+// there, not as starting or waking.
+const StateInstalling = "installing"
+
 // States are the server states a gauge is exported for.
 var States = []string{
 	apitype.StateDisabled, apitype.StateStarting, apitype.StateReady,
 	apitype.StateFailed, apitype.StateBackoff, apitype.StateStopped, apitype.StateNeedsLogin,
-	apitype.StateIdle, apitype.StateWaking,
+	apitype.StateIdle, apitype.StateWaking, StateInstalling,
 }
 
 // Source is what the metrics read at scrape time: the servers' status.
@@ -110,9 +115,13 @@ func (c *serverCollector) Collect(ch chan<- prometheus.Metric) {
 	_, servers := c.src.Servers()
 	total := 0
 	for _, s := range servers {
+		state := s.State
+		if s.Installing && (state == apitype.StateStarting || state == apitype.StateWaking) {
+			state = StateInstalling
+		}
 		for _, st := range States {
 			v := 0.0
-			if s.State == st {
+			if state == st {
 				v = 1
 			}
 			ch <- prometheus.MustNewConstMetric(stateDesc, prometheus.GaugeValue, v, s.Name, st)

@@ -26,10 +26,13 @@ const (
 	Idle = "stopped (idle)"
 	// Waking: a server being started by its first use, which waits.
 	Waking = "starting on demand"
+	// Installing: a start (at the daemon's start, on demand, or by a
+	// restart) that waits for npm to install the server's package.
+	Installing = "installing"
 )
 
 // All lists the words, in the order the README's table explains them.
-var All = []string{Ready, Starting, Waking, Idle, NeedsLogin, Unauthorized, Backoff, CrashLooping, Disabled, Failed, NeedsApproval, Stopped}
+var All = []string{Ready, Starting, Waking, Installing, Idle, NeedsLogin, Unauthorized, Backoff, CrashLooping, Disabled, Failed, NeedsApproval, Stopped}
 
 // Where is what follows the word of a team's stdio server that another
 // replica runs: " on replica ID"; "" for any other server.
@@ -47,6 +50,8 @@ func Of(s apitype.ServerStatus) string {
 		return Disabled
 	case s.NeedsApproval:
 		return NeedsApproval
+	case s.Installing && (s.State == apitype.StateStarting || s.State == apitype.StateWaking):
+		return Installing
 	case s.State == apitype.StateIdle:
 		return Idle
 	case s.State == apitype.StateWaking:

@@ -30,6 +30,10 @@ func TestOf(t *testing.T) {
 		// Stopped when idle is not a failure, nor "stopped" (removed).
 		{apitype.ServerStatus{Enabled: true, State: apitype.StateIdle}, Idle},
 		{apitype.ServerStatus{Enabled: true, State: apitype.StateWaking}, Waking},
+		// npm installing the package of a start, on demand or not.
+		{apitype.ServerStatus{Enabled: true, State: apitype.StateWaking, Installing: true}, Installing},
+		{apitype.ServerStatus{Enabled: true, State: apitype.StateStarting, Installing: true}, Installing},
+		{apitype.ServerStatus{Enabled: true, State: apitype.StateReady, Installing: true}, Ready},
 	} {
 		if got := Of(tc.s); got != tc.want {
 			t.Errorf("%+v: %q, want %q", tc.s, got, tc.want)

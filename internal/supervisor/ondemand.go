@@ -146,7 +146,7 @@ func (s *Server) wakeLocked() *waking {
 	w := &waking{done: make(chan struct{})}
 	s.od.waking = w
 	s.running = true
-	s.status.State, s.status.Since = StateWaking, time.Now()
+	s.status.State, s.status.Since, s.status.Installing = StateWaking, time.Now(), false
 	s.wg.Add(1)
 	go s.wake(w)
 	return w
@@ -226,7 +226,7 @@ func (s *Server) trySleep(conn *upstream.Conn) bool {
 	}
 	s.conn = nil
 	s.running = false
-	s.status.State, s.status.Since, s.status.PID = StateIdle, time.Now(), 0
+	s.status.State, s.status.Since, s.status.PID, s.status.Installing = StateIdle, time.Now(), 0, false
 	idle := time.Since(s.od.lastUse)
 	s.mu.Unlock()
 	s.log.Info("server stopped: idle", "idle", idle.Round(time.Millisecond).String())

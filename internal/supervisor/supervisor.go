@@ -106,6 +106,9 @@ type Status struct {
 	// NextTry is when the next restart is due (state backoff).
 	NextTry      time.Time
 	CrashLooping bool
+	// Installing: the start under way waits for npm to install the
+	// server's package (upstream.Spec.OnInstalling).
+	Installing bool
 }
 
 // ErrUnavailable is wrapped by Conn when the server is not connected.
@@ -267,6 +270,7 @@ func (s *Server) connectOnce(ctx context.Context, version string) (*upstream.Con
 		}
 	}
 	spec.OnStderr = s.onStderr
+	spec.OnInstalling = s.onInstalling
 	if spec.Logger == nil {
 		spec.Logger = s.p.Logger // upstream adds the server's name itself
 	}
@@ -597,9 +601,22 @@ func (s *Server) onStderr(line string) {
 	}
 }
 
+// onInstalling marks a start as installing its package (Status.Installing).
+func (s *Server) onInstalling() {
+	s.mu.Lock()
+	starting := s.status.State == StateStarting || s.status.State == StateWaking
+	if starting {
+		s.status.Installing = true
+	}
+	s.mu.Unlock()
+	if starting {
+		s.p.OnChange()
+	}
+}
+
 func (s *Server) setState(state string, err error) {
 	s.mu.Lock()
-	s.status.State = state
+	s.status.State, s.status.Installing = state, false
 	s.status.Since = time.Now()
 	if err != nil {
 		s.status.LastError = err.Error()

@@ -33,7 +33,9 @@ func TestTerminalSlowStart(t *testing.T) {
 // writes what it does meanwhile (as a first `npx -y` does): its row in the
 // list says "starting on demand" with its latest stderr line while the
 // call waits, and no such line once it is stopped again; restarted from
-// the list, the row says so with the new instance's latest line.
+// the list, the row says so with the new instance's latest line. A server
+// added from the command line is listed at once, starting, with its
+// start's output, not only once it is up.
 func TestTerminalStartOnDemandShowsItsOutput(t *testing.T) {
 	needTmux(t)
 	t.Parallel()
@@ -67,6 +69,20 @@ func TestTerminalStartOnDemandShowsItsOutput(t *testing.T) {
 	x.waitRow("slow", "restarting: fetching the package: 1 of 2")
 	x.waitRow("slow", "restarting: fetching the package: 2 of 2")
 	x.waitText("restarted slow")
+
+	// An add from the command line, whose start waits for a file.
+	gate := filepath.Join(t.TempDir(), "go-on")
+	adding := slowServer(t, e, "echo 'fetching the added package' >&2\nwhile [ ! -e "+strconv.Quote(gate)+" ]; do sleep 0.05; done\n")
+	added := make(chan testenv.Result, 1)
+	go func() { added <- e.Run("", "add", "added", "--", adding) }()
+	x.waitRow("added", "◌ starting", "fetching the added package")
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r := <-added; r.Code != 0 {
+		t.Fatalf("the add: %+v", r)
+	}
+	x.waitRow("added", "● ready")
 }
 
 // waitRow polls the screen until the list's row of server name shows

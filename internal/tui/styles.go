@@ -32,7 +32,7 @@ func stateLabel(s apitype.ServerStatus) (string, lipgloss.Style) {
 		return "! " + word, styleAsk
 	case statewords.Ready:
 		return "● " + word, styleOK
-	case statewords.Starting, statewords.Waking:
+	case statewords.Starting, statewords.Waking, statewords.Installing:
 		return "◌ " + word, styleWarn
 	case statewords.Idle:
 		return "◦ " + word, styleDim

@@ -135,6 +135,11 @@ func withDefaults(s Spec) Spec {
 // startStdio starts the process and shakes hands over its pipes.
 func (c *Conn) startStdio(ctx context.Context, s Spec) error {
 	c.stderr = &lineRing{onAdd: s.OnStderr}
+	if d, ok := c.npxResolve(ctx, s); ok {
+		s = d
+	} else if err := ctx.Err(); err != nil {
+		return c.connectError(ctx, PhaseStart, fmt.Errorf("installing with npm: %w", err), s.StartupTimeout)
+	}
 	probe := s.ProtocolVersion != "" && s.ownSession == nil && s.RunsOn == ""
 	for {
 		proc, p, err := startProcess(s, c.stderr, c.redact, c.log)

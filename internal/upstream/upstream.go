@@ -76,6 +76,12 @@ type Spec struct {
 	// Sandbox, if set, confines the server (package sandbox). It needs
 	// Shim: the plexus binary there is also the sandbox's launcher.
 	Sandbox *sandbox.Policy
+	// NpxDirect starts a server run by `npx` without npm's `npm exec`
+	// wrapper, once npm has installed it (npxdirect.go).
+	NpxDirect bool
+	// OnInstalling, if set, is called once when npm says a start installs
+	// the package of a server run by npx (with NpxDirect).
+	OnInstalling func()
 
 	// http and sse
 	URL        string       // expanded URL, may carry secrets in its query

@@ -69,6 +69,7 @@ func TestBrowser(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
+	gate := filepath.Join(t.TempDir(), "go-on")
 	cmd := exec.CommandContext(ctx, "node", filepath.Join("testdata", "browser", "ui.cjs"))
 	cmd.Env = append(os.Environ(),
 		"NODE_PATH="+modules,
@@ -83,6 +84,8 @@ func TestBrowser(t *testing.T) {
 		"SETTINGS_FILE="+filepath.Join(e.Home, "extensions.json"),
 		"SHOTS="+shots,
 		"SLOW="+slowServer(t, e.Bin),
+		"GATED="+gatedServer(t, e.Bin, gate),
+		"GATE="+gate,
 		"PLEXUS_BIN="+e.Bin,
 		"PLEXUS_HOME="+e.Home,
 		"FAILSHOT="+t.TempDir(),
@@ -114,6 +117,19 @@ func slowServer(t *testing.T, bin string) string {
 	t.Helper()
 	script := filepath.Join(t.TempDir(), "slow.sh")
 	body := "#!/bin/sh\necho 'fetching the package: 1 of 2' >&2\nsleep 0.6\necho 'fetching the package: 2 of 2' >&2\nsleep 0.6\nexec '" + bin + "' example-server\n"
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return script
+}
+
+// gatedServer writes a stdio server that writes a stderr line and waits
+// for the file gate before it runs the example server, and returns its
+// path: its start lasts until the test says.
+func gatedServer(t *testing.T, bin, gate string) string {
+	t.Helper()
+	script := filepath.Join(t.TempDir(), "gated.sh")
+	body := "#!/bin/sh\necho 'fetching the added package' >&2\nwhile [ ! -e '" + gate + "' ]; do sleep 0.05; done\nexec '" + bin + "' example-server\n"
 	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -97,6 +97,7 @@ function stateText(st) {
   if (st.state === 'disabled' || (!st.state && !st.enabled)) return 'disabled';
   if (st.needsApproval) return 'needs approval';
   if (st.state === 'needs-login' || (st.auth && st.auth.needsLogin && st.state !== 'ready')) return 'needs login';
+  if (st.installing && (st.state === 'starting' || st.state === 'waking')) return 'installing';
   if (st.state === 'idle') return 'stopped (idle)';
   if (st.state === 'waking') return 'starting on demand';
   if (st.crashLooping) return 'crash-looping';

@@ -9,6 +9,8 @@
 //   SETTINGS_FILE the daemon's extensions.json, to edit by hand
 //   SHOTS         where to save the screenshots
 //   SLOW          a stdio server that writes two lines as it starts, slowly
+//   GATED, GATE   a stdio server that writes a line as it starts and waits
+//                 for the file GATE to exist
 //   PLEXUS_BIN, PLEXUS_HOME  the built plexus and the daemon's home
 // It prints one line per step and exits non-zero on the first failure.
 'use strict';
@@ -88,6 +90,16 @@ async function startProgress(page) {
   step('a restart from the page says so with the new instance\'s latest line');
   await plexus('rm', 'slow');
   await page.waitForFunction(() => !document.querySelector('#servers > li[data-name="slow"]'));
+  // A server added from the command line has its card at once, starting,
+  // with its start's latest line: not only once it is up.
+  const adding = plexus('add', 'added', '--', env.GATED);
+  await page.waitForSelector('#servers > li[data-name="added"][data-state="starting"] [data-testid=progress]:text("fetching the added package")', { timeout: T });
+  require('node:fs').writeFileSync(env.GATE, '');
+  await adding;
+  await waitState(page, 'added', 'ready');
+  step('a server added from the command line shows at once, starting');
+  await plexus('rm', 'added');
+  await page.waitForFunction(() => !document.querySelector('#servers > li[data-name="added"]'));
 }
 
 async function fillServer(page, { name, type, command, url, rows, call }) {
