@@ -28,7 +28,10 @@ import (
 // npm ci. The numbers are each process's RSS from /proc, summed over
 // every process involved: the servers (and their children), the daemon,
 // and the `plexus mcp` bridge each client runs; the load tool itself,
-// which plays the clients, is not counted.
+// which plays the clients, is not counted. RSS counts a page shared by
+// several processes (a program's text: node's, plexus's) once in each;
+// each setup's PSS beside it shares such a page among them, so the sum is
+// what the machine spends.
 
 // FleetServer is one server of the fleet.
 type FleetServer struct {
@@ -78,9 +81,12 @@ type FleetOptions struct {
 
 // FleetRow is one setup's numbers.
 type FleetRow struct {
-	Setup     string `json:"setup"`
-	RSS       int64  `json:"rssBytes"`
-	Processes int    `json:"processes"`
+	Setup string `json:"setup"`
+	RSS   int64  `json:"rssBytes"`
+	// PSS is the proportional set size of the same processes, summed: a
+	// page mapped by n processes counts 1/n in each (/proc/PID/smaps_rollup).
+	PSS       int64 `json:"pssBytes,omitempty"`
+	Processes int   `json:"processes"`
 	// Daemon is the daemon's own RSS (0 without one); Bridges the RSS of
 	// the clients' `plexus mcp` processes, part of RSS.
 	Daemon  int64 `json:"daemonRssBytes,omitempty"`
@@ -376,7 +382,7 @@ func fleetDirect(ctx context.Context, binDir string, servers []FleetServer, clie
 			pids = append(pids, cmd.Process.Pid)
 		}
 	}
-	row.RSS, row.Processes = treeRSS(pids)
+	row.RSS, row.PSS, row.Processes = treeMemory(pids)
 	return row, nil
 }
 
@@ -482,11 +488,11 @@ func fleetPlexus(ctx context.Context, bin, binDir string, servers []FleetServer,
 
 // measureDaemon fills row's memory: the daemon's tree and the bridges.
 func measureDaemon(row FleetRow, daemon int, bridges []int) FleetRow {
-	row.RSS, row.Processes = treeRSS(append([]int{daemon}, bridges...))
+	row.RSS, row.PSS, row.Processes = treeMemory(append([]int{daemon}, bridges...))
 	if p, err := ReadProc(daemon); err == nil {
 		row.Daemon = p.RSS
 	}
-	row.Bridges, _ = treeRSS(bridges)
+	row.Bridges, _, _ = treeMemory(bridges)
 	row.Shims = shimsRSS(daemon)
 	return row
 }
@@ -582,9 +588,9 @@ func writeFleetConfig(home, binDir string, servers []FleetServer, onDemand bool,
 // settle lets the processes finish starting before their memory is read.
 func settle() { time.Sleep(2 * time.Second) }
 
-// treeRSS sums the RSS of the processes pids and all their descendants,
-// and counts them.
-func treeRSS(pids []int) (int64, int) {
+// treeMemory sums the RSS and the PSS of the processes pids and all
+// their descendants, and counts them.
+func treeMemory(pids []int) (rss, pss int64, n int) {
 	children := map[int][]int{}
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
@@ -608,7 +614,6 @@ func treeRSS(pids []int) (int64, int) {
 		children[ppid] = append(children[ppid], pid)
 	}
 	seen := map[int]bool{}
-	var total int64
 	var walk func(int)
 	walk = func(pid int) {
 		if seen[pid] {
@@ -616,7 +621,10 @@ func treeRSS(pids []int) (int64, int) {
 		}
 		seen[pid] = true
 		if p, err := ReadProc(pid); err == nil {
-			total += p.RSS
+			rss += p.RSS
+		}
+		if b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "smaps_rollup")); err == nil {
+			pss += pssOf(b)
 		}
 		for _, c := range children[pid] {
 			walk(c)
@@ -625,7 +633,28 @@ func treeRSS(pids []int) (int64, int) {
 	for _, p := range pids {
 		walk(p)
 	}
-	return total, len(seen)
+	return rss, pss, len(seen)
+}
+
+// pssOf finds "Pss:  1234 kB" in the text of /proc/PID/smaps_rollup, in
+// bytes; 0 if it is not there.
+func pssOf(rollup []byte) int64 {
+	for line := range strings.Lines(string(rollup)) {
+		rest, ok := strings.CutPrefix(line, "Pss:")
+		if !ok {
+			continue
+		}
+		f := strings.Fields(rest)
+		if len(f) != 2 || f[1] != "kB" {
+			return 0
+		}
+		kb, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil {
+			return 0
+		}
+		return kb << 10
+	}
+	return 0
 }
 
 // printFleet writes the report as a table.
@@ -634,10 +663,10 @@ func printFleet(w io.Writer, r *FleetReport) {
 	if r.Npx {
 		fmt.Fprintln(w, "every server started as `npx -y PACKAGE@VERSION`")
 	}
-	fmt.Fprintf(w, "%-48s %9s %9s %9s %9s %9s %9s %10s %10s\n", "setup", "RSS MiB", "daemon", "bridges", "shims", "servers", "processes", "cold call", "warm call")
+	fmt.Fprintf(w, "%-48s %9s %9s %9s %9s %9s %9s %9s %10s %10s\n", "setup", "RSS MiB", "daemon", "bridges", "shims", "servers", "PSS MiB", "processes", "cold call", "warm call")
 	rows := append([]FleetRow(nil), r.Rows...)
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Setup < rows[j].Setup })
-	var a, b int64
+	var a, b, aP, bP int64
 	for _, row := range rows {
 		cold, warm := "—", "—"
 		if row.Cold > 0 {
@@ -647,14 +676,18 @@ func printFleet(w io.Writer, r *FleetReport) {
 			warm = row.Warm.Round(100 * time.Microsecond).String()
 		}
 		servers := row.RSS - row.Daemon - row.Bridges - row.Shims
-		fmt.Fprintf(w, "%-48s %9.1f %9.1f %9.1f %9.1f %9.1f %9d %10s %10s\n", row.Setup, mib(row.RSS), mib(row.Daemon), mib(row.Bridges), mib(row.Shims), mib(servers), row.Processes, cold, warm)
+		fmt.Fprintf(w, "%-48s %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %9d %10s %10s\n", row.Setup, mib(row.RSS), mib(row.Daemon), mib(row.Bridges), mib(row.Shims), mib(servers), mib(row.PSS), row.Processes, cold, warm)
 		if strings.HasPrefix(row.Setup, "(a)") {
-			a = row.RSS
+			a, aP = row.RSS, row.PSS
 		} else if strings.HasPrefix(row.Setup, "(b)") {
-			b = row.RSS
+			b, bP = row.RSS, row.PSS
 		}
 	}
 	if a > 0 && b > 0 {
-		fmt.Fprintf(w, "(b) / (a) = %.3f\n", float64(b)/float64(a))
+		fmt.Fprintf(w, "(b) / (a) = %.3f by RSS", float64(b)/float64(a))
+		if aP > 0 && bP > 0 {
+			fmt.Fprintf(w, ", %.3f by PSS", float64(bP)/float64(aP))
+		}
+		fmt.Fprintln(w)
 	}
 }
