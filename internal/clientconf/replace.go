@@ -77,6 +77,10 @@ func replace(path string, data []byte, perm fs.FileMode, exists bool, base []byt
 	if now, err := os.Stat(path); err != nil || !os.SameFile(now, cur.info) {
 		return reread(path) // replaced while it was being read
 	}
+	if swapWindow != nil {
+		swapWindow()
+		defer swapWindow()
+	}
 	switch err := exchange(tmp, path); {
 	case err == nil:
 		// The file compared is what the swap took away (the same inode),
@@ -86,7 +90,10 @@ func replace(path string, data []byte, perm fs.FileMode, exists bool, base []byt
 		}
 		// The client wrote in that moment: its text goes back at once,
 		// before it can read ours (made of its older text) and build on
-		// it; then the edit is made again.
+		// it; then the edit is made again. A client that reads the file
+		// in the microseconds between the two swaps reads our text, and
+		// what it writes from it lacks its own newer text: POSIX has no
+		// compare-and-swap of a file's contents to close that moment.
 		return swapBack(tmp, path, data, perm)
 	case errors.Is(err, fs.ErrNotExist):
 		return reread(path) // the client removed it meanwhile
@@ -98,6 +105,11 @@ func replace(path string, data []byte, perm fs.FileMode, exists bool, base []byt
 	}
 	return nil, syncDir(dir)
 }
+
+// swapWindow, if set (by tests), is called when replace opens the moment
+// in which the file may show a text older than a client's newest — its
+// exchange — and again when that moment is over.
+var swapWindow func()
 
 func reread(path string) (*current, error) {
 	cur, err := readPlain(path)

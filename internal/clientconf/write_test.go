@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -183,7 +184,13 @@ func TestBackupsPrivateAndBounded(t *testing.T) {
 // TestConcurrentWriterLosesNothing: a client that keeps rewriting its file
 // (read, add a key, write a temporary file, rename it over — as Claude Code
 // does with ~/.claude.json) while connect and disconnect run loses none of
-// its writes: each of its keys is in the file at the end.
+// its writes: each of its keys is in every later read and in the file at
+// the end — but for a write the client itself undid, having read the file
+// in the microseconds between replace's exchange and its swap back (it
+// builds on Plexus's text then, which lacks its newest key; POSIX offers
+// no compare-and-swap of a file's contents). That moment is marked by a
+// hook, so a loss outside it fails the test: it did when the swap back
+// was taken out.
 func TestConcurrentWriterLosesNothing(t *testing.T) {
 	home := t.TempDir()
 	o := userOptions(home)
@@ -198,19 +205,42 @@ func TestConcurrentWriterLosesNothing(t *testing.T) {
 	if testing.Short() {
 		writes = 150
 	}
-	stop := make(chan struct{}) // closed when the client is done
+	// The one moment replace cannot close: between its exchange and the
+	// swap back, the file shows Plexus's text, made of the client's older
+	// one; a client that reads it then builds on it. The client below
+	// knows when its read overlapped such a moment (an odd count: open).
+	var moments atomic.Int64
+	swapWindow = func() { moments.Add(1) }
+	defer func() { swapWindow = nil }()
+	excused := map[string]bool{} // keys missing from a read in such a moment
+	stop := make(chan struct{})  // closed when the client is done
 	var wg sync.WaitGroup
 	var writerErr error
 	wg.Go(func() {
 		for i := range writes {
 			var doc map[string]any
+			before := moments.Load()
 			b, err := os.ReadFile(path)
+			inMoment := before%2 == 1 || moments.Load() != before
 			if err == nil {
 				err = json.Unmarshal(b, &doc)
 			}
 			if err != nil {
 				writerErr = fmt.Errorf("write %d: reading: %v", i, err)
 				return
+			}
+			// Every earlier write of the client is in what it reads, but
+			// for one read in that moment (and what it then lost).
+			for j := range i {
+				k := fmt.Sprintf("k%04d", j)
+				if _, ok := doc[k]; ok || excused[k] {
+					continue
+				}
+				if !inMoment {
+					writerErr = fmt.Errorf("write %d: the client's write %d is gone, and no swap was under way as it read", i, j)
+					return
+				}
+				excused[k] = true
 			}
 			doc[fmt.Sprintf("k%04d", i)] = i
 			out, _ := json.MarshalIndent(doc, "", "  ")
@@ -254,12 +284,13 @@ func TestConcurrentWriterLosesNothing(t *testing.T) {
 	}
 	lost := 0
 	for i := range writes {
-		if _, ok := doc[fmt.Sprintf("k%04d", i)]; !ok {
+		k := fmt.Sprintf("k%04d", i)
+		if _, ok := doc[k]; !ok && !excused[k] {
 			lost++
 		}
 	}
 	if lost > 0 {
 		t.Fatalf("%d of the client's %d writes were lost over %d connects and disconnects", lost, writes, runs)
 	}
-	t.Logf("%d client writes, %d connects and disconnects, none lost", writes, runs)
+	t.Logf("%d client writes, %d connects and disconnects, none lost but %d that the client overwrote after reading Plexus's text between its two swaps", writes, runs, len(excused))
 }
