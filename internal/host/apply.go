@@ -211,12 +211,13 @@ func (h *Host) commitServer(ctx context.Context, name string, next *config.File,
 	if prepErr != nil && run && !noVerify {
 		return 0, prepErr // a missing variable: nothing saved
 	}
+	adding := false // announced as being added (announceAdding)
 	if run && prepErr == nil && !noVerify {
 		// A server that asks for an OAuth login is saved all the same: the
 		// login needs it saved, and its status says what to do.
 		// A server with credentials of its own (an API key header) that
 		// answers 401 has the wrong key: that is refused as before.
-		adding := before == nil && h.announceAdding(name, srv)
+		adding = before == nil && h.announceAdding(name, srv)
 		h.applyMu.Unlock()
 		err := srv.Start(ctx)
 		h.applyMu.Lock()
@@ -236,14 +237,14 @@ func (h *Host) commitServer(ctx context.Context, name string, next *config.File,
 		oldSecrets = h.opts.Store.Creds()
 		if _, err := h.opts.Store.CommitCreds(secrets.Revision, secrets); err != nil {
 			srv.Stop()
-			h.announceAddGone(name, before == nil && run && prepErr == nil && !noVerify)
+			h.announceAddGone(name, adding)
 			return 0, err
 		}
 	}
 	rev, err := h.opts.Store.CommitConfig(next.Revision, next)
 	if err != nil {
 		srv.Stop()
-		h.announceAddGone(name, before == nil && run && prepErr == nil && !noVerify)
+		h.announceAddGone(name, adding)
 		if oldSecrets != nil {
 			// Put the secrets back as they were, so that nothing changed.
 			if _, rerr := h.opts.Store.CommitCreds(0, oldSecrets); rerr != nil {

@@ -598,20 +598,9 @@ func treeMemory(pids []int) (rss, pss int64, n int) {
 		if err != nil {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
+		if ppid := parentOf(pid); ppid != 0 {
+			children[ppid] = append(children[ppid], pid)
 		}
-		i := strings.LastIndexByte(string(b), ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(string(b[i+1:]))
-		if len(f) < 2 {
-			continue
-		}
-		ppid, _ := strconv.Atoi(f[1])
-		children[ppid] = append(children[ppid], pid)
 	}
 	seen := map[int]bool{}
 	var walk func(int)
@@ -639,22 +628,8 @@ func treeMemory(pids []int) (rss, pss int64, n int) {
 // pssOf finds "Pss:  1234 kB" in the text of /proc/PID/smaps_rollup, in
 // bytes; 0 if it is not there.
 func pssOf(rollup []byte) int64 {
-	for line := range strings.Lines(string(rollup)) {
-		rest, ok := strings.CutPrefix(line, "Pss:")
-		if !ok {
-			continue
-		}
-		f := strings.Fields(rest)
-		if len(f) != 2 || f[1] != "kB" {
-			return 0
-		}
-		kb, err := strconv.ParseInt(f[0], 10, 64)
-		if err != nil {
-			return 0
-		}
-		return kb << 10
-	}
-	return 0
+	pss, _ := kbLine(rollup, "Pss:")
+	return pss
 }
 
 // printFleet writes the report as a table.

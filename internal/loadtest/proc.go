@@ -42,24 +42,28 @@ func ReadProc(pid int) (Proc, error) {
 }
 
 // vmRSS finds "VmRSS:  1234 kB" in the text of /proc/PID/status.
-func vmRSS(status []byte) (int64, error) {
-	sc := bufio.NewScanner(bytes.NewReader(status))
+func vmRSS(status []byte) (int64, error) { return kbLine(status, "VmRSS:") }
+
+// kbLine finds the line "KEY  1234 kB" in the text of a /proc file (status,
+// smaps_rollup), in bytes.
+func kbLine(text []byte, key string) (int64, error) {
+	sc := bufio.NewScanner(bytes.NewReader(text))
 	for sc.Scan() {
-		rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:")
+		rest, ok := strings.CutPrefix(sc.Text(), key)
 		if !ok {
 			continue
 		}
 		f := strings.Fields(rest)
 		if len(f) != 2 || f[1] != "kB" {
-			return 0, fmt.Errorf("unexpected VmRSS line %q", sc.Text())
+			return 0, fmt.Errorf("unexpected %s line %q", strings.TrimSuffix(key, ":"), sc.Text())
 		}
 		kb, err := strconv.ParseInt(f[0], 10, 64)
 		if err != nil || kb < 0 || kb > 1<<40 {
-			return 0, fmt.Errorf("unexpected VmRSS line %q", sc.Text())
+			return 0, fmt.Errorf("unexpected %s line %q", strings.TrimSuffix(key, ":"), sc.Text())
 		}
 		return kb << 10, nil
 	}
-	return 0, fmt.Errorf("no VmRSS in /proc status")
+	return 0, fmt.Errorf("no %s in the /proc file", strings.TrimSuffix(key, ":"))
 }
 
 // cpuTime returns utime+stime (fields 14 and 15) of /proc/PID/stat. The

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -262,6 +263,20 @@ func lookPathIn(name, path string) (string, bool) {
 	return "", false
 }
 
+// nodePrefix is npm's global folder for the node found on path: the
+// folder above the bin/ that holds node, its links followed.
+func nodePrefix(path string) (string, bool) {
+	node, ok := lookPathIn("node", path)
+	if !ok {
+		return "", false
+	}
+	real, err := filepath.EvalSymlinks(node)
+	if err != nil {
+		return "", false
+	}
+	return filepath.Dir(filepath.Dir(real)), true
+}
+
 // npxShadowed reports whether npx, given a spec and no -p, may run something
 // other than the spec's npx folder: a bin of that name in a node_modules/.bin
 // or a package.json's bins from dir up, or a global install beside node.
@@ -272,12 +287,13 @@ func npxShadowed(spec, dir, path string, env map[string]string) bool {
 			return true // a global folder Plexus does not work out
 		}
 	}
-	for d := dir; ; d = filepath.Dir(d) {
-		bin := filepath.Join(d, "node_modules", ".bin", spec)
-		if filepath.IsAbs(spec) {
-			bin = spec // path.resolve keeps an absolute spec as it is
+	if filepath.IsAbs(spec) { // path.resolve keeps an absolute spec as it is
+		if fi, err := os.Stat(spec); err == nil && fi.Mode().IsRegular() {
+			return true
 		}
-		if fi, err := os.Stat(bin); err == nil && fi.Mode().IsRegular() {
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if fi, err := os.Stat(filepath.Join(d, "node_modules", ".bin", spec)); err == nil && fi.Mode().IsRegular() && !filepath.IsAbs(spec) {
 			return true
 		}
 		if b, err := os.ReadFile(filepath.Join(d, "package.json")); err == nil {
@@ -295,15 +311,10 @@ func npxShadowed(spec, dir, path string, env map[string]string) bool {
 			break
 		}
 	}
-	node, ok := lookPathIn("node", path)
+	prefix, ok := nodePrefix(path)
 	if !ok {
 		return true
 	}
-	real, err := filepath.EvalSymlinks(node)
-	if err != nil {
-		return true
-	}
-	prefix := filepath.Dir(filepath.Dir(real))
 	if _, err := os.Stat(filepath.Join(prefix, "bin", spec)); err == nil {
 		return true
 	}
@@ -315,7 +326,7 @@ func npxShadowed(spec, dir, path string, env map[string]string) bool {
 	return false
 }
 
-// npxDirect is how the server of spec s starts without npm's wrapper once
+// direct is how the server of spec s starts without npm's wrapper once
 // step 1 printed path: its command and PATH, or an error saying why it
 // starts through npx.
 func (n npxCall) direct(s Spec, path string) (Spec, error) {
@@ -342,12 +353,11 @@ func (n npxCall) direct(s Spec, path string) (Spec, error) {
 		return s, fmt.Errorf("%s is not on npm's PATH", command)
 	}
 	s.Argv = append([]string{bin}, n.args...)
-	env := make(map[string]string, len(s.Env)+1)
-	for k, v := range s.Env {
-		env[k] = v
+	s.Env = maps.Clone(s.Env)
+	if s.Env == nil {
+		s.Env = map[string]string{}
 	}
-	env["PATH"] = path
-	s.Env = env
+	s.Env["PATH"] = path
 	return s, nil
 }
 
@@ -447,11 +457,8 @@ func npxWillInstall(spec, dir, path string, env map[string]string) bool {
 		userconfig = filepath.Join(home, ".npmrc")
 	}
 	rcs := []string{userconfig}
-	if node, ok := lookPathIn("node", path); ok {
-		if real, err := filepath.EvalSymlinks(node); err == nil {
-			prefix := filepath.Dir(filepath.Dir(real))
-			rcs = append(rcs, filepath.Join(prefix, "etc", "npmrc"), filepath.Join(prefix, "lib", "node_modules", "npm", "npmrc"))
-		}
+	if prefix, ok := nodePrefix(path); ok {
+		rcs = append(rcs, filepath.Join(prefix, "etc", "npmrc"), filepath.Join(prefix, "lib", "node_modules", "npm", "npmrc"))
 	}
 	for d := dir; ; d = filepath.Dir(d) {
 		rcs = append(rcs, filepath.Join(d, ".npmrc"))
