@@ -198,7 +198,13 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if own && req.Method == http.MethodPost && req.Header.Get("Mcp-Method") == "subscriptions/listen" {
 		return t.listen(req)
 	}
-	resp, err := t.base.RoundTrip(req)
+	var resp *http.Response
+	var err error
+	if own && t.session != nil && req.Method == http.MethodDelete {
+		resp, err = endSession(t.base, req)
+	} else {
+		resp, err = t.base.RoundTrip(req)
+	}
 	if err != nil {
 		return resp, err
 	}
