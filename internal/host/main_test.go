@@ -146,6 +146,27 @@ func (th *testHost) readyPID(name string) int {
 	return st.PID
 }
 
+// firstPID reads events until one gives a PID for server name's status
+// (whatever its state) and returns it: for a server that may be stopped
+// again before a status read could see it running.
+func firstPID(t *testing.T, events <-chan apitype.Event, name string) int {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case ev, ok := <-events:
+			if !ok {
+				t.Fatalf("%s: the event subscription ended before a PID was announced", name)
+			}
+			if ev.Server == name && ev.Status != nil && ev.Status.PID > 0 {
+				return ev.Status.PID
+			}
+		case <-deadline:
+			t.Fatalf("%s: no PID announced within 10s", name)
+		}
+	}
+}
+
 // waitFor polls cond for at most 10 s: for state changes that are
 // announced by no event a test can wait on.
 func waitFor(t *testing.T, what string, cond func() bool) {

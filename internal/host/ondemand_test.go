@@ -26,8 +26,12 @@ func TestOnDemandStopsWhenIdleAndStartsOnUse(t *testing.T) {
 	bin := testenvBinary(t)
 	first := openHostAt(t, home, bin)
 	th := &testHost{Host: first, t: t, bin: bin}
-	th.create("od", th.example(map[string]any{"idleStopMs": 100}))
-	pid := th.readyPID("od")
+	// The PID from the events, not from a status read after the add: the
+	// server may already be idle again by then.
+	events, unsubscribe := first.Subscribe()
+	defer unsubscribe()
+	th.create("od", th.example(map[string]any{"idleStopMs": 300}))
+	pid := firstPID(t, events, "od")
 	waitFor(t, "od idle", func() bool { return th.status("od").State == apitype.StateIdle })
 	waitFor(t, "the idle server's process gone", func() bool { return groupGone(pid) })
 	if got := th.toolsOf("od"); len(got) == 0 {

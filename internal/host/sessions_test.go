@@ -17,9 +17,13 @@ import (
 // nothing else does: not an idle time, which is the shared instance's.
 func TestPerSessionInstances(t *testing.T) {
 	th := newTestHost(t)
+	// The daemon's own instance of "own" may be idle again before a status
+	// read: its PID comes from the events.
+	events, unsubscribe := th.Subscribe()
+	defer unsubscribe()
 	th.create("own", th.example(map[string]any{"instance": "per-session", "idleStopMs": 50}))
 	th.create("shared", th.example(nil))
-	sharedPID, ownPID := th.readyPID("shared"), th.readyPID("own")
+	sharedPID, ownPID := th.readyPID("shared"), firstPID(t, events, "own")
 
 	s1, err := th.NewSession(t.Context(), nil)
 	if err != nil {
