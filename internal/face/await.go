@@ -14,10 +14,15 @@ const startWait = 15 * time.Second
 // awaitTool holds a tools/call for a name the profile does not offer
 // while one of the profile's servers is still starting — the daemon just
 // started (an editor's `plexus mcp` brought it back, or the service
-// manager did) and a client calls a tool it knew from before — until the
-// name is offered, no server of the profile is starting any more, or
-// startWait. Without it such a call fails with "unknown tool" a moment
-// before the tool is there. A name that is offered costs one lookup.
+// manager did) and a client calls a tool it knew from before — or, in a
+// team, is arriving on this replica (host.Arriving: its place is being
+// settled, a replica that just started is connecting to where it runs,
+// or it moves) — until the name is offered, no server of the profile is
+// starting or arriving any more, or startWait (an arriving server's
+// startup timeout, if longer). Without it such a call fails with "unknown
+// tool" a moment before the tool is there. A name that is offered costs
+// one lookup; while every server of the profile is up, a name none
+// offers fails at once.
 func (p *profile) awaitTool(ctx context.Context, params []byte) {
 	var name string
 	jsonscan.Members(params, func(k, v []byte) bool {
@@ -29,18 +34,22 @@ func (p *profile) awaitTool(ctx context.Context, params []byte) {
 		}
 		return true
 	})
-	if name == "" || p.offers(name) || p.catchUp(name) || !p.starting() {
+	if name == "" || p.offers(name) || p.catchUp(name) {
+		return
+	}
+	until, pending := p.pending()
+	if !pending {
 		return
 	}
 	events, stop := p.f.h.Subscribe()
 	defer stop()
-	deadline := time.NewTimer(startWait)
+	deadline := time.NewTimer(max(startWait, time.Until(until)))
 	defer deadline.Stop()
 	// The face adds a server's tools after the event that says it is
 	// ready: look again now and then, not only at events.
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
-	for !p.offers(name) && p.starting() {
+	for !p.offers(name) && pending {
 		select {
 		case <-events:
 		case <-tick.C:
@@ -49,6 +58,7 @@ func (p *profile) awaitTool(ctx context.Context, params []byte) {
 		case <-ctx.Done():
 			return
 		}
+		_, pending = p.pending()
 	}
 	// The servers are up: their tools are in the catalog, and the face
 	// may not have added them yet.
@@ -83,18 +93,24 @@ func (p *profile) offers(name string) bool {
 	return ok
 }
 
-// starting reports whether a server of the profile is starting, or
-// enabled and not started yet (a server waiting for a person's approval
-// is not: only that person starts it).
-func (p *profile) starting() bool {
+// pending reports whether a server of the profile is starting, enabled
+// and not started yet (a server waiting for a person's approval is not:
+// only that person starts it), or arriving (host.Arriving), and the
+// latest time an arriving one is waited for.
+func (p *profile) pending() (until time.Time, pending bool) {
 	_, servers := p.f.h.Servers()
 	for _, s := range servers {
 		if !p.def.has(s.Name) {
 			continue
 		}
 		if s.State == apitype.StateStarting || s.Enabled && s.State == apitype.StateStopped && !s.NeedsApproval {
-			return true
+			pending = true
+		} else if t, ok := p.f.h.Arriving(s.Name); ok {
+			pending = true
+			if t.After(until) {
+				until = t
+			}
 		}
 	}
-	return false
+	return until, pending
 }

@@ -115,7 +115,10 @@ type Host struct {
 	// replacing counts, by server, the replacements Replace started
 	// (placement.go); guarded by applyMu.
 	replacing map[string]uint64
-	started   time.Time
+	// arriving marks the servers (by the object in the set) whose place
+	// is being settled, until when (Arriving, placement.go).
+	arriving sync.Map // *supervisor.Server → time.Time
+	started  time.Time
 	// limiter counts calls against mcp.policy's rate limits, across
 	// reloads (gate.go).
 	limiter policy.Limiter
@@ -251,13 +254,20 @@ func (h *Host) startInBackground(ctx context.Context, srv *supervisor.Server, cf
 	if srv.State() == supervisor.StateIdle {
 		return
 	}
+	placed := srv.RunsOn() != ""
+	if placed {
+		h.arrive(srv) // until it is up, or retryPlaced gives up
+	}
 	h.bg.Add(1)
 	go func() {
 		defer h.bg.Done()
-		if err := srv.Start(ctx); err != nil {
+		err := srv.Start(ctx)
+		if err != nil {
 			h.log.Warn("server failed to start", "server", srv.Name(), "err", err)
 			h.leftOut(srv, cfg)
-			h.retryPlaced(ctx, srv)
+		}
+		if !placed || err == nil || !h.retryPlaced(ctx, srv) {
+			h.arriving.Delete(srv)
 		}
 	}()
 }

@@ -124,6 +124,7 @@ const (
 // replacement or a change of the settings came first.
 func (h *Host) replaceWhenReady(ctx context.Context, name string, gen uint64, old, fresh *supervisor.Server) {
 	defer h.bg.Done()
+	defer h.arriving.Delete(old)
 	deadline := time.Now().Add(replaceWait)
 	current := func() bool {
 		return !h.closing && h.replacing[name] == gen && h.snap.Load().servers[name] == old
@@ -192,16 +193,22 @@ func (h *Host) retire(ctx context.Context, old *supervisor.Server) {
 // retryPlaced tries again, as Replace does, a connection to a server
 // another replica runs that failed at its start: that replica is
 // starting the process (it refuses until it runs it), or the lease is
-// moving. Not tried again, it would wait for a client's activity.
-func (h *Host) retryPlaced(ctx context.Context, failed *supervisor.Server) {
-	if failed.RunsOn() == "" || ctx.Err() != nil {
-		return
-	}
+// moving. Not tried again, it would wait for a client's activity. It
+// reports whether it did (failed is then Arriving until that ends).
+func (h *Host) retryPlaced(ctx context.Context, failed *supervisor.Server) bool {
 	h.applyMu.Lock()
 	defer h.applyMu.Unlock()
+	return h.retryPlacedLocked(ctx, failed)
+}
+
+// retryPlacedLocked is retryPlaced with applyMu held.
+func (h *Host) retryPlacedLocked(ctx context.Context, failed *supervisor.Server) bool {
+	if failed.RunsOn() == "" || ctx.Err() != nil {
+		return false
+	}
 	name := failed.Name()
 	if h.closing || h.snap.Load().servers[name] != failed {
-		return
+		return false
 	}
 	if h.replacing == nil {
 		h.replacing = map[string]uint64{}
@@ -210,10 +217,55 @@ func (h *Host) retryPlaced(ctx context.Context, failed *supervisor.Server) {
 	fresh, err := h.newServer(name, failed.Config(), h.cfgLocked())
 	if err != nil {
 		fresh.Stop()
-		return
+		return false
 	}
+	h.arrive(failed)
 	h.bg.Add(1)
 	go h.replaceWhenReady(ctx, name, h.replacing[name], failed, fresh)
+	return true
+}
+
+// placementError is Placement's error for a server no replica runs this
+// moment, as newServer reports it: its place is being settled.
+type placementError struct{ err error }
+
+func (e *placementError) Error() string { return e.err.Error() }
+func (e *placementError) Unwrap() error { return e.err }
+
+// arrive marks srv as Arriving for its startup timeout from now, and
+// forgets the marks that ran out (the servers replaced, removed or given
+// up on since): there are never more than the marks of that long.
+func (h *Host) arrive(srv *supervisor.Server) {
+	now := time.Now()
+	h.arriving.Range(func(k, until any) bool {
+		if now.After(until.(time.Time)) {
+			h.arriving.Delete(k)
+		}
+		return true
+	})
+	h.arriving.Store(srv, now.Add(ms(srv.Config().StartupTimeoutMs, config.DefaultStartupTimeoutMs)))
+}
+
+// Arriving reports whether server's tools are on their way to this
+// replica although it does not serve them now, and until when: a stdio
+// server of a team whose place is being settled — no replica holds its
+// lease this moment (one takes it within seconds: Placement's error), or
+// the connection to the replica that runs it is being made, or made again
+// while that replica starts the process (retryPlaced). A call of one of
+// its tools waits for them (the face's awaitTool) rather than fail as
+// unknown, for the server's startup timeout at most. A server that failed
+// for any other reason, or is still unplaced after that long, is not
+// arriving: a call of its tools fails at once.
+func (h *Host) Arriving(server string) (time.Time, bool) {
+	srv, ok := h.snap.Load().servers[server]
+	if !ok {
+		return time.Time{}, false
+	}
+	until, ok := h.arriving.Load(srv)
+	if !ok || time.Now().After(until.(time.Time)) {
+		return time.Time{}, false
+	}
+	return until.(time.Time), true
 }
 
 // RunsHere reports whether this replica runs server's process itself and

@@ -130,6 +130,18 @@ func (h *Host) reload(ctx context.Context) (int64, error) {
 	committed := h.opts.Store.Config()
 	h.settingsChanged()
 
+	// A connection to another replica that failed (that replica is still
+	// starting the process: a server just added, changed or moved) is
+	// tried again as Replace does (until ctx ends: the daemon's, from
+	// Follow), and a call of its tools waits meanwhile (Arriving) from the
+	// moment it is in the set. Left to the probes alone, which try on a
+	// client's activity mcp.retryMs (30 s) later, its tools were unknown
+	// on this replica all that while.
+	for _, srv := range failed {
+		if srv.RunsOn() != "" {
+			h.arrive(srv)
+		}
+	}
 	h.serversMu.Lock()
 	old := h.servers
 	h.servers = servers
@@ -138,6 +150,9 @@ func (h *Host) reload(ctx context.Context) (int64, error) {
 	h.publish()
 	for _, srv := range failed {
 		h.leftOut(srv, committed)
+		if srv.RunsOn() != "" && !h.retryPlacedLocked(ctx, srv) {
+			h.arriving.Delete(srv)
+		}
 	}
 	for name, srv := range old {
 		if servers[name] != srv {

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -58,7 +59,7 @@ func (h *Host) resolve(name string, sc config.Server, cfg *config.File, lookup f
 	switch sc.Type {
 	case config.TypeStdio:
 		if remote, err := h.placed(name); err != nil {
-			return spec, wrap("placement", err)
+			return spec, wrap("placement", &placementError{err})
 		} else if remote != nil {
 			remote.apply(&spec)
 			return spec, nil
@@ -179,6 +180,9 @@ func (h *Host) newServerWith(name string, sc config.Server, cfg *config.File, lo
 	}
 	if err != nil && sc.IsEnabled() {
 		srv.MarkFailed(err)
+		if errors.As(err, new(*placementError)) {
+			h.arrive(srv) // until it is replaced where it runs
+		}
 	}
 	if _, gated := err.(*ApprovalError); gated && sc.IsEnabled() && h.opts.Store.Docs().Shared() {
 		h.pins.gated.Store(srv, true) // refreshPins starts it once approved elsewhere
