@@ -257,7 +257,9 @@ func (f *Face) newServer(opts *mcp.ServerOptions) *mcp.Server {
 	if f.sessionID != nil {
 		opts.GetSessionID = f.sessionID
 	}
-	return mcp.NewServer(f.impl(), opts)
+	s := mcp.NewServer(f.impl(), opts)
+	s.AddSendingMiddleware(askedOnly) // notices.go
+	return s
 }
 
 // impl is the face as an MCP server names itself.

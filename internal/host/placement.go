@@ -225,12 +225,14 @@ func (h *Host) retryPlacedLocked(ctx context.Context, failed *supervisor.Server)
 	return true
 }
 
-// placementError is Placement's error for a server no replica runs this
-// moment, as newServer reports it: its place is being settled.
-type placementError struct{ err error }
+// PlacementError is Placement's error for a server no replica runs this
+// moment, as newServer reports it: its place is being settled (or the
+// shared database did not answer the claim of a server being added).
+// Nothing was saved by a change that met it; trying again is the remedy.
+type PlacementError struct{ Err error }
 
-func (e *placementError) Error() string { return e.err.Error() }
-func (e *placementError) Unwrap() error { return e.err }
+func (e *PlacementError) Error() string { return e.Err.Error() }
+func (e *PlacementError) Unwrap() error { return e.Err }
 
 // arrive marks srv as Arriving for its startup timeout from now, and
 // forgets the marks that ran out (the servers replaced, removed or given

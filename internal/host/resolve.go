@@ -59,7 +59,7 @@ func (h *Host) resolve(name string, sc config.Server, cfg *config.File, lookup f
 	switch sc.Type {
 	case config.TypeStdio:
 		if remote, err := h.placed(name); err != nil {
-			return spec, wrap("placement", &placementError{err})
+			return spec, wrap("placement", &PlacementError{err})
 		} else if remote != nil {
 			remote.apply(&spec)
 			return spec, nil
@@ -180,7 +180,7 @@ func (h *Host) newServerWith(name string, sc config.Server, cfg *config.File, lo
 	}
 	if err != nil && sc.IsEnabled() {
 		srv.MarkFailed(err)
-		if errors.As(err, new(*placementError)) {
+		if errors.As(err, new(*PlacementError)) {
 			h.arrive(srv) // until it is replaced where it runs
 		}
 	}

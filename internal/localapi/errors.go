@@ -43,6 +43,7 @@ func classify(err error) (int, apitype.ErrorBody) {
 		login    *host.LoginError
 		handEdit *store.HandEditError
 		away     *docstore.UnreachableError
+		placing  *host.PlacementError
 	)
 	switch {
 	case errors.As(err, &away) && away.Unknown:
@@ -55,6 +56,9 @@ func classify(err error) (int, apitype.ErrorBody) {
 		}
 		return http.StatusServiceUnavailable, apitype.ErrorBody{Code: apitype.CodeUnavailable, Message: msg,
 			Hint: "the database the replicas share does not answer: try again once it does; running servers and sessions are served meanwhile"}
+	case errors.As(err, &placing):
+		return http.StatusServiceUnavailable, apitype.ErrorBody{Code: apitype.CodeUnavailable, Message: err.Error() + "; nothing was saved",
+			Hint: "the replicas are settling which one runs this server (one is stopping, or the shared database is slow): run the command again in a few seconds"}
 	case errors.As(err, &handEdit):
 		return http.StatusConflict, apitype.ErrorBody{Code: apitype.CodeConflict, Message: err.Error(),
 			Hint: "apply your edit with `plexus reload`, or discard it with `plexus reload --discard` (the edited file is kept: `plexus revisions`); then run the command again"}

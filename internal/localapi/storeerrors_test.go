@@ -9,6 +9,7 @@ import (
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
 	"github.com/plexus-mcp/plexus/internal/docstore"
+	"github.com/plexus-mcp/plexus/internal/host"
 )
 
 // TestClassifyUnreachableStore: a save the team's database could not take
@@ -24,6 +25,9 @@ func TestClassifyUnreachableStore(t *testing.T) {
 		{fmt.Errorf("saving: %w", &docstore.UnreachableError{Name: "extensions.json", Err: cause}), "the store is unreachable, nothing was changed"},
 		{&docstore.UnreachableError{Name: "creds.json", Unknown: true, Err: cause}, "may or may not have been made"},
 		{fmt.Errorf("reading: %w: %w", docstore.ErrUnreachable, cause), "the store is unreachable, nothing was changed"},
+		// A server being added whose lease no replica could take now
+		// (a replica stopping, the database slow): try again, not a bug.
+		{fmt.Errorf("server s: placement: %w", &host.PlacementError{Err: errors.New("no replica runs it now")}), "nothing was saved"},
 	} {
 		status, body := classify(tc.err)
 		if status != http.StatusServiceUnavailable || body.Code != apitype.CodeUnavailable || !strings.Contains(body.Message, tc.want) || body.Hint == "" {

@@ -82,6 +82,10 @@ type LeaseTable interface {
 	Release(ctx context.Context, servers []string, self string) error
 }
 
+// claimTries is how many times Place claims a server being added before
+// it answers ErrNoOwner.
+const claimTries = 3
+
 // ErrNoOwner is Place's answer for a server no replica holds now.
 var ErrNoOwner = errors.New("no replica runs it now: it moves to another replica within seconds")
 
@@ -468,8 +472,8 @@ func (o *Owners) diffLocked() []string {
 
 // claimNow claims server's lease alone, for a server the settings do not
 // have yet (it is being added): taken if free, and kept claiming with the
-// others.
-func (o *Owners) claimNow(server string) {
+// others. It reports whether the database answered the claim.
+func (o *Owners) claimNow(server string) bool {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), ClaimEvery)
 	defer cancel()
@@ -478,7 +482,7 @@ func (o *Owners) claimNow(server string) {
 	})
 	if err != nil {
 		o.log.Warn("leases: a claim failed", "server", server, "err", err)
-		return
+		return false
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -487,6 +491,7 @@ func (o *Owners) claimNow(server string) {
 	if got[server].Owner == o.self && o.lastGood.IsZero() {
 		o.lastGood = start
 	}
+	return true
 }
 
 // Place is where server runs (host.Placement); the host builds it so. A
@@ -495,8 +500,12 @@ func (o *Owners) Place(server string) (Placement, error) {
 	o.mu.Lock()
 	_, known := o.leases[server]
 	o.mu.Unlock()
-	if !known {
-		o.claimNow(server)
+	// A slow database (a claim is given ClaimEvery) is asked again: a
+	// server being added is not refused for one slow answer.
+	for try := 0; !known && try < claimTries; try++ {
+		if o.claimNow(server) {
+			break
+		}
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()

@@ -24,6 +24,7 @@ type fakeLeases struct {
 	leases map[string]Lease
 	addrs  map[string]string // replica → address
 	down   bool
+	fail   int // claims to fail before down decides
 	claims int
 }
 
@@ -35,6 +36,10 @@ func (f *fakeLeases) Claim(_ context.Context, self string, servers []string, _ t
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.claims++
+	if f.fail > 0 {
+		f.fail--
+		return nil, errors.New("the database is slow: timeout")
+	}
 	if f.down {
 		return nil, errors.New("the database is away")
 	}
@@ -222,6 +227,28 @@ func TestOwnersServeThroughAnOutage(t *testing.T) {
 		cancel()
 		<-done
 	})
+}
+
+// TestPlaceClaimsAnAddedServerAgain: a server being added whose first
+// claim fails (the database slow for one answer) is claimed again and
+// placed here; only a database that fails every try makes it ErrNoOwner.
+func TestPlaceClaimsAnAddedServerAgain(t *testing.T) {
+	table := newFakeLeases()
+	o := newOwners(t, table, "self", nil, func(Lease) bool { return true })
+	table.mu.Lock()
+	table.fail = 2 // two slow answers in a row
+	table.mu.Unlock()
+	if p, err := o.Place("added"); err != nil || !p.Here {
+		t.Fatalf("placing a server added while the database was slow: %+v, %v", p, err)
+	}
+	table.set(true)
+	before := table.claims
+	if _, err := o.Place("another"); !errors.Is(err, ErrNoOwner) {
+		t.Fatalf("placing with the database away: %v, want ErrNoOwner", err)
+	}
+	if n := table.claims - before; n != claimTries {
+		t.Fatalf("claimed %d times with the database away, want %d", n, claimTries)
+	}
 }
 
 // TestOwnersTakeOver: another replica takes a lease only once it has seen
