@@ -95,6 +95,18 @@ func (h *Host) loginNeeded(name string, sc config.Server, err error) error {
 	return &oauth.NeedsLoginError{Server: name, Reason: reason}
 }
 
+// refusedLogin is the login a call to srv waits for when the server
+// refused it with HTTP 401 (the call was not processed) and srv logs in
+// with OAuth; nil otherwise (a refused header credential says which to
+// check in the call's error).
+func (h *Host) refusedLogin(srv *supervisor.Server, err error) error {
+	var se *upstream.StatusError
+	if !errors.As(err, &se) || se.StatusCode != http.StatusUnauthorized {
+		return nil
+	}
+	return h.loginNeeded(srv.Name(), srv.Config(), oauth.ErrNeedsLogin)
+}
+
 // loginParams resolves what a login of name needs.
 func (h *Host) loginParams(name string) (oauth.LoginParams, error) {
 	snap := h.snap.Load()

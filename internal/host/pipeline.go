@@ -106,6 +106,9 @@ func (h *Host) invoke(ctx context.Context, snap *snapshot, ix indexed, invoke in
 		// Refused, or not sent, for want of a login: the server did not act.
 		return callResult{res: errorResult(nle.Error(), "needs_login", "")}, nil
 	}
+	if le := h.refusedLogin(ix.server, err); le != nil {
+		return callResult{res: errorResult(le.Error(), "needs_login", "")}, nil
+	}
 	if err != nil {
 		res, err := callFailure(ctx, cctx, err, ix.server, timeout)
 		return callResult{res: res}, err

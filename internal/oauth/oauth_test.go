@@ -185,6 +185,44 @@ func TestRevokedRefreshNeedsLogin(t *testing.T) {
 	}
 }
 
+// TestRequestsDuringARefusedRefreshNeedLogin: requests that come while a
+// refused refresh ends the login fail unsent with ErrNeedsLogin, whether
+// they waited for that refresh or came after it forgot the tokens; none
+// goes out without a token, whose 401 a client would take for a lost
+// connection ("outcome unknown") rather than a login to make.
+func TestRequestsDuringARefusedRefreshNeedLogin(t *testing.T) {
+	as := authserver.Start(t, authserver.Options{})
+	var c clock
+	m := open(t, t.TempDir(), &c, nil)
+	login(t, m, oauth.LoginParams{Server: "srv", URL: as.MCPURL})
+	as.Revoke()
+	c.advance(2 * time.Hour) // past expiry: each request renews the token first
+	hc := &http.Client{Transport: m.Transport("srv", as.MCPURL, nil)}
+	const n = 8
+	codes := make([]int, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			resp, err := hc.Post(as.MCPURL, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+			if err == nil {
+				codes[i] = resp.StatusCode
+				resp.Body.Close()
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	for i := range n {
+		if !errors.Is(errs[i], oauth.ErrNeedsLogin) {
+			t.Errorf("request %d: HTTP %d, err %v; want ErrNeedsLogin, unsent", i, codes[i], errs[i])
+		}
+	}
+	if st := m.Status("srv"); !st.NeedsLogin {
+		t.Errorf("status %+v, want a login needed", st)
+	}
+}
+
 func TestPreregisteredClientAndClientIDMetadataDocument(t *testing.T) {
 	const secret = "CANARY-client-secret-7f3a"
 	as := authserver.Start(t, authserver.Options{NoDCR: true, Clients: map[string]string{"pre": secret}})

@@ -67,13 +67,38 @@ func (m *Manager) credential(ctx context.Context, account string) (credential, e
 		return credentialOf(e), nil
 	}
 	if g == nil && (e == nil || e.Token == nil) {
-		if e != nil && m.NeedsLogin(account) {
-			// A login that ended (its refresh refused): nothing renews it.
-			return credential{}, &NeedsLoginError{Server: serverOf(account), Reason: m.NeedsLoginReason(account)}
+		if e != nil {
+			// A refresh under way may be ending the login: it forgets the
+			// tokens, then marks the login needed. Its verdict first, or
+			// the request goes out with no token, and its 401 reaches
+			// the client as a lost connection.
+			m.settled(account)
 		}
-		return credential{}, nil
+		return m.noToken(account)
 	}
 	return m.renew(ctx, account, "")
+}
+
+// settled waits for a refresh of account's token under way to end.
+func (m *Manager) settled(account string) {
+	m.mu.Lock()
+	st := m.stateLocked(account)
+	m.mu.Unlock()
+	st.flight.Lock()
+	//lint:ignore SA2001 an empty critical section: only the wait matters
+	st.flight.Unlock()
+}
+
+// noToken is the credential of account, which holds no token: a login
+// that ended (its refresh refused) fails the request unsent, as nothing
+// renews it; otherwise none, and the request goes out without a token.
+func (m *Manager) noToken(account string) (credential, error) {
+	if e := m.entryFor(account); e != nil && e.Token != nil {
+		return credentialOf(e), nil // a login completed meanwhile
+	} else if e != nil && m.NeedsLogin(account) {
+		return credential{}, &NeedsLoginError{Server: serverOf(account), Reason: m.NeedsLoginReason(account)}
+	}
+	return credential{}, nil
 }
 
 // renew gets account a new token: from its grant, or by refreshing. With
@@ -107,7 +132,8 @@ func (m *Manager) renew(ctx context.Context, account, refused string) (credentia
 		return credentialOf(ne), nil
 	}
 	if e == nil || e.Token == nil {
-		return credential{}, nil
+		// Another request's refresh ended the login meanwhile.
+		return m.noToken(account)
 	}
 	if e.Token.Refresh == "" {
 		if refused == "" && m.now().Before(e.Token.Expiry) {

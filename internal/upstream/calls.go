@@ -50,6 +50,7 @@ func (c *Conn) CallTool(ctx context.Context, name string, args json.RawMessage) 
 		defer func() { span.End(err, tracing.ErrType(err)) }()
 		params.Meta = tracing.SetMeta(ctx, params.Meta)
 	}
+	ctx = withRefusal(ctx)
 	res, err := c.session.CallTool(ctx, params)
 	if err != nil {
 		return nil, fmt.Errorf("server %q: calling tool %q: %w", c.name, name, c.callError(ctx, err))
@@ -87,6 +88,7 @@ func (c *Conn) ReadResource(ctx context.Context, uri string) (_ *mcp.ReadResourc
 		defer func() { span.End(err, tracing.ErrType(err)) }()
 		params.Meta = tracing.SetMeta(ctx, params.Meta) // the server continues this span's trace
 	}
+	ctx = withRefusal(ctx)
 	res, err := c.session.ReadResource(ctx, params)
 	if err != nil {
 		return nil, fmt.Errorf("server %q: reading resource %q: %w", c.name, clip(uri, 200), c.callError(ctx, err))
@@ -121,6 +123,7 @@ func (c *Conn) GetPrompt(ctx context.Context, name string, args map[string]strin
 		defer func() { span.End(err, tracing.ErrType(err)) }()
 		params.Meta = tracing.SetMeta(ctx, params.Meta)
 	}
+	ctx = withRefusal(ctx)
 	res, err := c.session.GetPrompt(ctx, params)
 	if err != nil {
 		return nil, fmt.Errorf("server %q: getting prompt %q: %w", c.name, name, c.callError(ctx, err))
@@ -135,6 +138,8 @@ func (c *Conn) GetPrompt(ctx context.Context, name string, args map[string]strin
 //   - the caller's ctx ended: returned as is (errors.Is context.Canceled or
 //     DeadlineExceeded still holds);
 //   - the server answered with a JSON-RPC error: a known outcome;
+//   - the server refused it (or the connection, before it was sent) with
+//     HTTP 401 or 403: not processed, a *StatusError (refused.go);
 //   - anything else means no answer will come: the request may or may not
 //     have been acted on, so it wraps ErrTransportLost (R-SES-5).
 //
@@ -157,6 +162,9 @@ func (c *Conn) callError(ctx context.Context, err error) error {
 			return &answerError{rpc: red, err: err}
 		}
 		return err
+	}
+	if se := c.refusedBy(ctx); se != nil {
+		return se // refused for its credential, so not processed (refused.go)
 	}
 	return &lostError{err: err}
 }

@@ -215,6 +215,7 @@ func (c *Conn) startRemote(ctx context.Context, s Spec) error {
 	}
 	kt := &keepTransport{inner: remoteTransport(s, hc), life: life, cancel: cancelLife}
 	c.explain = func(err error) error { return ht.connectError(err, sanitized) }
+	c.lastRefusal = ht.lastRefusal
 	err = c.handshake(ctx, s, kt)
 	c.raw = kt.conn
 	if err == nil && s.ownSession == nil && s.RunsOn == "" {

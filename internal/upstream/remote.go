@@ -142,6 +142,7 @@ type headerTransport struct {
 
 	mu      sync.Mutex
 	last    *StatusError          // guarded by mu; last error status, reset by a success
+	refused *StatusError          // guarded by mu; the last POST's 401 or 403, reset by a POST's success
 	foreign *ForeignEndpointError // guarded by mu; a refused request elsewhere
 }
 
@@ -198,7 +199,16 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if own && req.Method == http.MethodPost && req.Header.Get("Mcp-Method") == "subscriptions/listen" {
 		return t.listen(req)
 	}
-	resp, err := t.base.RoundTrip(req)
+	if own {
+		t.markRefusal(req, nil)
+	}
+	var resp *http.Response
+	var err error
+	if own && t.session != nil && req.Method == http.MethodDelete {
+		resp, err = endSession(t.base, req)
+	} else {
+		resp, err = t.base.RoundTrip(req)
+	}
 	if err != nil {
 		return resp, err
 	}
@@ -209,6 +219,9 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	if resp, err = readAnswer(req, resp); err != nil {
 		return nil, err
+	}
+	if own {
+		t.markRefusal(req, resp)
 	}
 	if own && t.session != nil {
 		t.session.incoming(resp)

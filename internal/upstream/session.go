@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	"net/http/httptrace"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -86,6 +87,32 @@ func (k *sessionKeeper) incoming(resp *http.Response) {
 }
 
 const sessionHeader = "Mcp-Session-Id"
+
+// endAttempts bounds how many times one DELETE is sent: once, and again on
+// each kept-alive connection it finds closed (the transport keeps a few
+// idle per server).
+const endAttempts = 5
+
+// endSession sends the DELETE that ends a session (the SDK's, when the
+// Conn closes). Sent on a kept-alive connection that the server or a proxy
+// closed a moment before — its idle timeout, a dropped connection — the
+// DELETE fails unread, and net/http sends again only the methods it holds
+// replayable, which leaves DELETE out: the server would keep the session
+// for ever. DELETE is idempotent (RFC 9110 §9.2.2), and RFC 9112 §9.3.1.1
+// lets a client retry an idempotent request whose connection closed before
+// the answer came; so it is sent again as long as the connection it failed
+// on was a reused one, as net/http does for GET. A fresh connection's
+// failure is the answer.
+func endSession(base http.RoundTripper, req *http.Request) (*http.Response, error) {
+	for attempt := 1; ; attempt++ {
+		var reused bool
+		trace := &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) { reused = i.Reused }}
+		resp, err := base.RoundTrip(req.WithContext(httptrace.WithClientTrace(req.Context(), trace)))
+		if err == nil || !reused || attempt == endAttempts || req.Context().Err() != nil {
+			return resp, err
+		}
+	}
+}
 
 // renew opens a new session in place of sent, the id a request was
 // refused with (404); true once there is a live session other than sent,

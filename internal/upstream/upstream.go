@@ -158,7 +158,10 @@ type Conn struct {
 
 	release func()            // frees what a remote transport owns; may be nil
 	explain func(error) error // remote: names the HTTP status behind a failure; may be nil
-	grace   time.Duration
+	// lastRefusal, remote: the 401 or 403 that refused the last request
+	// answered, if any (refused.go); may be nil.
+	lastRefusal func() *StatusError
+	grace       time.Duration
 
 	refreshMu sync.Mutex // serialises Refresh
 

@@ -1,0 +1,94 @@
+package upstream
+
+import (
+	"context"
+	"net/http"
+	"sync/atomic"
+)
+
+// A request refused for its credential (HTTP 401 or 403) was not
+// processed: the server answered before acting on it. The SDK's client
+// takes such an answer for a broken connection, and a request it had not
+// sent yet when another request of the connection was so refused fails
+// with that request's error. Both are known outcomes — the server did
+// nothing — not "outcome unknown": the transport marks the refusal on the
+// request's context, and callError reports the status, for the host to
+// say that a login is needed or which credential to check.
+
+type refusalKey struct{}
+
+// refusalMark follows one call through the transport.
+type refusalMark struct {
+	sent    atomic.Bool                 // the call reached the transport
+	refused atomic.Pointer[StatusError] // the server's 401 or 403 to it
+}
+
+// withRefusal marks ctx, the context of a call about to be sent.
+func withRefusal(ctx context.Context) context.Context {
+	return context.WithValue(ctx, refusalKey{}, &refusalMark{})
+}
+
+func refusalFrom(ctx context.Context) *refusalMark {
+	r, _ := ctx.Value(refusalKey{}).(*refusalMark)
+	return r
+}
+
+// credentialRefused reports whether code refuses a request's credential.
+func credentialRefused(code int) bool {
+	return code == http.StatusUnauthorized || code == http.StatusForbidden
+}
+
+// refusedBy returns the status that refused the call of ctx (marked by
+// withRefusal) for its credential: the one it met or, for a call never
+// sent, the one that broke the connection before it; nil if the call was
+// not so refused.
+func (c *Conn) refusedBy(ctx context.Context) *StatusError {
+	r := refusalFrom(ctx)
+	if r == nil {
+		return nil
+	}
+	if se := r.refused.Load(); se != nil {
+		return se
+	}
+	if r.sent.Load() || c.lastRefusal == nil {
+		return nil
+	}
+	return c.lastRefusal()
+}
+
+// markRefusal records on req's call (if marked) that it reached the
+// transport, and, once resp is known, whether the server refused its
+// credential (also for the connection: lastRefusal).
+func (t *headerTransport) markRefusal(req *http.Request, resp *http.Response) {
+	if req.Method != http.MethodPost {
+		return
+	}
+	r := refusalFrom(req.Context())
+	if r != nil {
+		r.sent.Store(true)
+	}
+	if resp == nil || (resp.StatusCode >= 300 && !credentialRefused(resp.StatusCode)) {
+		return
+	}
+	var se *StatusError
+	if credentialRefused(resp.StatusCode) {
+		se = &StatusError{StatusCode: resp.StatusCode, URL: SanitizeURL(req.URL.String()), WWWAuthenticate: resp.Header.Get("WWW-Authenticate")}
+		if resp.StatusCode == http.StatusUnauthorized {
+			se.Check = t.refusedCredential()
+		}
+		if r != nil {
+			r.refused.Store(se)
+		}
+	}
+	t.mu.Lock()
+	t.refused = se
+	t.mu.Unlock()
+}
+
+// lastRefusal is the 401 or 403 that refused the last POST answered, if
+// it was refused so: the SDK's client takes it for a broken connection.
+func (t *headerTransport) lastRefusal() *StatusError {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.refused
+}

@@ -1,0 +1,72 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestCallRefusedForItsCredential: a call the server refuses with HTTP 401
+// (its key revoked while connected) was not processed: the error names
+// the status and the credential to check, and is no "outcome unknown".
+// A call after the connection broke on a health check's 401 is not lost
+// either: not made, for the same refusal or the connection's end.
+func TestCallRefusedForItsCredential(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "revokes", Version: "1"}, nil)
+	s.AddTool(&mcp.Tool{Name: "echo", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		t.Error("a refused call ran")
+		return &mcp.CallToolResult{}, nil
+	})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
+	var revoked atomic.Bool
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if revoked.Load() && r.Method == http.MethodPost {
+			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+			http.Error(w, "key revoked", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	defer ts.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	spec := Spec{Name: "revokes", Type: "http", URL: ts.URL, ProtocolVersion: "2025-11-25",
+		Headers: http.Header{"X-Api-Key": {"key-1"}}, Secrets: []string{"key-1"}}
+
+	c, err := Connect(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	revoked.Store(true)
+	_, err = c.CallTool(ctx, "echo", nil)
+	var se *StatusError
+	if !errors.As(err, &se) || se.StatusCode != http.StatusUnauthorized || errors.Is(err, ErrTransportLost) {
+		t.Fatalf("refused call: %v, want the HTTP 401 and no lost connection", err)
+	}
+	if !strings.Contains(err.Error(), "X-Api-Key") {
+		t.Errorf("the error %q does not name the credential to check", err)
+	}
+	c.Close()
+
+	revoked.Store(false)
+	c, err = Connect(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	revoked.Store(true)
+	if err := c.Ping(ctx); err == nil {
+		t.Fatal("a refused health check passed")
+	}
+	_, err = c.CallTool(ctx, "echo", nil)
+	if err == nil || errors.Is(err, ErrTransportLost) {
+		t.Fatalf("a call after the refused health check: %v, want it not made", err)
+	}
+}
