@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // The kernel does not apply RLIMIT_NPROC to root's processes, so a daemon
@@ -17,9 +18,20 @@ import (
 // pidsRoots are where a pids hierarchy is mounted on common systems.
 var pidsRoots = []string{"/sys/fs/cgroup/pids", "/sys/fs/cgroup"}
 
+// pidsUsers counts, per pids cgroup, the starts of this daemon that
+// prepared it and have not released it: a server started again while its
+// last process is still being cleaned up shares the cgroup (it is named
+// after the private folder), and the old start's release must not remove
+// it between the new one's PreparePids and its launcher's join.
+var pidsUsers = struct {
+	sync.Mutex
+	n map[string]int
+}{n: map[string]int{}}
+
 // PreparePids gives p a pids cgroup of its own, with pids.max set to the
 // process limit, when the daemon runs as root. The cgroup is named after
-// the private folder, so a restarted server reuses it.
+// the private folder, so a restarted server reuses it. Each successful
+// call is paired with a ReleasePids.
 func PreparePids(p *Policy) error {
 	if os.Getuid() != 0 || p.Limits.Processes == 0 {
 		return nil
@@ -28,6 +40,8 @@ func PreparePids(p *Policy) error {
 	h.Write([]byte(p.Private))
 	name := "plexus-sandbox-" + strconv.FormatUint(h.Sum64(), 16)
 	var last error = fmt.Errorf("no pids cgroup hierarchy is mounted")
+	pidsUsers.Lock()
+	defer pidsUsers.Unlock()
 	for _, root := range pidsRoots {
 		if !isPidsRoot(root) {
 			continue
@@ -43,6 +57,7 @@ func PreparePids(p *Policy) error {
 			continue
 		}
 		p.PidsCgroup = dir
+		pidsUsers.n[dir]++
 		return nil
 	}
 	return fmt.Errorf("the daemon runs as root, whose processes the kernel exempts from the process limit (RLIMIT_NPROC), and no pids cgroup could be made: %v", last)
@@ -71,10 +86,17 @@ func joinPids(dir string) error {
 	return nil
 }
 
-// ReleasePids removes p's pids cgroup once it is empty; a cgroup still in
-// use (a restart already joined it) stays.
+// ReleasePids removes p's pids cgroup once no other start of this daemon
+// holds it and it is empty; a cgroup still in use stays.
 func ReleasePids(p *Policy) {
-	if p.PidsCgroup != "" {
-		os.Remove(p.PidsCgroup)
+	if p.PidsCgroup == "" {
+		return
 	}
+	pidsUsers.Lock()
+	defer pidsUsers.Unlock()
+	if pidsUsers.n[p.PidsCgroup]--; pidsUsers.n[p.PidsCgroup] > 0 {
+		return
+	}
+	delete(pidsUsers.n, p.PidsCgroup)
+	os.Remove(p.PidsCgroup)
 }
