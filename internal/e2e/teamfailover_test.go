@@ -126,10 +126,14 @@ func TestTeamFailover(t *testing.T) {
 		}
 	}
 
-	// A call in flight on the owner, through another replica.
+	// A call in flight on the owner, through another replica: the kill
+	// waits until the owner's server has it (its stderr says so), not a
+	// fixed time a loaded machine may not have sent it in.
+	sleeps := func() int { return strings.Count(rs[own].MustRun("logs", "example"), "sleep started") }
+	before := sleeps()
 	inflight := make(chan testenv.Result, 1)
 	go func() { inflight <- others[0].Run("", "call", sleep, `{"ms":4000}`) }()
-	time.Sleep(500 * time.Millisecond)
+	within(t, 10*time.Second, "the call in flight at the owner's server", func() bool { return sleeps() > before })
 
 	killed := time.Now()
 	rs[own].KillDaemon()

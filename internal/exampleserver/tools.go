@@ -69,7 +69,11 @@ func addTools(s *mcp.Server, o options, log *slog.Logger) {
 		Description: "Wait the given number of milliseconds (at most 600000), then say so. Returns early if the call is cancelled; useful to try timeouts and cancellation.",
 		InputSchema: sleepSchema,
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)},
-	}, sleeper(func(err error) {
+	}, sleeper(func(ms int) {
+		// On stderr too, so that people (and tests) see a sleep arrive at
+		// the server: a call in flight, not only a client waiting.
+		log.Info("sleep started", "ms", ms)
+	}, func(err error) {
 		if err != nil {
 			// On stderr, so that people (and tests) see a cancellation
 			// arrive: the server stopped, not only the client's wait.
@@ -161,7 +165,7 @@ func now(_ context.Context, _ *mcp.CallToolRequest, in nowInput) (*mcp.CallToolR
 	return text(time.Now().In(loc).Format(time.RFC3339)), nil, nil
 }
 
-func sleeper(returned func(error)) mcp.ToolHandlerFor[sleepInput, any] {
+func sleeper(started func(ms int), returned func(error)) mcp.ToolHandlerFor[sleepInput, any] {
 	return func(ctx context.Context, _ *mcp.CallToolRequest, in sleepInput) (_ *mcp.CallToolResult, _ any, err error) {
 		if returned != nil {
 			defer func() { returned(ctx.Err()) }()
@@ -171,6 +175,7 @@ func sleeper(returned func(error)) mcp.ToolHandlerFor[sleepInput, any] {
 		if in.MS < 0 || in.MS > maxSleepMS {
 			return nil, nil, fmt.Errorf("ms must be between 0 and %d, not %d", maxSleepMS, in.MS)
 		}
+		started(in.MS)
 		t := time.NewTimer(time.Duration(in.MS) * time.Millisecond)
 		defer t.Stop()
 		select {
