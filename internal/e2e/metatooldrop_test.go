@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bufio"
 	"context"
 	"io"
 	"net/http"
@@ -95,16 +96,30 @@ func TestDroppedPOSTCancelsUpstream(t *testing.T) {
 			req.Header.Set("Mcp-Session-Id", id)
 			req.Header.Set("Mcp-Protocol-Version", tc.version)
 			done := make(chan struct{})
+			primed := make(chan struct{}) // the answer's first event id: a stream the client may resume
 			go func() {
 				defer close(done)
-				if resp, err := http.DefaultClient.Do(req); err == nil {
-					io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					return
+				}
+				defer resp.Body.Close()
+				seen := false
+				sc := bufio.NewScanner(resp.Body)
+				for sc.Scan() {
+					if !seen && strings.HasPrefix(sc.Text(), "id:") {
+						seen = true
+						close(primed)
+					}
 				}
 			}()
 			waitFor(t, 10*time.Second, "the slow call to start", func() bool { return status(key) == "running" })
 			if tc.version == "2025-11-25" {
-				time.Sleep(300 * time.Millisecond) // past the face's priming: the answer is a resumable stream
+				select {
+				case <-primed: // past the face's priming, read by the client, not a time that usually is
+				case <-time.After(10 * time.Second):
+					t.Fatal("the call's answer never became a stream with an event id")
+				}
 			}
 			if tc.cut {
 				cutStream()

@@ -4,17 +4,17 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/plexus-mcp/plexus/internal/testenv"
 )
 
-// TestPidsCgroupOutlivesAnOldStartsRelease: a server started again while
+// TestPidsCgroupOutlivesAnOldStartsReleaseAsRoot: a server started again while
 // its last process is being cleaned up shares the pids cgroup (it is
 // named after the private folder); the old start's release must leave it
 // to the new start, whose launcher has yet to join it, and the new
 // start's release removes it.
-func TestPidsCgroupOutlivesAnOldStartsRelease(t *testing.T) {
-	if os.Getuid() != 0 {
-		t.Skip("pids cgroups are made for a daemon running as root")
-	}
+func TestPidsCgroupOutlivesAnOldStartsReleaseAsRoot(t *testing.T) {
+	testenv.NeedRoot(t, "pids cgroups are made for a daemon running as root")
 	base := Policy{Private: filepath.Join(t.TempDir(), "private"), Limits: Limits{Processes: 8}}
 	old, fresh := base, base
 	if err := PreparePids(&old); err != nil {
