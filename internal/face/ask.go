@@ -74,6 +74,10 @@ func (p *sessionPeer) ClientSession() (any, string, <-chan struct{}) {
 	return p.s, version, p.s.done
 }
 
+// Detached reports whether no connection of the client holds the
+// request's stream now: its POST dropped and it was not resumed (yet).
+func (p *sessionPeer) Detached() bool { return p.ex != nil && p.ex.detached() }
+
 // Standalone is the client on its session's standalone stream.
 func (p *sessionPeer) Standalone() upstream.Peer { return &sessionPeer{p.s, p.s.listener} }
 

@@ -286,6 +286,15 @@ func (ex *exchange) dropped(stream string, asking int) {
 	})
 }
 
+// detached reports whether the exchange's requests are unanswered and no
+// connection of the client holds their stream: the POST dropped, and the
+// stream was not resumed (or its resumption dropped too).
+func (ex *exchange) detached() bool {
+	ex.mu.Lock()
+	defer ex.mu.Unlock()
+	return !ex.done && !ex.listen && ex.w == nil
+}
+
 // isResumed reports whether a client resumed the stream after its POST
 // dropped.
 func (ex *exchange) isResumed() bool {

@@ -75,6 +75,17 @@ func parked(pc *peerCall) bool {
 	return ok && p.Parked()
 }
 
+// detacher is a Peer whose call may be detached: no connection of its
+// client holds the call's stream now (its POST dropped and no stream was
+// resumed).
+type detacher interface{ Detached() bool }
+
+// detached reports whether pc's call is detached (detacher).
+func detached(pc *peerCall) bool {
+	d, ok := pc.peer.(detacher)
+	return ok && d.Detached()
+}
+
 // logLevelOf is the level the caller asked for; "" for none.
 func logLevelOf(pc *peerCall) string {
 	if pc == nil {
@@ -262,21 +273,36 @@ const routeGrace = 500 * time.Millisecond
 // has no request in flight (one that never comes back, as the go-sdk's
 // client does not when it cannot read a roots/list without params, would
 // otherwise make every other client's question ambiguous until the call
-// gives up waiting, minutes later).
+// gives up waiting, minutes later). A detached call counts only when no
+// client has an attached one: its client dropped the connection that
+// carried it (an mcp-go client cancels by dropping its POST), and the
+// face holds it a moment for a resumption that seldom comes before it
+// cancels it — meanwhile another client's call, whose log messages come
+// on the same stdio stream, would be ambiguous and lose them.
 func (f *inflight) liveCaller() (*peerCall, int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var only *peerCall
-	var newest uint64
-	seen := map[any]bool{}
+	var only, loose *peerCall
+	var newest, newestLoose uint64
+	seen, seenLoose := map[any]bool{}, map[any]bool{}
 	for id, pc := range f.calls {
 		if pc.ctx != nil && pc.ctx.Err() != nil || parked(pc) {
+			continue
+		}
+		if detached(pc) {
+			seenLoose[clientOf(pc)] = true
+			if id > newestLoose {
+				loose, newestLoose = pc, id
+			}
 			continue
 		}
 		seen[clientOf(pc)] = true
 		if id > newest {
 			only, newest = pc, id
 		}
+	}
+	if len(seen) == 0 {
+		return loose, len(seenLoose)
 	}
 	return only, len(seen)
 }

@@ -111,6 +111,45 @@ func TestQuestionSkipsParkedCall(t *testing.T) {
 	}
 }
 
+// detachedPeer is a caller whose call's connection may have dropped.
+type detachedPeer struct {
+	ownerPeer
+	detached bool
+}
+
+func (p *detachedPeer) Detached() bool { return p.detached }
+
+// TestLogSkipsDetachedCall: a log message of a stdio server, outside any
+// call's context, goes to the one client whose call's connection is live,
+// not dropped as ambiguous because another client's call is detached —
+// its client dropped the POST (an mcp-go client's cancel) and the face
+// holds the call a moment for a resumption. A detached call alone still
+// gets it (its client may resume the stream and read it there).
+func TestLogSkipsDetachedCall(t *testing.T) {
+	c := &Conn{log: slog.New(slog.DiscardHandler)}
+	r := &routeConn{c: c}
+	gone := &detachedPeer{detached: true}
+	_, _, endGone := c.calls.begin(WithPeer(t.Context(), gone, nil))
+	defer endGone()
+	msg := &jsonrpc.Request{Method: "notifications/message", Params: json.RawMessage(`{"level":"info","logger":"peer","data":"hi"}`)}
+	r.notify(t.Context(), msg)
+	if len(gone.logs) != 1 {
+		t.Fatalf("with the detached call alone in flight, it got %v; want the message", gone.logs)
+	}
+	live := &detachedPeer{}
+	_, _, endLive := c.calls.begin(WithPeer(t.Context(), live, nil))
+	defer endLive()
+	r.notify(t.Context(), msg)
+	if len(live.logs) != 1 || len(gone.logs) != 1 {
+		t.Fatalf("the live call got %v, the detached one %v; want the message with the live call's client", live.logs, gone.logs)
+	}
+	gone.detached = false
+	r.notify(t.Context(), msg)
+	if len(live.logs) != 1 || len(gone.logs) != 1 {
+		t.Errorf("with both clients' calls live: %v and %v; want it refused as ambiguous", live.logs, gone.logs)
+	}
+}
+
 // TestLogAfterItsCallsAnswer: a log message a server writes after its
 // call's answer (mcp-go's stdio and SSE servers queue them), with no call
 // in flight, reaches the client of the call that just ended on its
