@@ -50,7 +50,7 @@ func (c *Conn) CallTool(ctx context.Context, name string, args json.RawMessage) 
 		defer func() { span.End(err, tracing.ErrType(err)) }()
 		params.Meta = tracing.SetMeta(ctx, params.Meta)
 	}
-	ctx = withRefusal(ctx)
+	ctx = c.withRefusal(ctx)
 	res, err := c.session.CallTool(ctx, params)
 	if err != nil {
 		return nil, fmt.Errorf("server %q: calling tool %q: %w", c.name, name, c.callError(ctx, err))
@@ -88,7 +88,7 @@ func (c *Conn) ReadResource(ctx context.Context, uri string) (_ *mcp.ReadResourc
 		defer func() { span.End(err, tracing.ErrType(err)) }()
 		params.Meta = tracing.SetMeta(ctx, params.Meta) // the server continues this span's trace
 	}
-	ctx = withRefusal(ctx)
+	ctx = c.withRefusal(ctx)
 	res, err := c.session.ReadResource(ctx, params)
 	if err != nil {
 		return nil, fmt.Errorf("server %q: reading resource %q: %w", c.name, clip(uri, 200), c.callError(ctx, err))
@@ -123,7 +123,7 @@ func (c *Conn) GetPrompt(ctx context.Context, name string, args map[string]strin
 		defer func() { span.End(err, tracing.ErrType(err)) }()
 		params.Meta = tracing.SetMeta(ctx, params.Meta)
 	}
-	ctx = withRefusal(ctx)
+	ctx = c.withRefusal(ctx)
 	res, err := c.session.GetPrompt(ctx, params)
 	if err != nil {
 		return nil, fmt.Errorf("server %q: getting prompt %q: %w", c.name, name, c.callError(ctx, err))

@@ -23,8 +23,12 @@ type refusalMark struct {
 	refused atomic.Pointer[StatusError] // the server's 401 or 403 to it
 }
 
-// withRefusal marks ctx, the context of a call about to be sent.
-func withRefusal(ctx context.Context) context.Context {
+// withRefusal marks ctx, the context of a call about to be sent, on a
+// remote connection (a stdio one has no HTTP status to meet).
+func (c *Conn) withRefusal(ctx context.Context) context.Context {
+	if c.lastRefusal == nil {
+		return ctx
+	}
 	return context.WithValue(ctx, refusalKey{}, &refusalMark{})
 }
 
@@ -64,18 +68,18 @@ func (t *headerTransport) markRefusal(req *http.Request, resp *http.Response) {
 		return
 	}
 	r := refusalFrom(req.Context())
-	if r != nil {
-		r.sent.Store(true)
+	if resp == nil {
+		if r != nil {
+			r.sent.Store(true)
+		}
+		return
 	}
-	if resp == nil || (resp.StatusCode >= 300 && !credentialRefused(resp.StatusCode)) {
+	if resp.StatusCode >= 300 && !credentialRefused(resp.StatusCode) {
 		return
 	}
 	var se *StatusError
 	if credentialRefused(resp.StatusCode) {
-		se = &StatusError{StatusCode: resp.StatusCode, URL: SanitizeURL(req.URL.String()), WWWAuthenticate: resp.Header.Get("WWW-Authenticate")}
-		if resp.StatusCode == http.StatusUnauthorized {
-			se.Check = t.refusedCredential()
-		}
+		se = t.withCheck(&StatusError{StatusCode: resp.StatusCode, URL: SanitizeURL(req.URL.String()), WWWAuthenticate: resp.Header.Get("WWW-Authenticate")})
 		if r != nil {
 			r.refused.Store(se)
 		}
@@ -87,8 +91,19 @@ func (t *headerTransport) markRefusal(req *http.Request, resp *http.Response) {
 
 // lastRefusal is the 401 or 403 that refused the last POST answered, if
 // it was refused so: the SDK's client takes it for a broken connection.
+// (Not the transport's last failure: a DELETE's success forgets that.)
 func (t *headerTransport) lastRefusal() *StatusError {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.refused
+}
+
+// withCheck is se with, for a 401, which credential the server refused.
+func (t *headerTransport) withCheck(se *StatusError) *StatusError {
+	if se.StatusCode != http.StatusUnauthorized {
+		return se
+	}
+	e := *se
+	e.Check = t.refusedCredential()
+	return &e
 }

@@ -454,9 +454,7 @@ func (t *headerTransport) connectError(err error, sanitized string) error {
 	case foreign != nil:
 		return foreign
 	case last != nil && last.StatusCode == http.StatusUnauthorized:
-		e := *last
-		e.Check = t.refusedCredential()
-		return &e
+		return t.withCheck(last)
 	case last != nil && last.StatusCode >= 400 && last.StatusCode < 500:
 		return last
 	case errors.Is(err, syscall.ECONNREFUSED):
