@@ -210,6 +210,9 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp, err = t.base.RoundTrip(req)
 	}
 	if err != nil {
+		if own {
+			markUnreached(req, err)
+		}
 		return resp, err
 	}
 	// A DELETE's 404 is its answer: the session it ends is gone already,
