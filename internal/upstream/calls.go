@@ -169,7 +169,10 @@ func (c *Conn) callError(ctx context.Context, err error) error {
 		return se // refused for its credential, so not processed (refused.go)
 	}
 	if unreached(ctx) {
-		return fmt.Errorf("server %q: %w: %w", c.name, ErrNotConnected, err) // its dial failed: never sent (refused.go)
+		if ConnRefused(err) {
+			c.end(fmt.Errorf("the server refused a new connection: %w", err)) // it is gone (refused.go)
+		}
+		return fmt.Errorf("%w: %w", ErrNotConnected, err) // its dial failed: never sent (refused.go)
 	}
 	return &lostError{err: err}
 }

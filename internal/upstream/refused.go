@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"sync/atomic"
+	"syscall"
 )
 
 // A request refused for its credential (HTTP 401 or 403) was not
@@ -135,4 +136,13 @@ func markUnreached(req *http.Request, err error) {
 func unreached(ctx context.Context) bool {
 	r := refusalFrom(ctx)
 	return r != nil && r.unreached.Load()
+}
+
+// ConnRefused reports whether err is a connection to the server refused
+// at once (ECONNREFUSED: nothing listens at its address any more). The
+// server is gone, not slow: its connection ends then, rather than after
+// pings missed over a minute and a half, so that it is shown down and
+// reconnected on the restart schedule.
+func ConnRefused(err error) bool {
+	return errors.Is(err, syscall.ECONNREFUSED)
 }

@@ -104,4 +104,14 @@ func TestCallToAServerGoneIsNotSent(t *testing.T) {
 	if !errors.Is(err, ErrNotConnected) || errors.Is(err, ErrTransportLost) {
 		t.Fatalf("a call no connection could be made for: %v; want not connected, never sent", err)
 	}
+	// Nothing listens there: the connection ends at once, for its owner
+	// to show the server down and connect again on its schedule.
+	select {
+	case <-c.Done():
+		if !ConnRefused(c.Err()) {
+			t.Errorf("the connection ended with %v, not the refused connection", c.Err())
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("the connection lives on though its server refuses connections")
+	}
 }
