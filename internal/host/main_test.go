@@ -167,11 +167,11 @@ func firstPID(t *testing.T, events <-chan apitype.Event, name string) int {
 	}
 }
 
-// waitFor polls cond for at most 10 s: for state changes that are
+// waitFor polls cond for at most 30 s: for state changes that are
 // announced by no event a test can wait on.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
