@@ -46,8 +46,8 @@ func runDaemonWith(t *testing.T, opts Options) string {
 		}
 	})
 	c := client.New(opts.Home)
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		sctx, scancel := context.WithTimeout(ctx, time.Second)
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		sctx, scancel := context.WithDeadline(ctx, deadline)
 		st, err := c.Status(sctx)
 		scancel()
 		if err == nil {

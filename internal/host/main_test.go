@@ -151,7 +151,7 @@ func (th *testHost) readyPID(name string) int {
 // again before a status read could see it running.
 func firstPID(t *testing.T, events <-chan apitype.Event, name string) int {
 	t.Helper()
-	deadline := time.After(10 * time.Second)
+	deadline := time.After(30 * time.Second)
 	for {
 		select {
 		case ev, ok := <-events:
@@ -162,7 +162,7 @@ func firstPID(t *testing.T, events <-chan apitype.Event, name string) int {
 				return ev.Status.PID
 			}
 		case <-deadline:
-			t.Fatalf("%s: no PID announced within 10s", name)
+			t.Fatalf("%s: no PID announced within 30s", name)
 		}
 	}
 }

@@ -42,7 +42,7 @@ func TestHungServerIsRestarted(t *testing.T) {
 	}
 	syscall.Kill(pgid, syscall.SIGCONT) // the shim itself keeps running
 
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		st := s.Status()
 		if st.State == StateReady && st.Restarts == 1 {
