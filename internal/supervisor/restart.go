@@ -74,6 +74,14 @@ func (s *Server) watch(conn *upstream.Conn) (hung error, quit bool) {
 				continue
 			}
 			misses++
+			if upstream.ConnRefused(err) && hung == nil {
+				// Nothing listens at its address any more: gone, not hung,
+				// and no later ping will find it.
+				hung = err
+				s.log.Warn("server refused the connection: closing it", "err", err)
+				go conn.Close()
+				continue
+			}
 			if s.p.NeedsLogin(err) != nil && hung == nil {
 				// Refused for want of a login: no further ping will do.
 				hung = err

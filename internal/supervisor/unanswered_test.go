@@ -19,11 +19,13 @@ import (
 )
 
 // TestUnansweredRemoteIsLost: a server over streamable HTTP that stops
-// answering its health checks — its requests hang, or nothing listens at
-// its address any more — is lost after KeepAliveMisses checks in a row,
-// and said to be so ("keepalive failed"), in both eras: a failed HTTP
-// request is no answer, though the SDK reports it as a JSON-RPC error of
-// its own ("rejected by transport").
+// answering its health checks — its requests hang — is lost after
+// KeepAliveMisses checks in a row, and said to be so ("keepalive
+// failed"), in both eras: a failed HTTP request is no answer, though the
+// SDK reports it as a JSON-RPC error of its own ("rejected by
+// transport"). One at whose address nothing listens any more is gone, not
+// hung: lost at the first check the connection is refused to, and said
+// to be so ("connection refused").
 func TestUnansweredRemoteIsLost(t *testing.T) {
 	for _, era := range []struct {
 		name, version string
@@ -53,6 +55,11 @@ func TestUnansweredRemoteIsLost(t *testing.T) {
 				sc := config.Server{Type: config.TypeHTTP, URL: ts.URL, KeepAliveMs: 100}
 				p := PolicyFor(sc)
 				p.KeepAliveMisses = 2
+				want := "keepalive failed"
+				if fault == "gone" {
+					p.KeepAliveMisses = 1000 // only the refusal can lose it while the test looks
+					want = "connection refused"
+				}
 				p.Initial = time.Hour // the lost server is not tried again while the test looks
 				s := New(Params{Name: "fading", Config: sc, Spec: upstream.Spec{Name: "fading", Type: "http", URL: ts.URL, ProtocolVersion: era.version}, Policy: p})
 				defer s.Stop()
@@ -73,13 +80,13 @@ func TestUnansweredRemoteIsLost(t *testing.T) {
 				for {
 					st := s.Status()
 					if st.State != StateReady {
-						if !strings.Contains(st.LastError, "keepalive failed") {
-							t.Fatalf("the server is %s with last error %q, want it lost for its keepalive", st.State, st.LastError)
+						if !strings.Contains(st.LastError, want) {
+							t.Fatalf("the server is %s with last error %q, want it lost: %s", st.State, st.LastError, want)
 						}
 						break
 					}
 					if time.Now().After(deadline) {
-						t.Fatalf("still %s 30s after the server stopped answering (keep-alive 100ms, 2 misses)", st.State)
+						t.Fatalf("still %s 30s after the server stopped answering (keep-alive 100ms, %d misses)", st.State, p.KeepAliveMisses)
 					}
 					time.Sleep(20 * time.Millisecond)
 				}

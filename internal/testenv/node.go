@@ -11,17 +11,6 @@ import (
 	"time"
 )
 
-// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
-func FreePort(t testing.TB) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
 // StartNodeHTTPServer runs an npm-installed MCP server (e.g.
 // mcp-server-everything streamableHttp) on 127.0.0.1 only, and returns its
 // base URL once it accepts connections. It is stopped when the test ends.

@@ -5,7 +5,6 @@ package testenv
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -81,12 +80,7 @@ func StartPostgres(t testing.TB) *Postgres {
 	if out, err := initdb.CombinedOutput(); err != nil {
 		t.Fatalf("initdb: %v\n%s", err, out)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.Port = ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
+	p.Port = FreePort(t) // the port stays the test's while the server is stopped and started again
 	p.URL = fmt.Sprintf("postgres://plexus@127.0.0.1:%d/postgres?sslmode=disable", p.Port)
 	p.Start()
 	t.Cleanup(p.Stop)

@@ -140,6 +140,8 @@ func (c *Conn) GetPrompt(ctx context.Context, name string, args map[string]strin
 //   - the server answered with a JSON-RPC error: a known outcome;
 //   - the server refused it (or the connection, before it was sent) with
 //     HTTP 401 or 403: not processed, a *StatusError (refused.go);
+//   - no connection to the server could be made for it: never sent, so
+//     it wraps ErrNotConnected;
 //   - anything else means no answer will come: the request may or may not
 //     have been acted on, so it wraps ErrTransportLost (R-SES-5).
 //
@@ -165,6 +167,12 @@ func (c *Conn) callError(ctx context.Context, err error) error {
 	}
 	if se := c.refusedBy(ctx); se != nil {
 		return se // refused for its credential, so not processed (refused.go)
+	}
+	if unreached(ctx) {
+		if ConnRefused(err) {
+			c.end(fmt.Errorf("the server refused a new connection: %w", err)) // it is gone (refused.go)
+		}
+		return fmt.Errorf("%w: %w", ErrNotConnected, err) // its dial failed: never sent (refused.go)
 	}
 	return &lostError{err: err}
 }

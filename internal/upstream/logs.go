@@ -2,6 +2,9 @@ package upstream
 
 import (
 	"context"
+	"log/slog"
+	"sync"
+	"time"
 
 	"github.com/plexus-mcp/plexus/internal/era"
 )
@@ -55,4 +58,35 @@ func withEveryLevel(ctx context.Context, every bool) context.Context {
 func EveryLevel(ctx context.Context) bool {
 	every, _ := ctx.Value(everyLevelKey{}).(bool)
 	return every
+}
+
+// logDropEvery is how often at most a connection says at Info level that
+// its server's log messages reached no client.
+const logDropEvery = time.Minute
+
+// logDrops counts a server's log messages that reached no client because
+// they were sent outside any call while calls of two or more clients were
+// in flight: which client's they are cannot be known, and one of them
+// missed them. Each is a Debug line; the first, and then one a minute at
+// most, is an Info line with how many since the last, so that a user who
+// misses a server's logs finds why in the daemon's log. (A message long
+// after every call is for no caller: a Debug line only.)
+type logDrops struct {
+	mu   sync.Mutex
+	n    int
+	last time.Time
+}
+
+// add counts one message lost for why and says so if it is time.
+func (d *logDrops) add(log *slog.Logger, why error) {
+	d.mu.Lock()
+	d.n++
+	if !d.last.IsZero() && time.Since(d.last) < logDropEvery {
+		d.mu.Unlock()
+		return
+	}
+	n := d.n
+	d.n, d.last = 0, time.Now()
+	d.mu.Unlock()
+	log.Info("server log messages reached no client", "count", n, "why", why.Error(), "every", logDropEvery)
 }

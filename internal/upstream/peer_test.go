@@ -3,6 +3,7 @@
 package upstream
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -147,6 +148,37 @@ func TestLogSkipsDetachedCall(t *testing.T) {
 	r.notify(t.Context(), msg)
 	if len(live.logs) != 1 || len(gone.logs) != 1 {
 		t.Errorf("with both clients' calls live: %v and %v; want it refused as ambiguous", live.logs, gone.logs)
+	}
+}
+
+// TestAmbiguousLogsSaySo: log messages dropped because two clients' calls
+// were in flight are said at Info level — at once, then once a minute at
+// most with how many since — and a message with no call in flight is not.
+func TestAmbiguousLogsSaySo(t *testing.T) {
+	var out bytes.Buffer
+	c := &Conn{log: slog.New(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: slog.LevelInfo}))}
+	r := &routeConn{c: c}
+	msg := &jsonrpc.Request{Method: "notifications/message", Params: json.RawMessage(`{"level":"info","logger":"peer","data":"hi"}`)}
+	r.notify(t.Context(), msg) // no call in flight
+	if out.Len() != 0 {
+		t.Fatalf("a message with no call in flight was said at Info: %s", &out)
+	}
+	for range 2 {
+		_, _, end := c.calls.begin(WithPeer(t.Context(), &detachedPeer{}, nil))
+		defer end()
+	}
+	for range 3 {
+		r.notify(t.Context(), msg)
+	}
+	if n := strings.Count(out.String(), "server log messages reached no client"); n != 1 || !strings.Contains(out.String(), "count=1 ") || !strings.Contains(out.String(), "calls from 2 clients") {
+		t.Fatalf("after three ambiguous messages the log says (%d lines):\n%s", n, &out)
+	}
+	c.lostLogs.mu.Lock()
+	c.lostLogs.last = time.Now().Add(-2 * logDropEvery)
+	c.lostLogs.mu.Unlock()
+	r.notify(t.Context(), msg)
+	if n := strings.Count(out.String(), "server log messages reached no client"); n != 2 || !strings.Contains(out.String(), "count=3 ") {
+		t.Fatalf("a minute later the log says (%d lines):\n%s", n, &out)
 	}
 }
 

@@ -2,8 +2,11 @@ package upstream
 
 import (
 	"context"
+	"errors"
+	"net"
 	"net/http"
 	"sync/atomic"
+	"syscall"
 )
 
 // A request refused for its credential (HTTP 401 or 403) was not
@@ -21,6 +24,9 @@ type refusalKey struct{}
 type refusalMark struct {
 	sent    atomic.Bool                 // the call reached the transport
 	refused atomic.Pointer[StatusError] // the server's 401 or 403 to it
+	// unreached: no connection to the server could be made for it (its
+	// dial failed), so not a byte of it went out.
+	unreached atomic.Bool
 }
 
 // withRefusal marks ctx, the context of a call about to be sent, on a
@@ -106,4 +112,37 @@ func (t *headerTransport) withCheck(se *StatusError) *StatusError {
 	e := *se
 	e.Check = t.refusedCredential()
 	return &e
+}
+
+// markUnreached records on req's call (if marked) that err, its POST's
+// failure, left the server unreached: the connection to it could not be
+// made (a dial, or the proxy's CONNECT), so the server never saw it.
+// net/http sends a POST that met a kept-alive connection closed under it
+// again on a new one when nothing of it was written, so a dial failure is
+// this request's only try.
+func markUnreached(req *http.Request, err error) {
+	r := refusalFrom(req.Context())
+	if r == nil || req.Method != http.MethodPost {
+		return
+	}
+	var op *net.OpError
+	if errors.As(err, &op) && (op.Op == "dial" || op.Op == "proxyconnect") {
+		r.unreached.Store(true)
+	}
+}
+
+// unreached reports whether the call of ctx (marked by withRefusal) never
+// reached the server: a known outcome, nothing done.
+func unreached(ctx context.Context) bool {
+	r := refusalFrom(ctx)
+	return r != nil && r.unreached.Load()
+}
+
+// ConnRefused reports whether err is a connection to the server refused
+// at once (ECONNREFUSED: nothing listens at its address any more). The
+// server is gone, not slow: its connection ends then, rather than after
+// pings missed over a minute and a half, so that it is shown down and
+// reconnected on the restart schedule.
+func ConnRefused(err error) bool {
+	return errors.Is(err, syscall.ECONNREFUSED)
 }

@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -68,5 +69,49 @@ func TestCallRefusedForItsCredential(t *testing.T) {
 	_, err = c.CallTool(ctx, "echo", nil)
 	if err == nil || errors.Is(err, ErrTransportLost) {
 		t.Fatalf("a call after the refused health check: %v, want it not made", err)
+	}
+}
+
+// TestCallToAServerGoneIsNotSent: a call whose POST could not reach the
+// server at all — no connection could be made to it — was never sent: a
+// known outcome (not connected), not "outcome unknown".
+func TestCallToAServerGoneIsNotSent(t *testing.T) {
+	s := echoServer(t, nil, nil)
+	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	defer ts.Close()
+	defer func() {
+		for ss := range s.Sessions() {
+			ss.Close() // its DELETE could not reach it either
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	// Each request on a connection of its own: a kept-alive one the
+	// server closed would take the POST unread (EOF), which is rightly
+	// "outcome unknown" — the server may have read it.
+	hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	c, err := Connect(ctx, Spec{Name: "goes", Type: "http", URL: ts.URL, ProtocolVersion: "2025-11-25", HTTPClient: hc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.CallTool(ctx, "echo", json.RawMessage(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	ts.Listener.Close() // nothing listens there any more: a new connection is refused
+	ts.CloseClientConnections()
+	_, err = c.CallTool(ctx, "echo", json.RawMessage(`{}`))
+	if !errors.Is(err, ErrNotConnected) || errors.Is(err, ErrTransportLost) {
+		t.Fatalf("a call no connection could be made for: %v; want not connected, never sent", err)
+	}
+	// Nothing listens there: the connection ends at once, for its owner
+	// to show the server down and connect again on its schedule.
+	select {
+	case <-c.Done():
+		if !ConnRefused(c.Err()) {
+			t.Errorf("the connection ended with %v, not the refused connection", c.Err())
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("the connection lives on though its server refuses connections")
 	}
 }

@@ -210,9 +210,14 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp, err = t.base.RoundTrip(req)
 	}
 	if err != nil {
+		if own {
+			markUnreached(req, err)
+		}
 		return resp, err
 	}
-	if own && t.session != nil && resp.StatusCode == http.StatusNotFound && req.Header.Get(sessionHeader) != "" && !isRenewal(req.Context()) {
+	// A DELETE's 404 is its answer: the session it ends is gone already,
+	// and a new one would be opened only to be ended.
+	if own && t.session != nil && resp.StatusCode == http.StatusNotFound && req.Header.Get(sessionHeader) != "" && !isRenewal(req.Context()) && req.Method != http.MethodDelete {
 		if resp, err = t.sessionLost(req, resp); err != nil {
 			return nil, err
 		}

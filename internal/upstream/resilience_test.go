@@ -366,6 +366,22 @@ func TestLostSessionIsRenewed(t *testing.T) {
 	rs.closed(c)
 }
 
+// TestClosingALostSessionOpensNoOther: the DELETE that ends a session
+// the restarted server no longer knows is answered 404, which is its
+// answer: no new session is opened only to be ended.
+func TestClosingALostSessionOpensNoOther(t *testing.T) {
+	rs := newRestartingServer(t)
+	c := mustConnect(t, Spec{Name: "restarts", Type: "http", URL: rs.ts.URL, ProtocolVersion: "2025-11-25", StartupTimeout: 10 * time.Second})
+	if _, err := c.CallTool(t.Context(), "echo", json.RawMessage(`{"n":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	rs.restart()
+	c.Close()
+	if n := rs.count(1, "initialize"); n != 0 {
+		t.Errorf("closing the lost session opened %d new ones on the restarted server", n)
+	}
+}
+
 // TestCallInFlightWhenServerRestartsIsNotSentAgain: a call that may have
 // run — in flight when the server went down — is never sent again: its
 // outcome is unknown, and the restarted server never sees it.

@@ -145,13 +145,17 @@ func (r *routeConn) notify(ctx context.Context, req *jsonrpc.Request) {
 	}
 	peer, callCtx, err := r.c.calls.route(ctx, "log message", 0)
 	if err != nil {
-		if _, n := r.c.calls.liveCaller(); n == 0 {
+		_, n := r.c.calls.liveCaller()
+		if n == 0 {
 			if late := r.c.calls.lateFor(); late != nil {
 				late.Log(withEveryLevel(ctx, every), &p) // after its call's answer
 				return
 			}
 		}
-		r.c.log.Debug("server log message with no call to send it to", "level", p.Level, "logger", p.Logger)
+		r.c.log.Debug("server log message with no call to send it to", "level", p.Level, "logger", p.Logger, "err", err)
+		if n > 1 {
+			r.c.lostLogs.add(r.c.log, err) // a client missed it: say so where a user looks
+		}
 		return
 	}
 	peer.Log(withEveryLevel(callCtx, every), &p)

@@ -173,6 +173,9 @@ type Conn struct {
 	// once the server sent a message below it (logs.go).
 	logFloor   atomic.Int32
 	everyLevel atomic.Bool
+	// lostLogs counts the server's log messages that reached no client
+	// (logs.go).
+	lostLogs logDrops
 
 	// initResult is the server's answer to initialize (or server/discover)
 	// as it wrote it; set before Connect returns.
