@@ -46,8 +46,8 @@ func runDaemonWith(t *testing.T, opts Options) string {
 		}
 	})
 	c := client.New(opts.Home)
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		sctx, scancel := context.WithTimeout(ctx, time.Second)
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		sctx, scancel := context.WithDeadline(ctx, deadline)
 		st, err := c.Status(sctx)
 		scancel()
 		if err == nil {
@@ -120,7 +120,7 @@ func TestNetworkListenServesOnlyTheFace(t *testing.T) {
 		var status int
 		var body string
 		// readiness follows the servers' settling: retry briefly.
-		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 			req, _ := http.NewRequest("GET", base+tc.path, nil)
 			// The loopback token opens nothing here.
 			req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(token)))
@@ -186,7 +186,7 @@ func TestLoopbackServesTheProbesToo(t *testing.T) {
 	addr := runDaemon(t, shortHome(t), "127.0.0.1:0")
 	for _, p := range []string{"/healthz", "/readyz"} {
 		var resp *http.Response
-		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 			var err error
 			if resp, err = http.Get("http://" + addr + p); err != nil {
 				t.Fatal(err)

@@ -27,8 +27,8 @@ func TestRunWaitsForItsGoroutines(t *testing.T) {
 		done := make(chan error, 1)
 		go func() { done <- Run(ctx, Options{Home: home, Listen: "127.0.0.1:0"}) }()
 		c := client.New(home)
-		for deadline := time.Now().Add(10 * time.Second); ; {
-			sctx, scancel := context.WithTimeout(ctx, time.Second)
+		for deadline := time.Now().Add(30 * time.Second); ; {
+			sctx, scancel := context.WithDeadline(ctx, deadline)
 			_, err := c.Status(sctx)
 			scancel()
 			if err == nil {

@@ -131,7 +131,7 @@ func TestCallTransportLost(t *testing.T) {
 	var r result
 	select {
 	case r = <-done:
-	case <-time.After(10 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("the call did not return after the server was killed")
 	}
 	if r.err != nil {

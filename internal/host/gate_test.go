@@ -258,7 +258,7 @@ func TestGateOverReadsAndGets(t *testing.T) {
 	// reached waits a little for the line: the server's stderr is read
 	// apart from its answers.
 	reached := func(method, mark string) bool {
-		for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
 			if saw(method, mark) {
 				return true
 			}

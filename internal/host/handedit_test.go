@@ -31,7 +31,7 @@ func TestHandEditShownAtOnce(t *testing.T) {
 	go func() { followed <- th.Follow(ctx) }()
 	next := func(what string) *apitype.SettingsFile {
 		t.Helper()
-		deadline := time.After(10 * time.Second)
+		deadline := time.After(30 * time.Second)
 		for {
 			select {
 			case ev := <-events:
@@ -39,7 +39,7 @@ func TestHandEditShownAtOnce(t *testing.T) {
 					return ev.SettingsFile
 				}
 			case <-deadline:
-				t.Fatalf("%s: no %s event within 10s", what, apitype.EventSettingsFile)
+				t.Fatalf("%s: no %s event within 30s", what, apitype.EventSettingsFile)
 			}
 		}
 	}

@@ -51,7 +51,7 @@ func TestUpstreamListChanged(t *testing.T) {
 		t.Fatalf("grow: %+v %v", res, err)
 	}
 	grown := catalog.ReadableName("grow", "grown")
-	deadline := time.After(10 * time.Second)
+	deadline := time.After(30 * time.Second)
 	sawCatalog := false
 	for !sawCatalog {
 		select {

@@ -151,7 +151,7 @@ func (th *testHost) readyPID(name string) int {
 // again before a status read could see it running.
 func firstPID(t *testing.T, events <-chan apitype.Event, name string) int {
 	t.Helper()
-	deadline := time.After(10 * time.Second)
+	deadline := time.After(30 * time.Second)
 	for {
 		select {
 		case ev, ok := <-events:
@@ -162,16 +162,16 @@ func firstPID(t *testing.T, events <-chan apitype.Event, name string) int {
 				return ev.Status.PID
 			}
 		case <-deadline:
-			t.Fatalf("%s: no PID announced within 10s", name)
+			t.Fatalf("%s: no PID announced within 30s", name)
 		}
 	}
 }
 
-// waitFor polls cond for at most 10 s: for state changes that are
+// waitFor polls cond for at most 30 s: for state changes that are
 // announced by no event a test can wait on.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)

@@ -118,10 +118,10 @@ func (th *testHost) toolsOf(server string) []string {
 	return out
 }
 
-// eventsUntil collects events until one matches, or fails after 10 s.
+// eventsUntil collects events until one matches, or fails after 30 s.
 func eventsUntil(t *testing.T, ch <-chan apitype.Event, match func(apitype.Event) bool) apitype.Event {
 	t.Helper()
-	timeout := time.After(10 * time.Second)
+	timeout := time.After(30 * time.Second)
 	for {
 		select {
 		case ev, ok := <-ch:
@@ -427,7 +427,7 @@ func TestApprovalTakenInByAMergedSave(t *testing.T) {
 		t.Fatal(err)
 	}
 	th.refreshPins(t.Context())
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for st := th.status("ex"); st.State != "ready"; st = th.status("ex") {
 		if time.Now().After(deadline) {
 			t.Fatalf("the approved server: %s %q, needs approval %v", st.State, st.LastError, st.NeedsApproval)

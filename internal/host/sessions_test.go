@@ -125,7 +125,7 @@ func TestServerJoinsAtEndOfTurn(t *testing.T) {
 	}
 	select {
 	case <-s.Deferred():
-	case <-time.After(10 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("capabilities changed was not announced at the end of the turn")
 	}
 	if !slices.ContainsFunc(s.Tools(), func(e catalog.Entry) bool { return e.Server == "late" }) {

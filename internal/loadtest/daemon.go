@@ -110,12 +110,22 @@ func writeConfig(home string, servers [][]string) error {
 	return os.WriteFile(filepath.Join(home, "extensions.json"), b, 0o600)
 }
 
+// apiWait is how long waitAPI waits for a started daemon's API: a
+// race-built daemon on a loaded machine (the race run of the tests, at a
+// load of 30) has taken more than 30 s.
+const apiWait = 60 * time.Second
+
 // waitAPI polls the daemon's status over its socket until it answers.
+// An attempt is not cut short: before the daemon listens one fails at
+// once (no socket yet), and after, its answer may be slow on a loaded
+// machine (the daemon is still setting up, and its first status probes
+// the sandbox's features with a child process): an attempt cut at a
+// second would throw that answer away, and every later one as slow.
 func (d *Daemon) waitAPI(ctx context.Context) (*apitype.Status, error) {
 	c := client.New(d.Home)
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(apiWait)
 	for {
-		sctx, cancel := context.WithTimeout(ctx, time.Second)
+		sctx, cancel := context.WithDeadline(ctx, deadline)
 		st, err := c.Status(sctx)
 		cancel()
 		if err == nil {
@@ -130,7 +140,7 @@ func (d *Daemon) waitAPI(ctx context.Context) (*apitype.Status, error) {
 		default:
 		}
 		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("the daemon's API did not answer within 30s: %w\n%s", err, d.out.String())
+			return nil, fmt.Errorf("the daemon's API did not answer within %s: %w\n%s", apiWait, err, d.out.String())
 		}
 		time.Sleep(time.Millisecond)
 	}

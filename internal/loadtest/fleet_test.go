@@ -97,7 +97,7 @@ func TestShimsRSSCountsTheDaemonsShims(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	for deadline := time.Now().Add(10 * time.Second); shimsRSS(os.Getpid()) == 0; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); shimsRSS(os.Getpid()) == 0; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the shim's memory is not counted")
 		}

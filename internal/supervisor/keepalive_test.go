@@ -42,7 +42,7 @@ func TestHungServerIsRestarted(t *testing.T) {
 	}
 	syscall.Kill(pgid, syscall.SIGCONT) // the shim itself keeps running
 
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		st := s.Status()
 		if st.State == StateReady && st.Restarts == 1 {
@@ -59,7 +59,7 @@ func TestHungServerIsRestarted(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	for end := time.Now().Add(5 * time.Second); liveInGroup(pgid); time.Sleep(20 * time.Millisecond) {
+	for end := time.Now().Add(30 * time.Second); liveInGroup(pgid); time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(end) {
 			t.Fatalf("the hung server's group %d still has live processes", pgid)
 		}

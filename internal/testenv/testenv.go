@@ -124,16 +124,20 @@ func (e *Env) StartDaemon() {
 	e.waitErr = make(chan error, 1)
 	go func() { e.waitErr <- cmd.Wait() }()
 	e.t.Cleanup(e.StopDaemon)
-	e.WaitReady(15 * time.Second)
+	// Generous: a race-built daemon on a loaded machine (the race run
+	// beside the end-to-end tests) is many times slower to start.
+	e.WaitReady(60 * time.Second)
 }
 
-// WaitReady polls the API until it answers.
+// WaitReady polls the API until it answers, for at most d. An attempt is
+// not cut short: before the daemon listens it fails at once (no socket),
+// and after, a slow answer of a loaded machine is still its answer.
 func (e *Env) WaitReady(d time.Duration) {
 	e.t.Helper()
 	c := client.New(e.Home)
 	deadline := time.Now().Add(d)
 	for {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		ctx, cancel := context.WithDeadline(context.Background(), deadline)
 		_, err := c.Status(ctx)
 		cancel()
 		if err == nil {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	tea "charm.land/bubbletea/v2"
@@ -38,11 +39,7 @@ func golden(t *testing.T, name, screen string, w, h int) {
 			t.Errorf("%s: line %d is %d columns wide: %q", name, i+1, ansi.StringWidth(l), l)
 		}
 	}
-	// Trailing blanks are the terminal's; the golden file keeps them out.
-	for i, l := range lines {
-		lines[i] = strings.TrimRight(l, " ")
-	}
-	got := strings.Join(lines, "\n") + "\n"
+	got := goldenText(screen)
 	path := filepath.Join("testdata", name+".golden")
 	if updating() {
 		if err := os.MkdirAll("testdata", 0o755); err != nil {
@@ -59,6 +56,40 @@ func golden(t *testing.T, name, screen string, w, h int) {
 	if got != string(want) {
 		t.Errorf("%s differs from %s (go test -update rewrites it):\n--- got\n%s--- want\n%s", name, path, got, want)
 	}
+}
+
+// goldenText is a screen as its golden file keeps it: trailing blanks are
+// the terminal's, and the file keeps them out.
+func goldenText(screen string) string {
+	lines := strings.Split(screen, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// isGolden reports whether screen is testdata/name.golden as golden
+// compares them.
+func isGolden(name, screen string) bool {
+	want, err := os.ReadFile(filepath.Join("testdata", name+".golden"))
+	return err == nil && goldenText(screen) == string(want)
+}
+
+// untilGolden is how a test of a live screen waits before golden compares
+// it: a screen is drawn from several answers and events of the daemon
+// (the list, the settings, a server's own events, its stderr), and any of
+// them may come after the texts a test waited for. It calls next — the
+// screen as it is now — until the screen is the whole golden one or the
+// deadline passes, and returns the last screen for golden to compare (and
+// to show whole when it still differs). With -update it returns first
+// at once: that screen is the new golden one.
+func untilGolden(name string, first string, next func() string) string {
+	s := first
+	for deadline := time.Now().Add(waitFor); !updating() && !isGolden(name, s) && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+		s = next()
+	}
+	return s
 }
 
 // fixtureModel is the model as the daemon's answers leave it, for screens
@@ -145,7 +176,7 @@ func TestGoldenErrorState(t *testing.T) {
 	// The server the add showed while it tried goes away by an event of its
 	// own, which may come after the daemon's answer.
 	s := u.waitText("Nothing was saved", "0 servers")
-	golden(t, "form-error", s, 80, 24)
+	golden(t, "form-error", untilGolden("form-error", s, u.screen), 80, 24)
 	u.noCanary("canary-golden-env")
 }
 

@@ -15,7 +15,7 @@ func TestTerminalSettings(t *testing.T) {
 	x.waitText("example", "● ready", "external calls are off")
 
 	x.must("send-keys", "-t", "tui", "s")
-	golden(t, "tmux-settings", normalize(x.waitText("› settings", "face.allowExternalCall", "○ off", "60000 (default)")), 80, 24)
+	x.waitGolden("tmux-settings", 80, 24, "› settings", "face.allowExternalCall", "○ off", "60000 (default)")
 	x.must("send-keys", "-t", "tui", "Space")
 	x.waitText("saved face.allowExternalCall")
 	if got := strings.TrimSpace(e.MustRun("settings", "get", "face.allowExternalCall")); got != "true" {

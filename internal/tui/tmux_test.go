@@ -103,6 +103,22 @@ func (x *tmux) waitText(texts ...string) string {
 	}
 }
 
+// waitGolden waits until the screen shows every one of texts and then
+// until, normalized, it is the whole of testdata/name.golden (untilGolden:
+// a part of the screen the texts do not name may come later), compares it
+// with golden at w x h, and returns it as captured.
+func (x *tmux) waitGolden(name string, w, h int, texts ...string) string {
+	x.t.Helper()
+	s := x.waitText(texts...)
+	last := s
+	untilGolden(name, normalize(s), func() string {
+		last = x.waitText(texts...)
+		return normalize(last)
+	})
+	golden(x.t, name, normalize(last), w, h)
+	return last
+}
+
 // What normalize masks: the timestamp of the example server's stderr line,
 // which changes from run to run, and the example server's catalog (its
 // tool count and names), which is the example server's business, not the
@@ -192,7 +208,7 @@ func TestTerminalEndToEnd(t *testing.T) {
 	// The list and the settings come in separate answers: wait for both
 	// (the settings say external calls are off) before the screen is
 	// compared, or it may be caught between them.
-	golden(t, "tmux-list", normalize(x.waitText("example", "● ready", "sha256, sleep", "external calls are off")), 80, 24)
+	x.waitGolden("tmux-list", 80, 24, "example", "● ready", "sha256, sleep", "external calls are off")
 	t.Logf("plexus tui showed the list %s after it was started", time.Since(start).Round(time.Millisecond))
 
 	x.must("send-keys", "-t", "tui", "n")
@@ -204,12 +220,10 @@ func TestTerminalEndToEnd(t *testing.T) {
 	x.must("send-keys", "-t", "tui", "-l", "second")
 	x.must("send-keys", "-t", "tui", "Tab")
 	x.must("send-keys", "-t", "tui", "-l", "TOKEN=canary-tmux-secret")
-	form := x.waitText("name          second", "sets TOKEN")
-	golden(t, "tmux-form", normalize(form), 80, 24)
+	form := x.waitGolden("tmux-form", 80, 24, "name          second", "sets TOKEN")
 	x.must("send-keys", "-t", "tui", "C-s")
 	saved := time.Now()
-	s := x.waitText("added second (ready, ", "2 servers · 2 ready", "sha256, sleep", "time=")
-	golden(t, "tmux-added", normalize(s), 80, 24)
+	s := x.waitGolden("tmux-added", 80, 24, "added second (ready, ", "2 servers · 2 ready", "sha256, sleep", "time=")
 	t.Logf("ctrl+s to the server shown ready: %s", time.Since(saved).Round(time.Millisecond))
 	if strings.Contains(s, "canary-tmux-secret") || strings.Contains(form, "canary-tmux-secret") {
 		t.Fatal("the terminal showed the secret")

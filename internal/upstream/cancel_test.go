@@ -68,7 +68,7 @@ func TestCancelReachesServer(t *testing.T) {
 			}
 			select {
 			case <-cancelled:
-			case <-time.After(5 * time.Second):
+			case <-time.After(30 * time.Second):
 				t.Fatal("the server never saw notifications/cancelled")
 			}
 		})
@@ -86,7 +86,7 @@ func TestCancelReachesServer(t *testing.T) {
 			if err := <-errc; !errors.Is(err, context.Canceled) || errors.Is(err, ErrTransportLost) {
 				t.Fatalf("err = %v, want context.Canceled", err)
 			}
-			if !waitFor(5*time.Second, func() bool {
+			if !waitFor(30*time.Second, func() bool {
 				return countStderr(stdioConn, "slow cancelled") > countIn(stdioConn.Stderr()[:n], "slow cancelled")
 			}) {
 				t.Fatalf("the server never saw notifications/cancelled; stderr: %q", stdioConn.Stderr())

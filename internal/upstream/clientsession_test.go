@@ -71,7 +71,7 @@ func TestOneSessionPerClientSession(t *testing.T) {
 		// the client's GET for that stream has not reached it yet (a
 		// loaded machine; the SDK keeps no such message for later). A
 		// server that must be heard sends it again until it is taken.
-		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 			err := req.Session.Log(context.Background(), &mcp.LoggingMessageParams{Level: "error", Data: "aside"})
 			if err == nil || time.Now().After(deadline) {
 				break
@@ -131,7 +131,7 @@ func TestOneSessionPerClientSession(t *testing.T) {
 	if _, err := conn.CallRaw(WithPeer(context.Background(), b, nil), map[string]json.RawMessage{"name": json.RawMessage(`"aside"`)}); err != nil {
 		t.Fatal(err)
 	}
-	if !waitFor(5*time.Second, func() bool { b.aside.mu.Lock(); defer b.aside.mu.Unlock(); return len(b.aside.logs) == 1 }) {
+	if !waitFor(30*time.Second, func() bool { b.aside.mu.Lock(); defer b.aside.mu.Unlock(); return len(b.aside.logs) == 1 }) {
 		t.Error("a log message of the session's standalone stream did not reach the client's standalone stream")
 	}
 	b.mu.Lock()

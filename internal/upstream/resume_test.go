@@ -82,7 +82,7 @@ func (p *resumingServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		var got string
 		select {
 		case got = <-p.answered:
-		case <-time.After(5 * time.Second):
+		case <-time.After(30 * time.Second):
 			got = "no answer"
 		}
 		text, _ := json.Marshal(got)

@@ -194,7 +194,7 @@ func TestStdioExitSeenDespiteGrandchildHoldingStdout(t *testing.T) {
 	}
 	select {
 	case <-c.Done():
-	case <-time.After(5 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("not Done although the server exited")
 	}
 	var exit *ExitError

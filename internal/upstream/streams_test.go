@@ -73,7 +73,7 @@ func TestStandaloneStreamRequestReachesCaller(t *testing.T) {
 				if got != v {
 					t.Errorf("standalone stream opened with Mcp-Protocol-Version %q, want %q", got, v)
 				}
-			case <-time.After(5 * time.Second):
+			case <-time.After(30 * time.Second):
 				t.Fatal("no standalone GET stream was opened")
 			}
 			peer := answerPeer{capsPeer{caps: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{}}}}

@@ -70,6 +70,7 @@ func TestBrowser(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	gate := filepath.Join(t.TempDir(), "go-on")
+	steps := t.TempDir()
 	cmd := exec.CommandContext(ctx, "node", filepath.Join("testdata", "browser", "ui.cjs"))
 	cmd.Env = append(os.Environ(),
 		"NODE_PATH="+modules,
@@ -83,7 +84,8 @@ func TestBrowser(t *testing.T) {
 		"TOKEN="+strings.TrimSpace(string(token)),
 		"SETTINGS_FILE="+filepath.Join(e.Home, "extensions.json"),
 		"SHOTS="+shots,
-		"SLOW="+slowServer(t, e.Bin),
+		"SLOW="+slowServer(t, e.Bin, steps),
+		"STEPS="+steps,
 		"GATED="+gatedServer(t, e.Bin, gate),
 		"GATE="+gate,
 		"PLEXUS_BIN="+e.Bin,
@@ -110,13 +112,20 @@ func TestBrowser(t *testing.T) {
 	}
 }
 
-// slowServer writes a stdio server that writes two stderr lines 0.6 s
-// apart before it runs the example server, as a first `npx -y` writes
-// while it downloads, and returns its path.
-func slowServer(t *testing.T, bin string) string {
+// slowServer writes a stdio server that writes two stderr lines before it
+// runs the example server, as a first `npx -y` writes while it downloads,
+// and returns its path. Each line is followed by a step the browser script
+// lets go on (the file steps/1, then steps/2) once the page has shown it:
+// a line shown for a fixed time could come and go between two looks of a
+// loaded machine's browser.
+func slowServer(t *testing.T, bin, steps string) string {
 	t.Helper()
 	script := filepath.Join(t.TempDir(), "slow.sh")
-	body := "#!/bin/sh\necho 'fetching the package: 1 of 2' >&2\nsleep 0.6\necho 'fetching the package: 2 of 2' >&2\nsleep 0.6\nexec '" + bin + "' example-server\n"
+	wait := func(n string) string {
+		return "while [ ! -e '" + filepath.Join(steps, n) + "' ]; do sleep 0.05; done\n"
+	}
+	body := "#!/bin/sh\necho 'fetching the package: 1 of 2' >&2\n" + wait("1") +
+		"echo 'fetching the package: 2 of 2' >&2\n" + wait("2") + "exec '" + bin + "' example-server\n"
 	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
 		t.Fatal(err)
 	}

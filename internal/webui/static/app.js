@@ -827,12 +827,7 @@ async function save(ev) {
   // A first start can take long (`npx -y` downloads its package): say how
   // long it has waited and the server's latest stderr line.
   starting = req.noVerify ? null : { name: req.name, since: Date.now(), line: '' };
-  const ticker = starting && setInterval(() => {
-    if (!starting) return;
-    const s = Math.round((Date.now() - starting.since) / 1000);
-    $('form-progress').textContent = 'Connecting to ' + starting.name + '… ' + s + ' s' +
-      (starting.line ? ' · ' + starting.line.slice(0, 120) : '');
-  }, 1000);
+  const ticker = starting && setInterval(showStarting, 1000);
   try {
     const res = await readStatuses(() => editing
       ? api('PUT', '/servers/' + enc(editing.name), req, editing.revision)
@@ -848,6 +843,16 @@ async function save(ev) {
     $('save').disabled = false;
     $('form-progress').textContent = '';
   }
+}
+
+// showStarting says how long the server being started for a save has
+// been waited for, and its latest stderr line: every second, and at once
+// when a line comes (a start may end before the next second).
+function showStarting() {
+  if (!starting) return;
+  const s = Math.round((Date.now() - starting.since) / 1000);
+  $('form-progress').textContent = 'Connecting to ' + starting.name + '… ' + s + ' s' +
+    (starting.line ? ' · ' + starting.line.slice(0, 120) : '');
 }
 
 // confirmSaved says at the top of the page that a save is done, and in
@@ -1063,7 +1068,7 @@ function follow() {
   on('call_approval', () => loadApprovals());
   on('stderr', (ev) => {
     // The server being started for a save: its latest line is progress.
-    if (starting && starting.name === ev.server) starting.line = ev.line;
+    if (starting && starting.name === ev.server) { starting.line = ev.line; showStarting(); }
     progress.set(ev.server, ev.line);
     const st = servers.get(ev.server);
     if (!st) return;

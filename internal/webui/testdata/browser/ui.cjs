@@ -8,7 +8,8 @@
 //   TOKEN         the daemon's loopback token
 //   SETTINGS_FILE the daemon's extensions.json, to edit by hand
 //   SHOTS         where to save the screenshots
-//   SLOW          a stdio server that writes two lines as it starts, slowly
+//   SLOW, STEPS   a stdio server that writes two lines as it starts, each
+//                 followed by a wait for the file STEPS/1, then STEPS/2
 //   GATED, GATE   a stdio server that writes a line as it starts and waits
 //                 for the file GATE to exist
 //   PLEXUS_BIN, PLEXUS_HOME  the built plexus and the daemon's home
@@ -74,18 +75,29 @@ function plexus(...args) {
 // starts its new instance beside the old one.
 async function startProgress(page) {
   const progress = card(page, 'slow').locator('[data-testid=progress]');
+  // SLOW's start goes on past a line once the page has shown it.
+  const fs = require('node:fs');
+  const open = (...n) => n.forEach((i) => fs.writeFileSync(path.join(env.STEPS, String(i)), ''));
+  const shut = (...n) => n.forEach((i) => fs.rmSync(path.join(env.STEPS, String(i))));
+  open(1, 2);
   await plexus('add', 'slow', '--start', 'onDemand', '--idle-stop', '300', '--', env.SLOW);
+  shut(1, 2);
   await waitState(page, 'slow', 'idle');
   const call = plexus('call', 'slow_echo', '{"text":"hi"}');
   await page.waitForSelector('#servers > li[data-name="slow"][data-state="waking"] [data-testid=progress]:text("fetching the package: 1 of 2")', { timeout: T });
+  open(1);
   await page.waitForSelector('#servers > li[data-name="slow"][data-state="waking"] [data-testid=progress]:text("fetching the package: 2 of 2")', { timeout: T });
+  open(2);
   assert.match(await call, /hi/);
   await waitState(page, 'slow', 'idle');
   assert.equal(await progress.count(), 0, 'an idle server shows the lines of its last start');
   step('a start on demand shows its latest stderr line on the card');
+  shut(1, 2);
   await button(page, 'slow', 'Restart').click();
   await page.waitForSelector('#servers > li[data-name="slow"] [data-testid=progress]:text("Restarting: fetching the package: 1 of 2")', { timeout: T });
+  open(1);
   await page.waitForSelector('#servers > li[data-name="slow"] [data-testid=progress]:text("Restarting: fetching the package: 2 of 2")', { timeout: T });
+  open(2);
   await progress.waitFor({ state: 'detached', timeout: T });
   step('a restart from the page says so with the new instance\'s latest line');
   await plexus('rm', 'slow');
