@@ -88,7 +88,8 @@ func TestPeerMatrix(t *testing.T) {
 	ready := matrixReady(t, e, servers)
 	t.Logf("the daemon ready after %s", time.Since(start).Round(time.Millisecond))
 
-	results := runMatrix(t, e, base, token, servers, ready, setups, idle)
+	known := knownDifferences(t)
+	results := runMatrix(t, e, base, token, servers, ready, setups, idle, known)
 	table, differ, total := matrixTable(setups, results)
 	t.Logf("peer matrix (%d setups, %s):\n%s", len(setups), time.Since(start).Round(time.Second), table)
 	out := filepath.Join(testenv.RepoRoot(), ".cache", "peer-matrix", "table.txt")
@@ -111,7 +112,6 @@ func TestPeerMatrix(t *testing.T) {
 		return
 	}
 	t.Log(msg)
-	known := knownDifferences(t)
 	unknown, stillKnown := 0, map[string]bool{}
 	for _, s := range setups {
 		want, got := results[s.directOf().label()], results[s.label()]
@@ -409,7 +409,7 @@ type matrixResult struct {
 // runMatrix runs every row, at most a few at once, each session's idle
 // pause not counting against that bound, and returns each row's result.
 func runMatrix(t *testing.T, e *testenv.Env, base, token string, servers []matrixServer, ready map[string]string,
-	setups []matrixSetup, idle time.Duration) map[string]matrixResult {
+	setups []matrixSetup, idle time.Duration, known map[string]bool) map[string]matrixResult {
 	byName := map[string]matrixServer{}
 	for _, s := range servers {
 		byName[s.name] = s
@@ -465,8 +465,9 @@ func runMatrix(t *testing.T, e *testenv.Env, base, token string, servers []matri
 			continue
 		}
 		key := fmt.Sprintf("k%d", i)
+		b := matrixBounds(s.server, known)
 		if strings.HasPrefix(s.client, "ts-") {
-			row := tsRow{ID: s.label(), Client: s.client, Era: s.era, Key: key, Endpoint: tsEndpointOf(ep)}
+			row := tsRow{ID: s.label(), Client: s.client, Era: s.era, Key: key, Endpoint: tsEndpointOf(ep), Bounds: b.ts()}
 			if s.upstream != "direct" && lanes[profileOf(s)] != nil {
 				row.Lane = profileOf(s)
 			}
@@ -494,13 +495,13 @@ func runMatrix(t *testing.T, e *testenv.Env, base, token string, servers []matri
 				l = lanes[profileOf(s)]
 			}
 			opsBegan := time.Now()
-			obs := runOps(ctx, sess, key, l)
+			obs := runOps(ctx, sess, key, l, b)
 			if d := time.Since(opsBegan); d > 20*time.Second {
 				t.Logf("%s: its operations took %s", s.label(), d.Round(time.Second))
 			}
 			<-busy
 			time.Sleep(idle)
-			hold(l, false, func() { obs["idle"] = runIdle(ctx, sess) })
+			hold(l, false, func() { obs["idle"] = runIdle(ctx, sess, b) })
 			put(s, matrixResult{obs: obs})
 		})
 	}

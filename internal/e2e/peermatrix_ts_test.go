@@ -73,6 +73,7 @@ type tsRow struct {
 	Key      string     `json:"key"`
 	Lane     string     `json:"lane,omitempty"` // the lane the row runs in, if any
 	Endpoint tsEndpoint `json:"endpoint"`
+	Bounds   tsBounds   `json:"bounds"` // how long it waits (bounds)
 }
 
 // runTSClients runs the rows in client.mjs and returns each row's

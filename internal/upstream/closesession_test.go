@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"net/http/httptrace"
 	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -44,25 +45,32 @@ func (s *scriptedRoundTripper) RoundTrip(req *http.Request) (*http.Response, err
 	return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: req}, nil
 }
 
-// TestEndSessionRetriesOnReusedConnections: a DELETE that fails on a
-// kept-alive connection is sent again, on each reused connection it meets
-// closed, up to endAttempts; one that fails on a fresh connection is not,
-// and neither is a POST (a call may have run).
+// TestEndSessionRetriesOnReusedConnections: a DELETE, or a POST of a
+// notification, that fails on a kept-alive connection is sent again, on
+// each reused connection it meets closed, up to endAttempts; one that
+// fails on a fresh connection is not, and neither is a POST of a call (a
+// call may have run).
 func TestEndSessionRetriesOnReusedConnections(t *testing.T) {
 	stale := scriptedStep{reused: true, fail: true}
 	fresh := scriptedStep{}
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}`
+	initialized := `{"jsonrpc":"2.0","method":"notifications/initialized"}`
 	for _, tc := range []struct {
 		name   string
 		method string
+		body   string
 		steps  []scriptedStep
 		sends  int
 		ok     bool
 	}{
-		{"closed keep-alive, then fresh", http.MethodDelete, []scriptedStep{stale, fresh}, 2, true},
-		{"two closed keep-alives", http.MethodDelete, []scriptedStep{stale, stale, fresh}, 3, true},
-		{"fresh connection refused", http.MethodDelete, []scriptedStep{{fail: true}, fresh}, 1, false},
-		{"reused connections closed for ever", http.MethodDelete, []scriptedStep{stale}, endAttempts, false},
-		{"a call is never sent twice", http.MethodPost, []scriptedStep{stale, fresh}, 1, false},
+		{"closed keep-alive, then fresh", http.MethodDelete, "", []scriptedStep{stale, fresh}, 2, true},
+		{"two closed keep-alives", http.MethodDelete, "", []scriptedStep{stale, stale, fresh}, 3, true},
+		{"fresh connection refused", http.MethodDelete, "", []scriptedStep{{fail: true}, fresh}, 1, false},
+		{"reused connections closed for ever", http.MethodDelete, "", []scriptedStep{stale}, endAttempts, false},
+		{"a call is never sent twice", http.MethodPost, call, []scriptedStep{stale, fresh}, 1, false},
+		{"a POST without a body to read again", http.MethodPost, "", []scriptedStep{stale, fresh}, 1, false},
+		{"a notification past two closed keep-alives", http.MethodPost, initialized, []scriptedStep{stale, stale, fresh}, 3, true},
+		{"a notification's fresh connection refused", http.MethodPost, initialized, []scriptedStep{stale, {fail: true}, fresh}, 2, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			base := &scriptedRoundTripper{steps: tc.steps}
@@ -71,7 +79,11 @@ func TestEndSessionRetriesOnReusedConnections(t *testing.T) {
 			_, ht, _ := remoteHTTPClient(s, origin)
 			ht.base = base
 			ht.session = &sessionKeeper{}
-			req, err := http.NewRequest(tc.method, s.URL, nil)
+			var body io.Reader
+			if tc.body != "" {
+				body = strings.NewReader(tc.body)
+			}
+			req, err := http.NewRequest(tc.method, s.URL, body)
 			if err != nil {
 				t.Fatal(err)
 			}

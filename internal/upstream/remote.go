@@ -205,9 +205,12 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	var resp *http.Response
 	var err error
 	if own && t.session != nil && req.Method == http.MethodDelete {
-		resp, err = endSession(t.base, req)
+		resp, err = resendOnReused(t.base, req)
 	} else {
 		resp, err = t.base.RoundTrip(req)
+		if err != nil && own && req.Method == http.MethodPost && req.Context().Err() == nil && carriesNotification(req) {
+			resp, err = resendOnReused(t.base, req)
+		}
 	}
 	if err != nil {
 		if own {

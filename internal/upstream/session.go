@@ -88,30 +88,65 @@ func (k *sessionKeeper) incoming(resp *http.Response) {
 
 const sessionHeader = "Mcp-Session-Id"
 
-// endAttempts bounds how many times one DELETE is sent: once, and again on
-// each kept-alive connection it finds closed (the transport keeps a few
-// idle per server).
+// endAttempts bounds how many times one DELETE or notification is sent:
+// once, and again on each kept-alive connection it finds closed (the
+// transport keeps a few idle per server).
 const endAttempts = 5
 
-// endSession sends the DELETE that ends a session (the SDK's, when the
-// Conn closes). Sent on a kept-alive connection that the server or a proxy
-// closed a moment before — its idle timeout, a dropped connection — the
-// DELETE fails unread, and net/http sends again only the methods it holds
-// replayable, which leaves DELETE out: the server would keep the session
-// for ever. DELETE is idempotent (RFC 9110 §9.2.2), and RFC 9112 §9.3.1.1
-// lets a client retry an idempotent request whose connection closed before
-// the answer came; so it is sent again as long as the connection it failed
-// on was a reused one, as net/http does for GET. A fresh connection's
-// failure is the answer.
-func endSession(base http.RoundTripper, req *http.Request) (*http.Response, error) {
+// resendOnReused sends req (a DELETE that ends a session, or a POST of a
+// notification that failed once already) and sends it again while it
+// fails on a reused connection. Sent on a kept-alive connection that the
+// server or a proxy closed a moment before — its idle timeout (Node's
+// HTTP server closes one after 5 s), a dropped connection — the request
+// fails unread, and net/http sends again only the methods it holds
+// replayable, which leaves DELETE and POST out: a DELETE lost so left the
+// server holding the session for ever, and a handshake's
+// notifications/initialized lost so (at load 24, the gap before it past
+// Node's 5 s) failed the server's start. DELETE is idempotent (RFC 9110
+// §9.2.2), and RFC 9112 §9.3.1.1 lets a client retry an idempotent
+// request whose connection closed before the answer came; a notification
+// has no answer to lose and none of MCP's is harmed by a second copy. So
+// it is sent again as long as the connection it failed on was a reused
+// one, as net/http does for GET. A fresh connection's failure is the
+// answer. A POST of a request (a call may have run) is never sent again.
+func resendOnReused(base http.RoundTripper, req *http.Request) (*http.Response, error) {
 	for attempt := 1; ; attempt++ {
+		r := req
+		if req.GetBody != nil {
+			body, err := req.GetBody()
+			if err != nil {
+				return nil, err
+			}
+			r = req.Clone(req.Context())
+			r.Body = body
+		}
 		var reused bool
 		trace := &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) { reused = i.Reused }}
-		resp, err := base.RoundTrip(req.WithContext(httptrace.WithClientTrace(req.Context(), trace)))
+		resp, err := base.RoundTrip(r.WithContext(httptrace.WithClientTrace(r.Context(), trace)))
 		if err == nil || !reused || attempt == endAttempts || req.Context().Err() != nil {
 			return resp, err
 		}
 	}
+}
+
+// carriesNotification reports whether req's body, which it reads again
+// (GetBody), is one JSON-RPC notification.
+func carriesNotification(req *http.Request) bool {
+	if req.GetBody == nil {
+		return false
+	}
+	body, err := req.GetBody()
+	if err != nil {
+		return false
+	}
+	defer body.Close()
+	b, err := io.ReadAll(io.LimitReader(body, 1<<20))
+	if err != nil {
+		return false
+	}
+	msg, err := jsonrpc.DecodeMessage(b)
+	n, ok := msg.(*jsonrpc.Request)
+	return err == nil && ok && !n.IsCall()
 }
 
 // renew opens a new session in place of sent, the id a request was

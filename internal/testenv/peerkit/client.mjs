@@ -8,7 +8,10 @@
 // Usage: client.mjs PLAN.json
 //   PLAN: {"idleMs": N, "parallel": N, "rows": [{"id", "client": "ts-sdk-1"|"ts-sdk-2",
 //          "era", "key", "endpoint": {"kind": "stdio"|"http"|"sse", "url", "token",
-//          "command": [...], "env": {...}}}]}
+//          "command": [...], "env": {...}},
+//          "bounds": {"ops": {OP: ms}, "progress": ms, "ended": ms}}]}
+//   bounds: how long the row waits for each operation (each question of
+//   legacy-ask) and in a cancel (peermatrix_ops_test.go's bounds).
 import { readFileSync } from 'node:fs';
 
 const plan = JSON.parse(readFileSync(process.argv[2], 'utf8'));
@@ -102,9 +105,9 @@ async function session(row) {
         client.setNotificationHandler('notifications/message', n => logs.push(`${n.params.level}:${typeof n.params.data === 'string' ? n.params.data : canonical(n.params.data)}`));
     }
     await client.connect(transportOf(row.endpoint, row.client), { timeout: 30000 });
-    // ask and ask_legacy: askTimeout in peermatrix_ops_test.go.
-    const callOpts = (progress, signal, name) => ({
-        timeout: name === 'ask' || name === 'ask_legacy' ? 5000 : 10000,
+    // Every request's timeout is its operation's bound (ms).
+    const callOpts = (ms, progress, signal) => ({
+        timeout: ms,
         ...(progress ? { onprogress: p => progress(p.progress, p.total) } : {}),
         ...(signal ? { signal } : {})
     });
@@ -125,29 +128,29 @@ async function session(row) {
             }
             return canonical(out);
         },
-        async call(name, args, progress, signal) {
+        async call(ms, name, args, progress, signal) {
             const params = args === undefined ? { name } : { name, arguments: args };
             const r =
                 row.client === 'ts-sdk-1'
-                    ? await client.callTool(params, undefined, callOpts(progress, signal, name))
-                    : await client.callTool(params, callOpts(progress, signal, name));
+                    ? await client.callTool(params, undefined, callOpts(ms, progress, signal))
+                    : await client.callTool(params, callOpts(ms, progress, signal));
             const body = (r.content ?? []).map(c => (c.type === 'text' ? c.text : canonical(c))).join('');
             return (r.isError ? 'isError: ' : '') + body;
         },
-        async read(uri) {
-            const r = await client.readResource({ uri }, { timeout: 10000 });
+        async read(ms, uri) {
+            const r = await client.readResource({ uri }, { timeout: ms });
             return r.contents.map(c => `${c.uri} ${c.mimeType} ${c.text}`).join('; ');
         },
-        async prompt(name, args) {
-            const r = await client.getPrompt({ name, arguments: args }, { timeout: 10000 });
+        async prompt(ms, name, args) {
+            const r = await client.getPrompt({ name, arguments: args }, { timeout: ms });
             return r.messages.map(m => `${m.role}: ${canonical(m.content)}`).join('; ');
         },
-        async complete(prompt, arg, value) {
-            const r = await client.complete({ ref: { type: 'ref/prompt', name: prompt }, argument: { name: arg, value } }, { timeout: 10000 });
+        async complete(ms, prompt, arg, value) {
+            const r = await client.complete({ ref: { type: 'ref/prompt', name: prompt }, argument: { name: arg, value } }, { timeout: ms });
             return r.completion.values.join(',');
         },
-        setLevel: level => client.setLoggingLevel(level, { timeout: 10000 }),
-        ping: () => client.ping({ timeout: 10000 }),
+        setLevel: (ms, level) => client.setLoggingLevel(level, { timeout: ms }),
+        ping: ms => client.ping({ timeout: ms }),
         logs: () => logs.splice(0),
         close: () => client.close()
     };
@@ -193,62 +196,64 @@ async function hold(name, ex, f) {
 }
 
 // runOps mirrors peermatrix_ops_test.go's runOps.
-async function runOps(s, key, lane) {
+async function runOps(s, key, lane, bounds) {
     const obs = {};
+    const ms = op => bounds.ops[op];
     const doOp = async (op, f) => {
         obs[op] = await hold(lane, EXCLUSIVE.has(op), () => withErr(f));
     };
     await doOp('lists', () => s.lists());
-    await doOp('call', () => s.call('echo', { text: 'hi' }));
-    await doOp('call-noargs', () => s.call('hello'));
-    await doOp('read', async () => `${await withErr(() => s.read('peer://static'))} | ${await withErr(() => s.read('peer://item/42'))}`);
-    await doOp('prompt', () => s.prompt('greet', { name: ANSWER.name }));
-    await doOp('complete', () => s.complete('greet', 'name', 'A'));
+    await doOp('call', () => s.call(ms('call'), 'echo', { text: 'hi' }));
+    await doOp('call-noargs', () => s.call(ms('call-noargs'), 'hello'));
+    await doOp('read', async () => `${await withErr(() => s.read(ms('read'), 'peer://static'))} | ${await withErr(() => s.read(ms('read'), 'peer://item/42'))}`);
+    await doOp('prompt', () => s.prompt(ms('prompt'), 'greet', { name: ANSWER.name }));
+    await doOp('complete', () => s.complete(ms('complete'), 'greet', 'name', 'A'));
     await doOp('progress', async () => {
         const seen = [];
-        const res = await withErr(() => s.call('slow', { key: `${key}-p`, steps: 3, ms: 20 }, (p, total) => seen.push(`${p}/${total}`)));
+        const res = await withErr(() => s.call(ms('progress'), 'slow', { key: `${key}-p`, steps: 3, ms: 20 }, (p, total) => seen.push(`${p}/${total}`)));
         await settle(() => seen.length);
         return `progress ${seen.join(' ')}; ${res}`;
     });
-    const logged = async () => {
+    const logged = async op => {
         s.logs();
-        const res = await withErr(() => s.call('log', {}));
+        const res = await withErr(() => s.call(ms(op), 'log', {}));
         const got = [];
         await settle(() => got.push(...s.logs()));
         return `${res}; received [${got.join(' ')}]`;
     };
-    await doOp('log', logged);
+    await doOp('log', () => logged('log'));
     await doOp('log-level', async () => {
         try {
-            await s.setLevel('warning');
+            await s.setLevel(ms('log-level'), 'warning');
         } catch (e) {
             return `setLevel ${errText(e)}`;
         }
-        return logged();
+        return logged('log-level');
     });
-    await doOp('noargs-after-level', () => s.call('hello'));
+    await doOp('noargs-after-level', () => s.call(ms('noargs-after-level'), 'hello'));
     // The cancelled call and the question right after it run alone in a lane.
     const clientSaw = await hold(lane, true, async () => {
         const abort = new AbortController();
         let first;
         const firstSeen = new Promise(r => (first = r));
         const ended = s
-            .call('slow', { key: `${key}-c`, steps: 50, ms: 100 }, () => first(), abort.signal)
+            .call(ms('cancel'), 'slow', { key: `${key}-c`, steps: 50, ms: 100 }, () => first(), abort.signal)
             .then(
                 r => `client: ${r}`,
                 e => (abort.signal.aborted ? 'client: cancelled' : `client: ${errText(e)}`)
             );
-        await Promise.race([firstSeen, sleep(3000)]);
+        // The first progress, or the call's end before it.
+        await Promise.race([firstSeen, ended, sleep(bounds.progress)]);
         abort.abort();
-        const saw = await Promise.race([ended, sleep(5000).then(() => 'client: still waiting 5s after cancelling')]);
-        obs['after-cancel'] = await withErr(() => s.call('ask', { kind: 'elicitation' }));
+        const saw = await Promise.race([ended, sleep(bounds.ended).then(() => 'client: still waiting after cancelling')]);
+        obs['after-cancel'] = await withErr(() => s.call(ms('after-cancel'), 'ask', { kind: 'elicitation' }));
         return saw;
     });
     await doOp('cancel', async () => {
         let state = '';
-        for (const end = Date.now() + 3000; Date.now() < end; await sleep(50)) {
+        for (const end = Date.now() + bounds.progress; Date.now() < end; await sleep(50)) {
             try {
-                state = await s.call('slow_status', { key: `${key}-c` });
+                state = await s.call(ms('cancel'), 'slow_status', { key: `${key}-c` });
             } catch (e) {
                 return `${clientSaw}; server: ${errText(e)}`;
             }
@@ -268,15 +273,15 @@ async function runOps(s, key, lane) {
         ['sample', 'sampling'],
         ['roots', 'roots']
     ]) {
-        await doOp(op, () => s.call('ask', { kind }));
+        await doOp(op, () => s.call(ms(op), 'ask', { kind }));
     }
     await doOp('legacy-ask', async () => {
         const parts = [];
-        for (const kind of ['elicitation', 'sampling', 'roots']) parts.push(await withErr(() => s.call('ask_legacy', { kind })));
+        for (const kind of ['elicitation', 'sampling', 'roots']) parts.push(await withErr(() => s.call(ms('legacy-ask'), 'ask_legacy', { kind })));
         return parts.join(' | ');
     });
     await doOp('ping', async () => {
-        await s.ping();
+        await s.ping(ms('ping'));
         return 'pong';
     });
     return obs;
@@ -309,10 +314,10 @@ await Promise.all(
             results[row.id] = Object.fromEntries(ops.map(op => [op, `connect: ${errText(e)}`]));
             return;
         }
-        const obs = await runOps(s, row.key, row.lane);
+        const obs = await runOps(s, row.key, row.lane, row.bounds);
         release();
         await sleep(plan.idleMs);
-        obs.idle = await hold(row.lane, false, () => withErr(() => s.call('echo', { text: 'still there' })));
+        obs.idle = await hold(row.lane, false, () => withErr(() => s.call(row.bounds.ops.idle, 'echo', { text: 'still there' })));
         results[row.id] = obs;
         await withErr(() => s.close());
     })
