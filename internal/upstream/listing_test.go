@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestListingKeepsServerBytes: each listed tool, resource and prompt is
@@ -97,7 +98,9 @@ func TestForwardPassesAnyMethodOn(t *testing.T) {
 	if je := AnswerError(err); je == nil || je.Code != -32601 || errors.Is(err, ErrTransportLost) {
 		t.Errorf("an unknown method: %v, want the server's method-not-found answer", err)
 	}
-	if !stderrHas(c, "got tasks/get") {
+	// The server's stderr is read beside its answers: the line may come
+	// after the answer.
+	if !waitFor(30*time.Second, func() bool { return stderrHas(c, "got tasks/get") }) {
 		t.Error("the server never got tasks/get")
 	}
 	for _, tc := range []struct {

@@ -64,10 +64,10 @@ func TestStdioSDKServer(t *testing.T) {
 	}
 
 	// stderr is kept, cut and redacted; the stdout banner is kept, not fatal.
-	if !stderrHas(c, "starting with token [redacted]") {
+	if !waitFor(30*time.Second, func() bool { return stderrHas(c, "starting with token [redacted]") }) {
 		t.Errorf("stderr ring lacks the redacted line: %q", c.Stderr())
 	}
-	if !stderrHas(c, "stdout: Welcome to fake server!") {
+	if !waitFor(30*time.Second, func() bool { return stderrHas(c, "stdout: Welcome to fake server!") }) {
 		t.Errorf("stderr ring lacks the stdout banner: %q", c.Stderr())
 	}
 	for _, l := range c.Stderr() {
@@ -111,6 +111,8 @@ func TestStdioRawServerIgnoresDiscover(t *testing.T) {
 		t.Errorf("call = %v, %v", res, err)
 	}
 	// One process: the probe, then initialize on the same connection.
+	// (Its stderr is read beside its answers: wait for both lines.)
+	waitFor(30*time.Second, func() bool { return len(methodsSeen(c)) >= 2 })
 	methods := methodsSeen(c)
 	if len(methods) < 2 || methods[0] != "server/discover" || methods[1] != "initialize" {
 		t.Errorf("methods seen by the server = %v", methods)
@@ -516,6 +518,7 @@ func TestStdioPinnedServerOwnEra(t *testing.T) {
 		if got := c.OwnEra(); got != "2025-11-25" {
 			t.Errorf("OwnEra = %q, want the pinned 2025-11-25 (the server refused server/discover)", got)
 		}
+		waitFor(30*time.Second, func() bool { return len(methodsSeen(c)) >= 2 }) // stderr is read beside the answers
 		methods := methodsSeen(c)
 		if len(methods) < 2 || methods[0] != "server/discover" || methods[1] != "initialize" {
 			t.Errorf("one process: methods seen by the server = %v, want server/discover, then initialize", methods)
