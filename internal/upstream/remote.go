@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -15,7 +14,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -465,7 +463,7 @@ func (t *headerTransport) connectError(err error, sanitized string) error {
 		return t.withCheck(last)
 	case last != nil && last.StatusCode >= 400 && last.StatusCode < 500:
 		return last
-	case errors.Is(err, syscall.ECONNREFUSED):
+	case ConnRefused(err):
 		return fmt.Errorf("connection refused by %s: %w", sanitized, err)
 	case last != nil:
 		return fmt.Errorf("%w: %w", last, err)
