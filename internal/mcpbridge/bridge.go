@@ -125,7 +125,7 @@ func (b *Bridge) Run(ctx context.Context, in io.Reader, out io.Writer) error {
 			if err != nil {
 				return nil, err
 			}
-			return rawConnOf(c), nil // rawio_unix.go
+			return rawConnOf(c), nil // rawio_linux.go
 		}, Host: u.Host}, u.RequestURI()
 		defer b.raw.CloseIdle()
 	}
@@ -134,7 +134,7 @@ func (b *Bridge) Run(ctx context.Context, in io.Reader, out io.Writer) error {
 		defer done()
 		in = pf
 		if pf != f {
-			in = rawFile(pf) // rawio_unix.go
+			in = rawFile(pf) // rawio_linux.go
 		}
 	}
 	if f, ok := out.(*os.File); ok {

@@ -1,4 +1,4 @@
-//go:build !unix
+//go:build !linux
 
 package mcpbridge
 
@@ -8,8 +8,8 @@ import (
 	"os"
 )
 
-// rawConnOf returns c: elsewhere than on unix, connections are read and
-// written as they are.
+// rawConnOf returns c: elsewhere than on Linux, where rawio_linux.go is
+// tested, connections are read and written as they are.
 func rawConnOf(c net.Conn) net.Conn { return c }
 
 // rawFile returns f.
