@@ -119,18 +119,31 @@ func (b *Bridge) Run(ctx context.Context, in io.Reader, out io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("the face's URL %q: %w", b.URL, err)
 		}
-		b.raw, b.rawPath = &rawhttp.Client{Dial: b.Dial, Host: u.Host}, u.RequestURI()
+		dial := b.Dial
+		b.raw, b.rawPath = &rawhttp.Client{Dial: func(ctx context.Context) (net.Conn, error) {
+			c, err := dial(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return rawConnOf(c), nil // rawio_linux.go
+		}, Host: u.Host}, u.RequestURI()
 		defer b.raw.CloseIdle()
 	}
 	if f, ok := in.(*os.File); ok {
 		pf, done := pollable(f)
 		defer done()
 		in = pf
+		if pf != f {
+			in = rawFile(pf) // rawio_linux.go
+		}
 	}
 	if f, ok := out.(*os.File); ok {
 		pf, done := pollable(f)
 		defer done()
 		out = pf
+		if pf != f {
+			out = rawFile(pf)
+		}
 	}
 	b.out = newWriter(out)
 	if b.Quiet != nil {

@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -210,7 +211,7 @@ func encode(method, path, host string, header http.Header, body []byte) ([]byte,
 		if !token(k) {
 			return nil, fmt.Errorf("rawhttp: invalid header name %q", k)
 		}
-		if http.CanonicalHeaderKey(k) == "Content-Length" || http.CanonicalHeaderKey(k) == "Host" {
+		if strings.EqualFold(k, "Content-Length") || strings.EqualFold(k, "Host") {
 			continue
 		}
 		for _, v := range vs {
@@ -229,19 +230,27 @@ func encode(method, path, host string, header http.Header, body []byte) ([]byte,
 	return append(b, body...), nil
 }
 
-// token reports whether s is an HTTP token (RFC 9110 §5.6.2).
+// token reports whether s is an HTTP token (RFC 9110 §5.6.2). It runs
+// for every header of every request, so it looks each byte up in a table.
 func token(s string) bool {
 	if s == "" {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c <= ' ' || c >= 0x7f || bytes.IndexByte([]byte(`"(),/:;<=>?@[\]{}`), c) >= 0 {
+		if !tchar[s[i]] {
 			return false
 		}
 	}
 	return true
 }
+
+// tchar holds the bytes a token may have: visible ASCII but delimiters.
+var tchar = func() (t [256]bool) {
+	for c := '!'; c < 0x7f; c++ {
+		t[c] = !strings.ContainsRune(`"(),/:;<=>?@[\]{}`, c)
+	}
+	return t
+}()
 
 // field reports whether s may be a field value: no control characters but
 // horizontal tab (RFC 9110 §5.5).

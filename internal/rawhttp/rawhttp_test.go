@@ -257,3 +257,14 @@ func FuzzEncode(f *testing.F) {
 }
 
 func bufioReader(b []byte) *bufio.Reader { return bufio.NewReader(bytes.NewReader(b)) }
+
+// TestTokenBytes: a header name may hold exactly RFC 9110's tchar bytes.
+func TestTokenBytes(t *testing.T) {
+	const tchars = "!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	for c := 0; c < 256; c++ {
+		want := strings.IndexByte(tchars, byte(c)) >= 0
+		if got := token(string([]byte{byte(c)})); got != want {
+			t.Errorf("token(%q) = %v, want %v", byte(c), got, want)
+		}
+	}
+}
