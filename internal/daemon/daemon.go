@@ -395,7 +395,7 @@ func (p *parts) serve(ctx context.Context, opts Options, ln net.Listener, tcp tc
 	g.Go(func() error {
 		settle(gctx, p.h, opts.SteadyProcs) // at once when no server is starting
 		p.hl.settled.Store(true)
-		resettle(gctx, p.h, p.fc.Activity(), p.changed)
+		resettle(gctx, p.h, p.fc.Activity(), p.fc.LastActive, p.changed)
 		return nil
 	})
 	g.Go(func() error {

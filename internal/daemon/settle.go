@@ -79,10 +79,13 @@ const resettleDelay = time.Second
 // maps code it runs only for the change (decoding a catalog, rendering
 // pages), so the garbage is returned and those pages are shed again: its
 // footprint stays that of its steady state (docs/performance.md).
-func resettle(ctx context.Context, h *host.Host, served, changed <-chan struct{}) {
+func resettle(ctx context.Context, h *host.Host, served <-chan struct{}, lastServed func() time.Time, changed <-chan struct{}) {
 	events, stop := h.Subscribe()
 	defer stop()
 	var due <-chan time.Time
+	var last time.Time // the last change heard of (a request's: lastServed)
+	var settledAt time.Time
+	listen := served // nil while due is set: a request then wakes nobody
 	for {
 		select {
 		case <-ctx.Done():
@@ -96,10 +99,23 @@ func resettle(ctx context.Context, h *host.Host, served, changed <-chan struct{}
 			default:
 				continue // a stderr line, say: nothing to give back
 			}
-		case <-served:
+		case <-listen:
+			if !lastServed().After(settledAt) {
+				continue // a poke from before the last settling
+			}
+			listen = nil
+			if due == nil {
+				due = time.After(resettleDelay)
+			}
+			continue
 		case <-changed:
 		case <-due:
-			due = nil
+			// Requests kept coming: wait until a second after the last.
+			if quiet := time.Since(latest(last, lastServed())); quiet < resettleDelay {
+				due = time.After(resettleDelay - quiet)
+				continue
+			}
+			due, listen, settledAt = nil, served, time.Now()
 			if !starting(h) {
 				debug.FreeOSMemory()
 				execpages.Shed()
@@ -109,6 +125,15 @@ func resettle(ctx context.Context, h *host.Host, served, changed <-chan struct{}
 			}
 			continue
 		}
+		last = time.Now()
 		due = time.After(resettleDelay)
 	}
+}
+
+// latest is the later of a and b.
+func latest(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }

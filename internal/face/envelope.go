@@ -61,9 +61,27 @@ func readEnvelope(body []byte) envelope {
 		return true
 	})
 	if s, ok := jsonscan.String(e.method); ok && e.method != nil {
-		e.name = string(s)
+		e.name = methodName(s)
 	}
 	return e
+}
+
+// methodName is s as a string: the methods a client sends on every call
+// are the constants, not a copy each request.
+func methodName(s []byte) string {
+	switch string(s) {
+	case "tools/call":
+		return "tools/call"
+	case "tools/list":
+		return "tools/list"
+	case "notifications/cancelled":
+		return "notifications/cancelled"
+	case "notifications/progress":
+		return "notifications/progress"
+	case "ping":
+		return "ping"
+	}
+	return string(s)
 }
 
 // frame is the members of a JSON-RPC request the face looks at.

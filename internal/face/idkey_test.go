@@ -54,3 +54,15 @@ func BenchmarkIDKey(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkReadEnvelope: what the face reads of a client's tools/call
+// before it routes it (done once per POST).
+func BenchmarkReadEnvelope(b *testing.B) {
+	body := []byte(`{"jsonrpc":"2.0","id":17,"method":"tools/call","params":{"name":"wide_echo","arguments":{"text":"x"},"_meta":{"progressToken":3}}}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if readEnvelope(body).name != "tools/call" {
+			b.Fatal("not a tools/call")
+		}
+	}
+}

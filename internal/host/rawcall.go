@@ -45,7 +45,7 @@ func (s *Session) CallRaw(ctx context.Context, name string, params map[string]js
 
 func (h *Host) callRaw(ctx context.Context, snap *snapshot, ix indexed, params map[string]json.RawMessage) (json.RawMessage, error) {
 	out, err := h.run(ctx, snap, ix, PathFrame, params["arguments"], func(ctx context.Context, conn *upstream.Conn) (callResult, error) {
-		params["name"], _ = json.Marshal(ix.entry.Tool)
+		params["name"] = quoteName(ix.entry.Tool)
 		raw, err := conn.CallRaw(ctx, params)
 		return callResult{raw: raw}, err
 	})
@@ -82,4 +82,20 @@ func (s *Session) offServer(server string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.off[server] || s.instances[server] != nil
+}
+
+// quoteName is name as a JSON string, the bytes json.Marshal writes: a
+// name of printable ASCII that needs no escape (every tool name a server
+// lists, in practice) is quoted as it is, without Marshal's reflection.
+func quoteName(name string) json.RawMessage {
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			b, _ := json.Marshal(name)
+			return b
+		}
+	}
+	b := make([]byte, 0, len(name)+2)
+	b = append(b, '"')
+	b = append(b, name...)
+	return append(b, '"')
 }

@@ -7,6 +7,7 @@ package metrics
 
 import (
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -40,6 +41,19 @@ type Metrics struct {
 	duration *prometheus.HistogramVec
 	face     *prometheus.CounterVec
 	users    *prometheus.CounterVec
+
+	// The series a call and a face request count in, by their labels:
+	// a call finds its own without hashing and checking its label values
+	// again (no series is ever deleted, so none goes stale).
+	callSeries sync.Map // callLabels → callSeries
+	faceSeries sync.Map // [2]string{path, reason} → prometheus.Counter
+}
+
+type callLabels struct{ server, path, outcome string }
+
+type callSeries struct {
+	count    prometheus.Counter
+	duration prometheus.Observer
 }
 
 // New returns the metrics of a daemon whose servers src reports.
@@ -74,8 +88,14 @@ func New(src Source) *Metrics {
 // ObserveCall records one call: its outcome ("ok", "tool_error", or the
 // plexus/error marker of a failed call) and how long it took.
 func (m *Metrics) ObserveCall(server, path, outcome string, d time.Duration) {
-	m.calls.WithLabelValues(server, path, outcome).Inc()
-	m.duration.WithLabelValues(server).Observe(d.Seconds())
+	k := callLabels{server, path, outcome}
+	v, ok := m.callSeries.Load(k)
+	if !ok {
+		v, _ = m.callSeries.LoadOrStore(k, callSeries{m.calls.WithLabelValues(server, path, outcome), m.duration.WithLabelValues(server)})
+	}
+	s := v.(callSeries)
+	s.count.Inc()
+	s.duration.Observe(d.Seconds())
 }
 
 // ObserveUserCall records one call of a team member.
@@ -85,7 +105,12 @@ func (m *Metrics) ObserveUserCall(user, server, outcome string) {
 
 // ObserveFace records the path one request to the face took, and why.
 func (m *Metrics) ObserveFace(path, reason string) {
-	m.face.WithLabelValues(path, reason).Inc()
+	k := [2]string{path, reason}
+	c, ok := m.faceSeries.Load(k)
+	if !ok {
+		c, _ = m.faceSeries.LoadOrStore(k, m.face.WithLabelValues(path, reason))
+	}
+	c.(prometheus.Counter).Inc()
 }
 
 // Handler serves the metrics in the Prometheus text format.
