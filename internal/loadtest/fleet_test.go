@@ -1,14 +1,36 @@
 package loadtest
 
 import (
+	"bufio"
 	"bytes"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 )
+
+// holdMiB, set in the environment of a copy of this test binary, makes
+// it a child that holds that many MiB of memory of its own (touched, so
+// resident and private), says "ready" and waits for its stdin to close.
+const holdMiB = "PLEXUS_TEST_HOLD_MIB"
+
+func init() {
+	if mib, err := strconv.Atoi(os.Getenv(holdMiB)); err == nil && mib > 0 {
+		b := make([]byte, mib<<20)
+		for i := 0; i < len(b); i += 4096 {
+			b[i] = 1
+		}
+		os.Stdout.WriteString("ready\n")
+		io.Copy(io.Discard, os.Stdin)
+		runtime.KeepAlive(b)
+		os.Exit(0)
+	}
+}
 
 // TestTreeMemoryCountsDescendants: a process's tree is itself and its
 // children, each counted once, with their memory; a page the child shares
@@ -17,31 +39,61 @@ func TestTreeMemoryCountsDescendants(t *testing.T) {
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
 		t.Skip("no /proc")
 	}
+	_, hasPSS := os.Stat("/proc/self/smaps_rollup")
 	alone, alonePSS, n := treeMemory([]int{os.Getpid()})
-	cmd := exec.Command("sleep", "10")
-	if err := cmd.Start(); err != nil {
+
+	// A child holding 64 MiB of its own: the tree grows by about that
+	// much, far beyond what this process's own memory moves by between
+	// two readings (a collection, a page shared anew: CI saw its PSS drop
+	// by 0.6 MiB while a child of 0.5 MiB was added).
+	const held = 64 << 20
+	big := exec.Command(os.Args[0])
+	big.Env = append(os.Environ(), holdMiB+"=64")
+	stdin, err := big.StdinPipe()
+	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	time.Sleep(50 * time.Millisecond)
-	with, withPSS, m := treeMemory([]int{os.Getpid(), cmd.Process.Pid})
-	if alone <= 0 || m != n+1 || with <= alone {
-		t.Fatalf("alone %d bytes in %d processes; with a child %d bytes in %d", alone, n, with, m)
+	stdout, err := big.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, err := os.Stat("/proc/self/smaps_rollup"); err != nil {
+	if err := big.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { stdin.Close(); big.Wait() }()
+	if line, err := bufio.NewReader(stdout).ReadString('\n'); line != "ready\n" {
+		t.Fatalf("the child holding memory said %q (%v)", line, err)
+	}
+	with, withPSS, m := treeMemory([]int{os.Getpid()}) // the child as a descendant
+	if alone <= 0 || m != n+1 || with-alone < held/2 {
+		t.Fatalf("alone %d bytes in %d processes; with a child holding %d: %d bytes in %d", alone, n, held, with, m)
+	}
+	if hasPSS != nil {
 		return // a kernel before 4.14: no PSS
 	}
-	// Two sleeps share their program's pages: each one's PSS is below its
-	// RSS.
-	other := exec.Command("sleep", "10")
-	if err := other.Start(); err != nil {
-		t.Fatal(err)
+	if alonePSS <= 0 || withPSS-alonePSS < held/2 {
+		t.Fatalf("PSS: alone %d, with a child holding %d: %d", alonePSS, held, withPSS)
 	}
-	defer func() { other.Process.Kill(); other.Wait() }()
-	time.Sleep(50 * time.Millisecond)
-	childRSS, childPSS, _ := treeMemory([]int{cmd.Process.Pid})
-	if alonePSS <= 0 || withPSS <= alonePSS || childPSS <= 0 || childPSS >= childRSS {
-		t.Fatalf("PSS: alone %d, with a child %d; the child's RSS %d, PSS %d", alonePSS, withPSS, childRSS, childPSS)
+
+	// Two sleeps share their program's pages: each one's PSS is below its
+	// RSS (once both have mapped them).
+	var sleeps [2]*exec.Cmd
+	for i := range sleeps {
+		sleeps[i] = exec.Command("sleep", "60")
+		if err := sleeps[i].Start(); err != nil {
+			t.Fatal(err)
+		}
+		c := sleeps[i]
+		defer func() { c.Process.Kill(); c.Wait() }()
+	}
+	for end := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		childRSS, childPSS, _ := treeMemory([]int{sleeps[0].Process.Pid})
+		if childPSS > 0 && childPSS < childRSS {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatalf("PSS of a sleep beside another: RSS %d, PSS %d, want 0 < PSS < RSS", childRSS, childPSS)
+		}
 	}
 }
 
