@@ -3,6 +3,7 @@ package face
 import (
 	"context"
 	"encoding/json"
+	"reflect"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -64,11 +65,23 @@ func (p *profile) withSDKClient(ctx context.Context, req mcp.Request) context.Co
 	if extra := req.GetExtra(); extra != nil && extra.Header != nil {
 		ctx = host.WithApprovalScope(ctx, extra.Header.Get(apitype.HeaderClientScope))
 	}
-	if params := req.GetParams(); params != nil {
-		if info, ok := params.GetMeta()[era.MetaClientInfo].(map[string]any); ok {
-			c.Name, _ = info["name"].(string)
-			c.Version, _ = info["version"].(string)
-		}
+	if info, ok := paramsMeta(req)[era.MetaClientInfo].(map[string]any); ok {
+		c.Name, _ = info["name"].(string)
+		c.Version, _ = info["version"].(string)
 	}
 	return audit.WithClient(ctx, c)
+}
+
+// paramsMeta is the _meta of req's params; nil when it has none. A
+// message sent without params reaches the SDK's handlers as a typed nil
+// (a nil *mcp.InitializedParams, say), whose GetMeta panics.
+func paramsMeta(req mcp.Request) map[string]any {
+	params := req.GetParams()
+	if params == nil {
+		return nil
+	}
+	if v := reflect.ValueOf(params); v.Kind() == reflect.Pointer && v.IsNil() {
+		return nil
+	}
+	return params.GetMeta()
 }

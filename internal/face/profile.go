@@ -85,6 +85,7 @@ func newProfile(f *Face, name string, def definition) *profile {
 	if def.external && def.naming == config.NamingBare && len(def.servers) == 1 {
 		p.srv.AddReceivingMiddleware(p.serverCaps) // caps.go
 	}
+	p.srv.AddReceivingMiddleware(p.recovered) // outermost: recover.go
 	if def.control {
 		p.addControlTools()
 	}
