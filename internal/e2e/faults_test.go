@@ -201,15 +201,11 @@ func testCrashWhileIdle(t *testing.T) {
 		t.Fatal(err)
 	}
 	ev := f.events.wait(t, 10*time.Second, "faulty in backoff", serverState(f.name, "backoff"))
-	// At once is within a second, as the plain run holds it. In the race
-	// run the chain from the kill to the status (the race-built shim ends
-	// what is left of the tree and exits, the race-built daemon reaps it
-	// and tells) once took 1.45 s beside the other fault daemons, a stderr
-	// flood and a 40 MiB line among them, on two cores; there the bound is
-	// 2 s. Both are far short of the 30 s keepalive, which would notice an
-	// idle server's loss if the exit were missed.
-	bound := testenv.RaceOr(time.Second, 2*time.Second)
-	if d := ev.Status.Since.Sub(killed); d > bound {
+	// In the race run the chain from the kill to the status (the
+	// race-built shim ends what is left of the tree and exits, the
+	// race-built daemon reaps it and tells) once took 1.45 s beside the
+	// other fault daemons, a stderr flood and a 40 MiB line among them.
+	if d := ev.Status.Since.Sub(killed); d > noticedBound {
 		t.Errorf("the death was noticed after %s", d)
 	}
 	if le := ev.Status.LastError; !strings.Contains(le, "SIGKILL") && !strings.Contains(le, "code 137") {
@@ -225,6 +221,13 @@ func testCrashWhileIdle(t *testing.T) {
 	f.endFault(t)
 }
 
+// noticedBound is how soon a server's loss (its exit, its closed stdout)
+// must be noticed. What it tells apart is how: the 30 s keepalive would
+// notice an idle server's loss were both missed. A second or two is usual;
+// 5 s (10 s in the race run, race-built daemon and shim beside the other
+// fault daemons on two shared cores) leaves the load its room.
+var noticedBound = testenv.RaceOr(5*time.Second, 10*time.Second)
+
 // F-S8 and §5: the server dies inside tools/call. The caller gets exactly
 // one result, marked transport_lost with an unknown outcome; the call is
 // never re-sent, also not to the restarted server; while the server is
@@ -239,13 +242,10 @@ func testCrashInCall(t *testing.T) {
 	}
 	mustContain(t, "error result", res.text(), "outcome is unknown")
 	// Elapsed is the whole CLI call, a race-built process talking to a
-	// race-built daemon in the race run, where it once took 2.57 s beside
-	// the other fault daemons; there the bound is 4 s, as
-	// exit_with_grandchild's. Both are far short of the 30 s keepalive,
-	// which would notice the loss only if the closed stdout and the exit
-	// were both missed.
-	crashBound := testenv.RaceOr(2*time.Second, 4*time.Second)
-	if res.Elapsed > crashBound {
+	// race-built daemon in the race run, where it took 2.57 s, and once
+	// 4.2 s on a machine loaded past its two cores, beside the other fault
+	// daemons.
+	if res.Elapsed > noticedBound {
 		t.Errorf("the crash was reported after %s", res.Elapsed)
 	}
 	if n := f.files.count(t); n != 1 {
@@ -441,11 +441,10 @@ func testExitWithGrandchild(t *testing.T) {
 		t.Fatalf("call during the crash: %+v", res)
 	}
 	// Elapsed is the whole CLI call, a race-built process in the race run,
-	// where it once took 2.29 s beside the other fault daemons; there the
-	// bound is 4 s. Both are far short of the 30 s keepalive, which would
-	// notice the loss if the grandchild holding stdout hid the exit.
-	crashBound := testenv.RaceOr(2*time.Second, 4*time.Second)
-	if res.Elapsed > crashBound {
+	// where it once took 2.29 s beside the other fault daemons; only the
+	// keepalive would notice the loss if the grandchild holding stdout hid
+	// the exit.
+	if res.Elapsed > noticedBound {
 		t.Errorf("the crash was noticed after %s", res.Elapsed)
 	}
 	ev := f.events.wait(t, 10*time.Second, "faulty in backoff", serverState(f.name, "backoff"))

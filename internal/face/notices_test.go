@@ -127,3 +127,45 @@ func TestListenGetsOnlyWhatItAsked(t *testing.T) {
 		}
 	}
 }
+
+// TestChangeNoticeNeedsAListen: the SDK picks the sessions it tells of a
+// change before it tells them, so a 2026-07-28 session it picked while it
+// had no InitializeParams (as a session of the session era) may have them
+// when the notice is sent. Such a notice, unmarked by a listen stream's
+// subscription id, is dropped; one a listen asked for, and any to a
+// session-era session, is sent.
+func TestChangeNoticeNeedsAListen(t *testing.T) {
+	p, _ := testProfile(t, 0, 10)
+	modern := newRawSession(t, p.srv)
+	modern.send(`{"jsonrpc":"2.0","id":7,"method":"subscriptions/listen","params":{` + listMeta + `,"notifications":{"promptsListChanged":true}}}`)
+	modern.until("the listen's acknowledgement", isMethod("notifications/subscriptions/acknowledged"))
+	old := newRawSession(t, p.srv)
+	old.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"old","version":"1"}}}`)
+	old.until("the answer to initialize", isAnswer)
+	sessions := map[string]*mcp.ServerSession{}
+	for ss := range p.srv.Sessions() {
+		if ip := ss.InitializeParams(); ip != nil {
+			sessions[ip.ProtocolVersion] = ss
+		}
+	}
+	if sessions["2026-07-28"] == nil || sessions["2025-11-25"] == nil {
+		t.Fatalf("sessions by version: %v", sessions)
+	}
+	for _, tc := range []struct {
+		version string
+		meta    mcp.Meta
+		sent    bool
+	}{
+		{"2026-07-28", nil, false},
+		{"2026-07-28", mcp.Meta{mcp.MetaKeySubscriptionID: 7}, true},
+		{"2025-11-25", nil, true},
+	} {
+		sent := false
+		h := askedOnly(func(context.Context, string, mcp.Request) (mcp.Result, error) { sent = true; return nil, nil })
+		req := &mcp.ServerRequest[*mcp.ToolListChangedParams]{Session: sessions[tc.version], Params: &mcp.ToolListChangedParams{Meta: tc.meta}}
+		h(context.Background(), "notifications/tools/list_changed", req)
+		if sent != tc.sent {
+			t.Errorf("%s session, _meta %v: sent %v", tc.version, tc.meta, sent)
+		}
+	}
+}
