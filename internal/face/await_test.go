@@ -31,17 +31,7 @@ import (
 // subscription is ended before the server is added), so only the catalog's
 // version can tell the profile that it is behind.
 func TestCallMeetsNewToolBeforeItsEvent(t *testing.T) {
-	home := filepath.Join(t.TempDir(), "home")
-	if err := os.MkdirAll(home, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(home, "extensions.json"), []byte(`{"mcp": {"face": {"allowExternalCall": true}}}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	st, err := store.Open(home)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := testStore(t, []byte(`{"mcp": {"face": {"allowExternalCall": true}}}`))
 	bin := testenv.Binary(t)
 	h := host.New(host.Options{Store: st, Shim: []string{bin, "__plexus-shim"}})
 	t.Cleanup(h.Close)
@@ -75,6 +65,23 @@ func TestCallMeetsNewToolBeforeItsEvent(t *testing.T) {
 	if text, _ := res.Content[0].(*mcp.TextContent); text == nil || text.Text != "here" {
 		t.Fatalf("the call of %s answered %+v", echo, res.Content[0])
 	}
+}
+
+// testStore is a store on a new home whose extensions.json is cfg.
+func testStore(t testing.TB, cfg []byte) *store.Store {
+	t.Helper()
+	home := filepath.Join(t.TempDir(), "home")
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, "extensions.json"), cfg, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
 }
 
 // faceClient is a face on h served over HTTP, and a client's session
@@ -113,22 +120,12 @@ func (u *unplaced) Place(string) (*host.Remote, error) {
 // calls got that through a rolling restart: 202 in one run under load);
 // once every server is up, a name none offers still fails at once.
 func TestCallWaitsForAServerBeingPlaced(t *testing.T) {
-	home := filepath.Join(t.TempDir(), "home")
-	if err := os.MkdirAll(home, 0o700); err != nil {
-		t.Fatal(err)
-	}
 	bin := testenv.Binary(t)
 	cfg, _ := json.Marshal(map[string]any{"mcp": map[string]any{
 		"face":    map[string]any{"allowExternalCall": true},
 		"servers": map[string]any{"ex": map[string]any{"type": "stdio", "command": bin, "args": []string{"example-server"}}},
 	}})
-	if err := os.WriteFile(filepath.Join(home, "extensions.json"), cfg, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	st, err := store.Open(home)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := testStore(t, cfg)
 	pl := &unplaced{}
 	h := host.New(host.Options{Store: st, Shim: []string{bin, "__plexus-shim"}, Placement: pl})
 	t.Cleanup(h.Close)

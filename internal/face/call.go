@@ -19,6 +19,7 @@ import (
 	"github.com/plexus-mcp/plexus/internal/era"
 	"github.com/plexus-mcp/plexus/internal/host"
 	"github.com/plexus-mcp/plexus/internal/jsonscan"
+	"github.com/plexus-mcp/plexus/internal/recovery"
 	"github.com/plexus-mcp/plexus/internal/tracing"
 	"github.com/plexus-mcp/plexus/internal/upstream"
 )
@@ -179,7 +180,8 @@ func (s *session) run(base context.Context, ex *exchange, key string, id json.Ra
 			delete(s.calls, key)
 			s.mu.Unlock()
 		}()
-		res, err := do(ctx)
+		res, err := recovery.Do(s.p.f.log, "face: a session's call", func() (json.RawMessage, error) { return do(ctx) },
+			"profile", s.p.name)
 		if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			s.mu.Lock()
 			delete(s.pending, key)

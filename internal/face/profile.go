@@ -16,6 +16,7 @@ import (
 	"github.com/plexus-mcp/plexus/internal/apitype"
 	"github.com/plexus-mcp/plexus/internal/catalog"
 	"github.com/plexus-mcp/plexus/internal/config"
+	"github.com/plexus-mcp/plexus/internal/recovery"
 	"github.com/plexus-mcp/plexus/internal/upstream"
 )
 
@@ -85,7 +86,7 @@ func newProfile(f *Face, name string, def definition) *profile {
 	if def.external && def.naming == config.NamingBare && len(def.servers) == 1 {
 		p.srv.AddReceivingMiddleware(p.serverCaps) // caps.go
 	}
-	p.srv.AddReceivingMiddleware(p.recovered) // outermost: recover.go
+	p.srv.AddReceivingMiddleware(recovery.Middleware(f.log.With("profile", name), "face: serving a message")) // outermost
 	if def.control {
 		p.addControlTools()
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/plexus-mcp/plexus/internal/era"
+	"github.com/plexus-mcp/plexus/internal/recovery"
 )
 
 // A stateless (MCP 2026-07-28) client's call. The client cannot be asked
@@ -100,7 +101,9 @@ func (p *profile) waitCall(w http.ResponseWriter, r *http.Request, req callReque
 	peer := &statelessPeer{caps: caps, level: req.level, progress: req.token != nil, call: c}
 	go func() {
 		defer cancel()
-		res, err := p.forwardCall(ctx, d, peer, era.Stateless, req)
+		res, err := recovery.Do(p.f.log, "face: a stateless call", func() (json.RawMessage, error) {
+			return p.forwardCall(ctx, d, peer, era.Stateless, req)
+		}, "profile", p.name, "tool", req.name)
 		c.result <- callOutcome{res, err}
 		c.wakeUp()
 	}()

@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/plexus-mcp/plexus/internal/era"
+	"github.com/plexus-mcp/plexus/internal/recovery"
 	"github.com/plexus-mcp/plexus/internal/tracing"
 )
 
@@ -273,6 +274,7 @@ func (c *Conn) handshake(ctx context.Context, s Spec, t mcp.Transport) error {
 	c.clientHandlers(opts, s.ownSession)
 	c.clientInfo = s.ClientInfo
 	client := mcp.NewClient(s.ClientInfo, opts)
+	client.AddReceivingMiddleware(recovery.Middleware(c.log, "upstream: serving a server's message")) // outermost
 	c.rec = &recordTransport{inner: t}
 	t = routeTransport{inner: c.rec, c: c}
 	var so *mcp.ClientSessionOptions

@@ -262,6 +262,15 @@ func runRawFake() int {
 				os.Stdout.WriteString(b.String())
 				continue
 			}
+			if msg.Params.Name == "hostile" {
+				// Requests and notifications without params, with null or
+				// wrong-typed ones, mid-call (hostile_test.go).
+				for _, f := range hostileFrames {
+					fmt.Fprintln(os.Stdout, f)
+				}
+				reply(msg.ID, map[string]any{"content": []any{}})
+				continue
+			}
 			if msg.Params.Name == "ask" {
 				// A 2025-06-18 server's elicitation: no mode (that field
 				// came later), fields in the server's own order.

@@ -324,7 +324,10 @@ func (c *Conn) clientHandlers(o *mcp.ClientOptions, own *mcp.ClientCapabilities)
 	// Elicitation, sampling and roots requests, progress and log
 	// notifications are routed by routeConn, on the connection, in order.
 	o.ResourceUpdatedHandler = func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
-		c.resourceUpdated(req.Params.URI)
+		// The SDK lets its params be missing: then they are a nil pointer.
+		if req.Params != nil {
+			c.resourceUpdated(req.Params.URI)
+		}
 	}
 }
 

@@ -3,6 +3,7 @@
 package upstream
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/plexus-mcp/plexus/internal/era"
+	"github.com/plexus-mcp/plexus/internal/recovery"
 )
 
 // routeTransport answers a server's elicitation, sampling and roots requests on
@@ -94,10 +96,21 @@ func (r *routeConn) handle(ctx context.Context, req *jsonrpc.Request) bool {
 		// call's answer does (the SDK would hand them to handlers on
 		// goroutines of their own, after the call may have ended).
 		r.notify(ctx, req)
+	case !req.IsCall() && req.Method == "notifications/elicitation/complete" && paramless(req.Params):
+		// The SDK lets its params be missing, then reads its
+		// elicitationId from the nil pointer: it panicked on its
+		// goroutine, and the daemon ended. Without params it says nothing.
+		r.c.log.Debug("server sent a notification without params; dropped", "method", req.Method)
 	default:
 		return false
 	}
 	return true
+}
+
+// paramless: params absent or null.
+func paramless(params json.RawMessage) bool {
+	p := bytes.TrimSpace(params)
+	return len(p) == 0 || string(p) == "null"
 }
 
 // owner is the client a message that came in ctx goes to whole: on a
@@ -167,13 +180,13 @@ func (r *routeConn) answer(req *jsonrpc.Request, own Peer) {
 	ctx := context.Background()
 	what := AskMethods[req.Method]
 	resp := &jsonrpc.Response{ID: req.ID}
-	var result json.RawMessage
-	var err error
-	if own != nil {
-		result, err = own.Ask(ctx, req.Method, era.AskParams(req.Params))
-	} else {
-		result, err = r.forward(ctx, req, what)
-	}
+	// On a goroutine of its own: a panic in routing it fails this request.
+	result, err := recovery.Do(r.c.log, "upstream: answering a server's request", func() (json.RawMessage, error) {
+		if own != nil {
+			return own.Ask(ctx, req.Method, era.AskParams(req.Params))
+		}
+		return r.forward(ctx, req, what)
+	}, "method", req.Method)
 	switch {
 	case err != nil:
 		r.c.log.Warn(what+" not answered", "err", err)

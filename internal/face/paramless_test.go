@@ -3,13 +3,10 @@ package face
 import (
 	"bytes"
 	"context"
-	"errors"
-	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/plexus-mcp/plexus/internal/audit"
@@ -49,29 +46,5 @@ func TestParamlessNotificationIsServed(t *testing.T) {
 	ctx := p.withSDKClient(context.Background(), &mcp.ServerRequest[*mcp.InitializedParams]{})
 	if c, _ := audit.ClientFrom(ctx); c.Profile != p.name || c.Name != "" {
 		t.Errorf("client of a paramless message: %+v", c)
-	}
-}
-
-// TestRecoveredAnswersAPanic wants a panic in serving one message logged
-// with its stack and answered with an internal error, not the daemon
-// ended.
-func TestRecoveredAnswersAPanic(t *testing.T) {
-	var log bytes.Buffer
-	p := &profile{f: &Face{log: slog.New(slog.NewTextHandler(&log, nil))}, name: "t"}
-	h := p.recovered(func(context.Context, string, mcp.Request) (mcp.Result, error) {
-		panic("a bug reached")
-	})
-	res, err := h(context.Background(), "tools/call", &mcp.ServerRequest[*mcp.CallToolParamsRaw]{})
-	var je *jsonrpc.Error
-	if res != nil || !errors.As(err, &je) || je.Code != jsonrpc.CodeInternalError {
-		t.Fatalf("answer: %v, %v", res, err)
-	}
-	if s := log.String(); !strings.Contains(s, "a bug reached") || !strings.Contains(s, "recover_test.go") || !strings.Contains(s, "method=tools/call") {
-		t.Errorf("log: %s", s)
-	}
-	// What does not panic passes through.
-	h = p.recovered(func(context.Context, string, mcp.Request) (mcp.Result, error) { return &mcp.CallToolResult{}, nil })
-	if res, err := h(context.Background(), "tools/call", &mcp.ServerRequest[*mcp.CallToolParamsRaw]{}); res == nil || err != nil {
-		t.Errorf("a plain answer: %v, %v", res, err)
 	}
 }
