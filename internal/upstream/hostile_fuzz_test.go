@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 Plexus relays what MCP 2026-07-28 deprecates (sampling, roots, logging) for the session-era clients and servers that still use it, through the deprecation window.
+
 package upstream
 
 import (
