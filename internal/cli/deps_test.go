@@ -24,6 +24,7 @@ func TestImportsOnlyFrontEndLayers(t *testing.T) {
 		// leaf helpers of mcpbridge's hot path, which import nothing of ours
 		"internal/jsonscan": true,
 		"internal/rawhttp":  true,
+		"internal/rawio":    true, // raw reads and writes of the bridge's pipes and connections
 		"internal/era":      true, // what each protocol era needs; imports only jsonscan
 		// plexus connect edits another client's own file, with the
 		// user's rights, never Plexus's settings
@@ -42,7 +43,7 @@ func TestImportsOnlyFrontEndLayers(t *testing.T) {
 	}
 	for _, pkg := range testenv.OwnDeps(t) {
 		if !allowed[pkg] {
-			t.Errorf("cli depends on %s: a front end may import only client, apitype, cmdline, serverconf, tui, mcpbridge, sse, jsonscan, rawhttp, era, clientconf, service, atomicfile, statewords, buildinfo and execpages", pkg)
+			t.Errorf("cli depends on %s: a front end may import only client, apitype, cmdline, serverconf, tui, mcpbridge, sse, jsonscan, rawhttp, rawio, era, clientconf, service, atomicfile, statewords, buildinfo and execpages", pkg)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"net"
 
 	"github.com/plexus-mcp/plexus/internal/connlimit"
+	"github.com/plexus-mcp/plexus/internal/rawio"
 )
 
 // The bounds of the daemon's listeners (package connlimit): the socket,
@@ -25,14 +26,17 @@ const socketReserve = 16
 // the open files, at least 16, at most 4096.
 func connBudget() int { return min(4096, max(16, openFiles()/8)) }
 
-// limitSocket is the socket's listener under its limits.
+// limitSocket is the socket's listener under its limits. Its
+// connections (`plexus mcp`'s calls among them) are read and written with
+// raw system calls on Linux (package rawio).
 func limitSocket(ln net.Listener, log *slog.Logger) *connlimit.Listener {
 	lim := connlimit.Default(connBudget())
 	lim.Reserve = socketReserve
-	return connlimit.New(ln, "socket", lim, log)
+	return connlimit.New(rawio.Listener(ln), "socket", lim, log)
 }
 
-// limitTCP is a TCP listener under its limits.
+// limitTCP is a TCP listener under its limits, its connections read and
+// written as the socket's are.
 func limitTCP(ln net.Listener, name string, log *slog.Logger) *connlimit.Listener {
-	return connlimit.New(ln, name, connlimit.Default(connBudget()), log)
+	return connlimit.New(rawio.Listener(ln), name, connlimit.Default(connBudget()), log)
 }

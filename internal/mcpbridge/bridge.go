@@ -37,6 +37,7 @@ import (
 	"github.com/plexus-mcp/plexus/internal/era"
 	"github.com/plexus-mcp/plexus/internal/jsonscan"
 	"github.com/plexus-mcp/plexus/internal/rawhttp"
+	"github.com/plexus-mcp/plexus/internal/rawio"
 	"github.com/plexus-mcp/plexus/internal/sse"
 )
 
@@ -125,7 +126,7 @@ func (b *Bridge) Run(ctx context.Context, in io.Reader, out io.Writer) error {
 			if err != nil {
 				return nil, err
 			}
-			return rawConnOf(c), nil // rawio_linux.go
+			return rawio.Conn(c), nil
 		}, Host: u.Host}, u.RequestURI()
 		defer b.raw.CloseIdle()
 	}
@@ -134,7 +135,7 @@ func (b *Bridge) Run(ctx context.Context, in io.Reader, out io.Writer) error {
 		defer done()
 		in = pf
 		if pf != f {
-			in = rawFile(pf) // rawio_linux.go
+			in = rawio.File(pf)
 		}
 	}
 	if f, ok := out.(*os.File); ok {
@@ -142,7 +143,7 @@ func (b *Bridge) Run(ctx context.Context, in io.Reader, out io.Writer) error {
 		defer done()
 		out = pf
 		if pf != f {
-			out = rawFile(pf)
+			out = rawio.File(pf)
 		}
 	}
 	b.out = newWriter(out)

@@ -16,6 +16,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/plexus-mcp/plexus/internal/rawio"
 )
 
 // maxFrameSize bounds one message from a server: twice the SDK's own
@@ -86,7 +88,7 @@ func newStdioConn(p pipes, discoverTimeout time.Duration, onGarbage func([]byte)
 		w:               p.stdin,
 		wr:              rawConn(p.stdin),
 		r:               p.stdout,
-		br:              bufio.NewReaderSize(p.stdout, 64<<10),
+		br:              bufio.NewReaderSize(rawio.File(p.stdout), 64<<10), // raw reads on Linux: no wake-up of the runtime's monitor
 		discoverTimeout: discoverTimeout,
 		onGarbage:       onGarbage,
 		incoming:        make(chan jsonrpc.Message),
@@ -286,7 +288,7 @@ func (c *stdioConn) writeFrame(ctx context.Context, data []byte) error {
 	defer c.writeMu.Unlock()
 	wrote := 0
 	if c.wr != nil && ctx.Err() == nil {
-		if wrote = writeNow(c.wr, data); wrote == len(data) {
+		if wrote = rawio.WriteNow(c.wr, data); wrote == len(data) {
 			return nil
 		}
 	}

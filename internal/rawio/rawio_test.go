@@ -1,6 +1,6 @@
 //go:build linux
 
-package mcpbridge
+package rawio
 
 import (
 	"bytes"
@@ -32,7 +32,7 @@ func TestRawIOPipe(t *testing.T) {
 	msg := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB: 16 pipe buffers
 	wrote := make(chan error, 1)
 	go func() {
-		n, err := rawFile(w).Write(msg)
+		n, err := File(w).Write(msg)
 		if err == nil && n != len(msg) {
 			err = io.ErrShortWrite
 		}
@@ -40,7 +40,7 @@ func TestRawIOPipe(t *testing.T) {
 		wrote <- err
 	}()
 	var got bytes.Buffer
-	rr := rawFile(r)
+	rr := File(r)
 	buf := make([]byte, 7000)
 	for {
 		n, err := rr.Read(buf)
@@ -60,7 +60,7 @@ func TestRawIOPipe(t *testing.T) {
 	}
 }
 
-// TestRawConnDeadline: a read of a connection through rawIO that waits
+// TestRawConnDeadline: a read of a connection through raw reads and writes that waits
 // for an answer ends when the deadline is set to now (rawhttp cancels a
 // request that way) and when the connection is closed.
 func TestRawConnDeadline(t *testing.T) {
@@ -84,9 +84,9 @@ func TestRawConnDeadline(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rc := rawConnOf(c)
-		if _, ok := rc.(*rawConn); !ok {
-			t.Fatalf("rawConnOf(%T) = %T, want a rawConn", c, rc)
+		rc := Conn(c)
+		if _, ok := rc.(*conn); !ok {
+			t.Fatalf("Conn(%T) = %T, want a raw conn", c, rc)
 		}
 		if _, err := rc.Write([]byte("ping")); err != nil {
 			t.Fatal(err)
