@@ -40,7 +40,7 @@ func (h *Host) authorize(spec *upstream.Spec, sc config.Server, get func(string)
 		return err
 	}
 	h.oauth.SetGrant(oauth.LoginParams{Server: spec.Name, URL: spec.URL, Grant: g, Manual: manualOf(sc.OAuth), MetadataDocumentURL: h.metadataDocumentURL()})
-	spec.HTTPClient = &http.Client{Transport: h.oauth.ConfiguredTransport(spec.Name, spec.URL, nil, sc.OAuth != nil)}
+	spec.HTTPClient = &http.Client{Transport: h.oauth.ConfiguredTransport(spec.Name, spec.URL, upstream.NewTransport(), sc.OAuth != nil)}
 	return nil
 }
 

@@ -482,12 +482,8 @@ func remoteHTTPClient(s Spec, origin *url.URL) (hc *http.Client, ht *headerTrans
 	}
 	base := c.Transport
 	if base == nil {
-		if s.HTTPClient == nil {
-			owned := http.DefaultTransport.(*http.Transport).Clone()
-			base, release = owned, owned.CloseIdleConnections
-		} else {
-			base = http.DefaultTransport
-		}
+		owned := NewTransport() // transport.go
+		base, release = owned, owned.CloseIdleConnections
 	}
 	ht = &headerTransport{base: base, headers: s.Headers.Clone(), origin: origin, recordGET: s.Type == "sse", ownOriginOnly: s.Type == "sse",
 		log: slog.New(slog.DiscardHandler)}
