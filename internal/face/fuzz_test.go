@@ -102,9 +102,9 @@ func (ff *fuzzFace) toolsList() []byte {
 // Eras of a fuzzed message: how it is sent.
 const (
 	eraStateless = iota // MCP 2026-07-28 headers, no session
-	eraSession   // MCP 2025-11-25, in a session opened for it
-	eraBare      // no MCP headers at all
-	eraUnknown   // a session id the face never minted
+	eraSession          // MCP 2025-11-25, in a session opened for it
+	eraBare             // no MCP headers at all
+	eraUnknown          // a session id the face never minted
 )
 
 // send sends one HTTP request of era to profile and returns its status
