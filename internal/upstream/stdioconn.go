@@ -11,7 +11,6 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -47,7 +46,7 @@ var errStdoutClosed = errors.New("server closed its stdout")
 //     need not die of a banner.
 type stdioConn struct {
 	w  *os.File        // server's stdin
-	wr syscall.RawConn // w's, for a write that must not wait (writeFrame); nil: none
+	wr *rawio.NowWriter // w's, for a write that must not wait (writeFrame); nil: none
 	r  *os.File        // server's stdout
 	br *bufio.Reader
 
@@ -86,7 +85,7 @@ type stdioConn struct {
 func newStdioConn(p pipes, discoverTimeout time.Duration, onGarbage func([]byte)) *stdioConn {
 	c := &stdioConn{
 		w:               p.stdin,
-		wr:              rawConn(p.stdin),
+		wr:              nowWriter(p.stdin),
 		r:               p.stdout,
 		br:              bufio.NewReaderSize(rawio.File(p.stdout), 64<<10), // raw reads on Linux: no wake-up of the runtime's monitor
 		discoverTimeout: discoverTimeout,
@@ -288,7 +287,7 @@ func (c *stdioConn) writeFrame(ctx context.Context, data []byte) error {
 	defer c.writeMu.Unlock()
 	wrote := 0
 	if c.wr != nil && ctx.Err() == nil {
-		if wrote = rawio.WriteNow(c.wr, data); wrote == len(data) {
+		if wrote = c.wr.Write(data); wrote == len(data) { // under writeMu
 			return nil
 		}
 	}
@@ -332,8 +331,9 @@ func (c *stdioConn) writeWatched(ctx context.Context, data []byte, torn bool) er
 	return fmt.Errorf("writing to server stdin: %w", err)
 }
 
-// rawConn is f's raw connection, or nil if it has none.
-func rawConn(f *os.File) syscall.RawConn {
+// nowWriter writes to f without waiting (writeFrame); nil if f has no
+// raw connection.
+func nowWriter(f *os.File) *rawio.NowWriter {
 	if f == nil {
 		return nil
 	}
@@ -341,7 +341,7 @@ func rawConn(f *os.File) syscall.RawConn {
 	if err != nil {
 		return nil
 	}
-	return rc
+	return rawio.NewNowWriter(rc)
 }
 
 // probePoll is how often a probe checks whether the server has read it.
