@@ -45,9 +45,9 @@ var errStdoutClosed = errors.New("server closed its stdout")
 //     stdout that is not a valid MCP message", but servers do, and a session
 //     need not die of a banner.
 type stdioConn struct {
-	w  *os.File        // server's stdin
+	w  *os.File         // server's stdin
 	wr *rawio.NowWriter // w's, for a write that must not wait (writeFrame); nil: none
-	r  *os.File        // server's stdout
+	r  *os.File         // server's stdout
 	br *bufio.Reader
 
 	discoverTimeout time.Duration
