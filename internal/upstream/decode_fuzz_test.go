@@ -67,11 +67,11 @@ func FuzzDeliverFrame(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var got *jsonrpc.Response
-		fc := frameCalls{pending: map[string]chan *jsonrpc.Response{}}
+		fc := frameCalls{pending: map[string]frameWait{}}
 		probe := make(chan *jsonrpc.Response, 1)
 		// Every id the frame could carry is awaited.
 		for _, id := range []string{"plexus-frame-1", "plexus-frame-2", "plexus-frame-3", "plexus-frame-7"} {
-			fc.pending[id] = probe
+			fc.pending[id] = frameWait{ch: probe}
 		}
 		if !fc.deliverFrame(data) {
 			return

@@ -107,7 +107,7 @@ func (c *Conn) request(ctx context.Context, method string, params any) (json.Raw
 	}
 	id := framePrefix + strconv.FormatUint(frameSeq.Add(1), 10)
 	rid, _ := jsonrpc.MakeID(id)
-	ch, err := rc.frames.expect(id)
+	ch, err := rc.frames.expect(id, time.Time{})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrNotConnected, err)
 	}
@@ -145,7 +145,12 @@ func (c *Conn) sendCancel(ctx context.Context, id string) {
 	if c.stdio == nil && dropped(ctx) {
 		return // the closed POST is all the server would have seen (dropcall.go)
 	}
-	p, _ := json.Marshal(map[string]any{"requestId": id, "reason": ctx.Err().Error()})
+	c.sendCancelFor(ctx, id, ctx.Err().Error())
+}
+
+// sendCancelFor tells the server the request id is cancelled, for reason.
+func (c *Conn) sendCancelFor(ctx context.Context, id, reason string) {
+	p, _ := json.Marshal(map[string]any{"requestId": id, "reason": reason})
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelWriteTimeout)
 	defer cancel()
 	c.route.Write(wctx, &jsonrpc.Request{Method: "notifications/cancelled", Params: p}) // as the server's era takes it

@@ -269,7 +269,7 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if probe {
 		c.armProbe(req.ID)
 	}
-	if err := c.writeFrame(ctx, data); err != nil {
+	if err := c.writeFrame(ctx, data, time.Time{}); err != nil {
 		return err
 	}
 	if probe {
@@ -281,8 +281,9 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 // writeFrame writes one encoded frame, ending in a newline. The pipe
 // almost always has room for it: it is written at once, with no watch on
 // ctx (context.AfterFunc, a deadline, was ~1 % of the daemon's CPU at 16
-// callers). What the pipe does not take at once is written watching ctx.
-func (c *stdioConn) writeFrame(ctx context.Context, data []byte) error {
+// callers). What the pipe does not take at once is written watching ctx
+// and deadline (zero: none), past which the error is ErrTimedOut.
+func (c *stdioConn) writeFrame(ctx context.Context, data []byte, deadline time.Time) error {
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
 	wrote := 0
@@ -291,7 +292,16 @@ func (c *stdioConn) writeFrame(ctx context.Context, data []byte) error {
 			return nil
 		}
 	}
-	return c.writeWatched(ctx, data[wrote:], wrote > 0)
+	if deadline.IsZero() {
+		return c.writeWatched(ctx, data[wrote:], wrote > 0)
+	}
+	dctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	err := c.writeWatched(dctx, data[wrote:], wrote > 0)
+	if err != nil && ctx.Err() == nil && dctx.Err() != nil {
+		err = fmt.Errorf("%w: %w", ErrTimedOut, err)
+	}
+	return err
 }
 
 // writeWatched writes the rest of a frame, ending the write when ctx
