@@ -62,14 +62,19 @@ func parseCall(env envelope, stateless bool) (req callRequest, ok bool) {
 		if _, dup := req.params[string(k)]; dup {
 			return false
 		}
+		var key string // the members every call has are constants: no copy of their keys
 		switch string(k) {
 		case "_meta":
 			meta = v
 			return true
 		case "name":
-			name = v
+			name, key = v, "name"
+		case "arguments":
+			key = "arguments"
+		default:
+			key = string(k)
 		}
-		req.params[string(k)] = v
+		req.params[key] = v
 		return true
 	}) {
 		return req, false

@@ -101,7 +101,7 @@ func (p *profile) open(w http.ResponseWriter, r *http.Request, msgs []envelope, 
 		done: make(chan struct{}), work: make(chan func())}
 	s.touch()
 	s.conn = newSDKConn(s)
-	s.listener = &exchange{s: s, listen: true, sse: true, open: map[string]bool{}, ended: make(chan struct{}), sent: -1}
+	s.listener = &exchange{s: s, listen: true, sse: true, ended: make(chan struct{}), sent: -1}
 	ss, err := p.srv.Connect(context.WithoutCancel(r.Context()), s.conn, nil)
 	if err != nil {
 		http.Error(w, "plexus: opening a session: "+err.Error(), http.StatusInternalServerError)
@@ -639,11 +639,10 @@ func plainIDKey(raw []byte) (string, bool) {
 			return "", false
 		}
 	}
-	n, err := strconv.ParseInt(string(raw), 10, 64)
-	if err != nil {
-		return "", false
+	if digits[0] == '0' {
+		return "n0", true // "-0" too, as encoding/json reads it
 	}
-	return "n" + strconv.FormatInt(n, 10), true
+	return "n" + string(raw), true // already as FormatInt writes it
 }
 
 func keyOf(id jsonrpc.ID) string {
