@@ -464,7 +464,7 @@ func (s *session) answer(key string, msg []byte) {
 }
 
 // cancel cancels the request key, whose client dropped its POST: a call of
-// Plexus's is ended as dropped (upstream.Droppable), one the SDK serves is
+// Plexus's is ended as dropped (upstream.ErrClientDropped), one the SDK serves is
 // cancelled there as the client would cancel it.
 func (s *session) cancel(key string) {
 	s.mu.Lock()
@@ -472,9 +472,8 @@ func (s *session) cancel(key string) {
 	extra := s.sdkReqs[key]
 	s.mu.Unlock()
 	switch {
-	case c.cancel != nil:
+	case c.end != nil:
 		c.drop()
-		c.cancel()
 	case extra != nil:
 		id, ok := rawID(key)
 		if !ok {
@@ -498,7 +497,7 @@ func (s *session) cancelled(params []byte) bool {
 	s.mu.Lock()
 	c := s.calls[key]
 	s.mu.Unlock()
-	if c.cancel == nil {
+	if c.end == nil {
 		return false
 	}
 	c.cancel()
