@@ -30,6 +30,12 @@ const framePrefix = "plexus-frame-"
 
 var frameSeq atomic.Uint64
 
+// newFrameID is a new frame call's id, made in one allocation.
+func newFrameID() string {
+	var b [len(framePrefix) + 20]byte
+	return string(strconv.AppendUint(append(b[:0], framePrefix...), frameSeq.Add(1), 10))
+}
+
 // frameCalls are the frame calls awaiting an answer on one connection.
 type frameCalls struct {
 	mu      sync.Mutex
@@ -38,18 +44,26 @@ type frameCalls struct {
 	expiry  expiry
 }
 
-// frameWait is a frame call awaiting its answer, on ch, until its
+// frameWait is the frame call id awaiting its answer, on ch, until its
 // deadline (zero: none).
 type frameWait struct {
-	ch       chan *jsonrpc.Response
+	id       string
+	ch       chan frameAnswer
 	deadline time.Time
+}
+
+// frameAnswer is a frame call's answer: its result as the server wrote
+// it, or its error.
+type frameAnswer struct {
+	result json.RawMessage
+	err    error
 }
 
 // expect registers a frame call about to be written, answered with
 // errTimedOut past deadline (zero: none); an error if the stream has
 // already ended, so that nothing is written.
-func (f *frameCalls) expect(id string, deadline time.Time) (chan *jsonrpc.Response, error) {
-	ch := make(chan *jsonrpc.Response, 1)
+func (f *frameCalls) expect(id string, deadline time.Time) (chan frameAnswer, error) {
+	ch := make(chan frameAnswer, 1)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.lost != nil {
@@ -58,7 +72,7 @@ func (f *frameCalls) expect(id string, deadline time.Time) (chan *jsonrpc.Respon
 	if f.pending == nil {
 		f.pending = map[string]frameWait{}
 	}
-	f.pending[id] = frameWait{ch: ch, deadline: deadline}
+	f.pending[id] = frameWait{id: id, ch: ch, deadline: deadline}
 	f.expiry.due(deadline, f.expire)
 	return ch, nil
 }
@@ -79,9 +93,8 @@ func (f *frameCalls) streamEnded(err error) {
 		f.expiry.next = time.Time{}
 	}
 	f.mu.Unlock()
-	for id, w := range pending {
-		rid, _ := jsonrpc.MakeID(id)
-		w.ch <- &jsonrpc.Response{ID: rid, Error: err}
+	for _, w := range pending {
+		w.ch <- frameAnswer{err: err}
 	}
 }
 
@@ -91,7 +104,8 @@ func (f *frameCalls) forget(id string) {
 	f.mu.Unlock()
 }
 
-// deliver hands an answer to its frame call; false if it is not one.
+// deliver hands a decoded answer to its frame call; false if it is not
+// one.
 func (f *frameCalls) deliver(resp *jsonrpc.Response) bool {
 	s, ok := resp.ID.Raw().(string)
 	if !ok || len(s) <= len(framePrefix) || s[:len(framePrefix)] != framePrefix {
@@ -102,7 +116,7 @@ func (f *frameCalls) deliver(resp *jsonrpc.Response) bool {
 	delete(f.pending, s)
 	f.mu.Unlock()
 	if w.ch != nil {
-		w.ch <- resp
+		w.ch <- frameAnswer{result: resp.Result, err: resp.Error}
 	}
 	return true // a late answer to an abandoned call is dropped too
 }
@@ -134,14 +148,19 @@ func (f *frameCalls) deliverFrame(line []byte) bool {
 		return false
 	}
 	s, ok := jsonscan.String(id)
-	if !ok || !bytes.HasPrefix(s, []byte(framePrefix)) {
+	if !ok || len(s) <= len(framePrefix) || !bytes.HasPrefix(s, []byte(framePrefix)) {
 		return false
 	}
-	rid, err := jsonrpc.MakeID(string(s))
-	if err != nil {
-		return false
+	f.mu.Lock()
+	w := f.pending[string(s)] // a lookup by the id's bytes: no copy
+	if w.ch != nil {
+		delete(f.pending, w.id)
 	}
-	return f.deliver(&jsonrpc.Response{ID: rid, Result: result})
+	f.mu.Unlock()
+	if w.ch != nil {
+		w.ch <- frameAnswer{result: result}
+	}
+	return true // a late answer to an abandoned call is dropped too
 }
 
 // CallRaw calls a tool with params as the client sent them, except that
@@ -187,7 +206,7 @@ func (c *Conn) CallRawWithin(ctx context.Context, params map[string]json.RawMess
 	}
 	ctx, token, end := c.calls.begin(ctx)
 	defer end()
-	id := framePrefix + strconv.FormatUint(frameSeq.Add(1), 10)
+	id := newFrameID()
 	ch, err := rc.frames.expect(id, deadline)
 	if err != nil {
 		// The stream has ended and the Conn is about to: nothing was sent.
@@ -220,15 +239,15 @@ func (c *Conn) CallRawWithin(ctx context.Context, params map[string]json.RawMess
 		return nil, fmt.Errorf("server %q: calling a tool: %w", c.name, c.callError(ctx, err))
 	}
 	select {
-	case resp := <-ch:
-		if resp.Error == errTimedOut {
+	case a := <-ch:
+		if a.err == errTimedOut {
 			c.sendCancelFor(ctx, id, "timed out")
 			return nil, fmt.Errorf("server %q: calling a tool: %w after %s", c.name, ErrTimedOut, within)
 		}
-		if resp.Error != nil {
-			return nil, fmt.Errorf("server %q: calling a tool: %w", c.name, c.callError(ctx, resp.Error))
+		if a.err != nil {
+			return nil, fmt.Errorf("server %q: calling a tool: %w", c.name, c.callError(ctx, a.err))
 		}
-		return resp.Result, nil
+		return a.result, nil
 	case <-ctx.Done():
 		rc.frames.forget(id)
 		c.sendCancel(ctx, id) // as the SDK does for its own calls

@@ -3,8 +3,6 @@ package upstream
 import (
 	"errors"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
 // A frame call's time limit (CallRawWithin) is kept by its connection,
@@ -45,14 +43,12 @@ func (f *frameCalls) expire() {
 	f.mu.Lock()
 	now := time.Now()
 	var late []frameWait
-	var lateIDs []string
 	next := time.Time{}
 	for id, w := range f.pending {
 		switch {
 		case w.deadline.IsZero():
 		case !w.deadline.After(now):
 			late = append(late, w)
-			lateIDs = append(lateIDs, id)
 			delete(f.pending, id)
 		case next.IsZero() || w.deadline.Before(next):
 			next = w.deadline
@@ -61,8 +57,7 @@ func (f *frameCalls) expire() {
 	f.expiry.next = time.Time{}
 	f.expiry.due(next, f.expire)
 	f.mu.Unlock()
-	for i, w := range late {
-		rid, _ := jsonrpc.MakeID(lateIDs[i])
-		w.ch <- &jsonrpc.Response{ID: rid, Error: errTimedOut}
+	for _, w := range late {
+		w.ch <- frameAnswer{err: errTimedOut}
 	}
 }

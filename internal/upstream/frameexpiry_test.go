@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"testing"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
 // TestFrameCallsExpire: frame calls past their deadline are answered
@@ -15,7 +13,7 @@ import (
 func TestFrameCallsExpire(t *testing.T) {
 	var f frameCalls
 	now := time.Now()
-	expect := func(id string, deadline time.Time) chan *jsonrpc.Response {
+	expect := func(id string, deadline time.Time) chan frameAnswer {
 		ch, err := f.expect(id, deadline)
 		if err != nil {
 			t.Fatal(err)
@@ -27,30 +25,30 @@ func TestFrameCallsExpire(t *testing.T) {
 	later := expect(framePrefix+"3", now.Add(60*time.Millisecond))
 	never := expect(framePrefix+"4", time.Time{})
 	answered := expect(framePrefix+"5", now.Add(time.Hour))
-	wait := func(name string, ch chan *jsonrpc.Response) *jsonrpc.Response {
+	wait := func(name string, ch chan frameAnswer) frameAnswer {
 		select {
 		case r := <-ch:
 			return r
 		case <-time.After(30 * time.Second):
 			t.Fatalf("%s: no answer in 30 s", name)
-			return nil
+			return frameAnswer{}
 		}
 	}
-	for name, ch := range map[string]chan *jsonrpc.Response{"30 ms": soon, "60 ms": later} {
-		if r := wait(name, ch); r.Error != errTimedOut {
+	for name, ch := range map[string]chan frameAnswer{"30 ms": soon, "60 ms": later} {
+		if r := wait(name, ch); r.err != errTimedOut {
 			t.Errorf("the call due in %s was answered %+v, want errTimedOut", name, r)
 		}
 	}
 	if !f.deliverFrame([]byte(`{"jsonrpc":"2.0","id":"` + framePrefix + `5","result":{"ok":true}}`)) {
 		t.Fatal("an answer in time was not delivered")
 	}
-	if r := wait("in time", answered); r.Error != nil || string(r.Result) != `{"ok":true}` {
+	if r := wait("in time", answered); r.err != nil || string(r.result) != `{"ok":true}` {
 		t.Errorf("the call answered in time got %+v", r)
 	}
 	if !f.deliverFrame([]byte(`{"jsonrpc":"2.0","id":"` + framePrefix + `4","result":{}}`)) {
 		t.Fatal("an answer to the call without a deadline was not delivered")
 	}
-	if r := wait("no deadline", never); r.Error != nil {
+	if r := wait("no deadline", never); r.err != nil {
 		t.Errorf("the call without a deadline got %+v", r)
 	}
 	f.mu.Lock()
@@ -66,7 +64,7 @@ func TestFrameCallsExpire(t *testing.T) {
 	default:
 	}
 	f.streamEnded(json.Unmarshal([]byte("x"), new(any)))
-	if r := wait("at the end", late); r.Error == nil || r.Error == errTimedOut {
+	if r := wait("at the end", late); r.err == nil || r.err == errTimedOut {
 		t.Errorf("at the stream's end the call got %+v, want the stream's error", r)
 	}
 }
