@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
@@ -90,7 +91,9 @@ func (p *profile) forward(w http.ResponseWriter, r *http.Request) {
 		env = readEnvelope(body)
 	}
 	path, reason := p.route(w, r, body, env)
-	p.f.log.Debug("face request", "profile", p.name, "method", env.name, "path", path, "reason", reason)
+	if p.f.log.Enabled(r.Context(), slog.LevelDebug) { // its arguments are five allocations
+		p.f.log.Debug("face request", "profile", p.name, "method", env.name, "path", path, "reason", reason)
+	}
 	if p.f.observe != nil {
 		p.f.observe(path, reason)
 	}

@@ -99,6 +99,14 @@ func (h *Host) invoke(ctx context.Context, snap *snapshot, ix indexed, invoke in
 	}
 	timeout := callTimeout(ix.server.Config(), snap.cfg)
 	out, err := invoke(ctx, conn, timeout)
+	if err != nil {
+		return h.failed(ctx, ix, err, timeout)
+	}
+	return h.capResult(ctx, ix, snap, out), nil
+}
+
+// failed is the result of a call to ix that failed with err.
+func (h *Host) failed(ctx context.Context, ix indexed, err error, timeout time.Duration) (callResult, error) {
 	if ule := (*oauth.UserLoginError)(nil); errors.As(err, &ule) && h.oauth != nil {
 		return callResult{res: h.userLoginResult(ctx, ule)}, nil
 	}
@@ -109,11 +117,8 @@ func (h *Host) invoke(ctx context.Context, snap *snapshot, ix indexed, invoke in
 	if le := h.refusedLogin(ix.server, err); le != nil {
 		return callResult{res: errorResult(le.Error(), "needs_login", "")}, nil
 	}
-	if err != nil {
-		res, err := callFailure(ctx, err, ix.server, timeout)
-		return callResult{res: res}, err
-	}
-	return h.capResult(ctx, ix, snap, out), nil
+	res, err := callFailure(ctx, err, ix.server, timeout)
+	return callResult{res: res}, err
 }
 
 // stillOffered checks a call resolved in snapshot was against the catalog
