@@ -62,14 +62,19 @@ func parseCall(env envelope, stateless bool) (req callRequest, ok bool) {
 		if _, dup := req.params[string(k)]; dup {
 			return false
 		}
+		var key string // the members every call has are constants: no copy of their keys
 		switch string(k) {
 		case "_meta":
 			meta = v
 			return true
 		case "name":
-			name = v
+			name, key = v, "name"
+		case "arguments":
+			key = "arguments"
+		default:
+			key = string(k)
 		}
-		req.params[string(k)] = v
+		req.params[key] = v
 		return true
 	}) {
 		return req, false
@@ -150,12 +155,17 @@ func (s *session) call(r *http.Request, ex *exchange, key string, m envelope) bo
 	})
 }
 
-// faceCall is a call Plexus makes for a client: cancel ends it, after
-// drop when its client dropped its POST rather than cancelled it.
+// faceCall is a call Plexus makes for a client.
 type faceCall struct {
-	cancel context.CancelFunc
-	drop   func()
+	end context.CancelCauseFunc
 }
+
+// cancel ends the call.
+func (c faceCall) cancel() { c.end(nil) }
+
+// drop ends the call as one whose client dropped its POST rather than
+// cancelled it (upstream.ErrClientDropped).
+func (c faceCall) drop() { c.end(upstream.ErrClientDropped) }
 
 // run does one of the session's requests that the face forwards itself
 // (a call, a tasks request) in a goroutine of its own, and answers it.
@@ -163,19 +173,18 @@ type faceCall struct {
 // (exchange.go); the client's notifications/cancelled ends it, and a
 // cancelled one is answered nothing. False: the session has ended.
 func (s *session) run(base context.Context, ex *exchange, key string, id json.RawMessage, do func(context.Context) (json.RawMessage, error)) bool {
-	ctx, drop := upstream.Droppable(base)
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, end := context.WithCancelCause(base)
 	s.mu.Lock()
 	if s.ended {
 		s.mu.Unlock()
-		cancel()
+		end(nil)
 		return false
 	}
-	s.calls[key] = faceCall{cancel: cancel, drop: drop}
+	s.calls[key] = faceCall{end: end}
 	s.mu.Unlock()
 	s.spawn(func() {
 		defer func() {
-			cancel()
+			end(nil)
 			s.mu.Lock()
 			delete(s.calls, key)
 			s.mu.Unlock()

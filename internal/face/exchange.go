@@ -47,15 +47,15 @@ type exchange struct {
 	w       http.ResponseWriter // nil: no connection of the client holds the stream now
 	header  http.Header         // set on the answer before it starts
 	sse     bool
-	stream  string          // its event stream's id, once it is one
-	open    map[string]bool // the keys of the requests not answered yet
-	done    bool            // every request answered; nothing more is written
-	ended   chan struct{}   // closed when done
-	asking  int             // questions to the client awaiting its answer
-	resumed bool            // a client resumed the stream after its POST dropped
-	listen  bool            // the session's standalone stream
-	sent    int             // the index of the last event a connection took
-	taken   chan struct{}   // closed when another connection takes the stream over
+	stream  string        // its event stream's id, once it is one
+	open    keySet        // the keys of the requests not answered yet
+	done    bool          // every request answered; nothing more is written
+	ended   chan struct{} // closed when done
+	asking  int           // questions to the client awaiting its answer
+	resumed bool          // a client resumed the stream after its POST dropped
+	listen  bool          // the session's standalone stream
+	sent    int           // the index of the last event a connection took
+	taken   chan struct{} // closed when another connection takes the stream over
 
 	settle *time.Timer // primes the stream (Primes)
 }
@@ -78,9 +78,9 @@ const dropProbe = 250 * time.Millisecond
 // newExchange is the answer to a POST carrying the requests keys, with
 // header set on it (set before its priming timer may read it).
 func newExchange(s *session, version string, w http.ResponseWriter, keys []string, single bool, header http.Header) *exchange {
-	ex := &exchange{s: s, version: version, w: w, post: w, single: single, header: header, open: make(map[string]bool, len(keys)), ended: make(chan struct{}), sent: -1}
+	ex := &exchange{s: s, version: version, w: w, post: w, single: single, header: header, ended: make(chan struct{}), sent: -1}
 	for _, k := range keys {
-		ex.open[k] = true
+		ex.open.add(k)
 	}
 	if s != nil && era.Primes(version) && len(keys) > 0 {
 		ex.settle = time.AfterFunc(primeAfter, ex.prime)
@@ -176,11 +176,11 @@ func (ex *exchange) sendLocked(name string, msg []byte) {
 func (ex *exchange) answer(key string, msg []byte, status int) {
 	ex.mu.Lock()
 	defer ex.mu.Unlock()
-	if ex.done || !ex.open[key] {
+	if ex.done || !ex.open.contains(key) {
 		return
 	}
-	delete(ex.open, key)
-	last := len(ex.open) == 0
+	ex.open.remove(key)
+	last := ex.open.len() == 0
 	switch {
 	case !ex.sse && ex.single:
 		if ex.w != nil {
@@ -306,10 +306,7 @@ func (ex *exchange) isResumed() bool {
 // cancelOpen cancels the requests not answered yet.
 func (ex *exchange) cancelOpen() {
 	ex.mu.Lock()
-	keys := make([]string, 0, len(ex.open))
-	for k := range ex.open {
-		keys = append(keys, k)
-	}
+	keys := ex.open.keys()
 	ex.mu.Unlock()
 	for _, k := range keys {
 		if ex.s != nil {
@@ -438,11 +435,11 @@ func eventID(stream string, index int) string {
 func (ex *exchange) abandon(key string) {
 	ex.mu.Lock()
 	defer ex.mu.Unlock()
-	if ex.done || !ex.open[key] {
+	if ex.done || !ex.open.contains(key) {
 		return
 	}
-	delete(ex.open, key)
-	if len(ex.open) > 0 {
+	ex.open.remove(key)
+	if ex.open.len() > 0 {
 		return
 	}
 	if !ex.sse && ex.w != nil {

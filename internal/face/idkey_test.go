@@ -66,3 +66,15 @@ func BenchmarkReadEnvelope(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkParseCall: what the face takes of a client's tools/call to
+// forward it (done once per call).
+func BenchmarkParseCall(b *testing.B) {
+	env := readEnvelope([]byte(`{"jsonrpc":"2.0","id":17,"method":"tools/call","params":{"name":"wide_echo","arguments":{"text":"x"}}}`))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, ok := parseCall(env, false); !ok {
+			b.Fatal("not a call")
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
@@ -90,7 +91,9 @@ func (p *profile) forward(w http.ResponseWriter, r *http.Request) {
 		env = readEnvelope(body)
 	}
 	path, reason := p.route(w, r, body, env)
-	p.f.log.Debug("face request", "profile", p.name, "method", env.name, "path", path, "reason", reason)
+	if p.f.log.Enabled(r.Context(), slog.LevelDebug) { // its arguments are five allocations
+		p.f.log.Debug("face request", "profile", p.name, "method", env.name, "path", path, "reason", reason)
+	}
 	if p.f.observe != nil {
 		p.f.observe(path, reason)
 	}
@@ -327,7 +330,7 @@ func (p *profile) resume(w http.ResponseWriter, r *http.Request, s *session) (pa
 // nil if it cannot be read or is over maxBody.
 func peekBody(r *http.Request) []byte {
 	body, err := readBody(r)
-	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), r.Body))
+	r.Body = &replayBody{peeked: body, rest: r.Body}
 	if err != nil || len(body) > maxBody {
 		return nil
 	}
@@ -336,6 +339,25 @@ func peekBody(r *http.Request) []byte {
 	}
 	return body
 }
+
+// replayBody is a request's body once peeked: what peekBody read, then
+// the rest. Closing it closes nothing (the server closes the request's
+// own body).
+type replayBody struct {
+	peeked []byte
+	rest   io.Reader
+}
+
+func (b *replayBody) Read(p []byte) (int, error) {
+	if len(b.peeked) > 0 {
+		n := copy(p, b.peeked)
+		b.peeked = b.peeked[n:]
+		return n, nil
+	}
+	return b.rest.Read(p)
+}
+
+func (b *replayBody) Close() error { return nil }
 
 // readBody reads up to maxBody+1 bytes of r's body, in one buffer of its
 // declared length when it has one.

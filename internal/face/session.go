@@ -101,7 +101,7 @@ func (p *profile) open(w http.ResponseWriter, r *http.Request, msgs []envelope, 
 		done: make(chan struct{}), work: make(chan func())}
 	s.touch()
 	s.conn = newSDKConn(s)
-	s.listener = &exchange{s: s, listen: true, sse: true, open: map[string]bool{}, ended: make(chan struct{}), sent: -1}
+	s.listener = &exchange{s: s, listen: true, sse: true, ended: make(chan struct{}), sent: -1}
 	ss, err := p.srv.Connect(context.WithoutCancel(r.Context()), s.conn, nil)
 	if err != nil {
 		http.Error(w, "plexus: opening a session: "+err.Error(), http.StatusInternalServerError)
@@ -464,7 +464,7 @@ func (s *session) answer(key string, msg []byte) {
 }
 
 // cancel cancels the request key, whose client dropped its POST: a call of
-// Plexus's is ended as dropped (upstream.Droppable), one the SDK serves is
+// Plexus's is ended as dropped (upstream.ErrClientDropped), one the SDK serves is
 // cancelled there as the client would cancel it.
 func (s *session) cancel(key string) {
 	s.mu.Lock()
@@ -472,9 +472,8 @@ func (s *session) cancel(key string) {
 	extra := s.sdkReqs[key]
 	s.mu.Unlock()
 	switch {
-	case c.cancel != nil:
+	case c.end != nil:
 		c.drop()
-		c.cancel()
 	case extra != nil:
 		id, ok := rawID(key)
 		if !ok {
@@ -498,7 +497,7 @@ func (s *session) cancelled(params []byte) bool {
 	s.mu.Lock()
 	c := s.calls[key]
 	s.mu.Unlock()
-	if c.cancel == nil {
+	if c.end == nil {
 		return false
 	}
 	c.cancel()
@@ -639,11 +638,10 @@ func plainIDKey(raw []byte) (string, bool) {
 			return "", false
 		}
 	}
-	n, err := strconv.ParseInt(string(raw), 10, 64)
-	if err != nil {
-		return "", false
+	if digits[0] == '0' {
+		return "n0", true // "-0" too, as encoding/json reads it
 	}
-	return "n" + strconv.FormatInt(n, 10), true
+	return "n" + string(raw), true // already as FormatInt writes it
 }
 
 func keyOf(id jsonrpc.ID) string {

@@ -38,8 +38,13 @@ func (h *Host) Call(ctx context.Context, name string, args json.RawMessage) (*mc
 
 // observed makes a decoded call through the pipeline (pipeline.go).
 func (h *Host) observed(ctx context.Context, snap *snapshot, ix indexed, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
-	out, err := h.run(ctx, snap, ix, PathDecoded, args, func(ctx context.Context, conn *upstream.Conn) (callResult, error) {
-		res, err := invokeDecoded(ctx, conn, ix, name, args)
+	out, err := h.run(ctx, snap, ix, PathDecoded, args, func(ctx context.Context, conn *upstream.Conn, within time.Duration) (callResult, error) {
+		cctx, cancel := context.WithTimeout(ctx, within)
+		defer cancel()
+		res, err := invokeDecoded(cctx, conn, ix, name, args)
+		if err != nil && ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
+			err = fmt.Errorf("%w: %w", upstream.ErrTimedOut, err)
+		}
 		return callResult{res: res}, err
 	})
 	if err != nil {
@@ -76,12 +81,12 @@ func invokeDecoded(ctx context.Context, conn *upstream.Conn, ix indexed, name st
 }
 
 // callFailure classifies a failed call.
-func callFailure(ctx, cctx context.Context, err error, srv *supervisor.Server, timeout time.Duration) (*mcp.CallToolResult, error) {
+func callFailure(ctx context.Context, err error, srv *supervisor.Server, timeout time.Duration) (*mcp.CallToolResult, error) {
 	var argErr *argumentError
 	switch {
 	case ctx.Err() != nil:
 		return nil, ctx.Err() // the caller went away; the SDK sent notifications/cancelled
-	case errors.Is(cctx.Err(), context.DeadlineExceeded):
+	case errors.Is(err, upstream.ErrTimedOut):
 		return errorResult(fmt.Sprintf("the call to %s timed out after %s; cancellation was sent to the server, which may still have acted", srv.Name(), timeout), "timeout", ""), nil
 	case neverSent(err):
 		return errorResult(fmt.Sprintf("server unavailable: the call to %s was not made (%v); it moves to another replica within seconds", srv.Name(), err), "unavailable", ""), nil

@@ -99,6 +99,56 @@ func TestCallTimeout(t *testing.T) {
 	}
 }
 
+// TestRawCallTimeout: a frame call (the face's path) past its server's
+// callTimeoutMs fails as a timeout, as a decoded call does — its limit is
+// kept by the connection's one timer, not by a context of its own
+// (upstream/frameexpiry.go) — and the server goes on serving.
+func TestRawCallTimeout(t *testing.T) {
+	th := newTestHost(t)
+	th.create("ex", th.example(map[string]any{"callTimeoutMs": 50}))
+	pid := th.status("ex").PID
+	sess, err := th.NewSession(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func(tool, args string) *mcp.CallToolResult {
+		raw, handled, err := sess.CallRaw(t.Context(), catalog.ReadableName("ex", tool),
+			map[string]json.RawMessage{"name": json.RawMessage(`"x"`), "arguments": json.RawMessage(args)})
+		if err != nil || !handled {
+			t.Fatalf("CallRaw(%s) = %s, %v, %v", tool, raw, handled, err)
+		}
+		var res mcp.CallToolResult
+		if err := json.Unmarshal(raw, &res); err != nil {
+			t.Fatalf("CallRaw(%s) answered %s: %v", tool, raw, err)
+		}
+		return &res
+	}
+	start := time.Now()
+	res := call("sleep", `{"ms": 60000}`)
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("the call took %s with a 50 ms timeout", took)
+	}
+	if kind, _ := metaOf(res); !res.IsError || kind != "timeout" {
+		t.Errorf("sleep with a 50 ms timeout = %+v, want an error result with %s = timeout", res, apitype.MetaError)
+	}
+	if !strings.Contains(resultText(res), "timed out after 50ms") {
+		t.Errorf("message %q does not say how long it waited", resultText(res))
+	}
+	waitFor(t, "an echo answered after the timeout", func() bool {
+		res := call("echo", `{"text": "still here"}`)
+		if kind, _ := metaOf(res); kind == "timeout" {
+			return false // a race-built server on a busy machine may miss 50 ms
+		}
+		if res.IsError || resultText(res) != "still here" {
+			t.Fatalf("echo after a timeout = %+v", res)
+		}
+		return true
+	})
+	if st := th.status("ex"); st.State != "ready" || st.PID != pid {
+		t.Errorf("after a timed-out call: state %s, pid %d, want ready and pid %d", st.State, st.PID, pid)
+	}
+}
+
 // TestCallTransportLost kills the server while a call is in flight: the
 // call's outcome is unknown, the server is failed, keeps its tools, and
 // further calls fail at once.

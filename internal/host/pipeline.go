@@ -42,8 +42,10 @@ type callResult struct {
 	raw json.RawMessage
 }
 
-// invoker makes the call on a live connection, bounded by ctx.
-type invoker func(ctx context.Context, conn *upstream.Conn) (callResult, error)
+// invoker makes the call on a live connection, bounded by ctx and by the
+// time limit within; a call past within fails with an error that is
+// upstream.ErrTimedOut.
+type invoker func(ctx context.Context, conn *upstream.Conn, within time.Duration) (callResult, error)
 
 // run is the pipeline for one resolved catalog entry; args are the call's
 // arguments as the client wrote them (for the gate's question to the
@@ -96,9 +98,15 @@ func (h *Host) invoke(ctx context.Context, snap *snapshot, ix indexed, invoke in
 		return callResult{res: res}, nil
 	}
 	timeout := callTimeout(ix.server.Config(), snap.cfg)
-	cctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	out, err := invoke(cctx, conn)
+	out, err := invoke(ctx, conn, timeout)
+	if err != nil {
+		return h.failed(ctx, ix, err, timeout)
+	}
+	return h.capResult(ctx, ix, snap, out), nil
+}
+
+// failed is the result of a call to ix that failed with err.
+func (h *Host) failed(ctx context.Context, ix indexed, err error, timeout time.Duration) (callResult, error) {
 	if ule := (*oauth.UserLoginError)(nil); errors.As(err, &ule) && h.oauth != nil {
 		return callResult{res: h.userLoginResult(ctx, ule)}, nil
 	}
@@ -109,11 +117,8 @@ func (h *Host) invoke(ctx context.Context, snap *snapshot, ix indexed, invoke in
 	if le := h.refusedLogin(ix.server, err); le != nil {
 		return callResult{res: errorResult(le.Error(), "needs_login", "")}, nil
 	}
-	if err != nil {
-		res, err := callFailure(ctx, cctx, err, ix.server, timeout)
-		return callResult{res: res}, err
-	}
-	return h.capResult(ctx, ix, snap, out), nil
+	res, err := callFailure(ctx, err, ix.server, timeout)
+	return callResult{res: res}, err
 }
 
 // stillOffered checks a call resolved in snapshot was against the catalog

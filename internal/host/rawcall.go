@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"time"
 
 	"github.com/plexus-mcp/plexus/internal/catalog"
 	"github.com/plexus-mcp/plexus/internal/upstream"
@@ -44,9 +45,9 @@ func (s *Session) CallRaw(ctx context.Context, name string, params map[string]js
 }
 
 func (h *Host) callRaw(ctx context.Context, snap *snapshot, ix indexed, params map[string]json.RawMessage) (json.RawMessage, error) {
-	out, err := h.run(ctx, snap, ix, PathFrame, params["arguments"], func(ctx context.Context, conn *upstream.Conn) (callResult, error) {
+	out, err := h.run(ctx, snap, ix, PathFrame, params["arguments"], func(ctx context.Context, conn *upstream.Conn, within time.Duration) (callResult, error) {
 		params["name"] = quoteName(ix.entry.Tool)
-		raw, err := conn.CallRaw(ctx, params)
+		raw, err := conn.CallRawWithin(ctx, params, within)
 		return callResult{raw: raw}, err
 	})
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -20,8 +21,13 @@ import (
 )
 
 // sessionIdle ends a session nobody used for this long; checked on
-// activity, never by a timer.
-const sessionIdle = time.Hour
+// activity, never by a timer, and at most once every reapEvery (the check
+// goes through every session: on each call it was a cost that grew with
+// the clients).
+const (
+	sessionIdle = time.Hour
+	reapEvery   = time.Minute
+)
 
 // Session is one client's view of the catalog (R-SES-1): the servers
 // switched on for it, its own instances of "per-session" servers
@@ -49,8 +55,9 @@ type Session struct {
 
 // sessions holds the live sessions.
 type sessions struct {
-	mu   sync.Mutex
-	byID map[string]*Session
+	mu        sync.Mutex
+	byID      map[string]*Session
+	reapAfter atomic.Int64 // Unix ns before which no reaping is due
 }
 
 // NewSession creates a session with the given servers switched off for it,
@@ -141,6 +148,10 @@ func (h *Host) endSessions() {
 
 // reapIdleSessions ends sessions nobody used for sessionIdle.
 func (h *Host) reapIdleSessions(now time.Time) {
+	after := h.sessions.reapAfter.Load()
+	if now.UnixNano() < after || !h.sessions.reapAfter.CompareAndSwap(after, now.Add(reapEvery).UnixNano()) {
+		return
+	}
 	h.sessions.mu.Lock()
 	var idle []*Session
 	for id, s := range h.sessions.byID {

@@ -137,3 +137,53 @@ func TestServerJoinsAtEndOfTurn(t *testing.T) {
 	default:
 	}
 }
+
+// TestIdleSessionsReaped: a session nobody used for sessionIdle ends at
+// the next activity — looked for at most once every reapEvery, not at
+// every call — and a session in use stays.
+func TestIdleSessionsReaped(t *testing.T) {
+	th := newTestHost(t)
+	idle, err := th.NewSession(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	busy, err := th.NewSession(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := func(s *Session) bool { _, err := th.Session(s.ID); return err == nil }
+	now := time.Now()
+	th.reapIdleSessions(now) // reaps nothing, and is not due again for reapEvery
+	later := now.Add(sessionIdle + time.Second)
+	busy.mu.Lock()
+	busy.lastUsed = later
+	busy.mu.Unlock()
+	th.reapIdleSessions(now.Add(reapEvery / 2))
+	if !live(idle) || !live(busy) {
+		t.Fatal("a session ended before either was idle for sessionIdle")
+	}
+	th.reapIdleSessions(later)
+	if live(idle) {
+		t.Error("a session idle past sessionIdle was not ended")
+	}
+	if !live(busy) {
+		t.Error("a session in use was ended")
+	}
+	fresh, err := th.NewSession(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// fresh is idle past sessionIdle at both times below; the first is
+	// within reapEvery of the last look.
+	th.reapIdleSessions(later.Add(reapEvery / 2))
+	if !live(fresh) {
+		t.Error("sessions were looked over again within reapEvery")
+	}
+	th.reapIdleSessions(later.Add(reapEvery))
+	if live(fresh) {
+		t.Error("a session idle past sessionIdle was not ended at the next due look")
+	}
+	if !live(busy) {
+		t.Error("a session in use was ended")
+	}
+}

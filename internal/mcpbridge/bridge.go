@@ -131,20 +131,14 @@ func (b *Bridge) Run(ctx context.Context, in io.Reader, out io.Writer) error {
 		defer b.raw.CloseIdle()
 	}
 	if f, ok := in.(*os.File); ok {
-		pf, done := pollable(f)
+		r, done := rawFile(f)
 		defer done()
-		in = pf
-		if pf != f {
-			in = rawio.File(pf)
-		}
+		in = r
 	}
 	if f, ok := out.(*os.File); ok {
-		pf, done := pollable(f)
+		w, done := rawFile(f)
 		defer done()
-		out = pf
-		if pf != f {
-			out = rawio.File(pf)
-		}
+		out = w
 	}
 	b.out = newWriter(out)
 	if b.Quiet != nil {
@@ -195,6 +189,17 @@ func (b *Bridge) Run(ctx context.Context, in io.Reader, out io.Writer) error {
 }
 
 func newWriter(w io.Writer) *bufio.Writer { return bufio.NewWriter(w) }
+
+// rawFile is the editor's stdin or stdout as the bridge reads or writes
+// it: a non-blocking copy in the runtime's poller (pollable), through raw
+// system calls (rawio) where it could be made; else f. done puts f back.
+func rawFile(f *os.File) (_ io.ReadWriter, done func()) {
+	pf, done := pollable(f)
+	if pf == f {
+		return f, done
+	}
+	return rawio.File(pf), done
+}
 
 // active puts off the call of Quiet: a message went through.
 func (b *Bridge) active() {

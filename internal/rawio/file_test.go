@@ -161,3 +161,35 @@ func TestFileAllocatesNothing(t *testing.T) {
 		t.Errorf("a write and a read allocate %v times, want none", allocs)
 	}
 }
+
+// TestNowWriterAllocatesNothing: a NowWriter's write allocates nothing
+// (WriteNow's closure and its count took two allocations a frame written
+// to a server's stdin).
+func TestNowWriterAllocatesNothing(t *testing.T) {
+	if testenv.Race() {
+		t.Skip("the race detector allocates of its own")
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	rc, err := w.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	nw, rr := NewNowWriter(rc), File(r)
+	msg, buf := []byte("0123456789\n"), make([]byte, 64)
+	allocs := testing.AllocsPerRun(100, func() {
+		if n := nw.Write(msg); n != len(msg) {
+			t.Fatalf("wrote %d of %d bytes to an empty pipe", n, len(msg))
+		}
+		if _, err := rr.Read(buf); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("a NowWriter's write allocates %v times, want none", allocs)
+	}
+}

@@ -171,28 +171,19 @@ func File(f *os.File) io.ReadWriter {
 	})
 }
 
-// WriteNow writes what of p the descriptor under rc takes without
-// waiting — all of it when its pipe or socket has room — and returns how
-// much: 0 on any error, which a write that waits meets again. The
-// descriptor must be non-blocking (os.Pipe's ends are): this is the one
-// write here that is not checked for it, since a caller makes it for
-// every message.
-func WriteNow(rc syscall.RawConn, p []byte) int {
-	wrote := 0
-	if len(p) == 0 {
-		return 0
-	}
-	rc.Write(func(fd uintptr) bool {
-		for wrote < len(p) {
-			n, e := writeOnce(fd, p, wrote)
-			wrote = n
-			if e != 0 && e != syscall.EINTR {
-				break
-			}
+// writeFD writes what of w.p the descriptor takes without waiting — all
+// of it when its pipe or socket has room. The descriptor must be
+// non-blocking (os.Pipe's ends are): this is the one write here that is
+// not checked for it, since a caller makes it for every message.
+func (w *NowWriter) writeFD(fd uintptr) bool {
+	for w.wrote < len(w.p) {
+		n, e := writeOnce(fd, w.p, w.wrote)
+		w.wrote = n
+		if e != 0 && e != syscall.EINTR {
+			break
 		}
-		return true // never wait here
-	})
-	return wrote
+	}
+	return true // never wait here
 }
 
 // conn is a connection read and written through its raw connection; its

@@ -75,7 +75,7 @@ func (s *Server) Use(ctx context.Context, waiting func(time.Duration)) (*upstrea
 			conn := s.conn
 			s.od.inUse++
 			s.mu.Unlock()
-			return conn, s.doneUse, nil
+			return conn, s.used, nil
 		}
 		if try > 0 || !s.canWakeLocked() {
 			err := s.unavailableLocked()

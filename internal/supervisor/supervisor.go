@@ -123,6 +123,7 @@ type Server struct {
 	quit     chan struct{} // closed by Stop
 	quitOnce sync.Once
 	kick     chan struct{} // Restart: try now
+	used     func()        // doneUse, made once: Use hands it to every call
 
 	mu     sync.Mutex // guards the fields below
 	conn   *upstream.Conn
@@ -164,6 +165,7 @@ func New(p Params) *Server {
 		p.NeedsLogin = func(error) error { return nil }
 	}
 	s := &Server{p: p, log: p.Logger.With("server", p.Name), quit: make(chan struct{}), kick: make(chan struct{}, 1)}
+	s.used = s.doneUse
 	s.status = Status{State: StateStopped, Since: time.Now()}
 	if !p.Config.IsEnabled() {
 		s.status.State = StateDisabled

@@ -66,28 +66,41 @@ func FuzzDeliverFrame(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var got *jsonrpc.Response
-		fc := frameCalls{pending: map[string]chan *jsonrpc.Response{}}
-		probe := make(chan *jsonrpc.Response, 1)
+		fc := frameCalls{pending: map[string]frameWait{}}
+		probes := map[string]chan frameAnswer{}
 		// Every id the frame could carry is awaited.
 		for _, id := range []string{"plexus-frame-1", "plexus-frame-2", "plexus-frame-3", "plexus-frame-7"} {
-			fc.pending[id] = probe
+			probes[id] = make(chan frameAnswer, 1)
+			fc.pending[id] = frameWait{id: id, ch: probes[id]}
 		}
 		if !fc.deliverFrame(data) {
 			return
 		}
-		select {
-		case got = <-probe:
-		default:
+		var gotID string
+		var got frameAnswer
+		for id, ch := range probes {
+			select {
+			case a := <-ch:
+				if gotID != "" {
+					t.Fatalf("delivered %q to two calls, %s and %s", data, gotID, id)
+				}
+				gotID, got = id, a
+			default:
+			}
+		}
+		if gotID == "" {
 			return // an answer to no call of ours, dropped
+		}
+		if _, left := fc.pending[gotID]; left {
+			t.Fatalf("delivered %q to %s, which is still awaited", data, gotID)
 		}
 		sdk, err := jsonrpc.DecodeMessage(bytes.TrimSpace(data))
 		resp, ok := sdk.(*jsonrpc.Response)
-		if err != nil || !ok || resp.Error != nil {
-			t.Fatalf("delivered %q, which the SDK reads as %v, %v", data, sdk, err)
+		if err != nil || !ok || resp.Error != nil || got.err != nil {
+			t.Fatalf("delivered %q (error %v), which the SDK reads as %v, %v", data, got.err, sdk, err)
 		}
-		if resp.ID != got.ID || !bytes.Equal(bytes.TrimSpace(resp.Result), bytes.TrimSpace(got.Result)) {
-			t.Fatalf("delivered id %v result %s; the SDK reads id %v result %s", got.ID, got.Result, resp.ID, resp.Result)
+		if resp.ID.Raw() != gotID || !bytes.Equal(bytes.TrimSpace(resp.Result), bytes.TrimSpace(got.result)) {
+			t.Fatalf("delivered to %s result %s; the SDK reads id %v result %s", gotID, got.result, resp.ID, resp.Result)
 		}
 	})
 }

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -28,26 +30,50 @@ const framePrefix = "plexus-frame-"
 
 var frameSeq atomic.Uint64
 
+// newFrameID is a new frame call's id, made in one allocation.
+func newFrameID() string {
+	var b [len(framePrefix) + 20]byte
+	return string(strconv.AppendUint(append(b[:0], framePrefix...), frameSeq.Add(1), 10))
+}
+
 // frameCalls are the frame calls awaiting an answer on one connection.
 type frameCalls struct {
 	mu      sync.Mutex
-	pending map[string]chan *jsonrpc.Response
+	pending map[string]frameWait
 	lost    error // why the stream ended; once set, no answer will come
+	expiry  expiry
 }
 
-// expect registers a frame call about to be written; an error if the
-// stream has already ended, so that nothing is written.
-func (f *frameCalls) expect(id string) (chan *jsonrpc.Response, error) {
-	ch := make(chan *jsonrpc.Response, 1)
+// frameWait is the frame call id awaiting its answer, on ch, until its
+// deadline (zero: none).
+type frameWait struct {
+	id       string
+	ch       chan frameAnswer
+	deadline time.Time
+}
+
+// frameAnswer is a frame call's answer: its result as the server wrote
+// it, or its error.
+type frameAnswer struct {
+	result json.RawMessage
+	err    error
+}
+
+// expect registers a frame call about to be written, answered with
+// errTimedOut past deadline (zero: none); an error if the stream has
+// already ended, so that nothing is written.
+func (f *frameCalls) expect(id string, deadline time.Time) (chan frameAnswer, error) {
+	ch := make(chan frameAnswer, 1)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.lost != nil {
 		return nil, f.lost
 	}
 	if f.pending == nil {
-		f.pending = map[string]chan *jsonrpc.Response{}
+		f.pending = map[string]frameWait{}
 	}
-	f.pending[id] = ch
+	f.pending[id] = frameWait{id: id, ch: ch, deadline: deadline}
+	f.expiry.due(deadline, f.expire)
 	return ch, nil
 }
 
@@ -62,10 +88,13 @@ func (f *frameCalls) streamEnded(err error) {
 	}
 	pending := f.pending
 	f.pending = nil
+	if f.expiry.t != nil {
+		f.expiry.t.Stop()
+		f.expiry.next = time.Time{}
+	}
 	f.mu.Unlock()
-	for id, ch := range pending {
-		rid, _ := jsonrpc.MakeID(id)
-		ch <- &jsonrpc.Response{ID: rid, Error: err}
+	for _, w := range pending {
+		w.ch <- frameAnswer{err: err}
 	}
 }
 
@@ -75,18 +104,19 @@ func (f *frameCalls) forget(id string) {
 	f.mu.Unlock()
 }
 
-// deliver hands an answer to its frame call; false if it is not one.
+// deliver hands a decoded answer to its frame call; false if it is not
+// one.
 func (f *frameCalls) deliver(resp *jsonrpc.Response) bool {
 	s, ok := resp.ID.Raw().(string)
 	if !ok || len(s) <= len(framePrefix) || s[:len(framePrefix)] != framePrefix {
 		return false
 	}
 	f.mu.Lock()
-	ch := f.pending[s]
+	w := f.pending[s]
 	delete(f.pending, s)
 	f.mu.Unlock()
-	if ch != nil {
-		ch <- resp
+	if w.ch != nil {
+		w.ch <- frameAnswer{result: resp.Result, err: resp.Error}
 	}
 	return true // a late answer to an abandoned call is dropped too
 }
@@ -118,14 +148,19 @@ func (f *frameCalls) deliverFrame(line []byte) bool {
 		return false
 	}
 	s, ok := jsonscan.String(id)
-	if !ok || !bytes.HasPrefix(s, []byte(framePrefix)) {
+	if !ok || len(s) <= len(framePrefix) || !bytes.HasPrefix(s, []byte(framePrefix)) {
 		return false
 	}
-	rid, err := jsonrpc.MakeID(string(s))
-	if err != nil {
-		return false
+	f.mu.Lock()
+	w := f.pending[string(s)] // a lookup by the id's bytes: no copy
+	if w.ch != nil {
+		delete(f.pending, w.id)
 	}
-	return f.deliver(&jsonrpc.Response{ID: rid, Result: result})
+	f.mu.Unlock()
+	if w.ch != nil {
+		w.ch <- frameAnswer{result: result}
+	}
+	return true // a late answer to an abandoned call is dropped too
 }
 
 // CallRaw calls a tool with params as the client sent them, except that
@@ -134,12 +169,21 @@ func (f *frameCalls) deliverFrame(line []byte) bool {
 // server's era needs them (era.RequestMeta). It returns the result as the
 // server wrote it. Errors are classified as CallTool's are: the caller's
 // ctx, a JSON-RPC answer (AnswerError), or ErrTransportLost.
-func (c *Conn) CallRaw(ctx context.Context, params map[string]json.RawMessage) (_ json.RawMessage, err error) {
+func (c *Conn) CallRaw(ctx context.Context, params map[string]json.RawMessage) (json.RawMessage, error) {
+	return c.CallRawWithin(ctx, params, 0)
+}
+
+// CallRawWithin is CallRaw with a time limit as well (0: none): past it
+// the server is told the call is cancelled and the call fails with an
+// error that is ErrTimedOut. Over stdio the limit is kept by the
+// connection (frameexpiry.go); over HTTP, where the request's write lasts
+// as long as its POST, by the call's context.
+func (c *Conn) CallRawWithin(ctx context.Context, params map[string]json.RawMessage, within time.Duration) (_ json.RawMessage, err error) {
 	if err := c.usable(); err != nil {
 		return nil, err
 	}
 	if own, done := c.sessionFor(ctx); own != c {
-		res, err := own.CallRaw(ctx, params)
+		res, err := own.CallRawWithin(ctx, params, within)
 		done()
 		return res, err
 	}
@@ -147,10 +191,23 @@ func (c *Conn) CallRaw(ctx context.Context, params map[string]json.RawMessage) (
 	if rc == nil {
 		return nil, fmt.Errorf("server %q: no frame path on this connection", c.name)
 	}
+	var deadline time.Time
+	if within > 0 {
+		if c.stdio == nil {
+			tctx, cancel := context.WithTimeout(ctx, within)
+			defer cancel()
+			res, err := c.CallRawWithin(tctx, params, 0)
+			if err != nil && ctx.Err() == nil && errors.Is(tctx.Err(), context.DeadlineExceeded) {
+				err = fmt.Errorf("%w: %w", ErrTimedOut, err)
+			}
+			return res, err
+		}
+		deadline = time.Now().Add(within)
+	}
 	ctx, token, end := c.calls.begin(ctx)
 	defer end()
-	id := framePrefix + strconv.FormatUint(frameSeq.Add(1), 10)
-	ch, err := rc.frames.expect(id)
+	id := newFrameID()
+	ch, err := rc.frames.expect(id, deadline)
 	if err != nil {
 		// The stream has ended and the Conn is about to: nothing was sent.
 		return nil, fmt.Errorf("server %q: %w: %w", c.name, ErrNotConnected, c.redact.Error(err))
@@ -166,7 +223,7 @@ func (c *Conn) CallRaw(ctx context.Context, params map[string]json.RawMessage) (
 	if c.stdio != nil {
 		// The frame is written as bytes: nothing is encoded twice.
 		c.stdio.frames.Store(&rc.frames)
-		err = c.stdio.writeFrame(ctx, encodeFrame(id, meta, params))
+		err = c.stdio.writeFrame(ctx, encodeFrame(id, meta, params), deadline)
 	} else {
 		rid, _ := jsonrpc.MakeID(id)
 		body := encodeParams(make([]byte, 0, 256), meta, params)
@@ -182,11 +239,15 @@ func (c *Conn) CallRaw(ctx context.Context, params map[string]json.RawMessage) (
 		return nil, fmt.Errorf("server %q: calling a tool: %w", c.name, c.callError(ctx, err))
 	}
 	select {
-	case resp := <-ch:
-		if resp.Error != nil {
-			return nil, fmt.Errorf("server %q: calling a tool: %w", c.name, c.callError(ctx, resp.Error))
+	case a := <-ch:
+		if a.err == errTimedOut {
+			c.sendCancelFor(ctx, id, "timed out")
+			return nil, fmt.Errorf("server %q: calling a tool: %w after %s", c.name, ErrTimedOut, within)
 		}
-		return resp.Result, nil
+		if a.err != nil {
+			return nil, fmt.Errorf("server %q: calling a tool: %w", c.name, c.callError(ctx, a.err))
+		}
+		return a.result, nil
 	case <-ctx.Done():
 		rc.frames.forget(id)
 		c.sendCancel(ctx, id) // as the SDK does for its own calls

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -105,9 +104,9 @@ func (c *Conn) request(ctx context.Context, method string, params any) (json.Raw
 	if err != nil {
 		return nil, err
 	}
-	id := framePrefix + strconv.FormatUint(frameSeq.Add(1), 10)
+	id := newFrameID()
 	rid, _ := jsonrpc.MakeID(id)
-	ch, err := rc.frames.expect(id)
+	ch, err := rc.frames.expect(id, time.Time{})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrNotConnected, err)
 	}
@@ -119,11 +118,11 @@ func (c *Conn) request(ctx context.Context, method string, params any) (json.Raw
 		return nil, err
 	}
 	select {
-	case resp := <-ch:
-		if resp.Error != nil {
-			return nil, resp.Error
+	case a := <-ch:
+		if a.err != nil {
+			return nil, a.err
 		}
-		return resp.Result, nil
+		return a.result, nil
 	case <-ctx.Done():
 		rc.frames.forget(id)
 		c.sendCancel(ctx, id)
@@ -140,12 +139,17 @@ const cancelWriteTimeout = 5 * time.Second
 
 // sendCancel tells the server that the caller gave up on request id, as
 // the SDK does for its own requests — unless the caller dropped it
-// (Droppable) and the server is remote.
+// (ErrClientDropped) and the server is remote.
 func (c *Conn) sendCancel(ctx context.Context, id string) {
 	if c.stdio == nil && dropped(ctx) {
 		return // the closed POST is all the server would have seen (dropcall.go)
 	}
-	p, _ := json.Marshal(map[string]any{"requestId": id, "reason": ctx.Err().Error()})
+	c.sendCancelFor(ctx, id, ctx.Err().Error())
+}
+
+// sendCancelFor tells the server the request id is cancelled, for reason.
+func (c *Conn) sendCancelFor(ctx context.Context, id, reason string) {
+	p, _ := json.Marshal(map[string]any{"requestId": id, "reason": reason})
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelWriteTimeout)
 	defer cancel()
 	c.route.Write(wctx, &jsonrpc.Request{Method: "notifications/cancelled", Params: p}) // as the server's era takes it

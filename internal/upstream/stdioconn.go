@@ -11,7 +11,6 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -46,9 +45,9 @@ var errStdoutClosed = errors.New("server closed its stdout")
 //     stdout that is not a valid MCP message", but servers do, and a session
 //     need not die of a banner.
 type stdioConn struct {
-	w  *os.File        // server's stdin
-	wr syscall.RawConn // w's, for a write that must not wait (writeFrame); nil: none
-	r  *os.File        // server's stdout
+	w  *os.File         // server's stdin
+	wr *rawio.NowWriter // w's, for a write that must not wait (writeFrame); nil: none
+	r  *os.File         // server's stdout
 	br *bufio.Reader
 
 	discoverTimeout time.Duration
@@ -86,7 +85,7 @@ type stdioConn struct {
 func newStdioConn(p pipes, discoverTimeout time.Duration, onGarbage func([]byte)) *stdioConn {
 	c := &stdioConn{
 		w:               p.stdin,
-		wr:              rawConn(p.stdin),
+		wr:              nowWriter(p.stdin),
 		r:               p.stdout,
 		br:              bufio.NewReaderSize(rawio.File(p.stdout), 64<<10), // raw reads on Linux: no wake-up of the runtime's monitor
 		discoverTimeout: discoverTimeout,
@@ -270,7 +269,7 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if probe {
 		c.armProbe(req.ID)
 	}
-	if err := c.writeFrame(ctx, data); err != nil {
+	if err := c.writeFrame(ctx, data, time.Time{}); err != nil {
 		return err
 	}
 	if probe {
@@ -282,17 +281,27 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 // writeFrame writes one encoded frame, ending in a newline. The pipe
 // almost always has room for it: it is written at once, with no watch on
 // ctx (context.AfterFunc, a deadline, was ~1 % of the daemon's CPU at 16
-// callers). What the pipe does not take at once is written watching ctx.
-func (c *stdioConn) writeFrame(ctx context.Context, data []byte) error {
+// callers). What the pipe does not take at once is written watching ctx
+// and deadline (zero: none), past which the error is ErrTimedOut.
+func (c *stdioConn) writeFrame(ctx context.Context, data []byte, deadline time.Time) error {
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
 	wrote := 0
 	if c.wr != nil && ctx.Err() == nil {
-		if wrote = rawio.WriteNow(c.wr, data); wrote == len(data) {
+		if wrote = c.wr.Write(data); wrote == len(data) { // under writeMu
 			return nil
 		}
 	}
-	return c.writeWatched(ctx, data[wrote:], wrote > 0)
+	if deadline.IsZero() {
+		return c.writeWatched(ctx, data[wrote:], wrote > 0)
+	}
+	dctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	err := c.writeWatched(dctx, data[wrote:], wrote > 0)
+	if err != nil && ctx.Err() == nil && dctx.Err() != nil {
+		err = fmt.Errorf("%w: %w", ErrTimedOut, err)
+	}
+	return err
 }
 
 // writeWatched writes the rest of a frame, ending the write when ctx
@@ -332,8 +341,9 @@ func (c *stdioConn) writeWatched(ctx context.Context, data []byte, torn bool) er
 	return fmt.Errorf("writing to server stdin: %w", err)
 }
 
-// rawConn is f's raw connection, or nil if it has none.
-func rawConn(f *os.File) syscall.RawConn {
+// nowWriter writes to f without waiting (writeFrame); nil if f has no
+// raw connection.
+func nowWriter(f *os.File) *rawio.NowWriter {
 	if f == nil {
 		return nil
 	}
@@ -341,7 +351,7 @@ func rawConn(f *os.File) syscall.RawConn {
 	if err != nil {
 		return nil
 	}
-	return rc
+	return rawio.NewNowWriter(rc)
 }
 
 // probePoll is how often a probe checks whether the server has read it.

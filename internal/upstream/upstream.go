@@ -55,6 +55,10 @@ var (
 	ErrNotConnected = errors.New("server not connected")
 	// ErrClosed is [Conn.Err] after [Conn.Close].
 	ErrClosed = errors.New("connection closed by plexus")
+	// ErrTimedOut marks a call that ran past its time limit
+	// ([Conn.CallRawWithin]); the server was told it is cancelled, and may
+	// still have acted.
+	ErrTimedOut = errors.New("timed out")
 )
 
 // Spec says how to reach one server. The host layer fills it from the

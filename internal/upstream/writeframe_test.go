@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"testing"
+	"time"
 )
 
 // BenchmarkWriteFrame: one tools/call frame written to a server's stdin
@@ -26,7 +27,7 @@ func BenchmarkWriteFrame(b *testing.B) {
 	frame := []byte(`{"jsonrpc":"2.0","id":17,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"},"_meta":{"progressToken":3}}}` + "\n")
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := c.writeFrame(ctx, frame); err != nil {
+		if err := c.writeFrame(ctx, frame, time.Time{}); err != nil {
 			b.Fatal(err)
 		}
 	}
