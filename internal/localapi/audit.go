@@ -77,43 +77,19 @@ func (a *Handler) followAudit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	l := a.host.Audit()
-	fl, ok := w.(http.Flusher)
-	if !l.On() || !ok {
+	if !l.On() || !canStream(w) {
 		writeError(w, http.StatusConflict, apitype.ErrorBody{Code: apitype.CodeBadRequest, Message: "the audit log is off",
 			Hint: "`plexus settings` shows it; turn it on with `plexus settings set audit.enabled true`"})
 		return
 	}
 	ch, stop := l.Follow()
 	defer stop()
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(http.StatusOK)
-	fmt.Fprint(w, ": plexus audit\n\n")
-	fl.Flush()
-	tick := time.NewTicker(keepAlive)
-	defer tick.Stop()
-	for {
-		select {
-		case <-r.Context().Done():
-			return
-		case <-tick.C:
-			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
-				return
-			}
-			fl.Flush()
-		case rec, ok := <-ch:
-			if !ok {
-				return
-			}
-			if !f.Match(rec) {
-				continue
-			}
-			data, _ := json.Marshal(apitype.AuditRecord(rec))
-			if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", apitype.EventAudit, data); err != nil {
-				return
-			}
-			fl.Flush()
+	s := openEventStream(w, "plexus audit") // eventstream.go
+	follow(r, s, ch, func(rec audit.Record) bool {
+		if !f.Match(rec) {
+			return true
 		}
-	}
+		data, _ := json.Marshal(apitype.AuditRecord(rec))
+		return s.send(apitype.EventAudit, data)
+	}, nil, nil)
 }

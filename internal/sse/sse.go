@@ -18,6 +18,11 @@ var ErrTooLarge = errors.New("an event is larger than the limit")
 type Event struct {
 	Type string // the event name, "message" when none was given
 	Data string // the data lines joined with "\n"
+	// ID and Retry are the event's own id and retry fields ("" when it
+	// has none), which a reader that resumes a stream needs: the standard
+	// ignores an id holding a NUL and a retry that is not all digits.
+	ID    string
+	Retry string
 }
 
 // Reader parses a text/event-stream as the HTML Living Standard
@@ -46,11 +51,19 @@ func NewReader(r io.Reader, maxEvent int) *Reader {
 // Next returns the next event with data. It returns io.EOF at the end of
 // the stream, ErrTooLarge for an event over the limit, and the reader's
 // error otherwise.
-func (r *Reader) Next() (Event, error) {
+func (r *Reader) Next() (Event, error) { return r.next(false) }
+
+// NextAny is Next that also returns an event without data that carries an
+// id or a retry (a priming event, MCP's SEP-1699): the standard does not
+// dispatch it, but a reader passing the stream on to one that resumes it
+// must keep its id. Such an event's Type and Data are "".
+func (r *Reader) NextAny() (Event, error) { return r.next(true) }
+
+func (r *Reader) next(bare bool) (Event, error) {
 	var (
-		typ     string
-		data    strings.Builder
-		hasData bool
+		typ, id, retry string
+		data           strings.Builder
+		hasData        bool
 	)
 	for r.sc.Scan() {
 		line := r.sc.Bytes()
@@ -60,15 +73,18 @@ func (r *Reader) Next() (Event, error) {
 		}
 		if len(line) == 0 {
 			if !hasData {
+				if bare && (id != "" || retry != "") {
+					return Event{ID: id, Retry: retry}, nil
+				}
 				// An event without data is not dispatched; its name is
 				// forgotten with it.
-				typ = ""
+				typ, id, retry = "", "", ""
 				continue
 			}
 			if typ == "" {
 				typ = "message"
 			}
-			return Event{Type: typ, Data: data.String()}, nil
+			return Event{Type: typ, Data: data.String(), ID: id, Retry: retry}, nil
 		}
 		if line[0] == ':' {
 			continue // a comment: a keep-alive
@@ -81,6 +97,14 @@ func (r *Reader) Next() (Event, error) {
 		switch string(field) {
 		case "event":
 			typ = string(value)
+		case "id":
+			if bytes.IndexByte(value, 0) < 0 {
+				id = string(value)
+			}
+		case "retry":
+			if len(value) > 0 && len(bytes.Trim(value, "0123456789")) == 0 {
+				retry = string(value)
+			}
 		case "data":
 			if data.Len()+len(value)+1 > r.max {
 				return Event{}, ErrTooLarge
@@ -91,9 +115,7 @@ func (r *Reader) Next() (Event, error) {
 			data.Write(value)
 			hasData = true
 		}
-		// "id" and "retry" serve reconnection, which the readers of this
-		// package do not do. Unknown fields are ignored, as the standard
-		// says.
+		// Unknown fields are ignored, as the standard says.
 	}
 	if err := r.sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {

@@ -46,17 +46,19 @@ func TestSSEReader(t *testing.T) {
 		name, in string
 		want     []Event
 	}{
-		{"LF", "event: a\ndata: 1\n\n", []Event{{"a", "1"}}},
-		{"CRLF", "event: a\r\ndata: 1\r\n\r\n", []Event{{"a", "1"}}},
-		{"CR", "event: a\rdata: 1\r\r", []Event{{"a", "1"}}},
-		{"multi-line data", "data: a\ndata:b\ndata\ndata:  c\n\n", []Event{{"message", "a\nb\n\n c"}}},
-		{"comments", ":hi\n: there\n\n:\ndata: x\n:mid\n\n", []Event{{"message", "x"}}},
-		{"no data, no event", "event: a\n\ndata: 1\n\n", []Event{{"message", "1"}}},
-		{"BOM", "\ufeffdata: 1\n\n", []Event{{"message", "1"}}},
-		{"unknown fields", "id: 3\nretry: 10\nfoo: bar\ndata: 1\n\n", []Event{{"message", "1"}}},
-		{"cut off", "data: 1\n\ndata: 2\n", []Event{{"message", "1"}}},
-		{"colon in value", "data: {\"a\":1}\n\n", []Event{{"message", `{"a":1}`}}},
-		{"empty data", "data:\n\n", []Event{{"message", ""}}},
+		{"LF", "event: a\ndata: 1\n\n", []Event{{Type: "a", Data: "1"}}},
+		{"CRLF", "event: a\r\ndata: 1\r\n\r\n", []Event{{Type: "a", Data: "1"}}},
+		{"CR", "event: a\rdata: 1\r\r", []Event{{Type: "a", Data: "1"}}},
+		{"multi-line data", "data: a\ndata:b\ndata\ndata:  c\n\n", []Event{{Type: "message", Data: "a\nb\n\n c"}}},
+		{"comments", ":hi\n: there\n\n:\ndata: x\n:mid\n\n", []Event{{Type: "message", Data: "x"}}},
+		{"no data, no event", "event: a\n\ndata: 1\n\n", []Event{{Type: "message", Data: "1"}}},
+		{"BOM", "\ufeffdata: 1\n\n", []Event{{Type: "message", Data: "1"}}},
+		{"unknown fields", "foo: bar\nfoo\ndata: 1\n\n", []Event{{Type: "message", Data: "1"}}},
+		{"id and retry", "id: 3\nretry: 10\ndata: 1\n\ndata: 2\n\n", []Event{{Type: "message", Data: "1", ID: "3", Retry: "10"}, {Type: "message", Data: "2"}}},
+		{"bad id and retry", "id: 3\x004\nretry: 1x\ndata: 1\n\n", []Event{{Type: "message", Data: "1"}}},
+		{"cut off", "data: 1\n\ndata: 2\n", []Event{{Type: "message", Data: "1"}}},
+		{"colon in value", "data: {\"a\":1}\n\n", []Event{{Type: "message", Data: `{"a":1}`}}},
+		{"empty data", "data:\n\n", []Event{{Type: "message", Data: ""}}},
 	} {
 		for _, chunk := range []int{1, 2, 3, 4096} {
 			got, err := parseAll([]byte(tc.in), chunk, maxEvent)
@@ -77,7 +79,7 @@ func TestSSEReaderTooLarge(t *testing.T) {
 		"data: 1\n\n" + strings.Repeat("data: "+strings.Repeat("x", 40)+"\n", 5) + "\n",
 	} {
 		got, err := parseAll([]byte(in), 7, 100)
-		if !errors.Is(err, ErrTooLarge) || !equalEvents(got, []Event{{"message", "1"}}) {
+		if !errors.Is(err, ErrTooLarge) || !equalEvents(got, []Event{{Type: "message", Data: "1"}}) {
 			t.Errorf("got %q, %v", got, err)
 		}
 	}
@@ -110,7 +112,7 @@ func referenceSSE(in string) []Event {
 	lines := lineEnd.Split(in, -1)
 	lines = lines[:len(lines)-1] // the unfinished last line
 	var out []Event
-	var typ string
+	var typ, id, retry string
 	var data []string
 	for _, line := range lines {
 		switch {
@@ -119,9 +121,9 @@ func referenceSSE(in string) []Event {
 				if typ == "" {
 					typ = "message"
 				}
-				out = append(out, Event{typ, strings.Join(data, "\n")})
+				out = append(out, Event{Type: typ, Data: strings.Join(data, "\n"), ID: id, Retry: retry})
 			}
-			typ, data = "", nil
+			typ, id, retry, data = "", "", "", nil
 		case strings.HasPrefix(line, ":"):
 		default:
 			field, value, _ := strings.Cut(line, ":")
@@ -129,6 +131,14 @@ func referenceSSE(in string) []Event {
 			switch field {
 			case "event":
 				typ = value
+			case "id":
+				if !strings.Contains(value, "\x00") {
+					id = value
+				}
+			case "retry":
+				if value != "" && strings.Trim(value, "0123456789") == "" {
+					retry = value
+				}
 			case "data":
 				data = append(data, value)
 			}
@@ -177,9 +187,28 @@ func FuzzSSE(f *testing.F) {
 		}
 		b.WriteString("\r\nevent: next\ndata: end\n\n")
 		got, err = parseAll(b.Bytes(), n, maxEvent)
-		want := []Event{{"message", lineEnd.ReplaceAllString(string(in), "\n")}, {"next", "end"}}
+		want := []Event{{Type: "message", Data: lineEnd.ReplaceAllString(string(in), "\n")}, {Type: "next", Data: "end"}}
 		if err != io.EOF || !equalEvents(got, want) {
 			t.Fatalf("as data: got %q, %v\nwant %q", got, err, want)
 		}
 	})
+}
+
+// TestNextAnyKeepsPrimingEvents: NextAny also returns an event that
+// carries only an id or a retry, which Next skips.
+func TestNextAnyKeepsPrimingEvents(t *testing.T) {
+	in := "id: 7\n\nevent: x\n\nretry: 5\n\ndata: 1\nid: 8\n\n"
+	r := NewReader(strings.NewReader(in), maxEvent)
+	var got []Event
+	for {
+		ev, err := r.NextAny()
+		if err != nil {
+			break
+		}
+		got = append(got, ev)
+	}
+	want := []Event{{ID: "7"}, {Retry: "5"}, {Type: "message", Data: "1", ID: "8"}}
+	if !equalEvents(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
 }

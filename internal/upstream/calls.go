@@ -177,13 +177,14 @@ func (c *Conn) callError(ctx context.Context, err error) error {
 	return &lostError{err: err}
 }
 
-// sdkLocalCodes are the codes of the SDK's own jsonrpc.Error sentinels, which
+// localCodes are the codes of the SDK's own jsonrpc.Error sentinels, which
 // wrap transport failures (a POST whose response was cut off is "rejected by
-// transport") rather than carry an answer from the server.
-var sdkLocalCodes = map[int64]bool{
-	-32003: true, // client is closing
-	-32004: true, // server is closing
-	-32005: true, // rejected by transport
+// transport") rather than carry an answer from the server, and of Plexus's.
+var localCodes = map[int64]bool{
+	-32003:         true, // client is closing
+	-32004:         true, // server is closing
+	-32005:         true, // rejected by transport
+	codeUnreadable: true, // the server's answer is no message (unreadable.go)
 }
 
 // serverAnswered reports whether err carries a JSON-RPC error that the server
@@ -193,7 +194,7 @@ func serverAnswered(err error) bool {
 	case nil:
 		return false
 	case *jsonrpc.Error:
-		if !sdkLocalCodes[e.Code] {
+		if !localCodes[e.Code] {
 			return true
 		}
 	}

@@ -148,11 +148,7 @@ func (c *Conn) startStdio(ctx context.Context, s Spec) error {
 			return &ConnectError{Server: s.Name, Phase: PhaseStart, Err: c.redact.Error(err)}
 		}
 		c.proc = proc
-		c.stdio = newStdioConn(p, s.DiscoverTimeout, func(line []byte) {
-			l := cutLine(c.redact.String(strings.TrimSpace(string(line))))
-			c.stderr.add("stdout: " + l)
-			c.log.Warn("server wrote a non-JSON-RPC line to stdout", "line", l)
-		})
+		c.stdio = newStdioConn(p, s.DiscoverTimeout, func(line []byte) { c.unreadable("stdout", line) })
 		if !probe {
 			break
 		}
@@ -201,7 +197,7 @@ func (c *Conn) startRemote(ctx context.Context, s Spec) error {
 	c.redact = newRedactor(secrets, s.URL, sanitized, u.String(), sanitized, u.Redacted(), sanitized)
 
 	hc, ht, release := remoteHTTPClient(s, u)
-	hc.Transport = &streamTagger{base: hc.Transport, calls: &c.calls} // attribute.go
+	hc.Transport = &streamTagger{base: &readableOnly{base: hc.Transport, c: c}, calls: &c.calls} // attribute.go, unreadable.go
 	life, cancelLife := context.WithCancel(context.WithoutCancel(ctx))
 	c.release = func() { cancelLife(); ht.pumps.Wait(); release() }
 	ht.life, ht.log = life, c.log

@@ -1,12 +1,23 @@
 package upstream
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
+	"unicode"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/plexus-mcp/plexus/internal/jsonscan"
 )
+
+// This file is the one judge of what a server sends: a message, or
+// something that is none and is dropped. The stdio read loop
+// (stdioconn.go) decodes its lines with decodeFrame; over HTTP the SDK's
+// client decodes what it reads itself, and unreadable.go passes it only
+// what decodeForSDK accepts.
 
 // wireMessage is one JSON-RPC message as it travels. Params, result and
 // error data stay raw: the SDK decodes them where it needs them, and the
@@ -56,4 +67,91 @@ func decodeMessage(data []byte) (jsonrpc.Message, error) {
 		resp.Error = w.Error
 	}
 	return resp, nil
+}
+
+// decodeFrame decodes one line: a message, or a batch (an array) of them.
+func decodeFrame(line []byte) ([]jsonrpc.Message, bool) {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 {
+		return nil, false
+	}
+	if line[0] != '[' {
+		m, err := decodeMessage(line)
+		return []jsonrpc.Message{m}, err == nil
+	}
+	var raws []json.RawMessage
+	if err := json.Unmarshal(line, &raws); err != nil || len(raws) == 0 {
+		return nil, false
+	}
+	msgs := make([]jsonrpc.Message, 0, len(raws))
+	for _, raw := range raws {
+		m, err := decodeMessage(raw)
+		if err != nil {
+			return nil, false
+		}
+		msgs = append(msgs, m)
+	}
+	return msgs, true
+}
+
+// sdkDepth is the nesting the SDK's decoder accepts (the defaultMaxDepth
+// of its internal/json).
+const sdkDepth = 1000
+
+// sdkKeys are the keys of a message, which the SDK's decoder matches
+// exactly and decodeMessage in any case.
+var sdkKeys = map[string]bool{"jsonrpc": true, "id": true, "method": true, "params": true, "result": true, "error": true}
+
+// decodeForSDK decodes data as decodeFrame does, for the SDK's HTTP
+// clients, which decode what they read themselves and take one message
+// they cannot decode for a broken connection. ok is false for what
+// decodeFrame refuses and for what nests deeper than the SDK reads. asIs
+// says that the SDK reads data itself as the one message it is; else each
+// message is to be passed on re-encoded: a batch, which the SDK does not
+// read, or keys written in another case, which it would not see.
+func decodeForSDK(data []byte) (msgs []jsonrpc.Message, asIs, ok bool) {
+	msgs, ok = decodeFrame(data)
+	if !ok || !within(data, sdkDepth) {
+		return nil, false, false
+	}
+	asIs = len(msgs) == 1 && jsonscan.Members(bytes.TrimSpace(data), func(k, _ []byte) bool {
+		return !bytes.ContainsFunc(k, unicode.IsUpper) || !sdkKeys[strings.ToLower(string(k))]
+	})
+	return msgs, asIs, true
+}
+
+// within reports whether the JSON data nests objects and arrays at most
+// max deep.
+func within(data []byte, max int) bool {
+	depth, inString, escaped := 0, false, false
+	for _, b := range data {
+		switch {
+		case escaped:
+			escaped = false
+		case inString && b == '\\':
+			escaped = true
+		case b == '"':
+			inString = !inString
+		case inString:
+		case b == '{' || b == '[':
+			if depth++; depth > max {
+				return false
+			}
+		case b == '}' || b == ']':
+			depth--
+		}
+	}
+	return true
+}
+
+// unreadable reports what the server sent that is no JSON-RPC message,
+// and is dropped: on says where it came (stdout, or an HTTP answer). It
+// is logged as a stdio server's stderr is, redacted and cut, and a stdio
+// server's goes to its stderr tail too.
+func (c *Conn) unreadable(on string, data []byte) {
+	l := cutLine(c.redact.String(strings.TrimSpace(string(data))))
+	if c.stderr != nil {
+		c.stderr.add(on + ": " + l)
+	}
+	c.log.Warn("server sent what is no JSON-RPC message; dropped", "on", on, "message", l)
 }

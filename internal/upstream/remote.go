@@ -491,12 +491,13 @@ func remoteHTTPClient(s Spec, origin *url.URL) (hc *http.Client, ht *headerTrans
 	return &c, ht, release
 }
 
-// remoteTransport builds the SDK transport for s.Type.
+// remoteTransport builds the SDK transport for s.Type. Its events are
+// bounded by readableOnly (unreadable.go), which rewrites them.
 func remoteTransport(s Spec, hc *http.Client) mcp.Transport {
 	if s.Type == "sse" {
-		return &mcp.SSEClientTransport{Endpoint: s.URL, HTTPClient: hc}
+		return &mcp.SSEClientTransport{Endpoint: s.URL, HTTPClient: hc, MaxEventSize: -1}
 	}
-	return &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: hc}
+	return &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: hc, MaxEventSize: -1}
 }
 
 // keepTransport remembers the Connection the SDK gets, so that Close can break

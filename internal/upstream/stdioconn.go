@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -229,31 +228,6 @@ func readFrame(br *bufio.Reader) ([]byte, error) {
 			return line, err
 		}
 	}
-}
-
-// decodeFrame decodes one line: a message, or a batch (an array) of them.
-func decodeFrame(line []byte) ([]jsonrpc.Message, bool) {
-	line = bytes.TrimSpace(line)
-	if len(line) == 0 {
-		return nil, false
-	}
-	if line[0] != '[' {
-		m, err := decodeMessage(line)
-		return []jsonrpc.Message{m}, err == nil
-	}
-	var raws []json.RawMessage
-	if err := json.Unmarshal(line, &raws); err != nil || len(raws) == 0 {
-		return nil, false
-	}
-	msgs := make([]jsonrpc.Message, 0, len(raws))
-	for _, raw := range raws {
-		m, err := decodeMessage(raw)
-		if err != nil {
-			return nil, false
-		}
-		msgs = append(msgs, m)
-	}
-	return msgs, true
 }
 
 // Write implements mcp.Connection. It honours ctx even when the server has

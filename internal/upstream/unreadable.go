@@ -1,0 +1,239 @@
+package upstream
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/plexus-mcp/plexus/internal/sse"
+)
+
+// Over stdio the read loop drops what a server writes that is no JSON-RPC
+// message (stdioconn.go). Over HTTP the SDK's client decodes what it reads
+// itself, and took one message it could not decode — an event of a call's
+// stream or of the standalone stream, a call's JSON answer, an event of a
+// legacy SSE stream — for a broken connection: every call on it failed,
+// and the supervisor restarted the server. readableOnly reads every answer
+// before the SDK does, and passes on only what it can decode
+// (decodeForSDK, decode.go):
+//
+//   - On a stream that carries the messages of every call (the standalone
+//     stream, a legacy SSE stream), such a message is dropped, as over
+//     stdio, and a call whose answer it was waits for its deadline, as over
+//     stdio, where it cannot be told whose it was.
+//   - In the answer to a call (its JSON body or its event stream) it ends
+//     that call at once, as a stream cut off does: its outcome is unknown
+//     (codeUnreadable, calls.go), and the rest of that answer is not read.
+//     The call's own exchange is what went wrong; waiting for its deadline
+//     would be waiting on a server that has shown it cannot answer it.
+//
+// The connection and the other calls on it go on. The stream is passed on
+// rewritten as the SDK reads it (its ids and retry kept, for resuming):
+// lines without a colon, which the SDK also took for a broken stream, are
+// fields the standard ignores.
+
+// codeUnreadable is the code of the error answer that a call whose answer
+// could not be read gets from Plexus: not the server's answer, so the
+// call's outcome is unknown.
+const codeUnreadable = -32099
+
+// maxEvent bounds one event of a remote server's stream, as the SDK's
+// client did before readableOnly took the bound over.
+const maxEvent = mcp.DefaultMaxEventSize
+
+// readableOnly is the transport under the SDK's client of a remote server.
+type readableOnly struct {
+	base http.RoundTripper
+	c    *Conn
+}
+
+func (t *readableOnly) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.base.RoundTrip(req)
+	if err != nil || resp.Body == nil {
+		return resp, err // (an empty JSON answer, http.NoBody, is none)
+	}
+	switch mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); {
+	case mt == "text/event-stream":
+		resp.Body = &eventFilter{t: t, req: req, body: resp.Body, events: sse.NewReader(resp.Body, maxEvent)}
+		resp.ContentLength = -1
+	case mt == "application/json" && req.Method == http.MethodPost && resp.StatusCode/100 == 2:
+		t.answer(req, resp)
+	}
+	return resp, nil
+}
+
+// answer checks a call's JSON answer, which readAnswer (answerbody.go) has
+// read whole. One the SDK would not read as it is becomes an event stream
+// of its messages; one that is none becomes the call's error answer.
+func (t *readableOnly) answer(req *http.Request, resp *http.Response) {
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	if err != nil {
+		// Cut off: the SDK meets the same failure after the same bytes.
+		resp.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), failingReader{err}))
+		return
+	}
+	msgs, asIs, ok := decodeForSDK(body)
+	switch {
+	case ok && asIs:
+		return
+	case ok:
+		var b bytes.Buffer
+		writeMessages(&b, msgs, "")
+		setBody(resp, "text/event-stream", b.Bytes())
+		return
+	}
+	ans := unreadableAnswer(req)
+	if ans == nil {
+		return // not a call's answer: the SDK does not read it
+	}
+	t.c.unreadable("an HTTP answer", body)
+	setBody(resp, "application/json", ans)
+}
+
+func setBody(resp *http.Response, contentType string, body []byte) {
+	resp.Header = resp.Header.Clone()
+	resp.Header.Set("Content-Type", contentType)
+	resp.Header.Del("Content-Length")
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	resp.ContentLength = int64(len(body))
+}
+
+// unreadableAnswer is the error answer to the call req carries, encoded;
+// nil when req carries none.
+func unreadableAnswer(req *http.Request) []byte {
+	if req.Method != http.MethodPost || req.GetBody == nil {
+		return nil
+	}
+	rb, err := req.GetBody()
+	if err != nil {
+		return nil
+	}
+	sent, err := io.ReadAll(io.LimitReader(rb, maxFrameSize))
+	rb.Close()
+	if err != nil {
+		return nil
+	}
+	call, err := decodeMessage(sent)
+	if r, ok := call.(*jsonrpc.Request); err != nil || !ok || !r.IsCall() {
+		return nil
+	}
+	ans, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: call.(*jsonrpc.Request).ID, Error: &jsonrpc.Error{
+		Code:    codeUnreadable,
+		Message: "plexus: the server's answer could not be decoded as a JSON-RPC message",
+	}})
+	if err != nil {
+		return nil
+	}
+	return ans
+}
+
+// eventFilter is an event stream from the server as the SDK reads it:
+// events whose data is no message left out.
+type eventFilter struct {
+	t      *readableOnly
+	req    *http.Request
+	body   io.ReadCloser
+	events *sse.Reader
+	out    bytes.Buffer // events passed on, not yet read
+	err    error        // the stream's end, returned once out is read
+}
+
+func (f *eventFilter) Read(p []byte) (int, error) {
+	for f.out.Len() == 0 {
+		if f.err != nil {
+			return 0, f.err
+		}
+		f.next()
+	}
+	return f.out.Read(p)
+}
+
+func (f *eventFilter) Close() error { return f.body.Close() }
+
+// next passes on the next event, or notes the stream's end.
+func (f *eventFilter) next() {
+	ev, err := f.events.NextAny()
+	if errors.Is(err, sse.ErrTooLarge) {
+		f.t.c.unreadable("an HTTP event stream", []byte("[an event over the size limit]"))
+		f.unreadable()
+		if f.err == nil {
+			f.err = err // its end cannot be found: the stream ends
+		}
+		return
+	}
+	if err != nil {
+		f.err = err
+		return
+	}
+	if ev.Type != "message" || ev.Data == "" {
+		writeEvent(&f.out, ev) // not for the SDK to decode
+		return
+	}
+	msgs, asIs, ok := decodeForSDK([]byte(ev.Data))
+	switch {
+	case ok && asIs:
+		writeEvent(&f.out, ev)
+		return
+	case ok:
+		writeMessages(&f.out, msgs, ev.ID)
+		return
+	}
+	f.t.c.unreadable("an HTTP event stream", []byte(ev.Data))
+	if ev.ID != "" {
+		writeEvent(&f.out, sse.Event{ID: ev.ID}) // where a resumed stream goes on
+	}
+	f.unreadable()
+}
+
+// unreadable ends a call's stream with the call's error answer; another
+// stream goes on.
+func (f *eventFilter) unreadable() {
+	if ans := unreadableAnswer(f.req); ans != nil {
+		writeEvent(&f.out, sse.Event{Type: "message", Data: string(ans)})
+		f.err = io.EOF
+		f.body.Close()
+	}
+}
+
+// writeMessages writes msgs, re-encoded, as one event each; the last
+// carries id.
+func writeMessages(b *bytes.Buffer, msgs []jsonrpc.Message, id string) {
+	for i, m := range msgs {
+		data, err := jsonrpc.EncodeMessage(m)
+		if err != nil {
+			continue // decoded, so it encodes
+		}
+		ev := sse.Event{Type: "message", Data: string(data)}
+		if i == len(msgs)-1 {
+			ev.ID = id
+		}
+		writeEvent(b, ev)
+	}
+}
+
+// writeEvent writes ev as the SDK's reader reads it.
+func writeEvent(b *bytes.Buffer, ev sse.Event) {
+	if ev.Type != "" && ev.Type != "message" {
+		b.WriteString("event: " + ev.Type + "\n")
+	}
+	if ev.ID != "" {
+		b.WriteString("id: " + ev.ID + "\n")
+	}
+	if ev.Retry != "" {
+		b.WriteString("retry: " + ev.Retry + "\n")
+	}
+	if ev.Type != "" {
+		for line := range strings.SplitSeq(ev.Data, "\n") {
+			b.WriteString("data: " + line + "\n")
+		}
+	}
+	b.WriteByte('\n')
+}
