@@ -179,12 +179,13 @@ func (c *Conn) callError(ctx context.Context, err error) error {
 
 // localCodes are the codes of the SDK's own jsonrpc.Error sentinels, which
 // wrap transport failures (a POST whose response was cut off is "rejected by
-// transport") rather than carry an answer from the server, and of Plexus's.
+// transport") rather than carry an answer from the server. Plexus's own
+// (unreadableError) is told by its code and message both: a server may
+// answer with any code of the range it shares.
 var localCodes = map[int64]bool{
-	-32003:         true, // client is closing
-	-32004:         true, // server is closing
-	-32005:         true, // rejected by transport
-	codeUnreadable: true, // the server's answer is no message (unreadable.go)
+	-32003: true, // client is closing
+	-32004: true, // server is closing
+	-32005: true, // rejected by transport
 }
 
 // serverAnswered reports whether err carries a JSON-RPC error that the server
@@ -194,7 +195,7 @@ func serverAnswered(err error) bool {
 	case nil:
 		return false
 	case *jsonrpc.Error:
-		if !localCodes[e.Code] {
+		if !localCodes[e.Code] && !(e.Code == codeUnreadable && e.Message == unreadableMessage) {
 			return true
 		}
 	}

@@ -38,10 +38,13 @@ import (
 // lines without a colon, which the SDK also took for a broken stream, are
 // fields the standard ignores.
 
-// codeUnreadable is the code of the error answer that a call whose answer
-// could not be read gets from Plexus: not the server's answer, so the
-// call's outcome is unknown.
-const codeUnreadable = -32099
+// codeUnreadable and unreadableMessage are the error answer that a call
+// whose answer could not be read gets from Plexus: not the server's
+// answer, so the call's outcome is unknown (serverAnswered).
+const (
+	codeUnreadable    = -32099
+	unreadableMessage = "plexus: the server's answer could not be decoded as a JSON-RPC message"
+)
 
 // maxEvent bounds one event of a remote server's stream, as the SDK's
 // client did before readableOnly took the bound over.
@@ -127,7 +130,7 @@ func unreadableAnswer(req *http.Request) []byte {
 	}
 	ans, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: call.(*jsonrpc.Request).ID, Error: &jsonrpc.Error{
 		Code:    codeUnreadable,
-		Message: "plexus: the server's answer could not be decoded as a JSON-RPC message",
+		Message: unreadableMessage,
 	}})
 	if err != nil {
 		return nil
