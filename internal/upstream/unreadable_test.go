@@ -145,6 +145,7 @@ func TestUnreadableMessageKeepsConnection(t *testing.T) {
 				s.Type, s.URL = "sse", ts.URL+"/sse"
 			}
 			c := mustConnect(t, s)
+			defer c.Close() // before the server stops: the SDK's reader ends on the Conn's close, not on a stream cut off
 			var seen sync.Map
 			c.WatchResources("test", func(uri string) { seen.Store(uri, true) })
 			for i, ev := range unreadableEvents {
