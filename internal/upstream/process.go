@@ -113,13 +113,15 @@ func startProcess(s Spec, ring *lineRing, red *redactor, log *slog.Logger) (*pro
 		// SIGTERM, not SIGKILL: the shim must live long enough to end the group.
 		cmd.SysProcAttr = lifeline.GroupAttr(syscall.SIGTERM)
 		if s.Sandbox != nil {
+			// Set before the sandbox's egress proxy starts, which adds
+			// its lines from a goroutine of its own.
+			ring.explain = s.Sandbox.Explain
 			// A refusal is the server's own log line (not the daemon's:
 			// the server decides how many there are).
 			if eg, err = sandboxCmd(cmd, s, shimPath, path, ring.add); err != nil {
 				releaseSandbox(s.Sandbox, nil)
 				return nil, pipes{}, err
 			}
-			ring.explain = s.Sandbox.Explain
 		}
 	}
 
