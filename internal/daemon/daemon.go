@@ -444,9 +444,11 @@ func (p *parts) shutdown(srv *http.Server, tcp tcpServers, pc *peerServer) {
 	p.h.Close()
 	if pc != nil {
 		// Only now that its servers are stopped may another replica
-		// start those it still held (the hand-over timed out).
-		pc.owners.Release(ctx)
-		pc.reg.Leave(ctx)
+		// start those it still held (the hand-over timed out). Each
+		// bounds itself (a second): ctx, the API's grace, may be used
+		// up by now, and then both failed at once and left the rows.
+		pc.owners.Release(context.Background())
+		pc.reg.Leave(context.Background())
 	}
 	p.log.Info("daemon stopped")
 }
