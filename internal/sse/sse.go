@@ -1,6 +1,8 @@
 // Package sse reads server-sent event streams (text/event-stream), as the
 // daemon's event API and the MCP face's streamable HTTP answers are: the
 // settings client and the stdio bridge of plexus mcp share this reader.
+// WriteEvent writes an event back in the form the reader reads (the
+// upstream's filter of a remote server's streams passes events on with it).
 package sse
 
 import (
@@ -158,4 +160,27 @@ func lines() bufio.SplitFunc {
 		}
 		return 0, nil, nil
 	}
+}
+
+// WriteEvent writes ev to b as Reader reads it back: its type (unless
+// "message", the default), its id and retry fields, and a data line for
+// each line of its data. An event without a type is fields only (an id
+// where a resumed stream goes on, say): it carries no data, and a reader
+// dispatches nothing for it.
+func WriteEvent(b *bytes.Buffer, ev Event) {
+	if ev.Type != "" && ev.Type != "message" {
+		b.WriteString("event: " + ev.Type + "\n")
+	}
+	if ev.ID != "" {
+		b.WriteString("id: " + ev.ID + "\n")
+	}
+	if ev.Retry != "" {
+		b.WriteString("retry: " + ev.Retry + "\n")
+	}
+	if ev.Type != "" {
+		for line := range strings.SplitSeq(ev.Data, "\n") {
+			b.WriteString("data: " + line + "\n")
+		}
+	}
+	b.WriteByte('\n')
 }

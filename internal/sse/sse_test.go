@@ -212,3 +212,42 @@ func TestNextAnyKeepsPrimingEvents(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
+
+// TestWriteEventReadsBack: what WriteEvent writes, Reader reads back as
+// the same events — type, multi-line data, id and retry — and a
+// fields-only event is one that NextAny returns and Next skips.
+func TestWriteEventReadsBack(t *testing.T) {
+	events := []Event{
+		{Type: "message", Data: `{"jsonrpc":"2.0","id":1,"result":{}}`, ID: "s-1"},
+		{ID: "s-1b"}, // fields only
+		{Type: "ping", Data: "a\nb", Retry: "500"},
+		{Type: "message", Data: "x", ID: "s-2", Retry: "10"},
+	}
+	var b bytes.Buffer
+	for _, ev := range events {
+		WriteEvent(&b, ev)
+	}
+	written := b.String()
+	for _, bare := range []bool{true, false} {
+		r := NewReader(strings.NewReader(written), 1<<20)
+		for _, want := range events {
+			if !bare && want.Type == "" {
+				continue
+			}
+			next := r.Next
+			if bare {
+				next = r.NextAny
+			}
+			got, err := next()
+			if err != nil {
+				t.Fatalf("reading back %+v (NextAny %v): %v", want, bare, err)
+			}
+			if got != want {
+				t.Errorf("read back %+v, wrote %+v (NextAny %v)", got, want, bare)
+			}
+		}
+		if got, err := r.NextAny(); err != io.EOF {
+			t.Errorf("after the events: %+v, %v; want io.EOF", got, err)
+		}
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -177,13 +176,13 @@ func (f *eventFilter) next() {
 		return
 	}
 	if ev.Type != "message" || ev.Data == "" {
-		writeEvent(&f.out, ev) // not for the SDK to decode
+		sse.WriteEvent(&f.out, ev) // not for the SDK to decode
 		return
 	}
 	msgs, asIs, ok := decodeForSDK([]byte(ev.Data))
 	switch {
 	case ok && asIs:
-		writeEvent(&f.out, ev)
+		sse.WriteEvent(&f.out, ev)
 		return
 	case ok:
 		writeMessages(&f.out, msgs, ev.ID)
@@ -191,7 +190,7 @@ func (f *eventFilter) next() {
 	}
 	f.t.c.unreadable("an HTTP event stream", []byte(ev.Data))
 	if ev.ID != "" {
-		writeEvent(&f.out, sse.Event{ID: ev.ID}) // where a resumed stream goes on
+		sse.WriteEvent(&f.out, sse.Event{ID: ev.ID}) // where a resumed stream goes on
 	}
 	f.unreadable()
 }
@@ -200,7 +199,7 @@ func (f *eventFilter) next() {
 // stream goes on.
 func (f *eventFilter) unreadable() {
 	if ans := unreadableAnswer(f.req); ans != nil {
-		writeEvent(&f.out, sse.Event{Type: "message", Data: string(ans)})
+		sse.WriteEvent(&f.out, sse.Event{Type: "message", Data: string(ans)})
 		f.err = io.EOF
 		f.body.Close()
 	}
@@ -218,25 +217,6 @@ func writeMessages(b *bytes.Buffer, msgs []jsonrpc.Message, id string) {
 		if i == len(msgs)-1 {
 			ev.ID = id
 		}
-		writeEvent(b, ev)
+		sse.WriteEvent(b, ev)
 	}
-}
-
-// writeEvent writes ev as the SDK's reader reads it.
-func writeEvent(b *bytes.Buffer, ev sse.Event) {
-	if ev.Type != "" && ev.Type != "message" {
-		b.WriteString("event: " + ev.Type + "\n")
-	}
-	if ev.ID != "" {
-		b.WriteString("id: " + ev.ID + "\n")
-	}
-	if ev.Retry != "" {
-		b.WriteString("retry: " + ev.Retry + "\n")
-	}
-	if ev.Type != "" {
-		for line := range strings.SplitSeq(ev.Data, "\n") {
-			b.WriteString("data: " + line + "\n")
-		}
-	}
-	b.WriteByte('\n')
 }
