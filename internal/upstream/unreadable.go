@@ -19,9 +19,9 @@ import (
 // stream or of the standalone stream, a call's JSON answer, an event of a
 // legacy SSE stream — for a broken connection: every call on it failed,
 // and the supervisor restarted the server. readableOnly reads every answer
-// before the SDK does, and passes on only what it can decode
-// (decodeForSDK, decode.go). An event that is none is logged and dropped,
-// as over stdio:
+// before the SDK does, and passes on only what it can decode: what
+// readsAsIs passes at a scan (decode.go), and else what decodeForSDK
+// decodes. An event that is none is logged and dropped, as over stdio:
 //
 //   - On a stream that carries the messages of every call (the standalone
 //     stream, a legacy SSE stream), a call whose answer it was waits for
@@ -80,6 +80,9 @@ func (t *readableOnly) answer(req *http.Request, resp *http.Response) {
 	if err != nil {
 		// Cut off: the SDK meets the same failure after the same bytes.
 		resp.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), failingReader{err}))
+		return
+	}
+	if _, ok := readsAsIs(body); ok {
 		return
 	}
 	msgs, asIs, ok := decodeForSDK(body)
@@ -182,6 +185,11 @@ func (f *eventFilter) next() {
 		return
 	}
 	data := []byte(ev.Data)
+	if response, ok := readsAsIs(data); ok {
+		f.answered = f.answered || response
+		f.out = sse.AppendEvent(f.out, ev)
+		return
+	}
 	msgs, asIs, ok := decodeForSDK(data)
 	switch {
 	case ok && asIs:
