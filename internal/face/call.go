@@ -146,7 +146,7 @@ func (s *session) call(r *http.Request, ex *exchange, key string, m envelope) bo
 		return false
 	}
 	base := tracing.WithClient(s.withClient(context.WithoutCancel(r.Context())), r.Header, s.id)
-	return s.run(base, ex, key, req.id, func(ctx context.Context) (json.RawMessage, error) {
+	return s.run(r, base, ex, key, req.id, func(ctx context.Context) (json.RawMessage, error) {
 		d, err := s.downstream(ctx)
 		if err != nil {
 			return nil, err
@@ -168,11 +168,12 @@ func (c faceCall) cancel() { c.end(nil) }
 func (c faceCall) drop() { c.end(upstream.ErrClientDropped) }
 
 // run does one of the session's requests that the face forwards itself
-// (a call, a tasks request) in a goroutine of its own, and answers it.
-// The request outlives its POST while the client may resume its stream
-// (exchange.go); the client's notifications/cancelled ends it, and a
-// cancelled one is answered nothing. False: the session has ended.
-func (s *session) run(base context.Context, ex *exchange, key string, id json.RawMessage, do func(context.Context) (json.RawMessage, error)) bool {
+// (a call, a tasks request), and answers it: the only request of its POST
+// in the POST's own goroutine, one of a batch in a goroutine of its own
+// (spawn). The request outlives its POST while the client may resume its
+// stream (exchange.go); the client's notifications/cancelled ends it, and
+// a cancelled one is answered nothing. False: the session has ended.
+func (s *session) run(r *http.Request, base context.Context, ex *exchange, key string, id json.RawMessage, do func(context.Context) (json.RawMessage, error)) bool {
 	ctx, end := context.WithCancelCause(base)
 	s.mu.Lock()
 	if s.ended {
@@ -182,7 +183,7 @@ func (s *session) run(base context.Context, ex *exchange, key string, id json.Ra
 	}
 	s.calls[key] = faceCall{end: end}
 	s.mu.Unlock()
-	s.spawn(func() {
+	job := func() {
 		defer func() {
 			end(nil)
 			s.mu.Lock()
@@ -199,7 +200,17 @@ func (s *session) run(base context.Context, ex *exchange, key string, id json.Ra
 			return
 		}
 		s.answer(key, callAnswer(id, res, err))
-	})
+	}
+	if !ex.single {
+		s.spawn(job)
+		return true
+	}
+	// Its POST's goroutine waits for the answer anyway: doing the request
+	// there spares two goroutine hand-offs a call. Meanwhile watch, not
+	// serve, sees the POST drop.
+	stop := ex.watch(r)
+	job()
+	stop()
 	return true
 }
 

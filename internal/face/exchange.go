@@ -1,6 +1,7 @@
 package face
 
 import (
+	"context"
 	"crypto/rand"
 	"errors"
 	"net/http"
@@ -57,6 +58,8 @@ type exchange struct {
 	listen  bool          // the session's standalone stream
 	sent    int           // the index of the last event a connection took
 	taken   chan struct{} // closed when another connection takes the stream over
+	// postLeft: the POST's hold ended (left), its drop handled
+	postLeft bool
 
 	settle *time.Timer // primes the stream (Primes)
 }
@@ -238,7 +241,26 @@ func (ex *exchange) serve(r *http.Request) {
 	case <-sessionDone:
 	case <-r.Context().Done():
 	}
+	ex.left(r)
+}
+
+// watch handles the POST's drop while its own handler does its request
+// (session.run) and cannot wait in serve; stop ends the watch, before
+// serve takes over.
+func (ex *exchange) watch(r *http.Request) (stop func() bool) {
+	return context.AfterFunc(r.Context(), func() { ex.left(r) })
+}
+
+// left handles the end of the POST's hold on the exchange, once: nothing
+// is written to its connection after, and a drop leaves the requests not
+// answered resumable or cancels them (dropped).
+func (ex *exchange) left(r *http.Request) {
 	ex.mu.Lock()
+	if ex.postLeft {
+		ex.mu.Unlock()
+		return
+	}
+	ex.postLeft = true
 	done := ex.done
 	if ex.w == ex.post {
 		ex.w = nil // nothing is written once this handler returns

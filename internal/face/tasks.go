@@ -62,7 +62,7 @@ func (s *session) task(r *http.Request, ex *exchange, key string, m envelope) bo
 	if !ok || version == "" {
 		return false
 	}
-	return s.run(context.WithoutCancel(r.Context()), ex, key, m.id, func(ctx context.Context) (json.RawMessage, error) {
+	return s.run(r, context.WithoutCancel(r.Context()), ex, key, m.id, func(ctx context.Context) (json.RawMessage, error) {
 		// On the client's own session at the server, where its tasks are.
 		ctx = upstream.WithPeer(ctx, &sessionPeer{s, ex}, nil)
 		return s.p.forwardTask(ctx, server, version, m.name, m.params)
