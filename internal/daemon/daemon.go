@@ -6,7 +6,9 @@
 // internal channel, the heartbeat and the lease claims); with the
 // channel, hand the stdio servers over to the other replicas, serving
 // them until those run them (a few seconds at most); stop accepting API
-// requests (in-flight ones get a grace period), then stop every server
+// requests (in-flight ones get a grace period) and, beside them, close
+// the channel once the other replicas have followed the hand-over
+// (peerstop.go, a grace of its own), then stop every server
 // (each process group ended and reaped), then give up the leases still
 // held (only now may another replica start them) and remove this
 // replica's row, then close the store, remove the socket and release the
@@ -25,6 +27,7 @@ import (
 	"net/http/pprof"
 	"os"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 
@@ -430,6 +433,13 @@ func (p *parts) shutdown(srv *http.Server, tcp tcpServers, pc *peerServer) {
 	if pc != nil {
 		pc.drain(context.Background())
 	}
+	// The channel stops on a grace of its own, beside the API and the
+	// face: it first waits for the other replicas to follow the
+	// hand-over, which the face's slow requests must not use up.
+	var channel sync.WaitGroup
+	if pc != nil {
+		channel.Go(pc.stop)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	p.h.EndSubscriptions() // event streams would otherwise hold Shutdown
@@ -438,9 +448,8 @@ func (p *parts) shutdown(srv *http.Server, tcp tcpServers, pc *peerServer) {
 	for _, t := range tcp {
 		t.srv.Shutdown(ctx)
 	}
-	if pc != nil {
-		pc.srv.Shutdown(ctx)
-	}
+	channel.Wait()
+	p.fc.Close() // what the channel's last calls opened anew
 	p.h.Close()
 	if pc != nil {
 		// Only now that its servers are stopped may another replica

@@ -39,6 +39,8 @@ type peerServer struct {
 	owners *peer.Owners
 	tr     *peer.Transport
 	db     *pgstore.Store
+	calls  *channelCalls
+	log    *slog.Logger
 }
 
 func (pc *peerServer) id() string {
@@ -113,7 +115,8 @@ func (p *parts) peerChannel(po PeerOptions, db *pgstore.Store) (*peerServer, err
 	routed := http.HandlerFunc(p.team.serveRouted)
 	mux.Handle(face.Path, routed)
 	mux.Handle(face.Path+"/", routed)
-	mux.Handle(peer.ServerPath+"{server}", owners.ServeOwned(p.h.RunsHere, p.serveServer))
+	calls := &channelCalls{}
+	mux.Handle(peer.ServerPath+"{server}", calls.serve(owners.ServeOwned(p.h.RunsHere, p.serveServer)))
 	mux.HandleFunc("GET "+alivePath, func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })
 	// What the channel's credential admits is proven (connlimit): the
 	// rest of the channel's connections are bounded as the other
@@ -122,7 +125,7 @@ func (p *parts) peerChannel(po PeerOptions, db *pgstore.Store) (*peerServer, err
 	l := limitTCP(ln, "the internal channel", log)
 	srv := l.Server(peer.NewGuard(keys, self, log, connlimit.Proven(mux)), slog.NewLogLogger(log.Handler(), slog.LevelWarn), nil)
 	srv.TLSConfig = peer.ServerTLS(cert)
-	return &peerServer{srv: srv, ln: tls.NewListener(l, srv.TLSConfig), reg: reg, owners: owners, tr: tr, db: db}, nil
+	return &peerServer{srv: srv, ln: tls.NewListener(l, srv.TLSConfig), reg: reg, owners: owners, tr: tr, db: db, calls: calls, log: log}, nil
 }
 
 // serveServer serves a stdio server this replica runs to another replica,

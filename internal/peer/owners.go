@@ -552,10 +552,11 @@ func (o *Owners) Held() []string {
 
 // Drain hands every server this replica runs over to the others, at its
 // clean stop, and waits (until ctx is done) until they have taken them
-// and each new owner runs its server (serving reports so of an owner),
-// then a little longer for the other replicas to move their connections
-// there: meanwhile it serves them on. With no other replica to take them
-// (the last one, or all stopping at once) it does not wait.
+// and each new owner runs its server (serving reports so of an owner):
+// meanwhile it serves them on. The other replicas move their connections
+// there after that; the channel's stop waits for them (internal/daemon).
+// With no other replica to take them (the last one, or all stopping at
+// once) it does not wait.
 func (o *Owners) Drain(ctx context.Context, serving func(context.Context, Lease) bool) {
 	o.mu.Lock()
 	o.draining = true
@@ -586,7 +587,7 @@ func (o *Owners) Drain(ctx context.Context, serving func(context.Context, Lease)
 			}
 		}
 		if n == len(held) {
-			break
+			return
 		}
 		// Every second, with the rows read again: once every other
 		// replica is being stopped too (all stop at once), nobody will
@@ -604,10 +605,6 @@ func (o *Owners) Drain(ctx context.Context, serving func(context.Context, Lease)
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-	select { // the others' connections follow within a replaceRetry or two
-	case <-ctx.Done():
-	case <-time.After(drainLinger):
-	}
 }
 
 // othersTake reports whether a replica other than this one, live and not
@@ -621,10 +618,6 @@ func (o *Owners) othersTake() bool {
 	}
 	return false
 }
-
-// drainLinger is how long a replica that handed its servers over serves
-// on once their new owners run them.
-const drainLinger = time.Second
 
 // Release gives up this replica's leases at its clean stop, once it has
 // stopped its servers, so that others take them at once.

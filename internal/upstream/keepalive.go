@@ -29,7 +29,9 @@ func (c *Conn) Ping(ctx context.Context) error {
 	if err := c.usable(); err != nil {
 		return err
 	}
-	ctx = context.WithValue(ctx, keepAliveKey{}, true)
+	// Marked as a call is, so that one that could not reach the server
+	// (its dial refused) says so, not "outcome unknown" (refused.go).
+	ctx = c.withRefusal(context.WithValue(ctx, keepAliveKey{}, true))
 	var err error
 	if m := c.eraMeta(); m != nil {
 		_, err = c.request(ctx, "server/discover", map[string]any{"_meta": m})

@@ -72,40 +72,37 @@ func TestCallRefusedForItsCredential(t *testing.T) {
 	}
 }
 
-// TestCallToAServerGoneIsNotSent: a call whose POST could not reach the
-// server at all — no connection could be made to it — was never sent: a
-// known outcome (not connected), not "outcome unknown".
-func TestCallToAServerGoneIsNotSent(t *testing.T) {
+// goingServer connects to a streamable HTTP server whose first request
+// gone is called after: then nothing listens there any more, and a new
+// connection is refused. Each request goes on a connection of its own: a
+// kept-alive one the server closed would take the POST unread (EOF),
+// which is rightly "outcome unknown" — the server may have read it.
+func goingServer(ctx context.Context, t *testing.T) (c *Conn, gone func()) {
+	t.Helper()
 	s := echoServer(t, nil, nil)
 	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
-	defer ts.Close()
-	defer func() {
+	t.Cleanup(func() {
 		for ss := range s.Sessions() {
 			ss.Close() // its DELETE could not reach it either
 		}
-	}()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	// Each request on a connection of its own: a kept-alive one the
-	// server closed would take the POST unread (EOF), which is rightly
-	// "outcome unknown" — the server may have read it.
+		ts.Close()
+	})
 	hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 	c, err := Connect(ctx, Spec{Name: "goes", Type: "http", URL: ts.URL, ProtocolVersion: "2025-11-25", HTTPClient: hc})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
-	if _, err := c.CallTool(ctx, "echo", json.RawMessage(`{}`)); err != nil {
-		t.Fatal(err)
+	t.Cleanup(func() { c.Close() })
+	return c, func() {
+		ts.Listener.Close()
+		ts.CloseClientConnections()
 	}
-	ts.Listener.Close() // nothing listens there any more: a new connection is refused
-	ts.CloseClientConnections()
-	_, err = c.CallTool(ctx, "echo", json.RawMessage(`{}`))
-	if !errors.Is(err, ErrNotConnected) || errors.Is(err, ErrTransportLost) {
-		t.Fatalf("a call no connection could be made for: %v; want not connected, never sent", err)
-	}
-	// Nothing listens there: the connection ends at once, for its owner
-	// to show the server down and connect again on its schedule.
+}
+
+// endsRefused checks that c ends, for its owner to show the server down
+// and connect again on its schedule, with the refused connection.
+func endsRefused(t *testing.T, c *Conn) {
+	t.Helper()
 	select {
 	case <-c.Done():
 		if !ConnRefused(c.Err()) {
@@ -114,4 +111,42 @@ func TestCallToAServerGoneIsNotSent(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Error("the connection lives on though its server refuses connections")
 	}
+}
+
+// TestCallToAServerGoneIsNotSent: a call whose POST could not reach the
+// server at all — no connection could be made to it — was never sent: a
+// known outcome (not connected), not "outcome unknown".
+func TestCallToAServerGoneIsNotSent(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, gone := goingServer(ctx, t)
+	if _, err := c.CallTool(ctx, "echo", json.RawMessage(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	gone()
+	_, err := c.CallTool(ctx, "echo", json.RawMessage(`{}`))
+	if !errors.Is(err, ErrNotConnected) || errors.Is(err, ErrTransportLost) {
+		t.Fatalf("a call no connection could be made for: %v; want not connected, never sent", err)
+	}
+	endsRefused(t, c)
+}
+
+// TestHealthCheckOfAServerGoneIsNotLost: a health check whose POST could
+// not reach the server at all says so (not connected), as a call does,
+// and the connection ends. Before, it said "connection to server lost,
+// outcome unknown … connection refused" (in a team, the channel to a
+// replica that had stopped).
+func TestHealthCheckOfAServerGoneIsNotLost(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, gone := goingServer(ctx, t)
+	if err := c.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+	gone()
+	err := c.Ping(ctx)
+	if !errors.Is(err, ErrNotConnected) || errors.Is(err, ErrTransportLost) {
+		t.Fatalf("a health check no connection could be made for: %v; want not connected", err)
+	}
+	endsRefused(t, c)
 }
