@@ -40,8 +40,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-
-	"github.com/plexus-mcp/plexus/internal/sse"
 )
 
 func main() {
@@ -205,7 +203,7 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.sessions[sid] = res.Result.ProtocolVersion
 			s.mu.Unlock()
 		}
-		w.Write(sse.AppendData(nil, "message", "", []byte(f)))
+		fmt.Fprintf(w, "data: %s\n\n", f)
 		if flusher != nil {
 			flusher.Flush()
 		}
