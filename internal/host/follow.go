@@ -111,6 +111,13 @@ func (h *Host) refreshPins(ctx context.Context) {
 		h.pins.gated.Delete(srv)
 		if err := h.Restart(ctx, srv.Name()); err != nil {
 			h.log.Warn("shared store: approved server not started", "server", srv.Name(), "err", err)
+			// Another replica that runs it may be starting its process
+			// (it refuses until it runs it): tried again as a reload
+			// tries such a server, not left out until a client's
+			// activity brings the probes.
+			if cur := h.snap.Load().servers[srv.Name()]; cur != nil {
+				h.retryPlaced(ctx, cur)
+			}
 		}
 		return true
 	})

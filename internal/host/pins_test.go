@@ -440,3 +440,39 @@ func TestApprovalTakenInByAMergedSave(t *testing.T) {
 type sharedFiles struct{ docstore.Files }
 
 func (sharedFiles) Shared() bool { return true }
+
+// TestApprovedServerRetriedWhileItsReplicaStartsIt: on a team, a server
+// held here for approval runs on another replica; the approval reaches
+// this one while that replica is still starting the process, which
+// refuses the connection. The connection is tried again until that
+// replica runs it, the server Arriving meanwhile. Before, the approval's
+// one start failed and the server stayed failed: its tools were unknown on
+// this replica until a client's activity brought the probes
+// (TestTeamSpread: "unknown tool" for every call sent there).
+func TestApprovedServerRetriedWhileItsReplicaStartsIt(t *testing.T) {
+	url, running := startingReplica(t)
+	home := filepath.Join(t.TempDir(), "home")
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.OpenOn(home, sharedFiles{docstore.Files{Home: home}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := &testHost{Host: New(Options{Store: st, Shim: []string{testenv.Binary(t), "__plexus-shim"}, Logger: slog.New(&logRecorder{shared: &logShared{}})}),
+		t: t, st: st, bin: testenv.Binary(t)}
+	t.Cleanup(th.Close)
+	th.SetPlacement(elsewhere{url: url})
+	if _, err := th.PutServer(t.Context(), PutRequest{Name: "ex", Config: th.example(nil), Create: true, NoVerify: true, NeedsApproval: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := th.pins.store.Approve("ex", pins.TrustOf(th.st.Config().MCP.Servers["ex"]), ""); err != nil {
+		t.Fatal(err)
+	}
+	th.refreshPins(t.Context())
+	if _, ok := th.Arriving("ex"); !ok {
+		t.Errorf("ex is not arriving while its replica starts it (%s %q): a call of its tools would be unknown", th.status("ex").State, th.status("ex").LastError)
+	}
+	running.Store(true)
+	waitFor(t, "the approved server connected once its replica runs it", func() bool { return th.status("ex").State == apitype.StateReady })
+}
