@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/plexus-mcp/plexus/internal/apitype"
+	"github.com/plexus-mcp/plexus/internal/sse"
 )
 
 // t0 is the fixed "now" of the tests that show relative times.
@@ -32,7 +33,7 @@ func sseEvent(t *testing.T, w io.Writer, ev apitype.Event) {
 		t.Error(err)
 		return
 	}
-	if _, err := io.WriteString(w, "event: "+ev.Type+"\ndata: "+string(data)+"\n\n"); err != nil {
+	if _, err := w.Write(sse.AppendData(nil, ev.Type, "", data)); err != nil {
 		return // the client went away
 	}
 	w.(http.Flusher).Flush()

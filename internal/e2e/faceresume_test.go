@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plexus-mcp/plexus/internal/sse"
 	"github.com/plexus-mcp/plexus/internal/testenv"
 )
 
@@ -209,31 +210,18 @@ type sseEvent struct{ name, id, data string }
 // readEvents reads events from r until it ends or stop says so.
 func readEvents(r io.Reader, stop func(sseEvent) bool) []sseEvent {
 	var out []sseEvent
-	var ev sseEvent
-	seen := false
-	sc := bufio.NewScanner(r)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case line == "":
-			if seen {
-				out = append(out, ev)
-				if stop != nil && stop(ev) {
-					return out
-				}
-			}
-			ev, seen = sseEvent{}, false
-		case strings.HasPrefix(line, ":"): // a comment
-		case strings.HasPrefix(line, "event: "):
-			ev.name, seen = line[len("event: "):], true
-		case strings.HasPrefix(line, "id: "):
-			ev.id, seen = line[len("id: "):], true
-		case strings.HasPrefix(line, "data: "):
-			ev.data, seen = line[len("data: "):], true
+	events := sse.NewReader(r, 1<<20)
+	for {
+		e, err := events.NextAny()
+		if err != nil {
+			return out
+		}
+		ev := sseEvent{name: e.Type, id: e.ID, data: e.Data}
+		out = append(out, ev)
+		if stop != nil && stop(ev) {
+			return out
 		}
 	}
-	return out
 }
 
 // TestResumeReplaysMissedEvents: a GET with Last-Event-ID gets exactly

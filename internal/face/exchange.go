@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/plexus-mcp/plexus/internal/era"
+	"github.com/plexus-mcp/plexus/internal/sse"
 )
 
 // An exchange is one POST's answer: the requests it carries, answered in
@@ -431,16 +432,7 @@ func (ex *exchange) attach(w http.ResponseWriter, r *http.Request, index int) {
 
 // writeSSE writes one event (id "" for none) and flushes it.
 func writeSSE(w http.ResponseWriter, name, id string, data []byte) error {
-	b := make([]byte, 0, len(data)+len(name)+len(id)+24)
-	b = append(b, "event: "...)
-	b = append(b, name...)
-	if id != "" {
-		b = append(b, "\nid: "...)
-		b = append(b, id...)
-	}
-	b = append(b, "\ndata: "...)
-	b = append(b, data...)
-	b = append(b, "\n\n"...)
+	b := sse.AppendData(make([]byte, 0, len(data)+len(name)+len(id)+24), name, id, data)
 	if _, err := w.Write(b); err != nil {
 		return err
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/plexus-mcp/plexus/internal/sse"
 )
 
 // keepAlive is how often an idle event stream gets a comment line, so that
@@ -37,7 +39,7 @@ func openEventStream(w http.ResponseWriter, name string) *eventStream {
 
 // send writes one event; false once the client is gone.
 func (s *eventStream) send(typ string, data []byte) bool {
-	if _, err := fmt.Fprintf(s.w, "event: %s\ndata: %s\n\n", typ, data); err != nil {
+	if _, err := s.w.Write(sse.AppendData(nil, typ, "", data)); err != nil {
 		return false
 	}
 	s.fl.Flush()

@@ -1,8 +1,11 @@
-// Package sse reads server-sent event streams (text/event-stream), as the
-// daemon's event API and the MCP face's streamable HTTP answers are: the
-// settings client and the stdio bridge of plexus mcp share this reader.
-// WriteEvent writes an event back in the form the reader reads (the
-// upstream's filter of a remote server's streams passes events on with it).
+// Package sse reads and writes server-sent event streams
+// (text/event-stream). Reader is the one reader of them in Plexus: the
+// settings client's event stream, the stdio bridge's relay of the face's
+// answers, and (internal/upstream) a remote server's streams — the
+// filter the SDK's client reads them through, the standalone stream and a
+// session renewal's answer. WriteEvent, AppendEvent and AppendData are the
+// one writer: the daemon's event API, the face's answers, and the streams
+// the upstream passes on to the SDK's client.
 package sse
 
 import (
@@ -10,7 +13,10 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"math"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // ErrTooLarge is an event over the reader's limit.
@@ -25,6 +31,17 @@ type Event struct {
 	// ignores an id holding a NUL and a retry that is not all digits.
 	ID    string
 	Retry string
+}
+
+// RetryDelay is the reconnection delay the event's retry field sets, in
+// milliseconds as the standard has it; ok is false when it sets none, or
+// one too long for a time.Duration.
+func (ev Event) RetryDelay() (d time.Duration, ok bool) {
+	n, err := strconv.ParseInt(ev.Retry, 10, 64)
+	if err != nil || n < 0 || n > math.MaxInt64/int64(time.Millisecond) {
+		return 0, false
+	}
+	return time.Duration(n) * time.Millisecond, true
 }
 
 // Reader parses a text/event-stream as the HTML Living Standard
@@ -44,8 +61,10 @@ type Reader struct {
 func NewReader(r io.Reader, maxEvent int) *Reader {
 	sc := bufio.NewScanner(r)
 	// Room for the longest data line: the field name and the separator
-	// besides the data itself.
-	sc.Buffer(make([]byte, 0, 4096), maxEvent+len("data: ")+2)
+	// besides the data itself. A line of any field longer than that is
+	// ErrTooLarge (the scanner's bound is its buffer's size if larger).
+	max := maxEvent + len("data: ") + 2
+	sc.Buffer(make([]byte, 0, min(4096, max)), max)
 	sc.Split(lines())
 	return &Reader{sc: sc, max: maxEvent, first: true}
 }
@@ -162,25 +181,55 @@ func lines() bufio.SplitFunc {
 	}
 }
 
-// WriteEvent writes ev to b as Reader reads it back: its type (unless
-// "message", the default), its id and retry fields, and a data line for
-// each line of its data. An event without a type is fields only (an id
-// where a resumed stream goes on, say): it carries no data, and a reader
-// dispatches nothing for it.
+// WriteEvent writes ev to b as AppendEvent appends it.
 func WriteEvent(b *bytes.Buffer, ev Event) {
-	if ev.Type != "" && ev.Type != "message" {
-		b.WriteString("event: " + ev.Type + "\n")
-	}
-	if ev.ID != "" {
-		b.WriteString("id: " + ev.ID + "\n")
-	}
-	if ev.Retry != "" {
-		b.WriteString("retry: " + ev.Retry + "\n")
-	}
+	b.Write(AppendEvent(b.AvailableBuffer(), ev))
+}
+
+// AppendEvent appends ev to dst as Reader reads it back: its type, its id
+// and retry fields, and a data line for each line of its data (a CR in
+// data, which JSON never holds raw, would be read back as a line end). An event
+// without a type is fields only (an id where a resumed stream goes on,
+// say): it carries no data, and a reader dispatches nothing for it.
+func AppendEvent(dst []byte, ev Event) []byte {
+	dst = appendFields(dst, ev.Type, ev.ID, ev.Retry)
 	if ev.Type != "" {
-		for line := range strings.SplitSeq(ev.Data, "\n") {
-			b.WriteString("data: " + line + "\n")
+		dst = appendData(dst, ev.Data, strings.IndexByte)
+	}
+	return append(dst, '\n')
+}
+
+// AppendData appends an event of type typ (not "") and id ("" for none)
+// whose data is data, as AppendEvent appends it, for a writer that holds
+// its data as bytes: the face's answers, which it writes without copying
+// them into a string.
+func AppendData(dst []byte, typ, id string, data []byte) []byte {
+	dst = appendFields(dst, typ, id, "")
+	dst = appendData(dst, data, bytes.IndexByte)
+	return append(dst, '\n')
+}
+
+// appendFields appends the fields that are set; the type is written even
+// when it is "message", the default, as every writer of ours always has.
+func appendFields(dst []byte, typ, id, retry string) []byte {
+	for _, f := range [...]struct{ name, value string }{{"event: ", typ}, {"id: ", id}, {"retry: ", retry}} {
+		if f.value != "" {
+			dst = append(append(append(dst, f.name...), f.value...), '\n')
 		}
 	}
-	b.WriteByte('\n')
+	return dst
+}
+
+// appendData appends data as data lines, one for each of its lines: a
+// line end inside data would otherwise end the event there.
+func appendData[D string | []byte](dst []byte, data D, index func(D, byte) int) []byte {
+	for {
+		dst = append(dst, "data: "...)
+		i := index(data, '\n')
+		if i < 0 {
+			return append(append(dst, data...), '\n')
+		}
+		dst = append(append(dst, data[:i]...), '\n')
+		data = data[i+1:]
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // maxEvent is the limit of the tests, the client's.
@@ -83,8 +84,13 @@ func TestSSEReaderTooLarge(t *testing.T) {
 			t.Errorf("got %q, %v", got, err)
 		}
 	}
+	// A line of another field over the limit too: its end cannot be found.
+	got, err := parseAll([]byte("data: 1\n\nid: "+strings.Repeat("x", 200)+"\ndata: 2\n\n"), 7, 100)
+	if !errors.Is(err, ErrTooLarge) || !equalEvents(got, []Event{{Type: "message", Data: "1"}}) {
+		t.Errorf("a long id line: got %q, %v", got, err)
+	}
 	// Exactly at the limit is fine.
-	got, err := parseAll([]byte("data: "+strings.Repeat("x", 99)+"\n\n"), 7, 100)
+	got, err = parseAll([]byte("data: "+strings.Repeat("x", 99)+"\n\n"), 7, 100)
 	if err != io.EOF || len(got) != 1 {
 		t.Errorf("at the limit: %d events, %v", len(got), err)
 	}
@@ -156,6 +162,7 @@ func FuzzSSE(f *testing.F) {
 	f.Add([]byte("data: a\rdata: b\r\r\ndata: c\n\r\n"), uint8(1))
 	f.Add([]byte("\ufeffdata:x\n\nevent\ndata\n\n:\n"), uint8(9))
 	f.Add([]byte("data: line one\nline two\r\n"), uint8(2))
+	f.Add([]byte("id: a\x00b\nretry: 99999999999999999999\ndata: x\n\nretry: 250\ndata\n\n"), uint8(5))
 	f.Fuzz(func(t *testing.T, in []byte, chunk uint8) {
 		n := int(chunk)%64 + 1
 
@@ -166,6 +173,19 @@ func FuzzSSE(f *testing.F) {
 		}
 		if want := referenceSSE(string(in)); !equalEvents(got, want) {
 			t.Fatalf("got %q\nwant %q", got, want)
+		}
+
+		// Each event written back reads back the same, and its retry
+		// delay, if any, is one.
+		var back []byte
+		for _, ev := range got {
+			back = AppendEvent(back, ev)
+			if d, ok := ev.RetryDelay(); ok && d < 0 || !ok && ev.Retry != "" && len(ev.Retry) < 13 {
+				t.Fatalf("retry %q: delay %v, %v", ev.Retry, d, ok)
+			}
+		}
+		if again, err := parseAll(back, n, maxEvent); err != io.EOF || !equalEvents(again, got) {
+			t.Fatalf("written back as %q: read %q, %v; want %q", back, again, err, got)
 		}
 
 		// With a small limit: no panic, and what comes before the error
@@ -249,5 +269,47 @@ func TestWriteEventReadsBack(t *testing.T) {
 		if got, err := r.NextAny(); err != io.EOF {
 			t.Errorf("after the events: %+v, %v; want io.EOF", got, err)
 		}
+	}
+}
+
+// TestRetryDelay: a retry field is milliseconds; none, or one past what a
+// time.Duration holds, is no delay.
+func TestRetryDelay(t *testing.T) {
+	for _, tc := range []struct {
+		retry string
+		want  time.Duration
+		ok    bool
+	}{
+		{"250", 250 * time.Millisecond, true},
+		{"0", 0, true},
+		{"", 0, false},
+		{"9223372036854", 9223372036854 * time.Millisecond, true},
+		{"9223372036855", 0, false}, // past MaxInt64 nanoseconds
+		{"99999999999999999999", 0, false},
+	} {
+		if d, ok := (Event{Retry: tc.retry}).RetryDelay(); d != tc.want || ok != tc.ok {
+			t.Errorf("retry %q: %v, %v; want %v, %v", tc.retry, d, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+// TestAppendData: AppendData writes what AppendEvent writes for the same
+// event, and appends to a buffer with room without allocating (the face's
+// answers go out through it).
+func TestAppendData(t *testing.T) {
+	for _, ev := range []Event{
+		{Type: "message", Data: `{"jsonrpc":"2.0","id":1,"result":{}}`, ID: "s_1"},
+		{Type: "message", Data: "a\n\nb\n"},
+		{Type: "ping", Data: ""},
+	} {
+		got := AppendData([]byte("x"), ev.Type, ev.ID, []byte(ev.Data))
+		if want := AppendEvent([]byte("x"), ev); !bytes.Equal(got, want) {
+			t.Errorf("AppendData %q, AppendEvent %q", got, want)
+		}
+	}
+	data := []byte(`{"jsonrpc":"2.0","id":1,"result":{"content":[]}}`)
+	buf := make([]byte, 0, 256)
+	if n := testing.AllocsPerRun(100, func() { buf = AppendData(buf[:0], "message", "abc_1", data) }); n != 0 {
+		t.Errorf("AppendData allocates %v times an event", n)
 	}
 }

@@ -8,12 +8,14 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/plexus-mcp/plexus/internal/sse"
 )
 
 // MalformedStreamServer serves a go-sdk MCP 2026-07-28 server (stateless)
 // on 127.0.0.1 whose tool bad answers every call with an event stream
-// that carries no JSON-RPC message and is then held open until the test
-// ends; everything else is the SDK's. It returns the server's URL.
+// that carries no JSON-RPC message and then ends; everything else is the
+// SDK's. It returns the server's URL.
 func MalformedStreamServer(t testing.TB) string {
 	t.Helper()
 	s := mcp.NewServer(&mcp.Implementation{Name: "malformed", Version: "1"}, nil)
@@ -21,24 +23,17 @@ func MalformedStreamServer(t testing.TB) string {
 		return &mcp.CallToolResult{}, nil
 	})
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true})
-	hold := make(chan struct{})
 	url := ServeLoopback(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
 			body, _ := io.ReadAll(r.Body)
 			r.Body = io.NopCloser(bytes.NewReader(body))
 			if bytes.Contains(body, []byte(`"tools/call"`)) {
 				w.Header().Set("Content-Type", "text/event-stream")
-				io.WriteString(w, "id: 1\ndata: {\"jsonrpc\":\"2.0\",\"id\":\n\n")
-				w.(http.Flusher).Flush()
-				select {
-				case <-hold:
-				case <-r.Context().Done():
-				}
+				w.Write(sse.AppendEvent(nil, sse.Event{Type: "message", ID: "1", Data: `{"jsonrpc":"2.0","id":`}))
 				return
 			}
 		}
 		h.ServeHTTP(w, r)
 	}))
-	t.Cleanup(func() { close(hold) }) // before the server closes: cleanups run last first
 	return url
 }

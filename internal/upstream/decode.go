@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -98,10 +99,6 @@ func decodeFrame(line []byte) ([]jsonrpc.Message, bool) {
 // of its internal/json).
 const sdkDepth = 1000
 
-// sdkKeys are the keys of a message, which the SDK's decoder matches
-// exactly and decodeMessage in any case.
-var sdkKeys = map[string]bool{"jsonrpc": true, "id": true, "method": true, "params": true, "result": true, "error": true}
-
 // decodeForSDK decodes data as decodeFrame does, for the SDK's HTTP
 // clients, which decode what they read themselves and take one message
 // they cannot decode for a broken connection. ok is false for what
@@ -115,10 +112,57 @@ func decodeForSDK(data []byte) (msgs []jsonrpc.Message, asIs, ok bool) {
 		return nil, false, false
 	}
 	asIs = len(msgs) == 1 && jsonscan.Members(bytes.TrimSpace(data), func(k, _ []byte) bool {
-		return !bytes.ContainsFunc(k, unicode.IsUpper) || !sdkKeys[strings.ToLower(string(k))]
+		return !bytes.ContainsFunc(k, unicode.IsUpper) || !slices.Contains(messageKeys[:], strings.ToLower(string(k)))
 	})
 	return msgs, asIs, true
 }
+
+// readsAsIs is decodeForSDK's verdict without the decoding, for the
+// message a server sends most: one object whose members are the
+// message's own, each once and as the SDK spells it, of the types the
+// decoders take — "jsonrpc" "2.0", an id that is a string, a number or
+// null, a method that is a string, any params or result. ok says that
+// decodeForSDK would pass data on as it is, as one message, a response
+// (an answer) or not; false says only that it takes decoding to know
+// (an error answer, say). Over HTTP the SDK's client decodes every
+// message itself, so this scan, not a decode of our own, is what lets
+// it through: a message is decoded once.
+func readsAsIs(data []byte) (response, ok bool) {
+	if !json.Valid(data) || !within(data, sdkDepth) {
+		return false, false
+	}
+	var seen [6]bool
+	hasID, hasMethod := false, false
+	ok = jsonscan.Members(data, func(k, v []byte) bool {
+		i := slices.Index(messageKeys[:], string(k))
+		if i < 0 || seen[i] {
+			return false
+		}
+		seen[i] = true
+		switch k := messageKeys[i]; {
+		case k == "jsonrpc":
+			return string(v) == `"2.0"`
+		case k == "id":
+			hasID = string(v) != "null"
+			return v[0] == '"' || v[0] == '-' || '0' <= v[0] && v[0] <= '9' || !hasID
+		case k == "method":
+			hasMethod = true
+			return v[0] == '"'
+		case k == "error":
+			return false // its shape takes decoding
+		}
+		return true // params, result
+	})
+	if !ok || !seen[0] || !hasMethod && !hasID {
+		return false, false
+	}
+	return !hasMethod, true
+}
+
+// messageKeys are the members of a JSON-RPC message, as the SDK spells
+// them, matching keys exactly (decodeMessage matches them in any case);
+// "jsonrpc" first.
+var messageKeys = [...]string{"jsonrpc", "id", "method", "params", "result", "error"}
 
 // within reports whether the JSON data nests objects and arrays at most
 // max deep.

@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -101,6 +102,44 @@ func FuzzDeliverFrame(f *testing.F) {
 		}
 		if resp.ID.Raw() != gotID || !bytes.Equal(bytes.TrimSpace(resp.Result), bytes.TrimSpace(got.result)) {
 			t.Fatalf("delivered to %s result %s; the SDK reads id %v result %s", gotID, got.result, resp.ID, resp.Result)
+		}
+	})
+}
+
+// FuzzReadsAsIs: what readsAsIs passes at a scan, decodeForSDK passes as
+// it is, as one message of the same kind, and the SDK's decoder reads.
+func FuzzReadsAsIs(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}`,
+		`{"jsonrpc":"2.0","id":"plexus-frame-7","result":{"content":[{"type":"text","text":"x\"y"}]}}`,
+		` {"result":{},"id":-1.5e3,"jsonrpc":"2.0"} `,
+		`{"jsonrpc":"2.0","method":"notifications/progress","params":null}`,
+		`{"jsonrpc":"2.0","id":null,"result":{}}`,
+		`{"jsonrpc":"2.0","id":null,"method":""}`,
+		`{"jsonrpc":"2.0","id":1,"result":{},"id":2}`,
+		`{"jsonrpc":"2.0","ID":1,"result":{}}`,
+		`{"jsonrpc":"2.0","id":true,"result":{}}`,
+		`{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"m"}}`,
+		`{"jsonrpc":"2.0","id":1,"result":` + strings.Repeat("[", 1001) + strings.Repeat("]", 1001) + `}`,
+		`{"jsonrpc":"2.0","id":1,"result":{}}x`,
+		`{"jsonrpc":"2.0","id":1,"method":1}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		response, ok := readsAsIs(data)
+		if !ok {
+			return
+		}
+		msgs, asIs, ok := decodeForSDK(data)
+		if !ok || !asIs || len(msgs) != 1 {
+			t.Fatalf("readsAsIs passes %q; decodeForSDK: %d messages, as it is %v, ok %v", data, len(msgs), asIs, ok)
+		}
+		if _, isResponse := msgs[0].(*jsonrpc.Response); isResponse != response {
+			t.Fatalf("readsAsIs says response %v of %q, decodeForSDK %T", response, data, msgs[0])
+		}
+		if _, err := jsonrpc.DecodeMessage(data); err != nil {
+			t.Fatalf("readsAsIs passes %q, the SDK does not read it: %v", data, err)
 		}
 	})
 }

@@ -12,9 +12,9 @@ import (
 )
 
 // TestMalformedStreamFailsAtOnce: a 2026-07-28 server that answers a call
-// with an event stream whose data is no JSON-RPC message (and then holds
-// the stream open) fails that call at once, with an error that says so,
-// on both call paths; the connection goes on serving.
+// with an event stream whose data is no JSON-RPC message, and which then
+// ends, fails that call at once, with an error that says so, on both call
+// paths; the connection goes on serving.
 func TestMalformedStreamFailsAtOnce(t *testing.T) {
 	url := testenv.MalformedStreamServer(t)
 	for _, path := range []string{"decoded", "forwarded"} {
@@ -37,9 +37,8 @@ func TestMalformedStreamFailsAtOnce(t *testing.T) {
 			if err == nil {
 				t.Fatal("the call succeeded")
 			}
-			// The server holds the stream open until the test ends: a call
-			// that waited for more than the malformed event ran into its
-			// deadline instead.
+			// The stream ends after the malformed event: a call that
+			// waited for more ran into its deadline instead.
 			if ctx.Err() != nil {
 				t.Errorf("the call failed only at its deadline, want at once (%v)", err)
 			}

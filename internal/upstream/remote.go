@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/plexus-mcp/plexus/internal/era"
+	"github.com/plexus-mcp/plexus/internal/sse"
 	"github.com/plexus-mcp/plexus/internal/tracing"
 )
 
@@ -420,7 +421,7 @@ func (t *headerTransport) pumpListen(req *http.Request, w io.Writer) error {
 		if err := json.Compact(&one, body); err != nil {
 			return refused("an answer that is not JSON", "err", err)
 		}
-		_, err = fmt.Fprintf(w, "event: message\ndata: %s\n\n", one.Bytes())
+		_, err = w.Write(sse.AppendData(nil, "message", "", one.Bytes()))
 		return err
 	default:
 		return refused("an answer of another type", "type", resp.Header.Get("Content-Type"))

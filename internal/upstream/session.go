@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/plexus-mcp/plexus/internal/sse"
 )
 
 // A session-era streamable HTTP server that restarted answers 404 for the
@@ -265,18 +267,19 @@ func answerTo(resp *http.Response, id jsonrpc.ID) (*jsonrpc.Response, error) {
 	}
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if mt == "text/event-stream" {
-		var found *jsonrpc.Response
-		err := readEvents(resp.Body, renewMaxAnswer, func(ev sseEvent) bool {
-			found = match(ev.Data)
-			return found == nil
-		})
-		if found != nil {
-			return found, nil
+		events := sse.NewReader(resp.Body, renewMaxAnswer)
+		for {
+			ev, err := events.Next()
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			if err != nil {
+				return nil, fmt.Errorf("no answer in the event stream: %w", err)
+			}
+			if r := match([]byte(ev.Data)); r != nil {
+				return r, nil
+			}
 		}
-		if err == nil {
-			err = io.ErrUnexpectedEOF
-		}
-		return nil, fmt.Errorf("no answer in the event stream: %w", err)
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, renewMaxAnswer))
 	if err != nil {

@@ -3,12 +3,15 @@ package upstream
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"mime"
 	"net/http"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/plexus-mcp/plexus/internal/sse"
 )
 
 // The standalone stream of a session-era streamable HTTP server: a GET to
@@ -25,7 +28,7 @@ import (
 // offers none; a stream that ends is resumed with Last-Event-ID after the
 // server's retry delay. MCP 2026-07-28 has no standalone stream.
 
-// standaloneMaxEvent bounds one event's line, as the SDK bounds its own.
+// standaloneMaxEvent bounds one event, as the SDK bounds its own.
 const standaloneMaxEvent = 16 << 20
 
 // standaloneRetries is how many reconnects in a row that fail or bring
@@ -59,21 +62,7 @@ func (c *Conn) listenStandalone(life context.Context, hc *http.Client, url strin
 			// that a server ending every stream at once is not asked
 			// again for ever.
 			failures++
-			err = readEvents(resp.Body, standaloneMaxEvent, func(ev sseEvent) bool {
-				if (ev.ID != "" && ev.ID != lastID) || len(ev.Data) > 0 {
-					failures = 0
-				}
-				if ev.ID != "" {
-					lastID = ev.ID
-				}
-				if ev.Retry > 0 {
-					delay = ev.Retry
-				}
-				if len(ev.Data) > 0 && (ev.Name == "" || ev.Name == "message") {
-					c.standaloneMessage(life, ev.Data)
-				}
-				return true
-			})
+			err = c.readStandalone(life, resp, &lastID, &delay, &failures)
 			resp.Body.Close()
 		}
 		if failures > standaloneRetries {
@@ -83,6 +72,35 @@ func (c *Conn) listenStandalone(life context.Context, hc *http.Client, url strin
 		select {
 		case <-life.Done():
 		case <-time.After(delay):
+		}
+	}
+}
+
+// readStandalone reads one standalone stream until it ends, noting the
+// last event id to resume after and the server's retry delay; failures
+// is set to 0 once the stream brings something new. Its error is nil at a
+// clean end.
+func (c *Conn) readStandalone(ctx context.Context, resp *http.Response, lastID *string, delay *time.Duration, failures *int) error {
+	events := sse.NewReader(resp.Body, standaloneMaxEvent)
+	for {
+		ev, err := events.NextAny()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if (ev.ID != "" && ev.ID != *lastID) || ev.Data != "" {
+			*failures = 0
+		}
+		if ev.ID != "" {
+			*lastID = ev.ID
+		}
+		if d, ok := ev.RetryDelay(); ok && d > 0 {
+			*delay = d
+		}
+		if ev.Data != "" && ev.Type == "message" {
+			c.standaloneMessage(ctx, []byte(ev.Data))
 		}
 	}
 }

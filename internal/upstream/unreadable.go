@@ -19,18 +19,18 @@ import (
 // stream or of the standalone stream, a call's JSON answer, an event of a
 // legacy SSE stream — for a broken connection: every call on it failed,
 // and the supervisor restarted the server. readableOnly reads every answer
-// before the SDK does, and passes on only what it can decode
-// (decodeForSDK, decode.go):
+// before the SDK does, and passes on only what it can decode: what
+// readsAsIs passes at a scan (decode.go), and else what decodeForSDK
+// decodes. An event that is none is logged and dropped, as over stdio:
 //
 //   - On a stream that carries the messages of every call (the standalone
-//     stream, a legacy SSE stream), such a message is dropped, as over
-//     stdio, and a call whose answer it was waits for its deadline, as over
-//     stdio, where it cannot be told whose it was.
-//   - In the answer to a call (its JSON body or its event stream) it ends
-//     that call at once, as a stream cut off does: its outcome is unknown
-//     (codeUnreadable, calls.go), and the rest of that answer is not read.
-//     The call's own exchange is what went wrong; waiting for its deadline
-//     would be waiting on a server that has shown it cannot answer it.
+//     stream, a legacy SSE stream), a call whose answer it was waits for
+//     its deadline, as over stdio, where it cannot be told whose it was.
+//   - On a call's own event stream, the stream goes on, and the call gets
+//     the answer that follows, as over stdio; if the stream ends without
+//     an answer, the call ends at once: its outcome is unknown
+//     (codeUnreadable, calls.go), the answer it was waiting for perhaps
+//     the event dropped. So does a call whose JSON answer is none.
 //
 // The connection and the other calls on it go on. The stream is passed on
 // rewritten as the SDK reads it (its ids and retry kept, for resuming):
@@ -82,14 +82,15 @@ func (t *readableOnly) answer(req *http.Request, resp *http.Response) {
 		resp.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), failingReader{err}))
 		return
 	}
+	if _, ok := readsAsIs(body); ok {
+		return
+	}
 	msgs, asIs, ok := decodeForSDK(body)
 	switch {
 	case ok && asIs:
 		return
 	case ok:
-		var b bytes.Buffer
-		writeMessages(&b, msgs, "")
-		setBody(resp, "text/event-stream", b.Bytes())
+		setBody(resp, "text/event-stream", appendMessages(nil, msgs, ""))
 		return
 	}
 	ans := unreadableAnswer(req)
@@ -140,22 +141,30 @@ func unreadableAnswer(req *http.Request) []byte {
 // eventFilter is an event stream from the server as the SDK reads it:
 // events whose data is no message left out.
 type eventFilter struct {
-	t      *readableOnly
-	req    *http.Request
-	body   io.ReadCloser
-	events *sse.Reader
-	out    bytes.Buffer // events passed on, not yet read
-	err    error        // the stream's end, returned once out is read
+	t       *readableOnly
+	req     *http.Request
+	body    io.ReadCloser
+	events  *sse.Reader
+	out     []byte // events passed on, read up to off
+	off     int
+	err     error  // the stream's end, returned once out is read
+	dropped bool   // an event was no message
+	// answered is set once an answer passed: on a call's stream, the
+	// call's (a call's stream carries no other).
+	answered bool
 }
 
 func (f *eventFilter) Read(p []byte) (int, error) {
-	for f.out.Len() == 0 {
+	for f.off == len(f.out) {
 		if f.err != nil {
 			return 0, f.err
 		}
+		f.out, f.off = f.out[:0], 0
 		f.next()
 	}
-	return f.out.Read(p)
+	n := copy(p, f.out[f.off:])
+	f.off += n
+	return n, nil
 }
 
 func (f *eventFilter) Close() error { return f.body.Close() }
@@ -165,58 +174,70 @@ func (f *eventFilter) next() {
 	ev, err := f.events.NextAny()
 	if errors.Is(err, sse.ErrTooLarge) {
 		f.t.c.unreadable("an HTTP event stream", []byte("[an event over the size limit]"))
-		f.unreadable()
-		if f.err == nil {
-			f.err = err // its end cannot be found: the stream ends
-		}
-		return
+		f.dropped = true // and its end cannot be found: the stream ends
 	}
 	if err != nil {
-		f.err = err
+		f.end(err)
 		return
 	}
 	if ev.Type != "message" || ev.Data == "" {
-		sse.WriteEvent(&f.out, ev) // not for the SDK to decode
+		f.out = sse.AppendEvent(f.out, ev) // not for the SDK to decode
 		return
 	}
-	msgs, asIs, ok := decodeForSDK([]byte(ev.Data))
+	data := []byte(ev.Data)
+	if response, ok := readsAsIs(data); ok {
+		f.answered = f.answered || response
+		f.out = sse.AppendEvent(f.out, ev)
+		return
+	}
+	msgs, asIs, ok := decodeForSDK(data)
 	switch {
 	case ok && asIs:
-		sse.WriteEvent(&f.out, ev)
-		return
+		f.out = sse.AppendEvent(f.out, ev)
 	case ok:
-		writeMessages(&f.out, msgs, ev.ID)
+		f.out = appendMessages(f.out, msgs, ev.ID)
+	default:
+		f.t.c.unreadable("an HTTP event stream", data)
+		f.dropped = true
+		if ev.ID != "" {
+			f.out = sse.AppendEvent(f.out, sse.Event{ID: ev.ID}) // where a resumed stream goes on
+		}
+	}
+	for _, m := range msgs {
+		if _, ok := m.(*jsonrpc.Response); ok {
+			f.answered = true
+		}
+	}
+}
+
+// end notes the stream's end, err. A call's stream that dropped an event
+// and ends without the call's answer ends with the call's error answer:
+// the answer may have been the event dropped.
+func (f *eventFilter) end(err error) {
+	f.err = err
+	if !f.dropped || f.answered {
 		return
 	}
-	f.t.c.unreadable("an HTTP event stream", []byte(ev.Data))
-	if ev.ID != "" {
-		sse.WriteEvent(&f.out, sse.Event{ID: ev.ID}) // where a resumed stream goes on
-	}
-	f.unreadable()
-}
-
-// unreadable ends a call's stream with the call's error answer; another
-// stream goes on.
-func (f *eventFilter) unreadable() {
 	if ans := unreadableAnswer(f.req); ans != nil {
-		sse.WriteEvent(&f.out, sse.Event{Type: "message", Data: string(ans)})
+		f.out = sse.AppendData(f.out, "message", "", ans)
 		f.err = io.EOF
-		f.body.Close()
+		f.answered = true
 	}
 }
 
-// writeMessages writes msgs, re-encoded, as one event each; the last
+// appendMessages appends msgs, re-encoded, as one event each; the last
 // carries id.
-func writeMessages(b *bytes.Buffer, msgs []jsonrpc.Message, id string) {
+func appendMessages(b []byte, msgs []jsonrpc.Message, id string) []byte {
 	for i, m := range msgs {
 		data, err := jsonrpc.EncodeMessage(m)
 		if err != nil {
 			continue // decoded, so it encodes
 		}
-		ev := sse.Event{Type: "message", Data: string(data)}
-		if i == len(msgs)-1 {
-			ev.ID = id
+		if i < len(msgs)-1 {
+			b = sse.AppendData(b, "message", "", data)
+		} else {
+			b = sse.AppendData(b, "message", id, data)
 		}
-		sse.WriteEvent(b, ev)
 	}
+	return b
 }

@@ -37,8 +37,8 @@ var unreadableEvents = []struct {
 // garbageServer is a session-era streamable HTTP server written by hand,
 // or a legacy SSE one (sse): its tool "garbage" answers with the event
 // the test sets, on the call's stream, as the body of a JSON answer (json)
-// or (legacy SSE) on the one stream; a call's stream is then held open
-// if the test says so.
+// or (legacy SSE) on the one stream; on a call's stream, the answer
+// follows it if the test says so, or else the stream ends.
 // Its tool "echo" answers plainly. Its standalone stream sends what the
 // test puts on it.
 type garbageServer struct {
@@ -49,7 +49,7 @@ type garbageServer struct {
 	stop       chan struct{} // closed when the test ends: streams end
 	mu         sync.Mutex
 	json       bool   // guarded by mu; answer "garbage" with a JSON body
-	hold       bool   // guarded by mu; hold the call's stream open after event
+	answer     bool   // guarded by mu; answer the call after event
 	event      string // guarded by mu
 }
 
@@ -82,7 +82,7 @@ func (s *garbageServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	event := strings.ReplaceAll(s.event, "$id", string(msg.ID))
-	asJSON, hold := s.json, s.hold
+	asJSON, answerAfter := s.json, s.answer
 	s.mu.Unlock()
 	answer := ""
 	switch {
@@ -103,11 +103,8 @@ func (s *garbageServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		io.WriteString(w, event+"\n\n")
 		w.(http.Flusher).Flush()
-		if hold {
-			select { // no answer but the one sent
-			case <-r.Context().Done():
-			case <-s.stop:
-			}
+		if answerAfter {
+			io.WriteString(w, fmt.Sprintf(`data: {"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"after"}]}}`, msg.ID)+"\n\n")
 		}
 		return
 	case msg.Method == "tools/call":
@@ -128,11 +125,14 @@ func (s *garbageServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // TestUnreadableMessageKeepsConnection: a remote server sends, on a call's
 // event stream, as a call's JSON answer, on its standalone stream (and
 // over legacy SSE on its one stream), each of unreadableEvents. Each is
-// dropped, or ends the call it answers at once (its outcome unknown), and
-// the next call is answered on the same connection: the server is not
-// connected to again. The SDK took each for a broken connection.
+// dropped, or ends the call it answers at once (its outcome unknown) when
+// nothing follows it, and the next call is answered on the same
+// connection: the server is not connected to again. The SDK took each
+// for a broken connection. On a call's stream ("stream-answered"), the
+// answer that follows the event answers the call, as over stdio: before,
+// the event failed the call.
 func TestUnreadableMessageKeepsConnection(t *testing.T) {
-	for _, place := range []string{"stream", "json", "standalone", "legacy-sse"} {
+	for _, place := range []string{"stream", "stream-answered", "json", "standalone", "legacy-sse"} {
 		t.Run(place, func(t *testing.T) {
 			srv := &garbageServer{sse: place == "legacy-sse", standalone: make(chan string), stop: make(chan struct{})}
 			ts := httptest.NewServer(srv)
@@ -167,12 +167,16 @@ func TestUnreadableMessageKeepsConnection(t *testing.T) {
 					fallthrough
 				default:
 					srv.mu.Lock()
-					srv.event, srv.json, srv.hold = ev.event, place == "json", ev.fails
+					srv.event, srv.json, srv.answer = ev.event, place == "json", place == "stream-answered"
 					srv.mu.Unlock()
 					res, err := c.CallTool(ctx, "garbage", nil)
 					switch {
 					case ctx.Err() != nil:
 						t.Fatalf("%s: the call waited for its deadline: %v", ev.name, err)
+					case place == "stream-answered" && ev.fails:
+						if err != nil || resultText(t, res) != "after" {
+							t.Errorf("%s, then the answer: %v, %v; want the answer", ev.name, res, err)
+						}
 					case ev.fails && !errors.Is(err, ErrTransportLost):
 						t.Errorf("%s: %v, %v; want a call lost, its outcome unknown", ev.name, res, err)
 					case !ev.fails && err != nil:

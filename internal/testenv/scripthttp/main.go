@@ -40,6 +40,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/plexus-mcp/plexus/internal/sse"
 )
 
 func main() {
@@ -203,7 +205,7 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.sessions[sid] = res.Result.ProtocolVersion
 			s.mu.Unlock()
 		}
-		fmt.Fprintf(w, "data: %s\n\n", f)
+		w.Write(sse.AppendData(nil, "message", "", []byte(f)))
 		if flusher != nil {
 			flusher.Flush()
 		}
