@@ -147,8 +147,8 @@ type eventFilter struct {
 	events  *sse.Reader
 	out     []byte // events passed on, read up to off
 	off     int
-	err     error  // the stream's end, returned once out is read
-	dropped bool   // an event was no message
+	err     error // the stream's end, returned once out is read
+	dropped bool  // an event was no message
 	// answered is set once an answer passed: on a call's stream, the
 	// call's (a call's stream carries no other).
 	answered bool
