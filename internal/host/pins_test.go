@@ -405,17 +405,7 @@ func TestFailedEditKeepsApproval(t *testing.T) {
 // new. Before, only a server whose pins the read itself changed was
 // started, and this one stayed "needs approval" although approved.
 func TestApprovalTakenInByAMergedSave(t *testing.T) {
-	home := filepath.Join(t.TempDir(), "home")
-	if err := os.MkdirAll(home, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	st, err := store.OpenOn(home, sharedFiles{docstore.Files{Home: home}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	th := &testHost{Host: New(Options{Store: st, Shim: []string{testenv.Binary(t), "__plexus-shim"}, Logger: slog.New(&logRecorder{shared: &logShared{}})}),
-		t: t, st: st, bin: testenv.Binary(t)}
-	t.Cleanup(th.Close)
+	th := newSharedTestHost(t)
 	if _, err := th.PutServer(t.Context(), PutRequest{Name: "ex", Config: th.example(nil), Create: true, NoVerify: true, NeedsApproval: true}); err != nil {
 		t.Fatal(err)
 	}
@@ -436,6 +426,24 @@ func TestApprovalTakenInByAMergedSave(t *testing.T) {
 	}
 }
 
+// newSharedTestHost is a test host whose home stands for a team's shared
+// store (sharedFiles).
+func newSharedTestHost(t *testing.T) *testHost {
+	t.Helper()
+	home := filepath.Join(t.TempDir(), "home")
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.OpenOn(home, sharedFiles{docstore.Files{Home: home}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := &testHost{Host: New(Options{Store: st, Shim: []string{testenv.Binary(t), "__plexus-shim"}, Logger: slog.New(&logRecorder{shared: &logShared{}})}),
+		t: t, st: st, bin: testenv.Binary(t)}
+	t.Cleanup(th.Close)
+	return th
+}
+
 // sharedFiles is a home's files standing for a team's shared store.
 type sharedFiles struct{ docstore.Files }
 
@@ -451,17 +459,7 @@ func (sharedFiles) Shared() bool { return true }
 // (TestTeamSpread: "unknown tool" for every call sent there).
 func TestApprovedServerRetriedWhileItsReplicaStartsIt(t *testing.T) {
 	url, running := startingReplica(t)
-	home := filepath.Join(t.TempDir(), "home")
-	if err := os.MkdirAll(home, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	st, err := store.OpenOn(home, sharedFiles{docstore.Files{Home: home}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	th := &testHost{Host: New(Options{Store: st, Shim: []string{testenv.Binary(t), "__plexus-shim"}, Logger: slog.New(&logRecorder{shared: &logShared{}})}),
-		t: t, st: st, bin: testenv.Binary(t)}
-	t.Cleanup(th.Close)
+	th := newSharedTestHost(t)
 	th.SetPlacement(elsewhere{url: url})
 	if _, err := th.PutServer(t.Context(), PutRequest{Name: "ex", Config: th.example(nil), Create: true, NoVerify: true, NeedsApproval: true}); err != nil {
 		t.Fatal(err)
